@@ -1,0 +1,5 @@
+#!/usr/bin/env node
+// Thin launcher: the CLI is compiled to dist/ by `npm run build` (also run by `npm ci` via `prepare`).
+import { main } from '../dist/src/cli/main.js';
+
+process.exitCode = await main(process.argv);

@@ -1,0 +1,75 @@
+import type { CAC } from 'cac';
+import { MeshAuditError } from '../errors.js';
+import { loadCases, runCases } from '../policy/cases.js';
+import { loadPolicies } from '../policy/load.js';
+import { ruleCatalogue } from '../report/catalogue.js';
+import type { LoadedRule } from '../policy/types.js';
+import { list, type CommandContext } from './context.js';
+
+function showRule(rule: LoadedRule): string {
+  const expr = (v: unknown) => JSON.stringify(v);
+  const lines = [
+    `${rule.id}  ${rule.name}`,
+    `  ${rule.title}`,
+    '',
+    `  severity:  ${rule.severity}${rule.escalate ? ` (raised: ${rule.escalate.map((e) => `${e.severity} when ${expr(e.when)}`).join('; ')})` : ''}`,
+    `  subject:   ${rule.subject}`,
+    `  profiles:  ${rule.profiles.join(', ')}`,
+    `  tags:      ${rule.tags.join(', ')}`,
+    `  source:    ${rule.source.file}:${rule.source.line}`,
+    ...(rule.where !== undefined ? [`  where:     ${expr(rule.where)}`] : []),
+    ...(rule.each !== undefined ? [`  each:      ${expr(rule.each)}`] : []),
+    `  assert:    ${expr(rule.assert)}`,
+    `  message:   ${rule.message}`,
+    '',
+    ...rule.help.trimEnd().split('\n').map((l) => `  ${l}`),
+  ];
+  return lines.join('\n') + '\n';
+}
+
+export function registerRules(cli: CAC, ctx: CommandContext): void {
+  cli
+    .command('rules <action> [rule]', 'Rules of the policy packs: list | show RULE | test | docs')
+    .option('--policy <path>', 'Policy pack file or folder; repeatable (default: the shipped mesh-core pack)')
+    .example('mesh-audit rules list')
+    .example('mesh-audit rules show no-unclaimed-container')
+    .example('mesh-audit rules test')
+    .action(async (action: string, ruleRef: string | undefined, options: { policy?: string | string[] }) => {
+      const packs = await loadPolicies(list(options.policy));
+      const rules = packs.flatMap((p) => p.rules).sort((a, b) => (a.id < b.id ? -1 : 1));
+      switch (action) {
+        case 'list': {
+          const w = Math.max(...rules.map((r) => r.name.length));
+          ctx.stdout(`${'ID'.padEnd(7)} ${'NAME'.padEnd(w)} ${'SEVERITY'.padEnd(8)} ${'SUBJECT'.padEnd(17)} PROFILES\n`);
+          for (const r of rules) ctx.stdout(`${r.id.padEnd(7)} ${r.name.padEnd(w)} ${r.severity.padEnd(8)} ${r.subject.padEnd(17)} ${r.profiles.join(',')}\n`);
+          return 0;
+        }
+        case 'show': {
+          if (ruleRef === undefined) throw new MeshAuditError('rules show needs a rule id or name, e.g. `mesh-audit rules show MA1001`');
+          const rule = rules.find((r) => r.id === ruleRef || r.name === ruleRef);
+          if (!rule) throw new MeshAuditError(`no rule '${ruleRef}' (see \`mesh-audit rules list\`)`);
+          ctx.stdout(showRule(rule));
+          return 0;
+        }
+        case 'test': {
+          let failed = 0;
+          let total = 0;
+          for (const pack of packs) {
+            const results = runCases(pack.rules, await loadCases(pack));
+            for (const r of results) {
+              total++;
+              if (!r.ok) failed++;
+              ctx.stdout(`${r.ok ? 'ok  ' : 'FAIL'} ${r.ruleId} ${r.kind}: ${r.name}${r.detail ? `\n       ${r.detail}` : ''}\n`);
+            }
+          }
+          ctx.stdout(`${total - failed} passed, ${failed} failed\n`);
+          return failed > 0 ? 1 : 0;
+        }
+        case 'docs':
+          ctx.stdout(ruleCatalogue(rules));
+          return 0;
+        default:
+          throw new MeshAuditError(`unknown rules action '${action}' (list, show, test, docs)`);
+      }
+    });
+}

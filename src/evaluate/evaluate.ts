@@ -1,0 +1,115 @@
+import { createHash } from 'node:crypto';
+import { compareText } from '../compare.js';
+import type { Subject, SubjectSets } from '../facts/subjects.js';
+import { applyLogic, truthy } from '../policy/logic.js';
+import { renderTemplate } from '../policy/template.js';
+import type { LoadedRule, Severity } from '../policy/types.js';
+import type { Snapshot } from '../snapshot/types.js';
+import type { Evaluation, Finding, Notification } from './finding.js';
+
+const FINGERPRINT_VERSION = 'mesh-audit/v1';
+
+/** sha256 over what the finding is about; nothing secret and nothing that changes when a container is recreated. */
+export function fingerprintOf(host: string, ruleId: string, subject: { kind: string; id: string }, discriminator: string | null): string {
+  return createHash('sha256')
+    .update(JSON.stringify([FINGERPRINT_VERSION, host, ruleId, subject.kind, subject.id, discriminator]))
+    .digest('hex')
+    .slice(0, 32);
+}
+
+function discriminatorOf(rule: LoadedRule, subject: Subject, item: unknown, scope: unknown): string | null {
+  let own: string | null = null;
+  if (rule.discriminator !== undefined) {
+    const value = applyLogic(rule.discriminator, scope);
+    own = value === null || value === undefined ? null : typeof value === 'string' ? value : JSON.stringify(value);
+  } else if (rule.each !== undefined) {
+    if (typeof item === 'string' || typeof item === 'number' || typeof item === 'boolean') own = String(item);
+    else throw new Error(`rule ${rule.id}: items of 'each' are not strings or numbers; give the rule a 'discriminator'`);
+  }
+  const parts = [subject.part, own].filter((p): p is string => p !== null);
+  return parts.length === 0 ? null : parts.join('#');
+}
+
+/** One rule on one subject: zero or more findings. Throws when an expression fails. */
+export function evaluateRule(rule: LoadedRule, subject: Subject): Finding[] {
+  if (rule.where !== undefined && !truthy(applyLogic(rule.where, subject.data))) return [];
+  const items: unknown[] = rule.each === undefined ? [undefined] : toList(applyLogic(rule.each, subject.data));
+  const findings: Finding[] = [];
+  for (const item of items) {
+    const scope: Record<string, unknown> = rule.each === undefined ? { ...subject.data } : { ...subject.data, item };
+    for (const [name, expr] of Object.entries(rule.let ?? {})) scope[name] = applyLogic(expr, scope);
+    if (truthy(applyLogic(rule.assert, scope))) continue;
+    const severity: Severity = rule.escalate?.find((step) => truthy(applyLogic(step.when, scope)))?.severity ?? rule.severity;
+    const discriminator = discriminatorOf(rule, subject, item, scope);
+    const host = String(subject.data['host']);
+    findings.push({
+      host,
+      ruleId: rule.id,
+      ruleName: rule.name,
+      severity,
+      fingerprint: fingerprintOf(host, rule.id, subject.about, discriminator),
+      subject: { ...subject.about },
+      discriminator,
+      message: renderTemplate(rule.message, scope),
+      locations: subject.locate(item),
+    });
+  }
+  return findings;
+}
+
+function toList(value: unknown): unknown[] {
+  if (Array.isArray(value)) return value;
+  if (value === null || value === undefined) return [];
+  throw new Error(`'each' must give a list, got ${typeof value}`);
+}
+
+export const compareFindings = (a: Finding, b: Finding): number =>
+  compareText(a.host, b.host) ||
+  compareText(a.ruleId, b.ruleId) ||
+  compareText(a.subject.kind, b.subject.kind) ||
+  compareText(a.subject.id, b.subject.id) ||
+  compareText(a.discriminator ?? '', b.discriminator ?? '');
+
+/**
+ * Rules x subjects -> findings, deterministic. A rule that throws on one subject becomes a
+ * notification; every other rule and subject still reports (nothing lost).
+ */
+export function evaluate(snapshot: Snapshot, subjects: SubjectSets, rules: readonly LoadedRule[]): Evaluation {
+  const host = snapshot.host.hostname;
+  const notifications: Notification[] = snapshot.problems.map((p) => ({
+    host,
+    kind: 'collection',
+    source: p.source,
+    ...(p.subject !== undefined ? { subject: p.subject } : {}),
+    message: p.message,
+  }));
+  const findings: Finding[] = [];
+  const seen = new Set<string>();
+  for (const rule of [...rules].sort((a, b) => compareText(a.id, b.id))) {
+    for (const subject of subjects[rule.subject]) {
+      try {
+        for (const finding of evaluateRule(rule, subject)) {
+          // Two items with one discriminator are one finding for alerting: keep the first.
+          if (seen.has(finding.fingerprint)) continue;
+          seen.add(finding.fingerprint);
+          findings.push(finding);
+        }
+      } catch (err) {
+        notifications.push({
+          host,
+          kind: 'evaluation',
+          source: rule.id,
+          subject: `${subject.about.kind} ${subject.about.id}`,
+          message: `rule ${rule.id} (${rule.name}) failed on ${subject.about.kind} ${subject.about.id}: ${(err as Error).message}`,
+        });
+      }
+    }
+  }
+  return {
+    host,
+    takenAt: snapshot.takenAt,
+    complete: notifications.length === 0,
+    findings: findings.sort(compareFindings),
+    notifications,
+  };
+}

@@ -1,0 +1,35 @@
+import type { PhysicalLocation, LogicalLocation } from '../facts/subjects.js';
+import type { Severity } from '../policy/types.js';
+
+export interface Finding {
+  host: string;
+  ruleId: string;
+  ruleName: string;
+  severity: Severity;
+  /** Stable across scans: rule, host, subject identity and discriminator; never a secret, never a container id. */
+  fingerprint: string;
+  subject: { kind: string; id: string };
+  /** What tells this finding apart from others of the same rule and subject (an env key, a port), or null. */
+  discriminator: string | null;
+  message: string;
+  locations: { physical: PhysicalLocation[]; logical: LogicalLocation[] };
+}
+
+/** Something that kept a part of the work from being done: a source not read, a rule that threw. */
+export interface Notification {
+  host: string;
+  kind: 'collection' | 'evaluation';
+  /** The source that was not read (docker, files, …) or the rule that failed. */
+  source: string;
+  subject?: string;
+  message: string;
+}
+
+export interface Evaluation {
+  host: string;
+  takenAt: string;
+  /** False when the snapshot was incomplete or a rule failed on some subject. */
+  complete: boolean;
+  findings: Finding[];
+  notifications: Notification[];
+}

@@ -1,0 +1,61 @@
+import { compareText } from '../compare.js';
+import type { Snapshot } from '../snapshot/types.js';
+
+const time = (iso: string): number => Date.parse(iso);
+
+/** A target a ledger id no longer has, as earlier snapshots of the same host remember it. */
+export interface FormerTarget {
+  id: string;
+  type: string;
+  target: string;
+  /** When the id was last seen with this target. */
+  last_seen: string;
+  /** When the move was first seen (the new entry's applied_at where the ledger has it). */
+  changed_at: string;
+  /** The id's target now, or null when the id is gone from the ledger. */
+  current_target: string | null;
+}
+
+/**
+ * Every former target of every ledger id, from earlier snapshots of the same host (pure).
+ * The ledger keeps only the current target (097): this is what remembers the old ones.
+ */
+export function formerTargets(current: Snapshot, history: readonly Snapshot[]): FormerTarget[] {
+  const earlier = history
+    .filter((s) => s.host.hostname === current.host.hostname && time(s.takenAt) < time(current.takenAt))
+    .sort((a, b) => time(a.takenAt) - time(b.takenAt));
+  const timeline = [...earlier, current];
+
+  // id -> ordered observations (time, target, type)
+  const seen = new Map<string, { at: string; target: string; type: string }[]>();
+  for (const snap of timeline) {
+    for (const rec of snap.ledger.entries) {
+      const { id, target, type } = rec.entry;
+      if (!rec.valid || id === undefined || target === undefined) continue;
+      const list = seen.get(id) ?? [];
+      list.push({ at: snap.takenAt, target, type: type ?? 'unknown' });
+      seen.set(id, list);
+    }
+  }
+
+  const currentById = new Map(
+    current.ledger.entries.filter((r) => r.valid && r.entry.id !== undefined).map((r) => [r.entry.id!, r.entry]),
+  );
+  const out: FormerTarget[] = [];
+  for (const [id, observations] of seen) {
+    const now = currentById.get(id);
+    const nowTarget = now?.target ?? null;
+    const targets = new Set(observations.map((o) => o.target));
+    for (const target of targets) {
+      if (target === nowTarget) continue;
+      const lastIndex = observations.map((o) => o.target).lastIndexOf(target);
+      const last = observations[lastIndex]!;
+      const next = observations[lastIndex + 1];
+      const appliedAt = now?.applied_at;
+      const changedAt =
+        appliedAt !== undefined && time(appliedAt) > time(last.at) ? appliedAt : next ? next.at : current.takenAt;
+      out.push({ id, type: last.type, target, last_seen: last.at, changed_at: changedAt, current_target: nowTarget });
+    }
+  }
+  return out.sort((a, b) => compareText(a.id, b.id) || compareText(a.target, b.target));
+}

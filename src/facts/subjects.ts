@@ -1,0 +1,339 @@
+import type { SubjectSetName } from '../policy/types.js';
+import type { SafeValue } from '../secret/value.js';
+import type { Container, FileRecord, LedgerRecord, Snapshot } from '../snapshot/types.js';
+import { compareText } from '../compare.js';
+import { formerTargets, type FormerTarget } from './history.js';
+
+export interface PhysicalLocation {
+  path: string;
+  line?: number;
+}
+
+export interface LogicalLocation {
+  kind: 'container' | 'ledger-entry' | 'host';
+  name: string;
+  fullyQualifiedName: string;
+}
+
+export interface SubjectLocations {
+  physical: PhysicalLocation[];
+  logical: LogicalLocation[];
+}
+
+/** One thing a rule runs over: the data rules see, and how a finding about it is named and located. */
+export interface Subject {
+  set: SubjectSetName;
+  /** What a finding is about: a container's name, a file's path, a ledger entry's id, the host. */
+  about: { kind: 'container' | 'file' | 'ledger-entry' | 'host'; id: string };
+  /** Prefix of the finding's discriminator when one subject of this set is one part of a thing (a mount, a source). */
+  part: string | null;
+  data: Record<string, unknown>;
+  locate(item: unknown): SubjectLocations;
+}
+
+export type SubjectSets = Record<SubjectSetName, Subject[]>;
+
+const WILDCARD_ADDRESSES = new Set(['', '0.0.0.0', '::', '[::]']);
+
+const containerLogical = (host: string, name: string): LogicalLocation => ({
+  kind: 'container',
+  name,
+  fullyQualifiedName: `${host}/containers/${name}`,
+});
+
+function envMap(file: FileRecord | undefined): Record<string, SafeValue> | null {
+  if (!file?.env) return null;
+  const map: Record<string, SafeValue> = {};
+  for (const e of file.env) map[e.key] = e.value; // later lines win, as with `docker --env-file`
+  return map;
+}
+
+function envLine(file: FileRecord | undefined, key: unknown): number | undefined {
+  if (typeof key !== 'string' || !file?.env) return undefined;
+  return file.env.filter((e) => e.key === key).at(-1)?.line;
+}
+
+function splitList(value: string | undefined): string[] {
+  return value === undefined ? [] : value.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+}
+
+const endpoint = (address: string, port: number, protocol: string): string =>
+  `${address.includes(':') && !address.startsWith('[') ? `[${address}]` : address || '0.0.0.0'}:${port}/${protocol}`;
+
+function fileFacts(file: FileRecord | undefined) {
+  if (!file) return { known: false, exists: null, file_kind: null, sha256: null, inode: null, is_env: false, env: null };
+  return {
+    known: true,
+    exists: file.kind !== 'missing',
+    file_kind: file.kind,
+    sha256: file.sha256 ?? null,
+    inode: file.inode ?? null,
+    is_env: file.env !== undefined,
+    env: envMap(file),
+    error: file.error ?? null,
+  };
+}
+
+/** Builds every subject set of design section 5 from a snapshot and the earlier snapshots of its host (pure). */
+export function buildSubjects(snapshot: Snapshot, history: readonly Snapshot[] = []): SubjectSets {
+  const host = snapshot.host.hostname;
+  const labels = snapshot.config.labels;
+  const ledgerPath = snapshot.ledger.path;
+  const valid = snapshot.ledger.entries.filter((r) => r.valid && r.entry.id !== undefined && r.entry.target !== undefined);
+  const filesByPath = new Map(snapshot.files.map((f) => [f.path, f]));
+  const former = formerTargets(snapshot, history);
+
+  const claimsOf = (type: string, ...targets: string[]): LedgerRecord[] =>
+    valid.filter((r) => (type === 'file' ? r.entry.type === 'file' : r.entry.type === type) && targets.includes(r.entry.target!));
+  const formerlyOf = (type: string, target: string) =>
+    former
+      .filter((f) => f.type === type && f.target === target)
+      .map((f: FormerTarget) => ({ id: f.id, current_target: f.current_target, changed_at: f.changed_at, last_seen: f.last_seen }));
+  const managedRootOf = (path: string): string | null =>
+    snapshot.config.managedRoots.find((root) => path === root || path.startsWith(root.endsWith('/') ? root : `${root}/`)) ?? null;
+
+  // containers
+  const containerData = new Map<Container, Record<string, unknown>>();
+  const containers: Subject[] = snapshot.containers.map((c) => {
+    const claims = claimsOf('container', c.name, c.id);
+    const hostNetwork = c.networkMode === 'host';
+    const listening = c.proc.available ? c.proc.listening : null;
+    const published = c.ports.filter((p) => p.hostPort > 0);
+    const exposedEndpoints = [
+      ...published.filter((p) => WILDCARD_ADDRESSES.has(p.hostIp)).map((p) => endpoint(p.hostIp, p.hostPort, p.protocol)),
+      ...(hostNetwork && listening ? listening.filter((l) => WILDCARD_ADDRESSES.has(l.address)).map((l) => endpoint(l.address, l.port, l.protocol)) : []),
+    ];
+    const openPorts = [...new Set([...published.map((p) => p.hostPort), ...(hostNetwork && listening ? listening.map((l) => l.port) : [])])].sort((a, b) => a - b);
+    const mesh = {
+      module: c.labels[labels.module] ?? null,
+      resource: c.labels[labels.resource] ?? null,
+      sources: splitList(c.labels[labels.sources]),
+      source_digests: splitList(c.labels[labels.sourceDigests]),
+    };
+    const data = {
+      kind: 'container',
+      id: c.name,
+      host,
+      name: c.name,
+      container_id: c.id.slice(0, 12),
+      image: c.image,
+      status: c.state.status,
+      running: c.state.running,
+      network_mode: c.networkMode,
+      host_network: hostNetwork,
+      labels: c.labels,
+      mesh,
+      mesh_labelled: Object.values(labels).some((key) => Object.hasOwn(c.labels, key)),
+      claimed_by: claims.map((r) => r.entry.id!),
+      claimed: claims.length > 0,
+      origins: [...new Set(claims.map((r) => r.entry.origin ?? 'declared'))],
+      holds: [...new Set(claims.flatMap((r) => r.entry.holds ?? []))].sort((a, b) => a - b),
+      env: c.env,
+      ports: c.ports,
+      published_ports: published.map((p) => p.hostPort),
+      listening,
+      open_ports: openPorts,
+      exposed: hostNetwork || exposedEndpoints.length > 0,
+      exposed_endpoints: [...new Set(exposedEndpoints)],
+      proc_available: c.proc.available,
+      proc_reason: c.proc.available ? null : c.proc.reason,
+      formerly_claimed_by: formerlyOf('container', c.name),
+    };
+    containerData.set(c, data);
+    return {
+      set: 'containers',
+      about: { kind: 'container', id: c.name },
+      part: null,
+      data,
+      locate: () => ({ physical: [], logical: [containerLogical(host, c.name)] }),
+    };
+  });
+
+  // files: every file the snapshot holds
+  const files: Subject[] = snapshot.files.map((f) => {
+    const claims = claimsOf('file', f.path);
+    const data = {
+      kind: 'file',
+      id: f.path,
+      host,
+      path: f.path,
+      exists: f.kind !== 'missing',
+      file_kind: f.kind,
+      size: f.size ?? null,
+      mode: f.mode ?? null,
+      uid: f.uid ?? null,
+      gid: f.gid ?? null,
+      mtime: f.mtime ?? null,
+      inode: f.inode ?? null,
+      sha256: f.sha256 ?? null,
+      link_target: f.linkTarget ?? null,
+      error: f.error ?? null,
+      is_env: f.env !== undefined,
+      env: envMap(f),
+      managed_root: managedRootOf(f.path),
+      claimed_by: claims.map((r) => r.entry.id!),
+      claimed: claims.length > 0,
+      referenced_by: valid.filter((r) => (r.entry.sources ?? []).includes(f.path)).map((r) => r.entry.id!),
+      mounted_by: snapshot.containers.filter((c) => c.mounts.some((m) => m.type === 'bind' && m.source === f.path)).map((c) => c.name),
+      formerly_claimed_by: formerlyOf('file', f.path),
+    };
+    return {
+      set: 'files',
+      about: { kind: 'file', id: f.path },
+      part: null,
+      data,
+      locate: () => ({ physical: [{ path: f.path }], logical: [] }),
+    };
+  });
+
+  // ledger entries, valid or not
+  const ledger: Subject[] = snapshot.ledger.entries.map((r) => {
+    const e = r.entry;
+    const id = e.id ?? `line ${r.line}`;
+    const type = e.type ?? null;
+    const target = e.target ?? null;
+    const targetContainer = type === 'container' && target !== null ? snapshot.containers.find((c) => c.name === target || c.id === target) : undefined;
+    const targetFile = type === 'file' && target !== null ? filesByPath.get(target) : undefined;
+    const present =
+      type === 'container' ? targetContainer !== undefined : type === 'file' ? (targetFile ? targetFile.kind !== 'missing' : null) : null;
+    const data = {
+      kind: 'ledger-entry',
+      id,
+      host,
+      adopted: snapshot.ledger.adopted ?? false,
+      line: r.line,
+      valid: r.valid,
+      errors: r.errors,
+      entry_id: e.id ?? null,
+      type,
+      target,
+      origin: e.origin ?? null,
+      module: e.module ?? null,
+      holds: e.holds ?? [],
+      digest: e.digest ?? null,
+      sources: e.sources ?? [],
+      applied_at: e.applied_at ?? null,
+      extra: e.extra ?? {},
+      present,
+      target_container: targetContainer ? { name: targetContainer.name, status: targetContainer.state.status, running: targetContainer.state.running } : null,
+      target_file: type === 'file' ? fileFacts(targetFile) : null,
+      co_claimants: r.valid ? valid.filter((o) => o !== r && o.entry.type === type && o.entry.target === target).map((o) => o.entry.id!) : [],
+      former_targets: former.filter((f) => f.id === e.id).map((f) => ({ target: f.target, last_seen: f.last_seen, changed_at: f.changed_at })),
+    };
+    return {
+      set: 'ledger',
+      about: { kind: 'ledger-entry', id },
+      part: null,
+      data,
+      locate: () => ({
+        physical: [{ path: ledgerPath, line: r.line }, ...(targetFile && targetFile.kind !== 'missing' ? [{ path: targetFile.path }] : [])],
+        logical: [{ kind: 'ledger-entry', name: id, fullyQualifiedName: `${host}/ledger/${id}` }],
+      }),
+    };
+  });
+
+  // container_sources: a container paired with each file it was built from (labels and ledger)
+  const container_sources: Subject[] = snapshot.containers.flatMap((c) => {
+    const data = containerData.get(c)!;
+    const mesh = data['mesh'] as { sources: string[]; source_digests: string[] };
+    const fromLedger = claimsOf('container', c.name, c.id).flatMap((r) => r.entry.sources ?? []);
+    const paths = [...new Set([...mesh.sources, ...fromLedger])];
+    return paths.map((path): Subject => {
+      const file = filesByPath.get(path);
+      const index = mesh.sources.indexOf(path);
+      const namedBy = [index >= 0 ? 'label' : null, fromLedger.includes(path) ? 'ledger' : null].filter((s) => s !== null);
+      return {
+        set: 'container_sources',
+        about: { kind: 'container', id: c.name },
+        part: path,
+        data: {
+          kind: 'container-source',
+          id: `${c.name} <- ${path}`,
+          host,
+          container: {
+            name: c.name,
+            container_id: data['container_id'],
+            running: c.state.running,
+            status: c.state.status,
+            env: c.env,
+            mesh: data['mesh'],
+            claimed_by: data['claimed_by'],
+          },
+          source: { path, ...fileFacts(file) },
+          index: index >= 0 ? index : null,
+          recorded_digest: index >= 0 ? (mesh.source_digests[index] ?? null) : null,
+          named_by: namedBy,
+        },
+        locate: (item) => {
+          const line = envLine(file, item);
+          return {
+            physical: file ? [{ path, ...(line !== undefined ? { line } : {}) }] : [],
+            logical: [containerLogical(host, c.name)],
+          };
+        },
+      };
+    });
+  });
+
+  // mounts: every mount of every container, with what the container really sees of a single-file bind
+  const mounts: Subject[] = snapshot.containers.flatMap((c) =>
+    c.mounts.map((m): Subject => {
+      const hostFile = filesByPath.get(m.source);
+      const bound = c.proc.available ? c.proc.boundFiles.find((b) => b.destination === m.destination) : undefined;
+      return {
+        set: 'mounts',
+        about: { kind: 'container', id: c.name },
+        part: m.destination,
+        data: {
+          kind: 'mount',
+          id: `${c.name}:${m.destination}`,
+          host,
+          container: { name: c.name, running: c.state.running, status: c.state.status, proc_available: c.proc.available },
+          type: m.type,
+          source: m.source,
+          destination: m.destination,
+          rw: m.rw,
+          single_file: m.type === 'bind' && (hostFile?.kind === 'file' || bound !== undefined),
+          host_file: { ...fileFacts(hostFile), env: undefined },
+          seen: bound ? { inode: bound.inode, sha256: bound.sha256, error: bound.error ?? null } : null,
+        },
+        locate: () => ({
+          physical: m.type === 'bind' && hostFile ? [{ path: m.source }] : [],
+          logical: [containerLogical(host, c.name)],
+        }),
+      };
+    }),
+  );
+
+  const hostSubject: Subject = {
+    set: 'host',
+    about: { kind: 'host', id: host },
+    part: null,
+    data: {
+      kind: 'host',
+      id: host,
+      host,
+      hostname: host,
+      node: snapshot.ledger.node ?? null,
+      adopted: snapshot.ledger.adopted ?? false,
+      complete: snapshot.problems.length === 0,
+      problems: snapshot.problems.length,
+      docker_available: snapshot.docker !== null,
+      ledger_available: snapshot.ledger.available,
+      container_count: snapshot.containers.length,
+      file_count: snapshot.files.length,
+      ledger_count: snapshot.ledger.entries.length,
+    },
+    locate: () => ({ physical: [], logical: [{ kind: 'host', name: host, fullyQualifiedName: host }] }),
+  };
+
+  const byId = (a: Subject, b: Subject) => compareText(String(a.data['id']), String(b.data['id']));
+  return {
+    containers: containers.sort(byId),
+    files: files.sort(byId),
+    ledger: ledger.sort((a, b) => (a.data['line'] as number) - (b.data['line'] as number)),
+    container_sources: container_sources.sort(byId),
+    mounts: mounts.sort(byId),
+    host: [hostSubject],
+  };
+}

@@ -1,0 +1,88 @@
+import { readFile } from 'node:fs/promises';
+import { evaluateRule } from '../evaluate/evaluate.js';
+import type { Subject } from '../facts/subjects.js';
+import { MeshAuditError } from '../errors.js';
+import { parseYaml } from './load.js';
+import type { LoadedRule, PolicyPack } from './types.js';
+
+/** Cases kept as data beside a pack (`<pack>.cases.yaml`): subjects on which a rule must pass or fail. */
+export interface RuleCases {
+  pass?: Case[];
+  fail?: Case[];
+}
+interface Case {
+  name: string;
+  subject: Record<string, unknown>;
+  /** For a failing case: the discriminators the findings must have, exactly (optional). */
+  expect?: string[];
+}
+
+export interface CaseResult {
+  ruleId: string;
+  kind: 'pass' | 'fail' | 'coverage';
+  name: string;
+  ok: boolean;
+  detail?: string;
+}
+
+export const casesFileOf = (packFile: string): string => packFile.replace(/\.ya?ml$/, '.cases.yaml');
+
+export async function loadCases(pack: PolicyPack): Promise<Record<string, RuleCases>> {
+  const file = casesFileOf(pack.file);
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch {
+    return {};
+  }
+  const { value } = parseYaml(text, file);
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new MeshAuditError(`${file}: cases must be a map of rule id to {pass, fail}`);
+  return value as Record<string, RuleCases>;
+}
+
+function caseSubject(rule: LoadedRule, data: Record<string, unknown>): Subject {
+  const id = String(data['id'] ?? data['name'] ?? data['path'] ?? 'case');
+  return {
+    set: rule.subject,
+    about: { kind: 'case', id } as unknown as Subject['about'],
+    part: null,
+    data: { host: 'case-host', id, ...data },
+    locate: () => ({ physical: [], logical: [] }),
+  };
+}
+
+/** Runs every case of every rule; a rule without a passing and a failing case is itself a failure. */
+export function runCases(rules: readonly LoadedRule[], cases: Record<string, RuleCases>): CaseResult[] {
+  const results: CaseResult[] = [];
+  for (const id of Object.keys(cases)) {
+    if (!rules.some((r) => r.id === id)) results.push({ ruleId: id, kind: 'coverage', name: 'cases name a rule', ok: false, detail: `no rule ${id} in the pack` });
+  }
+  for (const rule of rules) {
+    const mine = cases[rule.id] ?? {};
+    if ((mine.pass ?? []).length === 0 || (mine.fail ?? []).length === 0) {
+      results.push({ ruleId: rule.id, kind: 'coverage', name: 'has passing and failing cases', ok: false, detail: 'every rule needs at least one pass and one fail case' });
+    }
+    for (const kind of ['pass', 'fail'] as const) {
+      for (const c of mine[kind] ?? []) {
+        let findings;
+        try {
+          findings = evaluateRule(rule, caseSubject(rule, c.subject));
+        } catch (err) {
+          results.push({ ruleId: rule.id, kind, name: c.name, ok: false, detail: `threw: ${(err as Error).message}` });
+          continue;
+        }
+        const got = findings.map((f) => f.discriminator ?? '').sort();
+        if (kind === 'pass') {
+          results.push({ ruleId: rule.id, kind, name: c.name, ok: findings.length === 0, ...(findings.length > 0 ? { detail: `expected no finding, got: ${findings.map((f) => f.message).join(' | ')}` } : {}) });
+        } else if (c.expect !== undefined) {
+          const want = [...c.expect].map(String).sort();
+          const ok = JSON.stringify(got) === JSON.stringify(want);
+          results.push({ ruleId: rule.id, kind, name: c.name, ok, ...(ok ? {} : { detail: `expected findings for [${want.join(', ')}], got [${got.join(', ')}]` }) });
+        } else {
+          results.push({ ruleId: rule.id, kind, name: c.name, ok: findings.length > 0, ...(findings.length === 0 ? { detail: 'expected a finding, got none' } : {}) });
+        }
+      }
+    }
+  }
+  return results;
+}

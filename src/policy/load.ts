@@ -1,0 +1,134 @@
+import { readFile, readdir, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { LineCounter, parseDocument, isNode, type Document } from 'yaml';
+import { ajvFor } from '../validate.js';
+import { MeshAuditError } from '../errors.js';
+import { packageFile } from '../paths.js';
+import { SUBJECT_FIELDS } from '../facts/fields.js';
+import { checkLogic } from './logic.js';
+import { placeholders } from './template.js';
+import type { LoadedRule, PolicyPack, Rule } from './types.js';
+
+export const DEFAULT_POLICY = packageFile('policies', 'mesh-core.yaml');
+
+let validatePack: ReturnType<ReturnType<typeof ajvFor>['compile']> | undefined;
+async function packValidator() {
+  if (!validatePack) {
+    const schema = JSON.parse(await readFile(packageFile('policies', 'policy.schema.json'), 'utf8')) as object;
+    validatePack = ajvFor().compile(schema);
+  }
+  return validatePack;
+}
+
+/** A policy file is YAML 1.2 with bounded aliases and unique keys (see PITFALLS.md, YAML). */
+export function parseYaml(text: string, file: string): { doc: Document; lines: LineCounter; value: unknown } {
+  const lines = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lines, uniqueKeys: true, merge: false, prettyErrors: false });
+  const first = doc.errors[0];
+  if (first) {
+    const pos = first.linePos?.[0];
+    throw new MeshAuditError(`${file}:${pos ? `${pos.line}:${pos.col}` : '1'}: YAML error: ${first.message.split('\n')[0]}`);
+  }
+  if (doc.directives?.yaml.explicit && doc.directives.yaml.version !== '1.2') {
+    throw new MeshAuditError(`${file}:1: only YAML 1.2 is accepted (a %YAML 1.1 directive changes what booleans mean)`);
+  }
+  const value = doc.toJS({ maxAliasCount: 100 }) as unknown;
+  return { doc, lines, value };
+}
+
+/** Line of the YAML node at a JSON Pointer, or of its nearest parent that exists. */
+export function lineAt(doc: Document, lines: LineCounter, pointer: string): number {
+  const path = pointer.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~')).map((p) => (/^\d+$/.test(p) ? Number(p) : p));
+  for (let n = path.length; n >= 0; n--) {
+    const node = doc.getIn(path.slice(0, n), true);
+    if (isNode(node) && node.range) return lines.linePos(node.range[0]).line;
+  }
+  return 1;
+}
+
+function ruleIdAt(value: unknown, pointer: string): string | undefined {
+  const m = /^\/rules\/(\d+)/.exec(pointer);
+  if (!m) return undefined;
+  const rule = (value as { rules?: { id?: unknown }[] }).rules?.[Number(m[1])];
+  return typeof rule?.id === 'string' ? rule.id : `#${Number(m[1]) + 1}`;
+}
+
+function fail(file: string, line: number, ruleId: string | undefined, message: string): never {
+  throw new MeshAuditError(`${file}:${line}: ${ruleId ? `rule ${ruleId}: ` : ''}${message}`);
+}
+
+export async function loadPolicyFile(file: string): Promise<PolicyPack> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    throw new MeshAuditError(`${file}: cannot read policy (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+  const { doc, lines, value } = parseYaml(text, file);
+
+  const validate = await packValidator();
+  if (!validate(value)) {
+    const e = validate.errors![0]!;
+    const extra = e.keyword === 'additionalProperties' ? ` '${String(e.params['additionalProperty'])}'` : '';
+    const allowed = e.keyword === 'enum' ? `: ${(e.params['allowedValues'] as unknown[]).join(', ')}` : '';
+    fail(file, lineAt(doc, lines, e.instancePath), ruleIdAt(value, e.instancePath), `${e.instancePath || '(root)'} ${e.message ?? 'is invalid'}${extra}${allowed}`);
+  }
+  const pack = value as { pack: PolicyPack['pack']; rules: Rule[] };
+
+  const rules: LoadedRule[] = pack.rules.map((rule, index) => {
+    const at = `/rules/${index}`;
+    for (const field of ['where', 'each', 'discriminator', 'assert'] as const) {
+      if (rule[field] === undefined) continue;
+      const problem = checkLogic(rule[field], `${at}/${field}`)[0];
+      if (problem) fail(file, lineAt(doc, lines, problem.path), rule.id, `${problem.path.slice(at.length + 1)}: ${problem.message}`);
+    }
+    for (const [name, expr] of Object.entries(rule.let ?? {})) {
+      const problem = checkLogic(expr, `${at}/let/${name}`)[0];
+      if (problem) fail(file, lineAt(doc, lines, problem.path), rule.id, `${problem.path.slice(at.length + 1)}: ${problem.message}`);
+    }
+    (rule.escalate ?? []).forEach((step, i) => {
+      const problem = checkLogic(step.when, `${at}/escalate/${i}/when`)[0];
+      if (problem) fail(file, lineAt(doc, lines, problem.path), rule.id, `${problem.path.slice(at.length + 1)}: ${problem.message}`);
+    });
+    const known = new Set([...SUBJECT_FIELDS[rule.subject], ...Object.keys(rule.let ?? {}), ...(rule.each !== undefined ? ['item'] : [])]);
+    for (const name of placeholders(rule.message)) {
+      const head = name.split('.')[0]!;
+      if (!known.has(head)) {
+        fail(file, lineAt(doc, lines, `${at}/message`), rule.id, `message: unknown placeholder {${name}} (known: ${[...known].sort().join(', ')})`);
+      }
+    }
+    return { ...rule, source: { file, line: lineAt(doc, lines, `${at}/id`) }, pack: pack.pack.id };
+  });
+
+  return { file, pack: pack.pack, rules };
+}
+
+/** A path is a pack file or a folder of them (`*.yaml`/`*.yml`, not `*.cases.yaml`). */
+async function expandPolicyPath(path: string): Promise<string[]> {
+  let info;
+  try {
+    info = await stat(path);
+  } catch {
+    throw new MeshAuditError(`${path}: no such policy file or folder`);
+  }
+  if (!info.isDirectory()) return [path];
+  const names = (await readdir(path)).filter((n) => /\.ya?ml$/.test(n) && !/\.cases\.ya?ml$/.test(n)).sort();
+  if (names.length === 0) throw new MeshAuditError(`${path}: folder holds no policy (*.yaml)`);
+  return names.map((n) => join(path, n));
+}
+
+/** Loads every pack; a rule id or name used twice across packs is an error too. */
+export async function loadPolicies(paths: string[]): Promise<PolicyPack[]> {
+  const files = (await Promise.all((paths.length > 0 ? paths : [DEFAULT_POLICY]).map(expandPolicyPath))).flat();
+  const packs: PolicyPack[] = [];
+  for (const file of files) packs.push(await loadPolicyFile(file));
+  const seen = new Map<string, LoadedRule>();
+  for (const rule of packs.flatMap((p) => p.rules)) {
+    for (const key of [rule.id, rule.name]) {
+      const other = seen.get(key);
+      if (other) fail(rule.source.file, rule.source.line, rule.id, `duplicate rule ${key === rule.id ? 'id' : 'name'} '${key}' (first at ${other.source.file}:${other.source.line})`);
+      seen.set(key, rule);
+    }
+  }
+  return packs;
+}

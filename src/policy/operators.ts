@@ -1,0 +1,118 @@
+/**
+ * The custom JSON Logic operators of mesh-audit: what plain JSON Logic cannot do, or does surprisingly.
+ * This list is the single source for the engine, the load-time check and the README.
+ * Operators receive already-evaluated arguments.
+ */
+
+type Operator = (...args: unknown[]) => unknown;
+
+export interface OperatorDoc {
+  name: string;
+  usage: string;
+  doc: string;
+  fn: Operator;
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const asArray = (v: unknown): unknown[] => (Array.isArray(v) ? v : v === null || v === undefined ? [] : [v]);
+const own = (o: Record<string, unknown>, k: string): unknown => (Object.hasOwn(o, k) ? o[k] : undefined);
+const sameValue = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
+const digestOf = (v: unknown): unknown => (isRecord(v) && Object.hasOwn(v, 'digest') ? v['digest'] : v);
+
+export const CUSTOM_OPERATORS: readonly OperatorDoc[] = [
+  {
+    name: 'count',
+    usage: '{"count": [LIST]}',
+    doc: 'Number of items in a list (0 for null); number of own keys of an object.',
+    fn: (v) => (Array.isArray(v) ? v.length : isRecord(v) ? Object.keys(v).length : 0),
+  },
+  {
+    name: 'difference',
+    usage: '{"difference": [A, B]}',
+    doc: 'Items of list A not in list B (deep equality), in the order of A, without repeats.',
+    fn: (a, b) => {
+      const other = asArray(b);
+      const out: unknown[] = [];
+      for (const x of asArray(a)) {
+        if (!other.some((y) => sameValue(x, y)) && !out.some((y) => sameValue(x, y))) out.push(x);
+      }
+      return out;
+    },
+  },
+  {
+    name: 'env_diff',
+    usage: '{"env_diff": [HELD, COMPOSED]}',
+    doc:
+      'Keys of env map COMPOSED whose value HELD lacks or holds with another digest, sorted. ' +
+      'Maps are `{KEY: {digest, shape}}`; keys only in HELD (image defaults such as PATH) are ignored.',
+    fn: (held, composed) => {
+      if (!isRecord(composed)) return [];
+      const h = isRecord(held) ? held : {};
+      return Object.keys(composed)
+        .filter((k) => !Object.hasOwn(h, k) || !sameValue(digestOf(own(h, k)), digestOf(own(composed, k))))
+        .sort();
+    },
+  },
+  {
+    name: 'every',
+    usage: '{"every": [LIST, VALUE]}',
+    doc: 'True when every item of LIST equals VALUE; true for an empty list (unlike `all`, which is false on an empty list).',
+    fn: (list, value) => asArray(list).every((x) => sameValue(x, value)),
+  },
+  {
+    name: 'get',
+    usage: '{"get": [OBJECT, KEY, DEFAULT?]}',
+    doc: "Own property KEY of OBJECT, taken whole (a key may contain dots: `mesh.module`); DEFAULT or null when absent.",
+    fn: (obj, key, fallback) => {
+      const v = isRecord(obj) || Array.isArray(obj) ? own(obj as Record<string, unknown>, String(key)) : undefined;
+      return v === undefined ? (fallback === undefined ? null : fallback) : v;
+    },
+  },
+  {
+    name: 'intersection',
+    usage: '{"intersection": [A, B]}',
+    doc: 'Items of list A that are also in list B (deep equality), in the order of A, without repeats.',
+    fn: (a, b) => {
+      const other = asArray(b);
+      const out: unknown[] = [];
+      for (const x of asArray(a)) {
+        if (other.some((y) => sameValue(x, y)) && !out.some((y) => sameValue(x, y))) out.push(x);
+      }
+      return out;
+    },
+  },
+  {
+    name: 'join',
+    usage: '{"join": [LIST, SEPARATOR]}',
+    doc: 'The items of LIST as text, joined by SEPARATOR (default ", ").',
+    fn: (list, sep) => asArray(list).map((x) => (typeof x === 'string' ? x : JSON.stringify(x))).join(typeof sep === 'string' ? sep : ', '),
+  },
+  {
+    name: 'keys',
+    usage: '{"keys": [OBJECT]}',
+    doc: 'Own keys of OBJECT, sorted; [] for anything else.',
+    fn: (obj) => (isRecord(obj) ? Object.keys(obj).sort() : []),
+  },
+  {
+    name: 'pluck',
+    usage: '{"pluck": [LIST, KEY]}',
+    doc: 'Own property KEY of each object in LIST (a key may contain dots); items without it are skipped.',
+    fn: (list, key) =>
+      asArray(list)
+        .filter(isRecord)
+        .map((o) => own(o, String(key)))
+        .filter((v) => v !== undefined),
+  },
+  {
+    name: 'starts_with',
+    usage: '{"starts_with": [TEXT, PREFIX]}',
+    doc: 'True when TEXT is a string starting with PREFIX.',
+    fn: (text, prefix) => typeof text === 'string' && typeof prefix === 'string' && text.startsWith(prefix),
+  },
+  {
+    name: '===',
+    usage: '{"===": [A, B]}',
+    doc: 'Strict equality (built in); prefer it to `==`, which is JavaScript loose equality.',
+    fn: (a, b) => a === b,
+  },
+];

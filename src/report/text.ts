@@ -1,0 +1,57 @@
+import type { Severity } from '../policy/types.js';
+import { summarize, type Report } from './report.js';
+
+export interface TextOptions {
+  /** Colour only on a terminal (and never with NO_COLOR): decided by the caller, which knows the stream. */
+  color: boolean;
+}
+
+const COLORS: Record<Severity | 'dim' | 'bold', [number, number]> = {
+  error: [31, 39],
+  warning: [33, 39],
+  note: [36, 39],
+  dim: [2, 22],
+  bold: [1, 22],
+};
+
+const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+/** The terminal table: one row per finding, its message on the line below. */
+export function renderText(report: Report, options: TextOptions): string {
+  const paint = (style: keyof typeof COLORS, s: string): string =>
+    options.color ? `\u001b[${COLORS[style][0]}m${s}\u001b[${COLORS[style][1]}m` : s;
+  const lines: string[] = [];
+  for (const e of report.evaluations) {
+    lines.push(paint('bold', `${e.host}`) + paint('dim', `  snapshot ${e.takenAt}${e.complete ? '' : '  INCOMPLETE'}`));
+    if (e.findings.length === 0) lines.push('  no findings');
+    const rows = e.findings.map((f) => ({
+      severity: f.severity,
+      rule: `${f.ruleId} ${f.ruleName}`,
+      subject: `${f.subject.kind} ${f.subject.id}`,
+      message: f.message,
+    }));
+    const width = {
+      severity: Math.max(8, ...rows.map((r) => r.severity.length)),
+      rule: Math.max(4, ...rows.map((r) => r.rule.length)),
+    };
+    if (rows.length > 0) {
+      lines.push(paint('dim', `  ${'SEVERITY'.padEnd(width.severity)}  ${'RULE'.padEnd(width.rule)}  SUBJECT`));
+    }
+    for (const r of rows) {
+      lines.push(`  ${paint(r.severity, r.severity.padEnd(width.severity))}  ${r.rule.padEnd(width.rule)}  ${r.subject}`);
+      lines.push(`  ${' '.repeat(width.severity)}  ${paint('dim', '└')} ${r.message}`);
+    }
+    if (e.notifications.length > 0) {
+      lines.push('', paint('error', `  Not checked (${e.notifications.length}):`));
+      for (const n of e.notifications) lines.push(`  - [${n.source}] ${n.message}`);
+    }
+    lines.push('');
+  }
+  const s = summarize(report);
+  const counts = [plural(s.bySeverity.error, 'error'), plural(s.bySeverity.warning, 'warning'), plural(s.bySeverity.note, 'note')];
+  lines.push(
+    `${plural(s.findings, 'finding')} (${counts.join(', ')}) on ${plural(report.evaluations.length, 'host')}` +
+      (s.complete ? '' : ` — INCOMPLETE: ${plural(s.notifications, 'thing')} not checked`),
+  );
+  return lines.join('\n') + '\n';
+}

@@ -1,0 +1,267 @@
+import { SNAPSHOT_SCHEMA } from './types.js';
+
+const safeValue = {
+  type: 'object',
+  required: ['digest', 'shape'],
+  additionalProperties: false,
+  properties: {
+    digest: { type: 'string', pattern: '^hmac-sha256:[0-9a-f]{64}$' },
+    shape: { type: 'string' },
+  },
+};
+
+const safeEnv = { type: 'object', additionalProperties: { $ref: '#/$defs/safeValue' } };
+
+const absolutePath = { type: 'string', pattern: '^/' };
+
+/** JSON Schema of `mesh-audit/snapshot@1`; the TypeScript types in types.ts mirror it. */
+export const snapshotSchema = {
+  $id: 'https://mesh-audit.dev/schemas/snapshot-1.json',
+  type: 'object',
+  required: ['schema', 'tool', 'takenAt', 'host', 'config', 'docker', 'containers', 'files', 'ledger', 'problems'],
+  additionalProperties: false,
+  $defs: { safeValue },
+  properties: {
+    schema: { const: SNAPSHOT_SCHEMA },
+    tool: {
+      type: 'object',
+      required: ['name', 'version'],
+      properties: { name: { type: 'string' }, version: { type: 'string' } },
+    },
+    takenAt: { type: 'string', format: 'date-time' },
+    host: {
+      type: 'object',
+      required: ['hostname'],
+      additionalProperties: false,
+      properties: { hostname: { type: 'string', minLength: 1 }, root: { type: 'string' } },
+    },
+    config: {
+      type: 'object',
+      required: ['managedRoots', 'labels'],
+      additionalProperties: false,
+      properties: {
+        managedRoots: { type: 'array', items: absolutePath },
+        labels: {
+          type: 'object',
+          required: ['module', 'resource', 'sources', 'sourceDigests'],
+          additionalProperties: false,
+          properties: {
+            module: { type: 'string' },
+            resource: { type: 'string' },
+            sources: { type: 'string' },
+            sourceDigests: { type: 'string' },
+          },
+        },
+      },
+    },
+    docker: {
+      oneOf: [
+        { type: 'null' },
+        {
+          type: 'object',
+          required: ['endpoint', 'serverVersion', 'apiVersion', 'local'],
+          additionalProperties: false,
+          properties: {
+            endpoint: { type: 'string' },
+            serverVersion: { type: 'string' },
+            apiVersion: { type: 'string' },
+            local: { type: 'boolean' },
+          },
+        },
+      ],
+    },
+    containers: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['id', 'name', 'image', 'created', 'labels', 'state', 'env', 'networkMode', 'mounts', 'ports', 'proc'],
+        additionalProperties: false,
+        properties: {
+          id: { type: 'string', pattern: '^[0-9a-f]{12,64}$' },
+          name: { type: 'string', minLength: 1, pattern: '^[^/]' },
+          image: { type: 'string' },
+          imageId: { type: 'string' },
+          created: { type: 'string' },
+          labels: { type: 'object', additionalProperties: { type: 'string' } },
+          state: {
+            type: 'object',
+            required: ['status', 'running', 'pid', 'startedAt', 'finishedAt', 'restartCount'],
+            additionalProperties: false,
+            properties: {
+              status: { type: 'string' },
+              running: { type: 'boolean' },
+              pid: { type: 'integer', minimum: 0 },
+              startedAt: { type: ['string', 'null'] },
+              finishedAt: { type: ['string', 'null'] },
+              restartCount: { type: 'integer', minimum: 0 },
+            },
+          },
+          env: safeEnv,
+          networkMode: { type: 'string' },
+          mounts: {
+            type: 'array',
+            items: {
+              type: 'object',
+              required: ['type', 'source', 'destination', 'rw'],
+              additionalProperties: false,
+              properties: {
+                type: { type: 'string' },
+                source: { type: 'string' },
+                destination: { type: 'string' },
+                rw: { type: 'boolean' },
+              },
+            },
+          },
+          ports: {
+            type: 'array',
+            items: {
+              type: 'object',
+              required: ['containerPort', 'protocol', 'hostIp', 'hostPort'],
+              additionalProperties: false,
+              properties: {
+                containerPort: { type: 'integer', minimum: 0, maximum: 65535 },
+                protocol: { enum: ['tcp', 'udp', 'sctp'] },
+                hostIp: { type: 'string' },
+                hostPort: { type: 'integer', minimum: 0, maximum: 65535 },
+              },
+            },
+          },
+          proc: {
+            oneOf: [
+              {
+                type: 'object',
+                required: ['available', 'reason'],
+                additionalProperties: false,
+                properties: { available: { const: false }, reason: { type: 'string' } },
+              },
+              {
+                type: 'object',
+                required: ['available', 'env', 'listening', 'boundFiles'],
+                additionalProperties: false,
+                properties: {
+                  available: { const: true },
+                  env: safeEnv,
+                  listening: {
+                    type: 'array',
+                    items: {
+                      type: 'object',
+                      required: ['protocol', 'address', 'port'],
+                      additionalProperties: false,
+                      properties: {
+                        protocol: { enum: ['tcp', 'tcp6', 'udp', 'udp6'] },
+                        address: { type: 'string' },
+                        port: { type: 'integer', minimum: 0, maximum: 65535 },
+                      },
+                    },
+                  },
+                  boundFiles: {
+                    type: 'array',
+                    items: {
+                      type: 'object',
+                      required: ['destination', 'source', 'inode', 'sha256'],
+                      additionalProperties: false,
+                      properties: {
+                        destination: { type: 'string' },
+                        source: { type: 'string' },
+                        inode: { type: ['integer', 'null'] },
+                        sha256: { type: ['string', 'null'] },
+                        error: { type: 'string' },
+                      },
+                    },
+                  },
+                },
+              },
+            ],
+          },
+        },
+      },
+    },
+    files: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['path', 'kind'],
+        additionalProperties: false,
+        properties: {
+          path: absolutePath,
+          kind: { enum: ['file', 'directory', 'symlink', 'fifo', 'socket', 'block-device', 'char-device', 'missing', 'unknown'] },
+          size: { type: 'integer', minimum: 0 },
+          mode: { type: 'string', pattern: '^0[0-7]{3,4}$' },
+          uid: { type: 'integer' },
+          gid: { type: 'integer' },
+          mtime: { type: 'string' },
+          inode: { type: 'integer' },
+          sha256: { type: 'string', pattern: '^sha256:[0-9a-f]{64}$' },
+          linkTarget: { type: 'string' },
+          env: {
+            type: 'array',
+            items: {
+              type: 'object',
+              required: ['key', 'value', 'line'],
+              additionalProperties: false,
+              properties: {
+                key: { type: 'string', minLength: 1 },
+                value: { $ref: '#/$defs/safeValue' },
+                line: { type: 'integer', minimum: 1 },
+              },
+            },
+          },
+          error: { type: 'string' },
+        },
+      },
+    },
+    ledger: {
+      type: 'object',
+      required: ['path', 'available', 'entries'],
+      additionalProperties: false,
+      properties: {
+        path: { type: 'string' },
+        available: { type: 'boolean' },
+        node: { type: 'string' },
+        adopted: { type: 'boolean' },
+        entries: {
+          type: 'array',
+          items: {
+            type: 'object',
+            required: ['line', 'valid', 'errors', 'entry'],
+            additionalProperties: false,
+            properties: {
+              line: { type: 'integer', minimum: 1 },
+              valid: { type: 'boolean' },
+              errors: { type: 'array', items: { type: 'string' } },
+              entry: {
+                type: 'object',
+                additionalProperties: false,
+                properties: {
+                  id: { type: 'string' },
+                  type: { type: 'string' },
+                  target: { type: 'string' },
+                  origin: { enum: ['declared', 'found'] },
+                  module: { type: 'string' },
+                  holds: { type: 'array', items: { type: 'integer', minimum: 0, maximum: 65535 } },
+                  digest: { type: 'string' },
+                  sources: { type: 'array', items: { type: 'string' } },
+                  applied_at: { type: 'string' },
+                  extra: { type: 'object' },
+                },
+              },
+            },
+          },
+        },
+      },
+    },
+    problems: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['source', 'message'],
+        additionalProperties: false,
+        properties: {
+          source: { enum: ['docker', 'proc', 'files', 'ledger', 'history', 'config'] },
+          subject: { type: 'string' },
+          message: { type: 'string' },
+        },
+      },
+    },
+  },
+} as const;

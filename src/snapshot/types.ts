@@ -1,0 +1,188 @@
+import type { SafeValue } from '../secret/value.js';
+
+export const SNAPSHOT_SCHEMA = 'mesh-audit/snapshot@1';
+
+/** Everything one scan saw on one host: plain JSON, secret-safe, can be saved and evaluated later. */
+export interface Snapshot {
+  schema: typeof SNAPSHOT_SCHEMA;
+  tool: { name: string; version: string };
+  /** RFC 3339 time the snapshot was taken. */
+  takenAt: string;
+  host: HostInfo;
+  config: ScanConfig;
+  /** null when the engine was not read (see problems). */
+  docker: DockerInfo | null;
+  containers: Container[];
+  files: FileRecord[];
+  ledger: Ledger;
+  /** What could not be read while collecting; a non-empty list makes the scan incomplete. */
+  problems: Problem[];
+}
+
+export interface HostInfo {
+  hostname: string;
+  /** Folder the host was mounted at when the scanner ran in a container (`--root`); paths are host paths. */
+  root?: string;
+}
+
+export interface ScanConfig {
+  managedRoots: string[];
+  labels: LabelKeys;
+}
+
+export interface LabelKeys {
+  module: string;
+  resource: string;
+  sources: string;
+  sourceDigests: string;
+}
+
+export const DEFAULT_LABEL_KEYS: LabelKeys = {
+  module: 'mesh.module',
+  resource: 'mesh.resource',
+  sources: 'mesh.sources',
+  sourceDigests: 'mesh.source-digests',
+};
+
+export interface DockerInfo {
+  endpoint: string;
+  serverVersion: string;
+  apiVersion: string;
+  /** Whether /proc of the containers' processes could be read from here (local engine, root, same pid namespace). */
+  local: boolean;
+}
+
+export interface Container {
+  id: string;
+  /** Without the leading slash Docker puts in front of it. */
+  name: string;
+  image: string;
+  imageId?: string;
+  created: string;
+  labels: Record<string, string>;
+  state: ContainerState;
+  /** Config.Env: what the container was created with. */
+  env: Record<string, SafeValue>;
+  /** HostConfig.NetworkMode: `host`, `none`, `bridge`, `container:<id>`, a network name. */
+  networkMode: string;
+  mounts: Mount[];
+  /** Published ports (NetworkSettings.Ports, or HostConfig.PortBindings when not running). */
+  ports: PublishedPort[];
+  proc: ProcView;
+}
+
+export interface ContainerState {
+  status: string;
+  running: boolean;
+  pid: number;
+  startedAt: string | null;
+  finishedAt: string | null;
+  restartCount: number;
+}
+
+export interface Mount {
+  type: string;
+  source: string;
+  destination: string;
+  rw: boolean;
+}
+
+export interface PublishedPort {
+  containerPort: number;
+  protocol: 'tcp' | 'udp' | 'sctp';
+  hostIp: string;
+  hostPort: number;
+}
+
+/** What /proc shows of the container's main process; unavailable (with the reason) rather than guessed. */
+export type ProcView =
+  | { available: false; reason: string }
+  | {
+      available: true;
+      env: Record<string, SafeValue>;
+      listening: ListeningSocket[];
+      boundFiles: BoundFile[];
+    };
+
+export interface ListeningSocket {
+  protocol: 'tcp' | 'tcp6' | 'udp' | 'udp6';
+  address: string;
+  port: number;
+}
+
+/** A single-file bind mount as the container sees it against the host path. */
+export interface BoundFile {
+  destination: string;
+  source: string;
+  inode: number | null;
+  sha256: string | null;
+  error?: string;
+}
+
+export type FileKind = 'file' | 'directory' | 'symlink' | 'fifo' | 'socket' | 'block-device' | 'char-device' | 'missing' | 'unknown';
+
+export interface FileRecord {
+  /** Host path, absolute. */
+  path: string;
+  kind: FileKind;
+  size?: number;
+  /** Permission bits as an octal string, e.g. `0640`. */
+  mode?: string;
+  uid?: number;
+  gid?: number;
+  mtime?: string;
+  inode?: number;
+  /** `sha256:<hex>` of the contents (regular files). */
+  sha256?: string;
+  /** Where a symlink points; never followed out of a root. */
+  linkTarget?: string;
+  /** Parsed entries when the file is an env file. */
+  env?: EnvEntry[];
+  /** Why it could not be read (permission denied, …). */
+  error?: string;
+}
+
+export interface EnvEntry {
+  key: string;
+  value: SafeValue;
+  line: number;
+}
+
+export interface Ledger {
+  path: string;
+  available: boolean;
+  node?: string;
+  adopted?: boolean;
+  entries: LedgerRecord[];
+}
+
+/** One entry as read from the ledger, valid or not; invalid ones keep only what is safe to show. */
+export interface LedgerRecord {
+  /** 1-based line in the ledger file where the entry starts. */
+  line: number;
+  valid: boolean;
+  errors: string[];
+  /** Complete when valid; an invalid entry keeps only the fields that could be read safely. */
+  entry: Partial<LedgerEntry>;
+}
+
+export interface LedgerEntry {
+  id: string;
+  type: string;
+  target: string;
+  origin?: 'declared' | 'found';
+  module?: string;
+  holds?: number[];
+  digest?: string;
+  sources?: string[];
+  applied_at?: string;
+  /** Fields the scanner does not know; string values are made secret-safe. */
+  extra?: Record<string, unknown>;
+}
+
+export interface Problem {
+  source: 'docker' | 'proc' | 'files' | 'ledger' | 'history' | 'config';
+  /** What was not read: a container name, a path. */
+  subject?: string;
+  message: string;
+}
