@@ -1,9 +1,11 @@
 /** What commands need from the outside world, passed in so tests can run the CLI in-process. */
 export interface CommandContext {
   now(): Date;
-  /** Progress and file notes, on stderr. */
-  info(message: string): void;
   stdout(text: string): void;
+  /** Errors, progress and file notes. */
+  stderr(text: string): void;
+  /** Whether stdout is a terminal that takes colour. */
+  color: boolean;
 }
 
 export const list = (value: string | string[] | undefined): string[] =>

@@ -41,14 +41,14 @@ export async function auditAndReport(snapshots: Snapshot[], options: AuditOption
   const history = options.history !== undefined ? await loadHistory(options.history) : { snapshots: [], problems: [] };
   const withHistoryProblems = snapshots.map((s) => (history.problems.length > 0 ? { ...s, problems: [...s.problems, ...history.problems] } : s));
   const report = auditSnapshots(withHistoryProblems, history.snapshots, packs.flatMap((p) => p.rules), { profile, now: ctx.now() });
-  const written = await writeReports(report, formats, options.out);
-  for (const path of written) ctx.info(`wrote ${path}`);
+  const written = await writeReports(report, formats, options.out, ctx);
+  for (const path of written) ctx.stderr(`wrote ${path}\n`);
   return exitCodeOf(report, failOn);
 }
 
 export function registerEvaluate(cli: CAC, ctx: CommandContext): void {
   cli
-    .command('evaluate <snapshot...>', 'Evaluate saved snapshots (no live host is read)')
+    .command('evaluate <...snapshots>', 'Evaluate saved snapshots (no live host is read)')
     .option('--policy <path>', 'Policy pack file or folder; repeatable (default: the shipped mesh-core pack)')
     .option('--history <dir>', 'Folder of earlier snapshots of the same hosts: former targets of ledger ids')
     .option('--format <list>', 'Comma-separated: text (stdout), sarif, json', { default: 'text,sarif,json' })

@@ -4,12 +4,13 @@ import { renderText } from '../report/text.js';
 import type { Report } from '../report/report.js';
 import { MeshAuditError } from '../errors.js';
 import { prepareOutputDir, writeFileAtomic } from '../write/atomic.js';
+import type { CommandContext } from './context.js';
 
 /** Output formats, registered in one sorted list: name, file name, renderer. */
 export const FORMATS = {
   json: { file: 'mesh-audit.json', render: (r: Report) => renderJson(r) },
   sarif: { file: 'mesh-audit.sarif', render: (r: Report) => renderSarif(r) },
-  text: { file: null, render: (r: Report) => renderText(r, { color: useColor(process.stdout) }) },
+  text: { file: null, render: (r: Report, color = false) => renderText(r, { color }) },
 } as const;
 export type FormatName = keyof typeof FORMATS;
 
@@ -30,15 +31,15 @@ export function parseFormats(value: unknown): FormatName[] {
  * Text goes to stdout; file formats into the output folder, or to stdout with `--out -`.
  * Returns the paths written.
  */
-export async function writeReports(report: Report, formats: FormatName[], out: string): Promise<string[]> {
+export async function writeReports(report: Report, formats: FormatName[], out: string, ctx: CommandContext): Promise<string[]> {
   const files = formats.filter((f) => FORMATS[f].file !== null);
   if (out === '-' && files.length + (formats.includes('text') ? 1 : 0) > 1) {
     throw new MeshAuditError('--out - writes one format to stdout; choose one with --format');
   }
-  if (formats.includes('text')) process.stdout.write(FORMATS.text.render(report));
+  if (formats.includes('text')) ctx.stdout(FORMATS.text.render(report, ctx.color));
   if (files.length === 0) return [];
   if (out === '-') {
-    process.stdout.write(FORMATS[files[0]!].render(report));
+    ctx.stdout(FORMATS[files[0]!].render(report));
     return [];
   }
   await prepareOutputDir(out);

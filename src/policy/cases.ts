@@ -15,6 +15,8 @@ interface Case {
   subject: Record<string, unknown>;
   /** For a failing case: the discriminators the findings must have, exactly (optional). */
   expect?: string[];
+  /** For a failing case: the severity every finding must have, after escalation (optional). */
+  severity?: string;
 }
 
 export interface CaseResult {
@@ -72,7 +74,10 @@ export function runCases(rules: readonly LoadedRule[], cases: Record<string, Rul
           continue;
         }
         const got = findings.map((f) => f.discriminator ?? '').sort();
-        if (kind === 'pass') {
+        const wrongSeverity = kind === 'fail' && c.severity !== undefined ? findings.find((f) => f.severity !== c.severity) : undefined;
+        if (wrongSeverity) {
+          results.push({ ruleId: rule.id, kind, name: c.name, ok: false, detail: `expected severity ${c.severity}, got ${wrongSeverity.severity}` });
+        } else if (kind === 'pass') {
           results.push({ ruleId: rule.id, kind, name: c.name, ok: findings.length === 0, ...(findings.length > 0 ? { detail: `expected no finding, got: ${findings.map((f) => f.message).join(' | ')}` } : {}) });
         } else if (c.expect !== undefined) {
           const want = [...c.expect].map(String).sort();

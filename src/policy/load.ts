@@ -23,16 +23,22 @@ async function packValidator() {
 /** A policy file is YAML 1.2 with bounded aliases and unique keys (see PITFALLS.md, YAML). */
 export function parseYaml(text: string, file: string): { doc: Document; lines: LineCounter; value: unknown } {
   const lines = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lines, uniqueKeys: true, merge: false, prettyErrors: false });
+  const doc = parseDocument(text, { lineCounter: lines, uniqueKeys: true, merge: false, prettyErrors: true });
   const first = doc.errors[0];
   if (first) {
     const pos = first.linePos?.[0];
-    throw new MeshAuditError(`${file}:${pos ? `${pos.line}:${pos.col}` : '1'}: YAML error: ${first.message.split('\n')[0]}`);
+    throw new MeshAuditError(`${file}:${pos ? `${pos.line}:${pos.col}` : '1'}: YAML error: ${first.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '')}`);
   }
   if (doc.directives?.yaml.explicit && doc.directives.yaml.version !== '1.2') {
     throw new MeshAuditError(`${file}:1: only YAML 1.2 is accepted (a %YAML 1.1 directive changes what booleans mean)`);
   }
-  const value = doc.toJS({ maxAliasCount: 100 }) as unknown;
+  let value: unknown;
+  try {
+    value = doc.toJS({ maxAliasCount: 100 }) as unknown;
+  } catch (err) {
+    // The yaml package refuses alias bombs (and similar) here, after parsing.
+    throw new MeshAuditError(`${file}:1: YAML error: ${(err as Error).message}`);
+  }
   return { doc, lines, value };
 }
 

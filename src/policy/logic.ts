@@ -67,7 +67,7 @@ export function checkLogic(expr: Logic, at = ''): { path: string; message: strin
   }
   const op = keys[0]!;
   if (!KNOWN_OPERATORS.has(op)) {
-    return [{ path: at, message: `unknown operator '${op}'` }];
+    return [{ path: at, message: `unknown operator '${op}' (JSON Logic takes every single-key object for an operation: objects cannot be written literally in a rule)` }];
   }
   return checkLogic((expr as Record<string, unknown>)[op], `${at}/${escapePointer(op)}`);
 }

@@ -19,7 +19,7 @@ export function renderTemplate(template: string, data: unknown): string {
 }
 
 function display(value: unknown): string {
-  if (value === undefined || value === null || value === '') return '-';
+  if (value === undefined || value === null) return '-';
   if (Array.isArray(value)) return value.length === 0 ? '-' : value.map(display).join(', ');
   if (typeof value === 'object') {
     if (Object.hasOwn(value, 'shape')) return String((value as { shape: unknown }).shape);

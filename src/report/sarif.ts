@@ -6,6 +6,9 @@ import type { Report } from './report.js';
 /** Versioned key of our partialFingerprints entry (PITFALLS: never fill `fingerprints`). */
 export const FINGERPRINT_KEY = 'meshAuditFinding/v1';
 
+/** Markdown help as plain text: emphasis and code marks dropped, paragraphs kept. */
+const plainText = (markdown: string): string => markdown.trim().replace(/\*\*([^*]+)\*\*/g, '$1').replace(/`([^`]+)`/g, '$1');
+
 const level = (s: Severity): 'error' | 'warning' | 'note' => s;
 
 function result(finding: Finding, ruleIndex: number) {
@@ -48,7 +51,7 @@ export function renderSarif(report: Report): string {
       name: r.name,
       shortDescription: { text: r.title },
       fullDescription: { text: r.help.split('\n\n')[0]!.replace(/\s*\n\s*/g, ' ').trim() },
-      help: { text: r.help.trim(), markdown: r.help.trim() },
+      help: { text: plainText(r.help), markdown: r.help.trim() },
       ...(r.helpUri !== undefined ? { helpUri: r.helpUri } : {}),
       defaultConfiguration: { level: level(r.severity) },
       properties: { tags: r.tags, profiles: r.profiles, pack: r.pack },

@@ -20,24 +20,35 @@ export function createSafeValueMaker(key: Buffer = randomBytes(32)): SafeValueMa
   });
 }
 
-// scheme://[userinfo@]host[:port][/rest] — userinfo, path and query are hidden, host and port are kept.
-const URL_PATTERN = /^([a-zA-Z][a-zA-Z0-9+.-]*):\/\/(?:([^@/?#]*)@)?(\[[^\]]*\]|[^:/?#]*)(?::(\d*))?([/?#].*)?$/s;
+const SCHEME = /^([a-zA-Z][a-zA-Z0-9+.-]*):\/\/(.*)$/s;
+const HOST_PORT = /^(\[[0-9a-zA-Z:.%]*\]|[^:\s]*)(?::(\d*))?$/;
 
 /**
  * The readable shape of a value: `postgresql://…@:20000/…` keeps exactly what 045 showed
  * (an empty host stays visibly empty), anything else becomes `<N chars>`.
+ * As in WHATWG URL parsing, the authority ends at the first `/`, `?` or `#`, and userinfo runs to
+ * its last `@`, so a password holding `@` stays hidden.
  */
 export function shapeOf(raw: string): string {
-  const match = URL_PATTERN.exec(raw);
-  if (match) {
-    const [, scheme, userinfo, host, port, rest] = match;
-    return (
-      `${scheme}://` +
-      (userinfo !== undefined ? '…@' : '') +
-      (host ?? '') +
-      (port !== undefined ? `:${port}` : '') +
-      (rest !== undefined && rest.length > 0 ? (rest === '/' ? '/' : '/…') : '')
-    );
+  const url = SCHEME.exec(raw);
+  if (url) {
+    const [, scheme, rest] = url as unknown as [string, string, string];
+    const end = rest.search(/[/?#]/);
+    const authority = end < 0 ? rest : rest.slice(0, end);
+    const tail = end < 0 ? '' : rest.slice(end);
+    const at = authority.lastIndexOf('@');
+    const hostPort = HOST_PORT.exec(at < 0 ? authority : authority.slice(at + 1));
+    // An `@` only after the authority may be a password holding `/`: then nothing is shown.
+    if (hostPort && !(at < 0 && tail.includes('@'))) {
+      const [, host, port] = hostPort;
+      return (
+        `${scheme}://` +
+        (at >= 0 ? '…@' : '') +
+        (host ?? '') +
+        (port !== undefined ? `:${port}` : '') +
+        (tail === '' ? '' : tail === '/' ? '/' : '/…')
+      );
+    }
   }
   return `<${[...raw].length} chars>`;
 }

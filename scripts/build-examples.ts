@@ -1,0 +1,279 @@
+/**
+ * Writes the example snapshots under examples/ from plain descriptions of each host.
+ * Run: `npm run build && node dist/scripts/build-examples.js`, then `npm run golden` to refresh the
+ * expected reports. The raw values below are obviously fake; the snapshots only ever hold their
+ * HMAC digests (under a key made fresh for each run) and shapes.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { HostModel, sha256 } from '../test/support/host-model.js';
+import type { Snapshot } from '../src/snapshot/types.js';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const LEDGER = '/var/lib/mesh-host/ledger.json';
+
+const envText = (vars: Record<string, string>): string =>
+  '# composed by mesh-host; do not edit\n' + Object.entries(vars).map(([k, v]) => `${k}=${v}`).join('\n') + '\n';
+
+// --- 045: the composed env file was rewritten once the database address became known ---------------
+const GITEA_ENV_BEFORE = envText({
+  DATABASE_URL: 'postgresql://gitea:example-db-pass@:20000/gitea',
+  GITEA__security__SECRET_KEY: 'example-secret-key-0001',
+  GITEA__server__DOMAIN: 'git.example.invalid',
+});
+const GITEA_ENV_AFTER = envText({
+  DATABASE_URL: 'postgresql://gitea:example-db-pass@db.mesh.internal:20000/gitea',
+  GITEA__security__SECRET_KEY: 'example-secret-key-0001',
+  GITEA__server__DOMAIN: 'git.example.invalid',
+});
+const APP_INI_BEFORE = '[server]\nHTTP_PORT = 2999\n';
+const APP_INI_AFTER = '[server]\nHTTP_PORT = 2999\nSSH_PORT = 2222\n';
+const RUNNER_ENV = envText({ RUNNER_TOKEN: 'example-runner-token-0001', RUNNER_NAME: 'runner-1', GITEA_URL: 'http://127.0.0.1:2999/' });
+
+function gitea045(model: HostModel): HostModel {
+  return model
+    .file('/etc/mesh/gitea/db.env', GITEA_ENV_AFTER)
+    .file('/etc/mesh/gitea/app.ini', APP_INI_AFTER, { inode: 52011 })
+    .container({
+      name: 'gitea-server',
+      image: 'registry.example.invalid/gitea:1.21',
+      network: 'host',
+      labels: {
+        'mesh.module': 'gitea',
+        'mesh.resource': 'gitea.server',
+        'mesh.sources': '/etc/mesh/gitea/db.env',
+        'mesh.source-digests': sha256(GITEA_ENV_BEFORE),
+      },
+      env: {
+        DATABASE_URL: 'postgresql://gitea:example-db-pass@:20000/gitea',
+        GITEA__security__SECRET_KEY: 'example-secret-key-0001',
+        GITEA__server__DOMAIN: 'git.example.invalid',
+        PATH: '/usr/local/bin:/usr/bin:/bin',
+      },
+      binds: [{ source: '/etc/mesh/gitea/app.ini', destination: '/etc/gitea/app.ini' }],
+      proc: {
+        listening: [{ protocol: 'tcp', address: '0.0.0.0', port: 2999 }],
+        // Replaced by rename on the host: the container still sees the inode it was started with.
+        bound: [{ destination: '/etc/gitea/app.ini', text: APP_INI_BEFORE, inode: 51877 }],
+      },
+    });
+}
+
+function runner(model: HostModel): HostModel {
+  return model.file('/etc/mesh/runner/runner.env', RUNNER_ENV).container({
+    name: 'gitea-runner',
+    image: 'registry.example.invalid/act-runner:0.2',
+    network: 'none',
+    labels: {
+      'mesh.module': 'runner',
+      'mesh.resource': 'runner.agent',
+      'mesh.sources': '/etc/mesh/runner/runner.env',
+      'mesh.source-digests': sha256(RUNNER_ENV),
+    },
+    env: { RUNNER_TOKEN: 'example-runner-token-0001', RUNNER_NAME: 'runner-1', GITEA_URL: 'http://127.0.0.1:2999/', PATH: '/bin' },
+  });
+}
+
+const ledger045 = (appliedAt: string) => [
+  { id: 'gitea.server', type: 'container', module: 'gitea', origin: 'declared', target: 'gitea-server', holds: [2999], sources: ['/etc/mesh/gitea/db.env'], applied_at: '2026-09-13T08:00:00Z' },
+  { id: 'gitea.env', type: 'file', module: 'gitea', origin: 'declared', target: '/etc/mesh/gitea/db.env', digest: sha256(GITEA_ENV_AFTER), applied_at: appliedAt },
+  { id: 'gitea.config', type: 'file', module: 'gitea', origin: 'declared', target: '/etc/mesh/gitea/app.ini', digest: sha256(APP_INI_AFTER), applied_at: appliedAt },
+  { id: 'runner.agent', type: 'container', module: 'runner', origin: 'declared', target: 'gitea-runner', sources: ['/etc/mesh/runner/runner.env'], applied_at: '2026-09-13T08:00:00Z' },
+  { id: 'runner.env', type: 'file', module: 'runner', origin: 'declared', target: '/etc/mesh/runner/runner.env', digest: sha256(RUNNER_ENV), applied_at: '2026-09-13T08:00:00Z' },
+];
+
+function example045(): Snapshot {
+  return runner(gitea045(new HostModel('app-node-1', '2026-09-14T03:00:00Z')))
+    .ledger(ledger045('2026-09-13T09:30:00Z'), { path: LEDGER })
+    .build();
+}
+
+// --- 097: the resource's container got an explicit name; the old one stayed ----------------------
+const FORGE_ENV = envText({ DATABASE_URL: 'postgresql://forge:example-pass@127.0.0.1:20000/forge_v2', FORGE_MODE: 'prod' });
+const OLD_FORGE_ENV = envText({ DATABASE_URL: 'postgresql://forge:example-pass@127.0.0.1:20000/forge', FORGE_MODE: 'prod' });
+const FORGE_INI = '[server]\nROOT_URL = https://forge.example.invalid/\n';
+const forgeLabels = (sources: string, text: string) => ({
+  'mesh.module': 'forge',
+  'mesh.resource': 'forge.server',
+  'mesh.sources': sources,
+  'mesh.source-digests': sha256(text),
+});
+
+function control097Before(): Snapshot {
+  return new HostModel('control-node', '2026-09-23T06:00:00Z')
+    .file('/etc/mesh/forge/forge.env', OLD_FORGE_ENV)
+    .file('/etc/mesh/forge/app.ini', FORGE_INI)
+    .container({
+      name: 'forge-forge.server',
+      image: 'registry.example.invalid/forge:1.20',
+      network: 'host',
+      labels: forgeLabels('/etc/mesh/forge/forge.env', OLD_FORGE_ENV),
+      env: { DATABASE_URL: 'postgresql://forge:example-pass@127.0.0.1:20000/forge', FORGE_MODE: 'prod' },
+      proc: { listening: [{ protocol: 'tcp', address: '0.0.0.0', port: 2999 }, { protocol: 'tcp', address: '0.0.0.0', port: 2222 }] },
+    })
+    .ledger(
+      [
+        { id: 'forge.server', type: 'container', module: 'forge', origin: 'declared', target: 'forge-forge.server', holds: [2999, 2222], sources: ['/etc/mesh/forge/forge.env'], applied_at: '2026-09-23T02:00:00Z' },
+        { id: 'forge.env', type: 'file', module: 'forge', origin: 'declared', target: '/etc/mesh/forge/forge.env', digest: sha256(OLD_FORGE_ENV), applied_at: '2026-09-23T02:00:00Z' },
+        { id: 'forge.config', type: 'file', module: 'forge', origin: 'declared', target: '/etc/mesh/forge/app.ini', digest: sha256(FORGE_INI), applied_at: '2026-09-23T02:00:00Z' },
+      ],
+      { path: LEDGER, node: 'control-node' },
+    )
+    .build();
+}
+
+function control097(model: HostModel): HostModel {
+  return model
+    .file('/etc/mesh/forge/forge.env', FORGE_ENV)
+    .file('/etc/mesh/forge/app.ini', FORGE_INI) // the former path of forge.config: still there, still read
+    .file('/etc/mesh/forge/conf/app.ini', FORGE_INI)
+    .container({
+      name: 'gitea',
+      image: 'registry.example.invalid/forge:1.21',
+      network: 'host',
+      labels: forgeLabels('/etc/mesh/forge/forge.env', FORGE_ENV),
+      env: { DATABASE_URL: 'postgresql://forge:example-pass@127.0.0.1:20000/forge_v2', FORGE_MODE: 'prod' },
+      // 2999 is taken by the stranded container, so the new one only got 2222.
+      proc: { listening: [{ protocol: 'tcp', address: '0.0.0.0', port: 2222 }] },
+    })
+    .container({
+      name: 'forge-forge.server',
+      image: 'registry.example.invalid/forge:1.20',
+      network: 'host',
+      labels: forgeLabels('/etc/mesh/forge/forge.env', OLD_FORGE_ENV),
+      env: { DATABASE_URL: 'postgresql://forge:example-pass@127.0.0.1:20000/forge', FORGE_MODE: 'prod' },
+      proc: { listening: [{ protocol: 'tcp', address: '0.0.0.0', port: 2999 }] },
+    });
+}
+
+const ledger097 = [
+  { id: 'forge.server', type: 'container', module: 'forge', origin: 'declared', target: 'gitea', holds: [2999, 2222], sources: ['/etc/mesh/forge/forge.env'], applied_at: '2026-09-23T08:12:00Z' },
+  { id: 'forge.env', type: 'file', module: 'forge', origin: 'declared', target: '/etc/mesh/forge/forge.env', digest: sha256(FORGE_ENV), applied_at: '2026-09-23T08:12:00Z' },
+  { id: 'forge.config', type: 'file', module: 'forge', origin: 'declared', target: '/etc/mesh/forge/conf/app.ini', digest: sha256(FORGE_INI), applied_at: '2026-09-23T08:12:00Z' },
+];
+
+function example097(): Snapshot {
+  return control097(new HostModel('control-node', '2026-09-23T12:00:00Z')).ledger(ledger097, { path: LEDGER, node: 'control-node' }).build();
+}
+
+// --- clean: everything the ledger says is there, as it says ---------------------------------------
+function exampleClean(): Snapshot {
+  return runner(new HostModel('quiet-node', '2026-09-24T03:00:00Z'))
+    .file('/etc/mesh/gitea/db.env', GITEA_ENV_AFTER)
+    .container({
+      name: 'gitea-server',
+      image: 'registry.example.invalid/gitea:1.21',
+      network: 'host',
+      labels: { 'mesh.module': 'gitea', 'mesh.resource': 'gitea.server', 'mesh.sources': '/etc/mesh/gitea/db.env', 'mesh.source-digests': sha256(GITEA_ENV_AFTER) },
+      env: {
+        DATABASE_URL: 'postgresql://gitea:example-db-pass@db.mesh.internal:20000/gitea',
+        GITEA__security__SECRET_KEY: 'example-secret-key-0001',
+        GITEA__server__DOMAIN: 'git.example.invalid',
+        PATH: '/usr/local/bin:/usr/bin:/bin',
+      },
+      proc: { listening: [{ protocol: 'tcp', address: '0.0.0.0', port: 2999 }] },
+    })
+    .ledger(
+      [
+        { id: 'gitea.server', type: 'container', module: 'gitea', origin: 'declared', target: 'gitea-server', holds: [2999], sources: ['/etc/mesh/gitea/db.env'], applied_at: '2026-09-24T01:00:00Z' },
+        { id: 'gitea.env', type: 'file', module: 'gitea', origin: 'declared', target: '/etc/mesh/gitea/db.env', digest: sha256(GITEA_ENV_AFTER), applied_at: '2026-09-24T01:00:00Z' },
+        ...ledger045('').filter((e) => e.id.startsWith('runner.')),
+      ],
+      { path: LEDGER },
+    )
+    .build();
+}
+
+// --- demo: both incidents on one adopted node, with what the host found there ---------------------
+const PG_CONF = 'listen_addresses = 127.0.0.1\nport = 20000\n';
+function demoModel(takenAt: string): HostModel {
+  return new HostModel('edge-7', takenAt, ['/etc/mesh'])
+    .file('/etc/legacy/postgresql.conf', PG_CONF)
+    .container({
+      name: 'legacy-postgres',
+      image: 'registry.example.invalid/postgres:15',
+      network: 'host',
+      env: { POSTGRES_PASSWORD: 'example-pg-pass', PGDATA: '/var/lib/postgresql/data' },
+      binds: [{ source: '/etc/legacy/postgresql.conf', destination: '/etc/postgresql/postgresql.conf' }],
+      proc: { listening: [{ protocol: 'tcp', address: '127.0.0.1', port: 20000 }] },
+    });
+}
+const demoFound = [
+  { id: 'legacy.postgres', type: 'container', origin: 'found', target: 'legacy-postgres', holds: [20000], applied_at: '2026-09-01T00:00:00Z' },
+  { id: 'legacy.postgres-conf', type: 'file', origin: 'found', target: '/etc/legacy/postgresql.conf', digest: sha256(PG_CONF), applied_at: '2026-09-01T00:00:00Z' },
+];
+
+function demoBefore(): Snapshot {
+  return runner(gitea045(demoModel('2026-09-23T06:00:00Z')))
+    .container({
+      name: 'forge-forge.server',
+      image: 'registry.example.invalid/forge:1.20',
+      network: 'host',
+      labels: forgeLabels('/etc/mesh/forge/forge.env', OLD_FORGE_ENV),
+      env: { DATABASE_URL: 'postgresql://forge:example-pass@127.0.0.1:20000/forge', FORGE_MODE: 'prod' },
+      proc: { listening: [{ protocol: 'tcp', address: '0.0.0.0', port: 3999 }] },
+    })
+    .file('/etc/mesh/forge/forge.env', OLD_FORGE_ENV)
+    .file('/etc/mesh/forge/app.ini', FORGE_INI)
+    .ledger(
+      [
+        ...ledger045('2026-09-13T09:30:00Z'),
+        { id: 'forge.server', type: 'container', module: 'forge', origin: 'declared', target: 'forge-forge.server', holds: [3999], sources: ['/etc/mesh/forge/forge.env'], applied_at: '2026-09-23T02:00:00Z' },
+        { id: 'forge.env', type: 'file', module: 'forge', origin: 'declared', target: '/etc/mesh/forge/forge.env', digest: sha256(OLD_FORGE_ENV), applied_at: '2026-09-23T02:00:00Z' },
+        { id: 'forge.config', type: 'file', module: 'forge', origin: 'declared', target: '/etc/mesh/forge/app.ini', digest: sha256(FORGE_INI), applied_at: '2026-09-23T02:00:00Z' },
+        ...demoFound,
+      ],
+      { path: LEDGER, node: 'edge-7', adopted: true },
+    )
+    .build();
+}
+
+function demo(): Snapshot {
+  return runner(gitea045(demoModel('2026-09-24T03:00:00Z')))
+    .file('/etc/mesh/forge/forge.env', FORGE_ENV)
+    .file('/etc/mesh/forge/app.ini', FORGE_INI)
+    .file('/etc/mesh/forge/conf/app.ini', FORGE_INI)
+    .container({
+      name: 'forge',
+      image: 'registry.example.invalid/forge:1.21',
+      network: 'host',
+      labels: forgeLabels('/etc/mesh/forge/forge.env', FORGE_ENV),
+      env: { DATABASE_URL: 'postgresql://forge:example-pass@127.0.0.1:20000/forge_v2', FORGE_MODE: 'prod' },
+      proc: { listening: [{ protocol: 'tcp', address: '0.0.0.0', port: 3998 }] },
+    })
+    .container({
+      name: 'forge-forge.server',
+      image: 'registry.example.invalid/forge:1.20',
+      network: 'host',
+      labels: forgeLabels('/etc/mesh/forge/forge.env', OLD_FORGE_ENV),
+      env: { DATABASE_URL: 'postgresql://forge:example-pass@127.0.0.1:20000/forge', FORGE_MODE: 'prod' },
+      proc: { listening: [{ protocol: 'tcp', address: '0.0.0.0', port: 3999 }] },
+    })
+    .container({ name: 'debug-shell', image: 'registry.example.invalid/busybox:1', network: 'none', env: { PATH: '/bin' } })
+    .ledger(
+      [
+        ...ledger045('2026-09-13T09:30:00Z'),
+        { id: 'forge.server', type: 'container', module: 'forge', origin: 'declared', target: 'forge', holds: [3998], sources: ['/etc/mesh/forge/forge.env'], applied_at: '2026-09-23T08:12:00Z' },
+        { id: 'forge.env', type: 'file', module: 'forge', origin: 'declared', target: '/etc/mesh/forge/forge.env', digest: sha256(FORGE_ENV), applied_at: '2026-09-23T08:12:00Z' },
+        { id: 'forge.config', type: 'file', module: 'forge', origin: 'declared', target: '/etc/mesh/forge/conf/app.ini', digest: sha256(FORGE_INI), applied_at: '2026-09-23T08:12:00Z' },
+        ...demoFound,
+      ],
+      { path: LEDGER, node: 'edge-7', adopted: true },
+    )
+    .build();
+}
+
+function write(path: string, snapshot: Snapshot): void {
+  const file = join(ROOT, 'examples', path);
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, JSON.stringify(snapshot, null, 2) + '\n');
+  console.log(`wrote examples/${path}`);
+}
+
+write('045/snapshot.json', example045());
+write('097/snapshot.json', example097());
+write('097/history/2026-09-23T06-00-00Z.json', control097Before());
+write('clean/snapshot.json', exampleClean());
+write('demo/snapshot.json', demo());
+write('demo/history/2026-09-23T06-00-00Z.json', demoBefore());

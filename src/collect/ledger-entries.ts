@@ -1,0 +1,59 @@
+import { ajvFor } from '../validate.js';
+import type { SafeValueMaker } from '../secret/value.js';
+import type { LedgerEntry, LedgerRecord } from '../snapshot/types.js';
+
+/** What a ledger entry must look like (design section 4); fields beyond these are kept as `extra`. */
+export const ledgerEntrySchema = {
+  type: 'object',
+  required: ['id', 'type', 'target'],
+  properties: {
+    id: { type: 'string', minLength: 1 },
+    type: { type: 'string', minLength: 1 },
+    target: { type: 'string', minLength: 1 },
+    origin: { enum: ['declared', 'found'] },
+    module: { type: 'string' },
+    holds: { type: 'array', items: { type: 'integer', minimum: 1, maximum: 65535 } },
+    digest: { type: 'string', pattern: '^sha256:[0-9a-f]{64}$' },
+    sources: { type: 'array', items: { type: 'string', pattern: '^/' } },
+    applied_at: { type: 'string', format: 'date-time' },
+  },
+  if: { properties: { type: { const: 'file' } }, required: ['type'] },
+  then: { properties: { target: { type: 'string', pattern: '^/' } } },
+} as const;
+
+const KNOWN_FIELDS = Object.keys(ledgerEntrySchema.properties);
+const validateEntry = ajvFor().compile(ledgerEntrySchema);
+
+/**
+ * One raw ledger entry -> the record a snapshot keeps. Valid or not, it is kept (a bad entry becomes
+ * a finding, the good ones are used); fields the scanner does not know keep their strings secret-safe.
+ */
+export function ledgerRecord(raw: unknown, line: number, safe: SafeValueMaker): LedgerRecord {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
+    return { line, valid: false, errors: [`an entry must be an object, not ${Array.isArray(raw) ? 'an array' : raw === null ? 'null' : typeof raw}`], entry: {} };
+  }
+  const obj = raw as Record<string, unknown>;
+  const valid = validateEntry(obj);
+  const errors = valid
+    ? []
+    : (validateEntry.errors ?? []).filter((e) => e.keyword !== 'if').map((e) => `${e.instancePath.slice(1) || 'entry'} ${e.message ?? 'is invalid'}`);
+  // Keep each known field only when it has the right shape, so an invalid entry still shows its id.
+  const probe = (field: string, value: unknown): boolean => validateEntry({ id: 'x', type: 'x', target: '/x', [field]: value });
+  const entry: Partial<LedgerEntry> = {};
+  for (const field of KNOWN_FIELDS) {
+    if (Object.hasOwn(obj, field) && probe(field, obj[field])) (entry as Record<string, unknown>)[field] = obj[field];
+  }
+  const extra = Object.keys(obj).filter((k) => !KNOWN_FIELDS.includes(k)).sort();
+  if (extra.length > 0) entry.extra = Object.fromEntries(extra.map((k) => [k, secretSafe(obj[k], safe)]));
+  return { line, valid, errors, entry };
+}
+
+/** Strings anywhere inside become {digest, shape}; numbers, booleans and null are kept. */
+export function secretSafe(value: unknown, safe: SafeValueMaker): unknown {
+  if (typeof value === 'string') return safe(value);
+  if (Array.isArray(value)) return value.map((v) => secretSafe(v, safe));
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, secretSafe(v, safe)]));
+  }
+  return value;
+}

@@ -1,0 +1,194 @@
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { HostModel } from './support/host-model.js';
+import { example, runCli, spawnCli, tempDir } from './support/cli.js';
+
+const GOOD_RULE = `
+  - id: T1
+    name: every-container-running
+    title: Containers run
+    severity: warning
+    subject: containers
+    assert: {"var": "running"}
+    message: "{name} is {status}"
+    help: Start it.
+    tags: []
+    profiles: [nightly]`;
+
+const pack = (rules: string): string => `schema: mesh-audit/policy@1\npack: {id: test, name: test, version: "1"}\nrules:${rules}\n`;
+
+function policyFile(text: string): string {
+  const file = join(tempDir(), 'policy.yaml');
+  writeFileSync(file, text);
+  return file;
+}
+
+test('--help on every command and --version', () => {
+  for (const args of [['--help'], ['evaluate', '--help'], ['rules', '--help']]) {
+    const r = spawnCli(args);
+    assert.is(r.code, 0, args.join(' '));
+    assert.match(r.stdout, 'Usage:');
+  }
+  assert.match(spawnCli(['evaluate', '--help']).stdout, '--fail-on');
+  const v = spawnCli(['--version']);
+  assert.is(v.code, 0);
+  assert.match(v.stdout, /\d+\.\d+\.\d+/);
+});
+
+test('exit codes: clean 0, findings 1, --fail-on none 0, bad usage 2', async () => {
+  assert.is((await runCli(['evaluate', example('clean', 'snapshot.json'), '--format', 'text'])).code, 0);
+  assert.is((await runCli(['evaluate', example('demo', 'snapshot.json'), '--format', 'text'])).code, 1);
+  assert.is((await runCli(['evaluate', example('demo', 'snapshot.json'), '--format', 'text', '--fail-on', 'none'])).code, 0);
+  // 045 has errors; with --fail-on error only they count, a warning-only host would pass.
+  const bad = await runCli(['evaluate', example('clean', 'snapshot.json'), '--fail-on', 'sometimes']);
+  assert.is(bad.code, 2);
+  assert.match(bad.stderr, '--fail-on must be one of');
+  assert.is((await runCli(['evaluate', example('clean', 'snapshot.json'), '--format', 'pdf'])).code, 2);
+  assert.is(spawnCli(['frobnicate']).code, 2);
+});
+
+test('--fail-on warning fails on a host whose worst finding is a warning', async () => {
+  const dir = tempDir();
+  const snap = new HostModel('warn-only', '2026-10-01T00:00:00Z')
+    .container({ name: 'labelled', network: 'none', running: false, labels: { 'mesh.module': 'x' } })
+    .ledger([])
+    .build();
+  writeFileSync(join(dir, 's.json'), JSON.stringify(snap));
+  assert.is((await runCli(['evaluate', join(dir, 's.json'), '--format', 'text'])).code, 0);
+  const r = await runCli(['evaluate', join(dir, 's.json'), '--format', 'text', '--fail-on', 'warning']);
+  assert.is(r.code, 1);
+  assert.match(r.stdout, /warning\s+MA2001/);
+});
+
+test('a bad snapshot is exit 2 with the JSON path named', async () => {
+  const dir = tempDir();
+  const snap = JSON.parse(readFileSync(example('clean', 'snapshot.json'), 'utf8'));
+  snap.containers[0].env.DATABASE_URL = 'postgresql://raw:value@db/x';
+  writeFileSync(join(dir, 's.json'), JSON.stringify(snap));
+  const r = await runCli(['evaluate', join(dir, 's.json'), '--out', dir]);
+  assert.is(r.code, 2);
+  assert.match(r.stderr, '/containers/0/env/DATABASE_URL');
+  assert.not.match(r.stderr, 'raw:value');
+  assert.not.ok(existsSync(join(dir, 'mesh-audit.json')), 'nothing written');
+  assert.is((await runCli(['evaluate', join(dir, 'missing.json')])).code, 2);
+});
+
+const BAD_POLICIES: { name: string; text: string; line: number; rule?: string; says: string }[] = [
+  { name: 'YAML error', text: pack(GOOD_RULE) + '  - id: [unclosed\n', line: 15, says: 'YAML error: Flow sequence' },
+  { name: 'duplicate key', text: pack(GOOD_RULE.replace('    severity: warning', '    severity: warning\n    severity: error')), line: 8, says: 'YAML error: Map keys must be unique' },
+  { name: 'schema error', text: pack(GOOD_RULE.replace('severity: warning', 'severity: fatal')), line: 7, rule: 'T1', says: 'severity' },
+  { name: 'unknown operator', text: pack(GOOD_RULE.replace('{"var": "running"}', '{"is_running": [{"var": "status"}]}')), line: 9, rule: 'T1', says: "unknown operator 'is_running'" },
+  { name: 'single-key object literal', text: pack(GOOD_RULE.replace('{"var": "running"}', '{"==": [{"var": "labels"}, {"mesh.module": "x"}]}')), line: 9, rule: 'T1', says: "unknown operator 'mesh.module'" },
+  { name: 'object literal', text: pack(GOOD_RULE.replace('{"var": "running"}', '{"==": [{"var": "labels"}, {"a": 1, "b": 2}]}')), line: 9, rule: 'T1', says: 'must be one operation' },
+  { name: 'duplicate rule id', text: pack(GOOD_RULE + GOOD_RULE.replace('every-container-running', 'another-name')), line: 14, rule: 'T1', says: "duplicate rule id 'T1'" },
+  { name: 'unknown placeholder', text: pack(GOOD_RULE.replace('{name} is {status}', '{name} is {colour}')), line: 10, rule: 'T1', says: 'unknown placeholder {colour}' },
+];
+
+for (const bad of BAD_POLICIES) {
+  test(`a policy with a ${bad.name}: exit 2, file:line${bad.rule ? ' and rule id' : ''}, nothing evaluated`, async () => {
+    const file = policyFile(bad.text);
+    const out = tempDir();
+    const r = await runCli(['evaluate', example('demo', 'snapshot.json'), '--policy', file, '--out', out]);
+    assert.is(r.code, 2);
+    assert.is(r.stdout, '', 'no table printed');
+    assert.equal(readdirSync(out), [], 'no report written');
+    const lines = r.stderr.trim().split('\n');
+    assert.is(lines.length, 1, `one message: ${r.stderr}`);
+    assert.match(r.stderr, `${file}:${bad.line}`);
+    if (bad.rule) assert.match(r.stderr, `rule ${bad.rule}`);
+    assert.match(r.stderr, bad.says);
+  });
+}
+
+test('a rule that throws on one subject becomes a notification; other rules and subjects still report (exit 3)', async () => {
+  // `each` must give a list: on a container whose name is a string it throws, on none else.
+  const throwing = `
+  - id: T2
+    name: throws-on-one
+    title: Throws on one container
+    severity: note
+    subject: containers
+    each: {"if": [{"===": [{"var": "name"}, "gitea-server"]}, {"var": "name"}, []]}
+    assert: true
+    message: "never"
+    help: Test rule.
+    tags: []
+    profiles: [nightly]`;
+  const file = policyFile(pack(GOOD_RULE + throwing));
+  const out = tempDir();
+  const snap = new HostModel('mixed', '2026-10-01T00:00:00Z')
+    .container({ name: 'gitea-server', running: true })
+    .container({ name: 'stopped-a', running: false })
+    .container({ name: 'stopped-b', running: false })
+    .ledger([])
+    .build();
+  writeFileSync(join(out, '..', 'mixed.json'), JSON.stringify(snap));
+  const r = await runCli(['evaluate', join(out, '..', 'mixed.json'), '--policy', file, '--out', out, '--format', 'json,text']);
+  assert.is(r.code, 3);
+  const report = JSON.parse(readFileSync(join(out, 'mesh-audit.json'), 'utf8'));
+  assert.is(report.summary.complete, false);
+  assert.equal(report.findings.map((f: { subject: { id: string } }) => f.subject.id), ['stopped-a', 'stopped-b']);
+  assert.is(report.notifications.length, 1);
+  assert.match(report.notifications[0].message, 'rule T2 (throws-on-one) failed on container gitea-server');
+  assert.match(r.stdout, 'Not checked (1)');
+});
+
+test('the same snapshot evaluated twice gives byte-identical SARIF and JSON, time fields aside', async () => {
+  const outputs: string[][] = [];
+  for (const now of [new Date('2026-10-01T00:00:00Z'), new Date('2026-11-11T11:11:11Z')]) {
+    const out = tempDir();
+    await runCli(['evaluate', example('demo', 'snapshot.json'), '--history', example('demo', 'history'), '--out', out], now);
+    outputs.push(['mesh-audit.json', 'mesh-audit.sarif'].map((f) => readFileSync(join(out, f), 'utf8').replaceAll(now.toISOString(), 'TIME')));
+  }
+  assert.is(outputs[0]![0], outputs[1]![0]);
+  assert.is(outputs[0]![1], outputs[1]![1]);
+});
+
+test('no raw value of the demo host appears in any output, saved snapshot or golden file', async () => {
+  // The raw values the examples were built from (scripts/build-examples.ts); all fake.
+  const RAW = ['example-db-pass', 'example-secret-key-0001', 'example-runner-token-0001', 'example-pg-pass', 'example-pass@'];
+  const out = tempDir();
+  const r = await runCli(['evaluate', example('demo', 'snapshot.json'), '--history', example('demo', 'history'), '--out', out]);
+  const texts = [r.stdout, r.stderr, ...readdirSync(out).map((f) => readFileSync(join(out, f), 'utf8'))];
+  for (const name of ['045', '097', 'clean', 'demo']) {
+    for (const f of readdirSync(example(name))) if (f.includes('.')) texts.push(readFileSync(example(name, f), 'utf8'));
+  }
+  for (const raw of RAW) {
+    for (const variant of [raw, Buffer.from(raw).toString('base64'), encodeURIComponent(raw)]) {
+      assert.ok(texts.every((t) => !t.includes(variant)), `${variant} leaked`);
+    }
+  }
+});
+
+test('colour only on a terminal: the piped table has no escape codes', () => {
+  const r = spawnCli(['evaluate', 'examples/demo/snapshot.json', '--format', 'text'], { FORCE_COLOR: '1' });
+  assert.is(r.code, 1);
+  assert.not.match(r.stdout, '\u001b[');
+});
+
+test('rules list, show and test', () => {
+  const list = spawnCli(['rules', 'list']);
+  assert.is(list.code, 0);
+  for (const name of ['container-env-matches-composed-file', 'no-unclaimed-container', 'no-stale-file-at-old-target']) assert.match(list.stdout, name);
+  const show = spawnCli(['rules', 'show', 'no-unclaimed-container']);
+  assert.is(show.code, 0);
+  assert.match(show.stdout, 'MA2001');
+  assert.match(show.stdout, 'Remediation');
+  assert.is(spawnCli(['rules', 'show', 'nope']).code, 2);
+  const t = spawnCli(['rules', 'test']);
+  assert.is(t.code, 0, t.stdout);
+  assert.match(t.stdout, /\n\d+ passed, 0 failed\n$/);
+});
+
+test('rules test fails when a case does not hold', () => {
+  const dir = tempDir();
+  writeFileSync(join(dir, 'p.yaml'), pack(GOOD_RULE));
+  writeFileSync(join(dir, 'p.cases.yaml'), 'T1:\n  pass:\n    - name: stopped passes (wrong)\n      subject: {name: a, status: exited, running: false}\n  fail:\n    - name: running fails (wrong)\n      subject: {name: a, status: running, running: true}\n');
+  const r = spawnCli(['rules', 'test', '--policy', join(dir, 'p.yaml')]);
+  assert.is(r.code, 1);
+  assert.match(r.stdout, '0 passed, 2 failed');
+});
+
+test.run();

@@ -1,0 +1,41 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { main } from '../../src/cli/main.js';
+import { PACKAGE_ROOT } from '../../src/paths.js';
+
+export const FIXED_NOW = new Date('2026-10-01T00:00:00.000Z');
+
+export interface CliRun {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the CLI in this process with a fixed clock, capturing what it prints. */
+export async function runCli(args: string[], now: Date = FIXED_NOW): Promise<CliRun> {
+  let stdout = '';
+  let stderr = '';
+  const code = await main(['node', 'mesh-audit', ...args], {
+    now: () => now,
+    stdout: (t) => void (stdout += t),
+    stderr: (t) => void (stderr += t),
+    color: false,
+  });
+  return { code, stdout, stderr };
+}
+
+/** Runs the real `bin/mesh-audit.js` as a user would. */
+export function spawnCli(args: string[], env: NodeJS.ProcessEnv = {}): CliRun {
+  const r = spawnSync(process.execPath, [join(PACKAGE_ROOT, 'bin', 'mesh-audit.js'), ...args], {
+    cwd: PACKAGE_ROOT,
+    encoding: 'utf8',
+    env: { ...process.env, ...env },
+    timeout: 60_000,
+  });
+  return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+}
+
+export const tempDir = (prefix = 'mesh-audit-test-'): string => mkdtempSync(join(tmpdir(), prefix));
+export const example = (...parts: string[]): string => join(PACKAGE_ROOT, 'examples', ...parts);

@@ -1,0 +1,181 @@
+import { createHash } from 'node:crypto';
+import { containerFromInspect, type ContainerInspect } from '../../src/collect/inspect.js';
+import { parseEnvFile } from '../../src/collect/envfile.js';
+import { ledgerRecord } from '../../src/collect/ledger-entries.js';
+import { createSafeValueMaker, type SafeValueMaker } from '../../src/secret/value.js';
+import {
+  DEFAULT_LABEL_KEYS,
+  SNAPSHOT_SCHEMA,
+  type BoundFile,
+  type Container,
+  type FileRecord,
+  type LedgerRecord,
+  type ListeningSocket,
+  type Problem,
+  type Snapshot,
+} from '../../src/snapshot/types.js';
+
+/**
+ * A host described in plain terms (raw values, file texts), turned into a secret-safe snapshot the
+ * way the collectors do it: one in-memory HMAC key per snapshot, env files parsed, files digested.
+ * Used by the tests and by scripts/build-examples.ts.
+ */
+export const sha256 = (text: string): string => 'sha256:' + createHash('sha256').update(text, 'utf8').digest('hex');
+
+export interface ContainerSpec {
+  name: string;
+  image?: string;
+  labels?: Record<string, string>;
+  env?: Record<string, string>;
+  network?: string;
+  running?: boolean;
+  created?: string;
+  binds?: { source: string; destination: string; rw?: boolean }[];
+  /** Published ports as `HOSTIP:HOSTPORT:CONTAINERPORT/PROTO`. */
+  publish?: string[];
+  /** /proc view; a string is the reason it was unavailable. */
+  proc?: { env?: Record<string, string>; listening?: ListeningSocket[]; bound?: { destination: string; text: string; inode: number }[] } | string;
+}
+
+export class HostModel {
+  private readonly safe: SafeValueMaker;
+  private readonly files = new Map<string, FileRecord>();
+  private readonly containers: Container[] = [];
+  private ledgerEntries: { entry: Record<string, unknown> }[] = [];
+  private ledgerMeta: { path: string; node?: string; adopted?: boolean; available: boolean } = { path: '/var/lib/mesh-host/ledger.json', available: true };
+  private readonly problems: Problem[] = [];
+  private nextInode = 1000;
+  private seq = 0;
+
+  constructor(
+    private readonly hostname: string,
+    private readonly takenAt: string,
+    private readonly managedRoots: string[] = ['/etc/mesh'],
+  ) {
+    this.safe = createSafeValueMaker();
+  }
+
+  /** A regular file; `.env` files (or `env: true`) are parsed into secret-safe entries. */
+  file(path: string, text: string, options: { env?: boolean; inode?: number; mtime?: string; mode?: string } = {}): this {
+    const isEnv = options.env ?? /\.env$/.test(path);
+    this.files.set(path, {
+      path,
+      kind: 'file',
+      size: Buffer.byteLength(text),
+      mode: options.mode ?? '0640',
+      uid: 0,
+      gid: 0,
+      mtime: options.mtime ?? this.takenAt,
+      inode: options.inode ?? this.nextInode++,
+      sha256: sha256(text),
+      ...(isEnv ? { env: parseEnvFile(text).map((e) => ({ key: e.key, value: this.safe(e.value), line: e.line })) } : {}),
+    });
+    return this;
+  }
+
+  missing(path: string): this {
+    this.files.set(path, { path, kind: 'missing' });
+    return this;
+  }
+
+  record(record: FileRecord): this {
+    this.files.set(record.path, record);
+    return this;
+  }
+
+  inodeOf(path: string): number {
+    return this.files.get(path)?.inode ?? -1;
+  }
+
+  container(spec: ContainerSpec): this {
+    const running = spec.running ?? true;
+    const id = createHash('sha256').update(`${this.hostname}/${spec.name}/${this.seq++}`).digest('hex');
+    const portBindings: NonNullable<ContainerInspect['NetworkSettings']>['Ports'] = {};
+    for (const p of spec.publish ?? []) {
+      const m = /^(.*):(\d+):(\d+)\/(tcp|udp)$/.exec(p);
+      if (!m) throw new Error(`bad publish spec ${p}`);
+      (portBindings[`${m[3]}/${m[4]}`] ??= []).push({ HostIp: m[1]!, HostPort: m[2]! });
+    }
+    const inspect: ContainerInspect = {
+      Id: id,
+      Name: `/${spec.name}`,
+      Created: spec.created ?? '2026-09-01T10:00:00Z',
+      Image: 'sha256:' + createHash('sha256').update(spec.image ?? 'busybox').digest('hex'),
+      RestartCount: 0,
+      State: {
+        Status: running ? 'running' : 'exited',
+        Running: running,
+        Pid: running ? 4000 + this.seq : 0,
+        StartedAt: '2026-09-01T10:00:01Z',
+        FinishedAt: running ? '0001-01-01T00:00:00Z' : '2026-09-02T10:00:00Z',
+      },
+      Config: {
+        Image: spec.image ?? 'registry.example.invalid/busybox:1',
+        Env: Object.entries(spec.env ?? {}).map(([k, v]) => `${k}=${v}`),
+        Labels: spec.labels ?? {},
+      },
+      HostConfig: { NetworkMode: spec.network ?? 'none', PortBindings: portBindings },
+      Mounts: (spec.binds ?? []).map((b) => ({ Type: 'bind', Source: b.source, Destination: b.destination, RW: b.rw ?? false })),
+      NetworkSettings: { Ports: running ? portBindings : {} },
+    };
+    const proc = spec.proc;
+    const view: Container['proc'] =
+      typeof proc === 'string'
+        ? { available: false, reason: proc }
+        : !running
+          ? { available: false, reason: 'container is not running' }
+          : {
+              available: true,
+              env: Object.fromEntries(Object.entries(proc?.env ?? spec.env ?? {}).map(([k, v]) => [k, this.safe(v)])),
+              listening: proc?.listening ?? [],
+              boundFiles: (spec.binds ?? [])
+                .filter((b) => this.files.get(b.source)?.kind === 'file')
+                .map((b): BoundFile => {
+                  const pinned = proc?.bound?.find((x) => x.destination === b.destination);
+                  const host = this.files.get(b.source)!;
+                  return pinned
+                    ? { destination: b.destination, source: b.source, inode: pinned.inode, sha256: sha256(pinned.text) }
+                    : { destination: b.destination, source: b.source, inode: host.inode ?? null, sha256: host.sha256 ?? null };
+                }),
+            };
+    this.containers.push(containerFromInspect(inspect, this.safe, view));
+    return this;
+  }
+
+  ledger(entries: Record<string, unknown>[], meta: { path?: string; node?: string; adopted?: boolean } = {}): this {
+    this.ledgerEntries = entries.map((entry) => ({ entry }));
+    this.ledgerMeta = { ...this.ledgerMeta, ...meta };
+    return this;
+  }
+
+  ledgerUnavailable(message: string): this {
+    this.ledgerMeta.available = false;
+    this.problems.push({ source: 'ledger', subject: this.ledgerMeta.path, message });
+    return this;
+  }
+
+  problem(problem: Problem): this {
+    this.problems.push(problem);
+    return this;
+  }
+
+  /** Entries as the ledger reader sees them: a JSON array written one entry a line, from line 2. */
+  private ledgerRecords(): LedgerRecord[] {
+    return this.ledgerEntries.map(({ entry }, i) => ledgerRecord(entry, i + 2, this.safe));
+  }
+
+  build(): Snapshot {
+    return {
+      schema: SNAPSHOT_SCHEMA,
+      tool: { name: 'mesh-audit', version: '0.1.0' },
+      takenAt: this.takenAt,
+      host: { hostname: this.hostname },
+      config: { managedRoots: this.managedRoots, labels: DEFAULT_LABEL_KEYS },
+      docker: { endpoint: 'unix:///var/run/docker.sock', serverVersion: '26.1.5', apiVersion: '1.45', local: true },
+      containers: [...this.containers].sort((a, b) => (a.name < b.name ? -1 : 1)),
+      files: [...this.files.values()].sort((a, b) => (a.path < b.path ? -1 : 1)),
+      ledger: { ...this.ledgerMeta, entries: this.ledgerMeta.available ? this.ledgerRecords() : [] },
+      problems: this.problems,
+    };
+  }
+}
