@@ -38,7 +38,8 @@ export function ledgerRecord(raw: unknown, line: number, safe: SafeValueMaker): 
     ? []
     : (validateEntry.errors ?? []).filter((e) => e.keyword !== 'if').map((e) => `${e.instancePath.slice(1) || 'entry'} ${e.message ?? 'is invalid'}`);
   // Keep each known field only when it has the right shape, so an invalid entry still shows its id.
-  const probe = (field: string, value: unknown): boolean => validateEntry({ id: 'x', type: 'x', target: '/x', [field]: value });
+  const type = typeof obj['type'] === 'string' && obj['type'] !== '' ? obj['type'] : 'x';
+  const probe = (field: string, value: unknown): boolean => validateEntry({ id: 'x', type, target: '/x', [field]: value });
   const entry: Partial<LedgerEntry> = {};
   for (const field of KNOWN_FIELDS) {
     if (Object.hasOwn(obj, field) && probe(field, obj[field])) (entry as Record<string, unknown>)[field] = obj[field];

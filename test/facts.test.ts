@@ -1,0 +1,56 @@
+import { readFileSync } from 'node:fs';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { SUBJECT_FIELDS } from '../src/facts/fields.js';
+import { formerTargets } from '../src/facts/history.js';
+import { buildSubjects } from '../src/facts/subjects.js';
+import { parseSnapshot } from '../src/snapshot/load.js';
+import type { Snapshot } from '../src/snapshot/types.js';
+import { HostModel } from './support/host-model.js';
+import { example } from './support/cli.js';
+
+const load = (...p: string[]): Snapshot => parseSnapshot(JSON.parse(readFileSync(example(...p), 'utf8')), p.join('/'));
+
+test('every subject offers exactly the fields SUBJECT_FIELDS documents (templates are checked against it)', () => {
+  const sets = buildSubjects(load('demo', 'snapshot.json'), [load('demo', 'history', '2026-09-23T06-00-00Z.json')]);
+  for (const [set, subjects] of Object.entries(sets)) {
+    assert.ok(subjects.length > 0, `the demo has ${set}`);
+    for (const s of subjects) assert.equal(Object.keys(s.data).sort(), [...SUBJECT_FIELDS[set as keyof typeof SUBJECT_FIELDS]].sort(), set);
+  }
+});
+
+test('the example snapshots validate against the snapshot schema', () => {
+  for (const p of [['045', 'snapshot.json'], ['097', 'snapshot.json'], ['clean', 'snapshot.json'], ['demo', 'snapshot.json']]) load(...p);
+});
+
+test('history: every former target of an id, when it was last seen and when it moved', () => {
+  const before = new HostModel('n1', '2026-09-20T00:00:00Z').ledger([{ id: 'a.server', type: 'container', target: 'a-old' }]).build();
+  const middle = new HostModel('n1', '2026-09-21T00:00:00Z').ledger([{ id: 'a.server', type: 'container', target: 'a-mid' }]).build();
+  const otherHost = new HostModel('n2', '2026-09-21T00:00:00Z').ledger([{ id: 'a.server', type: 'container', target: 'elsewhere' }]).build();
+  const now = new HostModel('n1', '2026-09-22T00:00:00Z').ledger([{ id: 'a.server', type: 'container', target: 'a-new' }]).build();
+  const later = new HostModel('n1', '2026-09-23T00:00:00Z').ledger([{ id: 'a.server', type: 'container', target: 'future' }]).build();
+  assert.equal(formerTargets(now, [later, middle, otherHost, before]), [
+    { id: 'a.server', type: 'container', target: 'a-mid', last_seen: '2026-09-21T00:00:00Z', changed_at: '2026-09-22T00:00:00Z', current_target: 'a-new' },
+    { id: 'a.server', type: 'container', target: 'a-old', last_seen: '2026-09-20T00:00:00Z', changed_at: '2026-09-21T00:00:00Z', current_target: 'a-new' },
+  ]);
+});
+
+test('a container is claimed by name or id, never by a file entry; mesh labels and exposure are read', () => {
+  const snap = new HostModel('n1', '2026-09-22T00:00:00Z')
+    .container({ name: 'web', network: 'bridge', publish: ['0.0.0.0:8080:80/tcp', '127.0.0.1:8443:443/tcp'], labels: { 'mesh.resource': 'web.server' } })
+    .container({ name: 'db', network: 'host', proc: { listening: [{ protocol: 'tcp', address: '127.0.0.1', port: 5432 }] } })
+    .ledger([{ id: 'x.file', type: 'file', target: '/etc/mesh/web' }, { id: 'db.server', type: 'container', target: 'db' }])
+    .build();
+  const byName = Object.fromEntries(buildSubjects(snap).containers.map((s) => [s.about.id, s.data]));
+  assert.is(byName['web']!['claimed'], false);
+  assert.is(byName['web']!['mesh_labelled'], true);
+  assert.is(byName['web']!['exposed'], true);
+  assert.equal(byName['web']!['exposed_endpoints'], ['0.0.0.0:8080/tcp']);
+  assert.equal(byName['web']!['open_ports'], [8080, 8443]);
+  assert.is(byName['db']!['claimed'], true);
+  // On the host network but listening on loopback only: on the host network, not on all interfaces.
+  assert.equal(byName['db']!['exposed_endpoints'], []);
+  assert.equal(byName['db']!['open_ports'], [5432]);
+});
+
+test.run();

@@ -1,0 +1,151 @@
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { applyLogic } from '../../src/policy/logic.js';
+import { CUSTOM_OPERATORS } from '../../src/policy/operators.js';
+
+const sv = (digest: string, shape = '<5 chars>') => ({ digest: `hmac-sha256:${digest}`, shape });
+
+// ---------------------------------------------------------------- env_diff
+
+const envDiff = suite('env_diff');
+
+envDiff('lists keys with another digest and keys the container lacks, sorted; held-only keys ignored', () => {
+  const data = {
+    held: { PATH: sv('p'), ZED: sv('z'), DATABASE_URL: sv('old'), SAME: sv('s') },
+    composed: { ZED: sv('z2'), SAME: sv('s'), DATABASE_URL: sv('new'), ADDED: sv('a') },
+  };
+  assert.equal(applyLogic({ env_diff: [{ var: 'held' }, { var: 'composed' }] }, data), ['ADDED', 'DATABASE_URL', 'ZED']);
+});
+
+envDiff('only the digest counts: a different shape with the same digest is no difference', () => {
+  const data = { held: { A: sv('x', '<3 chars>') }, composed: { A: sv('x', '<9 chars>') } };
+  assert.equal(applyLogic({ env_diff: [{ var: 'held' }, { var: 'composed' }] }, data), []);
+});
+
+envDiff('a held key reached only through the prototype counts as missing', () => {
+  const data = { held: {}, composed: { constructor: sv('c') } };
+  assert.equal(applyLogic({ env_diff: [{ var: 'held' }, { var: 'composed' }] }, data), ['constructor']);
+});
+
+envDiff('no held env: every composed key differs; no composed env: nothing', () => {
+  const composed = { B: sv('b'), A: sv('a') };
+  assert.equal(applyLogic({ env_diff: [{ var: 'held' }, { var: 'composed' }] }, { held: null, composed }), ['A', 'B']);
+  assert.equal(applyLogic({ env_diff: [{ var: 'held' }, { var: 'composed' }] }, { held: composed, composed: null }), []);
+});
+
+envDiff.run();
+
+// ---------------------------------------------------------------- every vs all
+
+const every = suite('every');
+
+every('every over an empty list is true, while json-logic all over an empty list is false', () => {
+  assert.is(applyLogic({ every: [{ var: 'xs' }, true] }, { xs: [] }), true);
+  assert.is(applyLogic({ all: [{ var: 'xs' }, { var: '' }] }, { xs: [] }), false);
+});
+
+every('every compares each item with the value', () => {
+  assert.is(applyLogic({ every: [{ var: 'xs' }, '127.0.0.1'] }, { xs: ['127.0.0.1', '127.0.0.1'] }), true);
+  assert.is(applyLogic({ every: [{ var: 'xs' }, '127.0.0.1'] }, { xs: ['127.0.0.1', '0.0.0.0'] }), false);
+  // deep equality, not loose equality
+  assert.is(applyLogic({ every: [{ var: 'xs' }, 1] }, { xs: ['1'] }), false);
+});
+
+every.run();
+
+// ---------------------------------------------------------------- list operators
+
+const lists = suite('difference / intersection');
+
+lists('difference keeps the order of A and drops repeats', () => {
+  assert.equal(applyLogic({ difference: [[3, 1, 3, 2, 1, 4], [2]] }, {}), [3, 1, 4]);
+  assert.equal(applyLogic({ difference: [{ var: 'a' }, { var: 'b' }] }, { a: ['x', 'y'], b: ['x', 'y'] }), []);
+});
+
+lists('intersection keeps the order of A and drops repeats', () => {
+  assert.equal(applyLogic({ intersection: [[3, 1, 3, 2, 1], [1, 3, 9]] }, {}), [3, 1]);
+  assert.equal(applyLogic({ intersection: [[1, 2], []] }, {}), []);
+});
+
+lists('items are compared deeply', () => {
+  const data = { a: [{ port: 80 }, { port: 443 }], b: [{ port: 443 }] };
+  assert.equal(applyLogic({ difference: [{ var: 'a' }, { var: 'b' }] }, data), [{ port: 80 }]);
+  assert.equal(applyLogic({ intersection: [{ var: 'a' }, { var: 'b' }] }, data), [{ port: 443 }]);
+});
+
+lists('null stands for an empty list', () => {
+  assert.equal(applyLogic({ difference: [{ var: 'a' }, { var: 'missing' }] }, { a: [1, 2] }), [1, 2]);
+  assert.equal(applyLogic({ intersection: [{ var: 'missing' }, { var: 'a' }] }, { a: [1, 2] }), []);
+});
+
+lists.run();
+
+// ---------------------------------------------------------------- get, pluck, keys, count, join, starts_with
+
+const misc = suite('get / pluck / keys / count / join / starts_with');
+
+misc('get takes a dotted key whole, with default', () => {
+  const data = { labels: { 'mesh.module': 'gitea' } };
+  assert.is(applyLogic({ get: [{ var: 'labels' }, 'mesh.module'] }, data), 'gitea');
+  assert.is(applyLogic({ get: [{ var: 'labels' }, 'mesh.resource', '(none)'] }, data), '(none)');
+  assert.is(applyLogic({ get: [{ var: 'labels' }, 'mesh.resource'] }, data), null);
+});
+
+misc('get reads own properties only', () => {
+  assert.is(applyLogic({ get: [{ var: 'o' }, 'constructor', 'd'] }, { o: {} }), 'd');
+  assert.is(applyLogic({ get: [{ var: 'o' }, 'toString'] }, { o: {} }), null);
+});
+
+misc('get with a key computed from data (as rule MA1001 does with item)', () => {
+  const data = { env: { A: sv('a'), B: sv('b') }, item: 'B' };
+  assert.equal(applyLogic({ get: [{ var: 'env' }, { var: 'item' }, '(unset)'] }, data), sv('b'));
+  assert.is(applyLogic({ get: [{ var: 'env' }, 'C', '(unset)'] }, data), '(unset)');
+});
+
+misc('pluck takes a key from each object, skipping items without it', () => {
+  const data = { list: [{ id: 'a', 'mesh.x': 1 }, { other: 1 }, 'not-an-object', { id: 'c' }, { id: null }] };
+  assert.equal(applyLogic({ pluck: [{ var: 'list' }, 'id'] }, data), ['a', 'c', null]);
+  assert.equal(applyLogic({ pluck: [{ var: 'list' }, 'mesh.x'] }, data), [1]);
+});
+
+misc('keys are own keys, sorted; anything but an object gives []', () => {
+  assert.equal(applyLogic({ keys: [{ var: 'o' }] }, { o: { b: 1, a: 2, 'c.d': 3 } }), ['a', 'b', 'c.d']);
+  assert.equal(applyLogic({ keys: [{ var: 'o' }] }, { o: ['x'] }), []);
+  assert.equal(applyLogic({ keys: [{ var: 'o' }] }, { o: null }), []);
+});
+
+misc('count of a list, of an object\'s keys, of null', () => {
+  assert.is(applyLogic({ count: [{ var: 'xs' }] }, { xs: [1, 2, 3] }), 3);
+  assert.is(applyLogic({ count: [{ var: 'o' }] }, { o: { a: 1, b: 2 } }), 2);
+  assert.is(applyLogic({ count: [{ var: 'missing' }] }, {}), 0);
+});
+
+misc('join uses ", " by default, the separator given otherwise, JSON for non-strings', () => {
+  assert.is(applyLogic({ join: [{ var: 'xs' }] }, { xs: ['a', 'b', 'c'] }), 'a, b, c');
+  assert.is(applyLogic({ join: [{ var: 'xs' }, ' | '] }, { xs: ['a', 'b'] }), 'a | b');
+  assert.is(applyLogic({ join: [{ var: 'xs' }, ','] }, { xs: ['a', 1, { p: 2 }] }), 'a,1,{"p":2}');
+  assert.is(applyLogic({ join: [{ var: 'missing' }, ','] }, {}), '');
+});
+
+misc('starts_with is true only for a string with that prefix', () => {
+  assert.is(applyLogic({ starts_with: [{ var: 's' }, '/etc/mesh/'] }, { s: '/etc/mesh/gitea.env' }), true);
+  assert.is(applyLogic({ starts_with: [{ var: 's' }, '/etc/mesh/'] }, { s: '/etc/meshy' }), false);
+  assert.is(applyLogic({ starts_with: [{ var: 's' }, '1'] }, { s: 123 }), false);
+  assert.is(applyLogic({ starts_with: [{ var: 's' }, 'x'] }, {}), false);
+});
+
+misc('=== is strict', () => {
+  assert.is(applyLogic({ '===': [{ var: 'a' }, 1] }, { a: '1' }), false);
+  assert.is(applyLogic({ '==': [{ var: 'a' }, 1] }, { a: '1' }), true);
+});
+
+misc('every custom operator is documented with its own name in its usage', () => {
+  const names = CUSTOM_OPERATORS.map((o) => o.name);
+  assert.equal(names.length, new Set(names).size, 'operator names are unique');
+  for (const op of CUSTOM_OPERATORS) {
+    assert.ok(op.usage.includes(`"${op.name}"`), `usage of ${op.name}: ${op.usage}`);
+    assert.ok(op.doc.length > 0, `doc of ${op.name}`);
+  }
+});
+
+misc.run();

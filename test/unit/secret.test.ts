@@ -1,0 +1,115 @@
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { createSafeValueMaker, shapeOf } from '../../src/secret/value.js';
+
+const shape = suite('shapeOf');
+
+shape('an empty host stays visibly empty (incident 045)', () => {
+  assert.is(shapeOf('postgresql://u:p@:20000/db'), 'postgresql://…@:20000/…');
+});
+
+shape('scheme, host and port are kept; userinfo and path hidden', () => {
+  assert.is(shapeOf('postgresql://gitea:hunter2@db.internal:5432/gitea'), 'postgresql://…@db.internal:5432/…');
+});
+
+shape('an IPv6 host in brackets is kept whole', () => {
+  assert.is(shapeOf('redis://:hunter2@[::1]:6379/0'), 'redis://…@[::1]:6379/…');
+  assert.is(shapeOf('http://[2001:db8::7]:8080'), 'http://[2001:db8::7]:8080');
+});
+
+shape('a URL without userinfo has no …@', () => {
+  assert.is(shapeOf('https://git.example.org:3000'), 'https://git.example.org:3000');
+  assert.is(shapeOf('https://git.example.org/'), 'https://git.example.org/');
+  assert.is(shapeOf('https://git.example.org/api/v1?token=abc'), 'https://git.example.org/…');
+});
+
+shape('a plain string gives its length', () => {
+  assert.is(shapeOf('s3cr3t-value'), '<12 chars>');
+  assert.is(shapeOf(''), '<0 chars>');
+});
+
+shape('length is counted in code points, not UTF-16 units', () => {
+  // 'pässwörd' + an emoji outside the BMP: 9 code points, 10 UTF-16 units.
+  const raw = 'pässwörd\u{1F600}';
+  assert.is(raw.length, 10);
+  assert.is(shapeOf(raw), '<9 chars>');
+});
+
+shape('the raw password never appears in the shape', () => {
+  const password = 'Xq7-hunter2-Zz';
+  const values = [
+    `postgresql://gitea:${password}@:20000/gitea`,
+    `postgresql://gitea:${password}@db.internal:5432/gitea`,
+    `redis://:${password}@[::1]:6379/0`,
+    `mysql://${password}@db:3306/app`,
+    `https://db.example.org/?password=${password}`,
+    `https://db.example.org#${password}`,
+    password,
+    `multi\nline ${password}`,
+  ];
+  for (const value of values) {
+    const s = shapeOf(value);
+    assert.not.ok(s.includes(password), `${value} -> ${s}`);
+    assert.not.ok(s.includes('hunter2'), `${value} -> ${s}`);
+  }
+});
+
+shape('a password with an unencoded @ does not leak into the host (userinfo ends at the last @, as in WHATWG URL)', () => {
+  // An earlier URL pattern ended userinfo at the first '@' and showed 'prod' (part of the password) as host.
+  const raw = 'postgresql://gitea:hunter2@prod@db.internal:5432/gitea';
+  const s = shapeOf(raw);
+  assert.not.ok(s.includes('prod'), s);
+  assert.is(s, 'postgresql://…@db.internal:5432/…');
+});
+
+shape('a password with an unencoded / does not leak as a host or port', () => {
+  for (const raw of ['postgresql://gitea:1234/xyzzy@db.internal:5432/gitea', 'postgresql://gitea:plugh/xyzzy@db.internal/gitea']) {
+    const s = shapeOf(raw);
+    assert.not.ok(s.includes('1234') || s.includes('plugh') || s.includes('xyzzy') || s.includes('gitea:'), `${raw} -> ${s}`);
+  }
+});
+
+shape.run();
+
+const maker = suite('createSafeValueMaker');
+
+maker('same raw value gives the same digest within one maker; different values differ', () => {
+  const safe = createSafeValueMaker();
+  const a1 = safe('postgresql://u:p@:20000/db');
+  const a2 = safe('postgresql://u:p@:20000/db');
+  const b = safe('postgresql://u:p@db:20000/db');
+  assert.is(a1.digest, a2.digest);
+  assert.is.not(a1.digest, b.digest);
+  assert.is(a1.shape, 'postgresql://…@:20000/…');
+});
+
+maker('two makers give different digests for the same value', () => {
+  const a = createSafeValueMaker()('same-value');
+  const b = createSafeValueMaker()('same-value');
+  assert.is.not(a.digest, b.digest);
+  assert.is(a.shape, b.shape);
+});
+
+maker('a maker given the same key is deterministic', () => {
+  const key = Buffer.alloc(32, 7);
+  assert.is(createSafeValueMaker(key)('v').digest, createSafeValueMaker(key)('v').digest);
+  assert.is.not(createSafeValueMaker(key)('v').digest, createSafeValueMaker(Buffer.alloc(32, 8))('v').digest);
+});
+
+maker('digest format is hmac-sha256:<64 hex>, and it holds no raw value', () => {
+  const safe = createSafeValueMaker();
+  for (const raw of ['', 'x', 'hunter2', 'pässwörd\u{1F600}', 'a'.repeat(10_000)]) {
+    const v = safe(raw);
+    assert.match(v.digest, /^hmac-sha256:[0-9a-f]{64}$/);
+    assert.equal(Object.keys(v).sort(), ['digest', 'shape']);
+    if (raw.length >= 4) assert.not.ok(JSON.stringify(v).includes(raw), raw);
+  }
+});
+
+maker('the digest is not a plain sha256 of the value', async () => {
+  const { createHash } = await import('node:crypto');
+  const v = createSafeValueMaker()('hunter2');
+  assert.is.not(v.digest.slice('hmac-sha256:'.length), createHash('sha256').update('hunter2').digest('hex'));
+});
+
+maker.run();
