@@ -191,4 +191,16 @@ test('rules test fails when a case does not hold', () => {
   assert.match(r.stdout, '0 passed, 2 failed');
 });
 
+test('npm start shows the demo with both incidents and writes reports/ (acceptance)', () => {
+  const pkg = JSON.parse(readFileSync(join(example('..'), 'package.json'), 'utf8')) as { scripts: { start: string } };
+  const args = pkg.scripts.start.split('node bin/mesh-audit.js ')[1]!.split(' ').map((a) => a.replace(/^reports$/, tempDir()));
+  const r = spawnCli(args);
+  assert.is(r.code, 0, r.stderr);
+  assert.match(r.stdout, 'DATABASE_URL=postgresql://…@:20000/… but /etc/mesh/gitea/db.env now says DATABASE_URL=postgresql://…@db.mesh.internal:20000/…');
+  assert.match(r.stdout, 'written by the mesh and lost by its record; exposed on the host network, listening on 0.0.0.0:3999/tcp');
+  assert.match(r.stdout, /MA2002 no-stale-file-at-old-target\s+file \/etc\/mesh\/forge\/app.ini/);
+  assert.match(r.stderr, /wrote .*mesh-audit.sarif/);
+  assert.match(r.stderr, /wrote .*mesh-audit.json/);
+});
+
 test.run();
