@@ -6,6 +6,8 @@ export interface CommandContext {
   stderr(text: string): void;
   /** Whether stdout is a terminal that takes colour. */
   color: boolean;
+  /** Whether a person watches stderr (progress is shown only then). */
+  interactive: boolean;
 }
 
 export const list = (value: string | string[] | undefined): string[] =>

@@ -6,7 +6,7 @@ import { loadPolicies } from '../policy/load.js';
 import type { Profile } from '../policy/types.js';
 import { loadHistory } from '../snapshot/history.js';
 import { loadSnapshot } from '../snapshot/load.js';
-import type { Snapshot } from '../snapshot/types.js';
+import type { Problem, Snapshot } from '../snapshot/types.js';
 import { parseFormats, writeReports } from './output.js';
 import { list, type CommandContext } from './context.js';
 
@@ -32,13 +32,18 @@ export function parseProfile(value: unknown): Profile | undefined {
 }
 
 /** Evaluate loaded snapshots and write the reports; shared by `evaluate` and `scan --snapshot`. */
-export async function auditAndReport(snapshots: Snapshot[], options: AuditOptions, ctx: CommandContext): Promise<number> {
+export async function auditAndReport(
+  snapshots: Snapshot[],
+  options: AuditOptions,
+  ctx: CommandContext,
+  preloadedHistory?: { snapshots: Snapshot[]; problems: Problem[] },
+): Promise<number> {
   // Everything that can be wrong with the invocation is checked before anything is evaluated.
   const formats = parseFormats(options.format);
   const failOn = parseFailOn(options.failOn);
   const profile = parseProfile(options.profile);
   const packs = await loadPolicies(list(options.policy));
-  const history = options.history !== undefined ? await loadHistory(options.history) : { snapshots: [], problems: [] };
+  const history = preloadedHistory ?? (options.history !== undefined ? await loadHistory(options.history) : { snapshots: [], problems: [] });
   const withHistoryProblems = snapshots.map((s) => (history.problems.length > 0 ? { ...s, problems: [...s.problems, ...history.problems] } : s));
   const report = auditSnapshots(withHistoryProblems, history.snapshots, packs.flatMap((p) => p.rules), { profile, now: ctx.now() });
   const written = await writeReports(report, formats, options.out, ctx);

@@ -4,6 +4,7 @@ import { TOOL_NAME, TOOL_VERSION } from '../version.js';
 import type { CommandContext } from './context.js';
 import { registerEvaluate } from './evaluate.js';
 import { registerRules } from './rules.js';
+import { registerScan } from './scan.js';
 import { useColor } from './output.js';
 
 const defaultContext = (): CommandContext => ({
@@ -11,6 +12,7 @@ const defaultContext = (): CommandContext => ({
   stdout: (text) => void process.stdout.write(text),
   stderr: (text) => void process.stderr.write(text),
   color: useColor(process.stdout),
+  interactive: process.stderr.isTTY === true,
 });
 
 /** The option parser takes a lone `-` for a flag; `--out -` (stdout) is meant as a value. */
@@ -31,6 +33,7 @@ export async function main(argv: string[], ctx: CommandContext = defaultContext(
   // Commands, registered in one explicit list.
   registerEvaluate(cli, ctx);
   registerRules(cli, ctx);
+  registerScan(cli, ctx);
   cli.help();
   cli.version(TOOL_VERSION);
   try {

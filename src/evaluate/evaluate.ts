@@ -4,7 +4,7 @@ import type { Subject, SubjectSets } from '../facts/subjects.js';
 import { applyLogic, truthy } from '../policy/logic.js';
 import { renderTemplate } from '../policy/template.js';
 import type { LoadedRule, Severity } from '../policy/types.js';
-import type { Snapshot } from '../snapshot/types.js';
+import type { Problem, Snapshot } from '../snapshot/types.js';
 import type { Evaluation, Finding, Notification } from './finding.js';
 
 const FINGERPRINT_VERSION = 'mesh-audit/v1';
@@ -76,13 +76,15 @@ export const compareFindings = (a: Finding, b: Finding): number =>
  */
 export function evaluate(snapshot: Snapshot, subjects: SubjectSets, rules: readonly LoadedRule[]): Evaluation {
   const host = snapshot.host.hostname;
-  const notifications: Notification[] = snapshot.problems.map((p) => ({
+  const fromCollection = (level: Notification['level']) => (p: Problem): Notification => ({
     host,
+    level,
     kind: 'collection',
     source: p.source,
     ...(p.subject !== undefined ? { subject: p.subject } : {}),
     message: p.message,
-  }));
+  });
+  const notifications: Notification[] = [...snapshot.problems.map(fromCollection('error')), ...(snapshot.notes ?? []).map(fromCollection('note'))];
   const findings: Finding[] = [];
   const seen = new Set<string>();
   for (const rule of [...rules].sort((a, b) => compareText(a.id, b.id))) {
@@ -97,6 +99,7 @@ export function evaluate(snapshot: Snapshot, subjects: SubjectSets, rules: reado
       } catch (err) {
         notifications.push({
           host,
+          level: 'error',
           kind: 'evaluation',
           source: rule.id,
           subject: `${subject.about.kind} ${subject.about.id}`,
@@ -108,7 +111,7 @@ export function evaluate(snapshot: Snapshot, subjects: SubjectSets, rules: reado
   return {
     host,
     takenAt: snapshot.takenAt,
-    complete: notifications.length === 0,
+    complete: notifications.every((n) => n.level !== 'error'),
     findings: findings.sort(compareFindings),
     notifications,
   };

@@ -18,6 +18,8 @@ export interface Finding {
 /** Something that kept a part of the work from being done: a source not read, a rule that threw. */
 export interface Notification {
   host: string;
+  /** `error`: something was not checked (the run is incomplete); `note`: worth knowing only. */
+  level: 'error' | 'note';
   kind: 'collection' | 'evaluation';
   /** The source that was not read (docker, files, …) or the rule that failed. */
   source: string;

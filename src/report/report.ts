@@ -14,7 +14,9 @@ export interface Summary {
   findings: number;
   bySeverity: Record<Severity, number>;
   byRule: Record<string, number>;
-  notifications: number;
+  /** Things not checked (error-level notifications): non-zero means the run is incomplete. */
+  notChecked: number;
+  notes: number;
   complete: boolean;
 }
 
@@ -33,7 +35,8 @@ export function summarize(report: Report): Summary {
     findings: findings.length,
     bySeverity,
     byRule: Object.fromEntries(Object.entries(byRule).sort(([a], [b]) => (a < b ? -1 : 1))),
-    notifications: allNotifications(report).length,
+    notChecked: allNotifications(report).filter((n) => n.level === 'error').length,
+    notes: allNotifications(report).filter((n) => n.level === 'note').length,
     complete: report.evaluations.every((e) => e.complete),
   };
 }

@@ -68,7 +68,7 @@ export function renderSarif(report: Report): string {
           executionSuccessful: e.complete,
           endTimeUtc: report.generatedAt,
           toolExecutionNotifications: e.notifications.map((n) => ({
-            level: 'error',
+            level: n.level,
             message: { text: n.message },
             ...(n.kind === 'evaluation' && ruleIndex.has(n.source)
               ? { associatedRule: { id: n.source, index: ruleIndex.get(n.source)! } }

@@ -41,9 +41,15 @@ export function renderText(report: Report, options: TextOptions): string {
       lines.push(`  ${paint(r.severity, r.severity.padEnd(width.severity))}  ${r.rule.padEnd(width.rule)}  ${r.subject}`);
       lines.push(`  ${' '.repeat(width.severity)}  ${paint('dim', '└')} ${r.message}`);
     }
-    if (e.notifications.length > 0) {
-      lines.push('', paint('error', `  Not checked (${e.notifications.length}):`));
-      for (const n of e.notifications) lines.push(`  - [${n.source}] ${n.message}`);
+    const errors = e.notifications.filter((n) => n.level === 'error');
+    const notes = e.notifications.filter((n) => n.level === 'note');
+    if (errors.length > 0) {
+      lines.push('', paint('error', `  Not checked (${errors.length}):`));
+      for (const n of errors) lines.push(`  - [${n.source}] ${n.message}`);
+    }
+    if (notes.length > 0) {
+      lines.push('', paint('dim', `  Notes (${notes.length}):`));
+      for (const n of notes) lines.push(`  - [${n.source}] ${n.message}`);
     }
     lines.push('');
   }
@@ -51,7 +57,7 @@ export function renderText(report: Report, options: TextOptions): string {
   const counts = [plural(s.bySeverity.error, 'error'), plural(s.bySeverity.warning, 'warning'), plural(s.bySeverity.note, 'note')];
   lines.push(
     `${plural(s.findings, 'finding')} (${counts.join(', ')}) on ${plural(report.evaluations.length, 'host')}` +
-      (s.complete ? '' : ` — INCOMPLETE: ${plural(s.notifications, 'thing')} not checked`),
+      (s.complete ? '' : ` — INCOMPLETE: ${plural(s.notChecked, 'thing')} not checked`),
   );
   return lines.join('\n') + '\n';
 }

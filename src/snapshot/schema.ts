@@ -250,6 +250,7 @@ export const snapshotSchema = {
         },
       },
     },
+    notes: { $ref: '#/properties/problems' },
     problems: {
       type: 'array',
       items: {

@@ -17,6 +17,8 @@ export interface Snapshot {
   ledger: Ledger;
   /** What could not be read while collecting; a non-empty list makes the scan incomplete. */
   problems: Problem[];
+  /** Worth knowing, not a failure: a container gone between list and inspect, /proc not readable by design. */
+  notes?: Problem[];
 }
 
 export interface HostInfo {

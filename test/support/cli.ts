@@ -22,6 +22,7 @@ export async function runCli(args: string[], now: Date = FIXED_NOW): Promise<Cli
     stdout: (t) => void (stdout += t),
     stderr: (t) => void (stderr += t),
     color: false,
+    interactive: false,
   });
   return { code, stdout, stderr };
 }

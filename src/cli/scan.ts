@@ -1,0 +1,120 @@
+import type { CAC, Command } from 'cac';
+import { loadConfigFile, mergeSettings, type ConfigFile, type ScanSettings } from '../config.js';
+import { MeshAuditError } from '../errors.js';
+import { resolveHostname, takeSnapshot } from '../scan.js';
+import { loadHistory } from '../snapshot/history.js';
+import { keepSnapshot, readOwnHistory } from '../snapshot/history-store.js';
+import { loadSnapshot } from '../snapshot/load.js';
+import type { Snapshot } from '../snapshot/types.js';
+import { prepareOutputDir, writeFileAtomic } from '../write/atomic.js';
+import { dirname, basename, resolve } from 'node:path';
+import { auditAndReport, type AuditOptions } from './evaluate.js';
+import { list, type CommandContext } from './context.js';
+
+interface CollectFlags {
+  config?: string;
+  dockerHost?: string;
+  ledger?: string;
+  root?: string;
+  managedRoot?: string | string[];
+  hostname?: string;
+  keep?: string | number;
+}
+
+function addCollectOptions(command: Command): Command {
+  return command
+    .option('--docker-host <url>', 'Docker engine: unix:///path, tcp://host:port, ssh://user@host (default: $DOCKER_HOST, else the local socket)')
+    .option('--ledger <path>', 'The host agent\'s ledger (default: /var/lib/mesh-host/ledger.json)')
+    .option('--root <dir>', 'Where the host is mounted read-only when the scanner runs in a container (paths are reported as host paths)')
+    .option('--managed-root <dir>', 'A folder the mesh writes into; every file under it is checked; repeatable')
+    .option('--hostname <name>', 'Name of the host in reports (default: the host\'s own)')
+    .option('--config <file>', 'YAML config: ledger, managedRoots, labels, dockerHost, root, hostname, keep, dockerTimeoutSeconds');
+}
+
+const absoluteOrUndefined = (flag: string, value: unknown): string | undefined => {
+  if (value === undefined) return undefined;
+  const s = String(value);
+  if (!s.startsWith('/')) throw new MeshAuditError(`${flag} needs an absolute path, not '${s}'`);
+  return s;
+};
+
+async function settingsOf(flags: CollectFlags): Promise<ScanSettings> {
+  const file = flags.config !== undefined ? await loadConfigFile(flags.config) : {};
+  const keep = flags.keep === undefined ? undefined : Number(flags.keep);
+  if (keep !== undefined && (!Number.isInteger(keep) || keep < 1)) throw new MeshAuditError(`--keep must be a whole number of at least 1, not '${String(flags.keep)}'`);
+  const fromFlags: ConfigFile = {};
+  const ledger = absoluteOrUndefined('--ledger', flags.ledger);
+  const root = absoluteOrUndefined('--root', flags.root);
+  if (ledger !== undefined) fromFlags.ledger = ledger;
+  if (root !== undefined) fromFlags.root = root;
+  if (flags.dockerHost !== undefined) fromFlags.dockerHost = String(flags.dockerHost);
+  if (flags.hostname !== undefined) fromFlags.hostname = String(flags.hostname);
+  if (keep !== undefined) fromFlags.keep = keep;
+  const roots = list(flags.managedRoot).map((r) => absoluteOrUndefined('--managed-root', r)!);
+  if (roots.length > 0) fromFlags.managedRoots = roots;
+  return mergeSettings(file, fromFlags);
+}
+
+/** Each source that could not be read: one clear line on stderr as well as in the reports. */
+function reportProblems(snapshot: Snapshot, ctx: CommandContext): void {
+  for (const p of snapshot.problems) ctx.stderr(`mesh-audit: ${p.message}\n`);
+}
+
+const progressOn = (ctx: CommandContext) => (message: string) => {
+  if (ctx.interactive) ctx.stderr(`mesh-audit: ${message}…\n`);
+};
+
+export function registerScan(cli: CAC, ctx: CommandContext): void {
+  addCollectOptions(
+    cli
+      .command('scan', 'Snapshot this host (read-only) and evaluate it; keeps the snapshot as history')
+      .option('--snapshot <file>', 'Evaluate a saved snapshot instead of reading the host'),
+  )
+    .option('--history <dir>', 'Folder of earlier snapshots (default: the history kept under --out)')
+    .option('--keep <n>', 'Snapshots of this host kept as history (default 30)')
+    .option('--policy <path>', 'Policy pack file or folder; repeatable (default: the shipped mesh-core pack)')
+    .option('--format <list>', 'Comma-separated: text (stdout), sarif, json', { default: 'text,sarif,json' })
+    .option('--out <dir>', 'Output folder for reports and history, or - for stdout', { default: 'reports' })
+    .option('--fail-on <severity>', 'Exit 1 on findings at or above: error, warning, note, none', { default: 'error' })
+    .option('--profile <name>', 'Only rules of this profile: nightly, premigration, all', { default: 'all' })
+    .example('sudo mesh-audit scan --managed-root /etc/mesh --out /var/lib/mesh-audit')
+    .example('mesh-audit scan --snapshot examples/demo/snapshot.json')
+    .action(async (options: CollectFlags & AuditOptions & { snapshot?: string }) => {
+      if (options.snapshot !== undefined) {
+        return auditAndReport([await loadSnapshot(options.snapshot)], options, ctx);
+      }
+      const settings = await settingsOf(options);
+      const hostname = await resolveHostname(settings);
+      // History: an explicit folder, else the scanner's own under --out, which this scan adds to.
+      const ownHistory = options.history === undefined && options.out !== '-';
+      const history =
+        options.history !== undefined
+          ? await loadHistory(options.history)
+          : ownHistory
+            ? await readOwnHistory(options.out, hostname)
+            : { snapshots: [], problems: [] };
+      const snapshot = await takeSnapshot({ ...settings, hostname }, history.snapshots, { now: ctx.now, progress: progressOn(ctx) });
+      reportProblems(snapshot, ctx);
+      const code = await auditAndReport([snapshot], options, ctx, history);
+      if (ownHistory) {
+        const kept = await keepSnapshot(options.out, snapshot, settings.keep);
+        ctx.stderr(`kept snapshot ${kept}\n`);
+      }
+      return code;
+    });
+
+  addCollectOptions(cli.command('snapshot', 'Snapshot this host (read-only) into a file, to evaluate later or elsewhere'))
+    .option('-o, --output <file>', 'Where to write the snapshot (its folder must exist and be safe)')
+    .example('sudo mesh-audit snapshot -o /var/lib/mesh-audit/host.json')
+    .action(async (options: CollectFlags & { output?: string }) => {
+      if (options.output === undefined) throw new MeshAuditError('snapshot needs -o FILE (where to write it)');
+      const settings = await settingsOf(options);
+      const snapshot = await takeSnapshot(settings, [], { now: ctx.now, progress: progressOn(ctx) });
+      reportProblems(snapshot, ctx);
+      const target = resolve(String(options.output));
+      await prepareOutputDir(dirname(target));
+      const written = await writeFileAtomic(dirname(target), basename(target), JSON.stringify(snapshot, null, 2) + '\n');
+      ctx.stderr(`wrote ${written}\n`);
+      return snapshot.problems.length > 0 ? 3 : 0;
+    });
+}

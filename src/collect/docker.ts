@@ -1,0 +1,95 @@
+import type { SafeValueMaker } from '../secret/value.js';
+import type { Container, DockerInfo, Problem, ProcView } from '../snapshot/types.js';
+import { EngineHttpError, ReadOnlyDocker } from './docker-api.js';
+import type { DockerEndpoint } from './docker-endpoint.js';
+import { containerFromInspect, type ContainerInspect } from './inspect.js';
+
+export interface DockerCollectOptions {
+  endpoint: DockerEndpoint;
+  safe: SafeValueMaker;
+  /** Each request's own limit (docker-modem's timeout only measures inactivity). */
+  requestTimeoutMs?: number;
+  /** The whole collection's limit. */
+  deadlineMs?: number;
+  concurrency?: number;
+  /** Reads /proc for one container; omitted when /proc is unavailable (the reason goes in `procUnavailable`). */
+  readProc?: (inspect: ContainerInspect) => Promise<ProcView>;
+  procUnavailable?: string;
+}
+
+export interface DockerCollection {
+  docker: DockerInfo | null;
+  containers: Container[];
+  problems: Problem[];
+  notes: Problem[];
+}
+
+/** Runs `work` over `items` with at most `limit` at a time, keeping the input order in the result. */
+async function mapLimited<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      results[i] = await work(items[i]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}
+
+/**
+ * Every container, running or stopped, inspected with bounded concurrency. An engine that cannot be
+ * reached is one problem (the scan goes on with files and ledger); a container gone between list and
+ * inspect is a note, not an error.
+ */
+export async function collectDocker(options: DockerCollectOptions): Promise<DockerCollection> {
+  const deadline = AbortSignal.timeout(options.deadlineMs ?? 60_000);
+  const problems: Problem[] = [];
+  const notes: Problem[] = [];
+  let api: ReadOnlyDocker;
+  try {
+    api = await ReadOnlyDocker.connect(options.endpoint, { requestTimeoutMs: options.requestTimeoutMs ?? 10_000, deadline });
+  } catch (err) {
+    problems.push({ source: 'docker', subject: options.endpoint.url, message: `cannot reach the Docker engine at ${options.endpoint.url}: ${(err as Error).message}` });
+    return { docker: null, containers: [], problems, notes };
+  }
+  const docker: DockerInfo = {
+    endpoint: options.endpoint.url,
+    serverVersion: api.serverVersion,
+    apiVersion: api.apiVersion,
+    local: options.readProc !== undefined,
+  };
+  let summaries;
+  try {
+    summaries = await api.listContainers();
+  } catch (err) {
+    problems.push({ source: 'docker', subject: options.endpoint.url, message: `cannot list containers: ${(err as Error).message}` });
+    return { docker, containers: [], problems, notes };
+  }
+  const inspected = await mapLimited(summaries, options.concurrency ?? 8, async (summary): Promise<Container | null> => {
+    const label = summary.Names?.[0]?.replace(/^\//, '') ?? summary.Id.slice(0, 12);
+    let inspect: ContainerInspect;
+    try {
+      inspect = await api.inspectContainer(summary.Id);
+    } catch (err) {
+      if (err instanceof EngineHttpError && err.statusCode === 404) {
+        notes.push({ source: 'docker', subject: label, message: `container ${label} went away between list and inspect` });
+      } else {
+        problems.push({ source: 'docker', subject: label, message: `cannot inspect container ${label}: ${(err as Error).message}` });
+      }
+      return null;
+    }
+    let proc: ProcView = { available: false, reason: options.procUnavailable ?? 'not read' };
+    if (options.readProc) {
+      try {
+        proc = await options.readProc(inspect);
+      } catch (err) {
+        proc = { available: false, reason: `reading /proc failed: ${(err as Error).message}` };
+      }
+    }
+    return containerFromInspect(inspect, options.safe, proc);
+  });
+  const containers = inspected.filter((c): c is Container => c !== null).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return { docker, containers, problems, notes };
+}

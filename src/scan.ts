@@ -1,0 +1,114 @@
+import { readFile } from 'node:fs/promises';
+import { hostname as osHostname } from 'node:os';
+import { join } from 'node:path';
+import { collectDocker } from './collect/docker.js';
+import { resolveEndpoint } from './collect/docker-endpoint.js';
+import { collectFiles } from './collect/files.js';
+import { readLedger } from './collect/ledger.js';
+import { procUnavailableReason, readProcView } from './collect/proc.js';
+import type { ScanSettings } from './config.js';
+import { createSafeValueMaker } from './secret/value.js';
+import { SNAPSHOT_SCHEMA, type Problem, type Snapshot } from './snapshot/types.js';
+import { TOOL_NAME, TOOL_VERSION } from './version.js';
+
+export interface ScanHooks {
+  now(): Date;
+  /** Progress for a person watching (the caller decides whether anyone is). */
+  progress(message: string): void;
+}
+
+/** The host's name: from settings, else the mounted host's /etc/hostname under --root, else ours. */
+export async function resolveHostname(settings: ScanSettings): Promise<string> {
+  if (settings.hostname !== undefined) return settings.hostname;
+  if (settings.root !== '/') {
+    // The scanner runs in a container: the host's name is in the host's files, not in ours.
+    try {
+      const name = (await readFile(join(settings.root, 'etc', 'hostname'), 'utf8')).trim();
+      if (name.length > 0) return name;
+    } catch {
+      // fall through to our own name
+    }
+  }
+  return osHostname();
+}
+
+/**
+ * Reads the live host into a secret-safe snapshot: ledger, containers (with /proc where it can be
+ * read), then every file any of them names. The HMAC key lives only in this call.
+ * `earlier` are the host's previous snapshots: their former targets are collected too (097).
+ */
+export async function takeSnapshot(settings: ScanSettings, earlier: readonly Snapshot[], hooks: ScanHooks): Promise<Snapshot> {
+  const safe = createSafeValueMaker();
+  const takenAt = hooks.now().toISOString();
+  const problems: Problem[] = [];
+  const notes: Problem[] = [];
+
+  hooks.progress(`reading ledger ${settings.ledger}`);
+  const ledger = await readLedger(settings.ledger, { root: settings.root, safe });
+  problems.push(...ledger.problems);
+
+  const endpoint = resolveEndpoint(settings.dockerHost);
+  const procReason = await procUnavailableReason({ endpointIsLocalSocket: endpoint.local });
+  if (procReason !== null) notes.push({ source: 'proc', message: `container processes not read from /proc: ${procReason}; env, sockets and bind-mounted files as containers see them were not checked` });
+
+  hooks.progress(`reading containers from ${endpoint.url}`);
+  // Bind-mount sources that are regular files are what /proc compares; known after inspect, so the
+  // proc reader checks the kind itself through the host root.
+  const docker = await collectDocker({
+    endpoint,
+    safe,
+    deadlineMs: settings.dockerTimeoutSeconds * 1000,
+    ...(procReason === null
+      ? {
+          readProc: (inspect) =>
+            readProcView(
+              {
+                id: inspect.Id,
+                running: inspect.State?.Running ?? false,
+                pid: inspect.State?.Pid ?? 0,
+                mounts: (inspect.Mounts ?? []).map((m) => ({ type: m.Type ?? '', source: m.Source ?? '', destination: m.Destination ?? '' })),
+              },
+              new Set((inspect.Mounts ?? []).filter((m) => m.Type === 'bind' && m.Source).map((m) => m.Source!)),
+              { hostRoot: settings.root, safe },
+            ),
+        }
+      : { procUnavailable: procReason }),
+  });
+  problems.push(...docker.problems);
+  notes.push(...docker.notes);
+
+  const entries = ledger.ledger.entries.map((r) => r.entry);
+  const labelSources = docker.containers.flatMap((c) => (c.labels[settings.labels.sources] ?? '').split(',').map((s) => s.trim()).filter((s) => s.startsWith('/')));
+  const ledgerSources = entries.flatMap((e) => e.sources ?? []);
+  const formerFiles = earlier.flatMap((s) => s.ledger.entries.filter((r) => r.entry.type === 'file' && r.entry.target !== undefined).map((r) => r.entry.target!));
+  const paths = [
+    ...entries.filter((e) => e.type === 'file' && e.target?.startsWith('/')).map((e) => e.target!),
+    ...ledgerSources,
+    ...labelSources,
+    ...docker.containers.flatMap((c) => c.mounts.filter((m) => m.type === 'bind' && m.source.startsWith('/')).map((m) => m.source)),
+    ...formerFiles,
+  ];
+  hooks.progress(`reading ${new Set(paths).size} files and ${settings.managedRoots.length} managed roots`);
+  const files = await collectFiles({
+    root: settings.root,
+    paths: [...new Set(paths)].filter((p) => p.startsWith('/')),
+    envPaths: [...new Set([...ledgerSources, ...labelSources])],
+    managedRoots: settings.managedRoots,
+    safe,
+  });
+  problems.push(...files.problems);
+
+  return {
+    schema: SNAPSHOT_SCHEMA,
+    tool: { name: TOOL_NAME, version: TOOL_VERSION },
+    takenAt,
+    host: { hostname: await resolveHostname(settings), ...(settings.root !== '/' ? { root: settings.root } : {}) },
+    config: { managedRoots: settings.managedRoots, labels: settings.labels },
+    docker: docker.docker,
+    containers: docker.containers,
+    files: files.files,
+    ledger: ledger.ledger,
+    problems,
+    ...(notes.length > 0 ? { notes } : {}),
+  };
+}

@@ -1,0 +1,67 @@
+import { mkdirSync, mkdtempSync, renameSync, writeFileSync, readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { dirname, join } from 'node:path';
+import { spawnCli, type CliRun } from '../support/cli.js';
+
+/** A host tree for live tests under a private temp folder: composed files, a ledger, an output folder. */
+export class LiveHost {
+  readonly dir = mkdtempSync('/tmp/ma-live-');
+  readonly out = join(this.dir, 'reports');
+  readonly ledgerPath = join(this.dir, 'ledger.json');
+  readonly managedRoot = join(this.dir, 'etc', 'mesh');
+
+  path(...parts: string[]): string {
+    return join(this.managedRoot, ...parts);
+  }
+
+  /** Writes a file in place (keeps the inode). */
+  write(path: string, text: string): string {
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, text, { mode: 0o640 });
+    return path;
+  }
+
+  /** Replaces a file the way editors and config tools do: a new file renamed over the old one. */
+  replaceByRename(path: string, text: string): void {
+    const temp = `${path}.new`;
+    writeFileSync(temp, text, { mode: 0o640 });
+    renameSync(temp, path);
+  }
+
+  ledger(entries: Record<string, unknown>[]): void {
+    this.replaceByRename(this.ledgerPath, '[\n' + entries.map((e) => '  ' + JSON.stringify(e)).join(',\n') + '\n]\n');
+  }
+
+  scan(dockerHost: string, hostname: string, extra: string[] = []): CliRun & { report: LiveReport } {
+    mkdirSync(this.out, { recursive: true, mode: 0o750 });
+    const run = spawnCli([
+      'scan', '--docker-host', dockerHost, '--ledger', this.ledgerPath, '--managed-root', this.managedRoot,
+      '--hostname', hostname, '--out', this.out, '--format', 'json', ...extra,
+    ]);
+    let report: LiveReport;
+    try {
+      report = JSON.parse(readFileSync(join(this.out, 'mesh-audit.json'), 'utf8')) as LiveReport;
+    } catch {
+      throw new Error(`scan wrote no report (exit ${run.code}): ${run.stderr}`);
+    }
+    return { ...run, report };
+  }
+}
+
+export interface LiveFinding {
+  ruleId: string;
+  ruleName: string;
+  severity: string;
+  fingerprint: string;
+  subject: { kind: string; id: string };
+  discriminator: string | null;
+  message: string;
+}
+export interface LiveReport {
+  summary: { complete: boolean };
+  findings: LiveFinding[];
+  notifications: { level: string; message: string }[];
+}
+
+export const sha256 = (text: string): string => 'sha256:' + createHash('sha256').update(text).digest('hex');
+export const envText = (vars: Record<string, string>): string => Object.entries(vars).map(([k, v]) => `${k}=${v}`).join('\n') + '\n';
