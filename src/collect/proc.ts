@@ -1,0 +1,383 @@
+import { createHash } from 'node:crypto';
+import { constants } from 'node:fs';
+import { lstat, open, readdir, readFile, readlink, stat } from 'node:fs/promises';
+import { endianness } from 'node:os';
+import { compareText } from '../compare.js';
+import type { SafeValue, SafeValueMaker } from '../secret/value.js';
+import type { BoundFile, ProcView } from '../snapshot/types.js';
+import { listeningSockets, parseProcNet, type ProcNetProtocol, type ProcNetRow } from './proc-net.js';
+
+/**
+ * What /proc shows of a container's main process (design section 4, "/proc"). Read-only: nothing
+ * is written, nothing is executed; raw env values exist only long enough to become SafeValues.
+ */
+
+export interface ProcOptions {
+  /** Default `/proc`. */
+  procRoot?: string;
+  /**
+   * `/` or the `--root` mount of the host: a bind source found there that is not a regular file
+   * (a directory bind) is skipped, so callers may pass every bind source.
+   */
+  hostRoot: string;
+  safe: SafeValueMaker;
+}
+
+export interface ProcContainer {
+  id: string;
+  running: boolean;
+  pid: number;
+  mounts: { type: string; source: string; destination: string }[];
+}
+
+/** The kernel's initial pid namespace always has this inode (PROC_PID_INIT_INO, 0xEFFFFFFC). */
+export const HOST_PID_NAMESPACE_INODE = 4026531836;
+
+const NET_TABLES: readonly ProcNetProtocol[] = ['tcp', 'tcp6', 'udp', 'udp6'];
+const FULL_ID = /^[0-9a-f]{64}$/;
+
+const codeOf = (err: unknown): string | undefined =>
+  err !== null && typeof err === 'object' && 'code' in err && typeof err.code === 'string' ? err.code : undefined;
+
+/** Gone mid-walk: the normal fate of a process or fd we were about to read. */
+const isVanished = (err: unknown): boolean => {
+  const code = codeOf(err);
+  return code === 'ENOENT' || code === 'ESRCH';
+};
+
+/** A reason for a person; never the raw error (which could quote more than a path). */
+function describe(err: unknown, what: string): string {
+  switch (codeOf(err)) {
+    case 'EACCES':
+    case 'EPERM':
+      return `permission denied reading ${what}`;
+    case 'ENOENT':
+      return `${what} does not exist`;
+    case 'ESRCH':
+      return `process gone while reading ${what}`;
+    default:
+      return `cannot read ${what} (${codeOf(err) ?? (err instanceof Error ? err.name : 'error')})`;
+  }
+}
+
+/** Carries a reason from deep inside the walk to the one place that turns it into `available: false`. */
+class Unavailable extends Error {
+  constructor(readonly reason: string) {
+    super(reason);
+  }
+}
+
+/**
+ * Why /proc cannot be used for containers of this engine, or null when it can: the engine is not
+ * local (endpoint not a unix socket); not root; our pid namespace is not the host's (the pids the
+ * engine reports are host pids). A local socket forwarded to another machine passes here; the
+ * per-container cgroup check of readProcView catches it.
+ */
+export async function procUnavailableReason(opts: { endpointIsLocalSocket: boolean; procRoot?: string }): Promise<string | null> {
+  if (!opts.endpointIsLocalSocket) return 'the Docker engine is not local (its endpoint is not a unix socket)';
+  if (process.geteuid?.() !== 0) return 'not running as root';
+  const procRoot = opts.procRoot ?? '/proc';
+  const where = `${procRoot}/self/ns/pid`;
+  let link: string;
+  try {
+    link = await readlink(where);
+  } catch (err) {
+    return describe(err, where);
+  }
+  const inode = /^pid:\[(\d+)\]$/.exec(link)?.[1];
+  if (inode === undefined) return `${where} is not a pid namespace link`;
+  if (Number(inode) !== HOST_PID_NAMESPACE_INODE) {
+    return `our pid namespace (pid:[${inode}]) is not the host's: the engine's pids do not name processes here`;
+  }
+  return null;
+}
+
+/** `pid (comm) S ppid … starttime …`: comm may hold spaces and parentheses, so split after the last `)`. */
+export function parseStat(text: string): { ppid: number; startTime: string } | null {
+  const close = text.lastIndexOf(')');
+  if (close < 0) return null;
+  const rest = text.slice(close + 1).trim().split(/\s+/);
+  // rest[0] is field 3 (state); ppid is field 4, starttime field 22.
+  const ppid = Number(rest[1]);
+  const startTime = rest[19];
+  if (!Number.isInteger(ppid) || startTime === undefined) return null;
+  return { ppid, startTime };
+}
+
+/** Whether a `/proc/<pid>/cgroup` text puts the process in the container with this full id. */
+export function cgroupHasContainer(text: string, id: string): boolean {
+  if (!FULL_ID.test(id)) return false;
+  // `docker-<id>.scope` (systemd driver, v2 or v1), `<id>` (cgroupfs driver, any parent);
+  // `cri-containerd-<id>.scope`, `libpod-<id>.scope` follow the same pattern.
+  const segment = new RegExp(`^(?:[A-Za-z0-9_-]+-)?${id}(?:\\.scope)?$`);
+  for (const line of text.split('\n')) {
+    // hierarchy-ID:controller-list:path (the path may itself hold `:`)
+    const first = line.indexOf(':');
+    const second = first < 0 ? -1 : line.indexOf(':', first + 1);
+    if (second < 0) continue;
+    const path = line.slice(second + 1);
+    if (path.split('/').some((part) => segment.test(part))) return true;
+  }
+  return false;
+}
+
+/** The process's start time, after checking it belongs to the container; throws Unavailable otherwise. */
+async function verify(procRoot: string, pid: number, id: string): Promise<string> {
+  const notOurs = `pid ${pid} is not this container's process here (another pid namespace?)`;
+  let cgroup: string;
+  let stat: string;
+  try {
+    cgroup = await readFile(`${procRoot}/${pid}/cgroup`, 'utf8');
+    stat = await readFile(`${procRoot}/${pid}/stat`, 'utf8');
+  } catch (err) {
+    if (isVanished(err)) throw new Unavailable(`pid ${pid} is not running here (exited, or another pid namespace?)`);
+    throw new Unavailable(describe(err, `${procRoot}/${pid}`));
+  }
+  if (!cgroupHasContainer(cgroup, id)) throw new Unavailable(notOurs);
+  const parsed = parseStat(stat);
+  if (!parsed) throw new Unavailable(`cannot parse ${procRoot}/${pid}/stat`);
+  return parsed.startTime;
+}
+
+/** `pid` and every process descending from it, from the ppid of each `/proc/<n>/stat`. */
+export async function processTree(pid: number, procRoot = '/proc'): Promise<number[]> {
+  const names = await readdir(procRoot);
+  const children = new Map<number, number[]>();
+  await Promise.all(
+    names
+      .filter((name) => /^\d+$/.test(name))
+      .map(async (name) => {
+        let text: string;
+        try {
+          text = await readFile(`${procRoot}/${name}/stat`, 'utf8');
+        } catch {
+          return; // vanished (or unreadable): not ours to report
+        }
+        const stat = parseStat(text);
+        if (!stat) return;
+        const list = children.get(stat.ppid) ?? [];
+        list.push(Number(name));
+        children.set(stat.ppid, list);
+      }),
+  );
+  const tree: number[] = [];
+  const seen = new Set<number>();
+  const queue = [pid];
+  while (queue.length > 0) {
+    const p = queue.shift()!;
+    if (seen.has(p)) continue;
+    seen.add(p);
+    tree.push(p);
+    queue.push(...(children.get(p) ?? []));
+  }
+  return tree;
+}
+
+/** Inodes of the sockets open in `/proc/<p>/fd` for each pid; the first pid must be readable, the others may vanish. */
+export async function socketInodes(pids: readonly number[], procRoot = '/proc'): Promise<Set<number>> {
+  const inodes = new Set<number>();
+  await Promise.all(
+    pids.map(async (p, index) => {
+      const dir = `${procRoot}/${p}/fd`;
+      let fds: string[];
+      try {
+        fds = await readdir(dir);
+      } catch (err) {
+        if (index > 0 && isVanished(err)) return;
+        throw new Unavailable(describe(err, dir));
+      }
+      await Promise.all(
+        fds.map(async (fd) => {
+          let target: string;
+          try {
+            target = await readlink(`${dir}/${fd}`);
+          } catch (err) {
+            if (isVanished(err)) return; // closed mid-walk
+            throw new Unavailable(describe(err, `${dir}/${fd}`));
+          }
+          const inode = /^socket:\[(\d+)\]$/.exec(target)?.[1];
+          if (inode !== undefined) inodes.add(Number(inode));
+        }),
+      );
+    }),
+  );
+  return inodes;
+}
+
+/** All rows of the process's network namespace tables; a table the kernel lacks (no IPv6) is skipped. */
+async function netRows(procRoot: string, pid: number): Promise<ProcNetRow[]> {
+  const endian = endianness();
+  const rows: ProcNetRow[] = [];
+  for (const protocol of NET_TABLES) {
+    const path = `${procRoot}/${pid}/net/${protocol}`;
+    let text: string;
+    try {
+      text = await readFile(path, 'utf8');
+    } catch (err) {
+      if (codeOf(err) === 'ENOENT') continue;
+      throw new Unavailable(describe(err, path));
+    }
+    rows.push(...parseProcNet(text, protocol, endian));
+  }
+  return rows;
+}
+
+/** NUL-separated KEY=VALUE; as getenv() does, the first of duplicate keys wins. */
+async function readEnv(procRoot: string, pid: number, safe: SafeValueMaker): Promise<Record<string, SafeValue>> {
+  const path = `${procRoot}/${pid}/environ`;
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    throw new Unavailable(describe(err, path));
+  }
+  const env: Record<string, SafeValue> = {};
+  for (const item of text.split('\0')) {
+    if (item === '') continue;
+    const eq = item.indexOf('=');
+    const key = eq < 0 ? item : item.slice(0, eq);
+    if (key === '' || Object.prototype.hasOwnProperty.call(env, key)) continue;
+    env[key] = safe(eq < 0 ? '' : item.slice(eq + 1));
+  }
+  return env;
+}
+
+class FileError extends Error {}
+
+/**
+ * The kind of a bind source on the host, without opening it: `other` (a directory, a socket, …) only
+ * when sure; a missing path, a symlink under a non-`/` root or an error give `unknown`, and the
+ * container's view decides (a container keeps a file whose host path was since removed).
+ */
+export async function hostKind(hostRoot: string, source: string): Promise<'file' | 'other' | 'unknown'> {
+  if (!source.startsWith('/')) return 'unknown';
+  const parts = source.split('/').filter((part) => part !== '' && part !== '.');
+  if (parts.length === 0 || parts.includes('..')) return 'unknown';
+  const base = hostRoot.replace(/\/+$/, '');
+  try {
+    if (base === '') {
+      // The scanner's root is the host's: following links is what the engine did, and stat opens nothing.
+      return (await stat(source)).isFile() ? 'file' : 'other';
+    }
+    let path = base;
+    for (const [i, part] of parts.entries()) {
+      path = `${path}/${part}`;
+      const st = await lstat(path);
+      // An absolute link here would resolve against OUR root, not the host's: cannot tell.
+      if (st.isSymbolicLink()) return 'unknown';
+      if (i === parts.length - 1) return st.isFile() ? 'file' : 'other';
+      if (!st.isDirectory()) return 'unknown';
+    }
+  } catch {
+    return 'unknown';
+  }
+  return 'unknown';
+}
+
+/**
+ * The file a container sees at `destination`, reached under `rootDir` (`/proc/<pid>/root`) one
+ * component at a time with lstat: a symlink anywhere is refused, since the kernel would resolve
+ * it against OUR root (pelagos#349, syft#3396). Only a regular file is opened (never a FIFO), with
+ * O_NOFOLLOW|O_NONBLOCK, and it must be the very inode the walk found.
+ */
+async function boundFile(rootDir: string, pid: number, mount: { source: string; destination: string }): Promise<BoundFile> {
+  const out: BoundFile = { destination: mount.destination, source: mount.source, inode: null, sha256: null };
+  const shown = `/proc/${pid}/root${mount.destination}`;
+  try {
+    if (!mount.destination.startsWith('/')) throw new FileError('destination is not an absolute path');
+    const parts = mount.destination.split('/').filter((part) => part !== '' && part !== '.');
+    if (parts.includes('..')) throw new FileError('unsafe container path');
+    if (parts.length === 0) throw new FileError('not a regular file');
+    let path = rootDir;
+    for (const [i, part] of parts.entries()) {
+      path = `${path}/${part}`;
+      let st;
+      try {
+        st = await lstat(path, { bigint: true });
+      } catch (err) {
+        if (codeOf(err) === 'ENOENT' || codeOf(err) === 'ENOTDIR') throw new FileError('missing in the container');
+        throw new FileError(describe(err, shown));
+      }
+      if (st.isSymbolicLink()) throw new FileError('symlink in container path');
+      const last = i === parts.length - 1;
+      if (!last && !st.isDirectory()) throw new FileError('not a directory in container path');
+      if (last && !st.isFile()) throw new FileError('not a regular file');
+      if (last) {
+        const found = await hashExact(path, st.dev, st.ino, shown);
+        out.inode = found.inode;
+        out.sha256 = found.sha256;
+      }
+    }
+  } catch (err) {
+    out.error = err instanceof FileError ? err.message : describe(err, shown);
+  }
+  return out;
+}
+
+async function hashExact(path: string, dev: bigint, ino: bigint, shown: string): Promise<{ inode: number; sha256: string }> {
+  let handle;
+  try {
+    handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (err) {
+    if (codeOf(err) === 'ELOOP') throw new FileError('symlink in container path');
+    if (codeOf(err) === 'ENOENT') throw new FileError('missing in the container');
+    throw new FileError(describe(err, shown));
+  }
+  try {
+    const st = await handle.stat({ bigint: true });
+    // A component swapped for a symlink after the walk would land on another inode: refuse it.
+    if (!st.isFile() || st.dev !== dev || st.ino !== ino) throw new FileError('file changed while being read');
+    const hash = createHash('sha256');
+    const buffer = Buffer.allocUnsafe(64 * 1024);
+    for (;;) {
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, null);
+      if (bytesRead === 0) break;
+      hash.update(buffer.subarray(0, bytesRead));
+    }
+    return { inode: Number(st.ino), sha256: 'sha256:' + hash.digest('hex') };
+  } catch (err) {
+    if (err instanceof FileError) throw err;
+    throw new FileError(describe(err, shown));
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * What the container's main process shows in /proc: its real env, the sockets it and its
+ * descendants listen on (in its network namespace), and the single-file bind mounts as it sees
+ * them. Unavailable (with the reason) rather than guessed; never throws.
+ */
+export async function readProcView(
+  container: ProcContainer,
+  bindFileSources: Set<string>,
+  opts: ProcOptions,
+): Promise<ProcView> {
+  const procRoot = opts.procRoot ?? '/proc';
+  const { pid } = container;
+  if (!container.running || pid === 0) return { available: false, reason: 'container is not running' };
+  if (!Number.isSafeInteger(pid) || pid < 0) return { available: false, reason: `pid ${pid} is not a process id` };
+  if (!FULL_ID.test(container.id)) return { available: false, reason: 'container id is not a full 64-hex id' };
+  try {
+    const startTime = await verify(procRoot, pid, container.id);
+    const env = await readEnv(procRoot, pid, opts.safe);
+    const tree = await processTree(pid, procRoot);
+    const inodes = await socketInodes(tree, procRoot);
+    const listening = listeningSockets(await netRows(procRoot, pid), inodes);
+    const boundFiles: BoundFile[] = [];
+    for (const mount of container.mounts) {
+      if (mount.type !== 'bind' || !bindFileSources.has(mount.source)) continue;
+      if ((await hostKind(opts.hostRoot, mount.source)) === 'other') continue;
+      boundFiles.push(await boundFile(`${procRoot}/${pid}/root`, pid, mount));
+    }
+    boundFiles.sort((a, b) => compareText(a.destination, b.destination) || compareText(a.source, b.source));
+    // The pid may have been reused while we read: the same process still has the same start time.
+    if ((await verify(procRoot, pid, container.id)) !== startTime) {
+      return { available: false, reason: `pid ${pid} exited while being read` };
+    }
+    return { available: true, env, listening, boundFiles };
+  } catch (err) {
+    if (err instanceof Unavailable) return { available: false, reason: err.reason };
+    return { available: false, reason: describe(err, `${procRoot}/${pid}`) };
+  }
+}

@@ -1,0 +1,97 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { readFileSync } from 'node:fs';
+import { formatIpv6, listeningSockets, parseProcNet, type ProcNetProtocol } from '../../src/collect/proc-net.js';
+import { packageFile } from '../../src/paths.js';
+
+const fixture = (name: ProcNetProtocol): string => readFileSync(packageFile('test', 'fixtures', 'proc', name), 'utf8');
+const rows = (name: ProcNetProtocol) => parseProcNet(fixture(name), name);
+
+test('tcp: header skipped, addresses little-endian per word, ports plain hex', () => {
+  const tcp = rows('tcp');
+  assert.is(tcp.length, 5);
+  const byInode = new Map(tcp.map((r) => [r.inode, r]));
+  assert.equal(byInode.get(75001), {
+    protocol: 'tcp', address: '0.0.0.0', port: 2999, state: 0x0a, inode: 75001, remoteAddress: '0.0.0.0', remotePort: 0,
+  });
+  assert.equal(byInode.get(75002), {
+    protocol: 'tcp', address: '127.0.0.1', port: 29999, state: 0x0a, inode: 75002, remoteAddress: '0.0.0.0', remotePort: 0,
+  });
+  assert.is(byInode.get(75006)?.state, 0x01);
+  assert.is(byInode.get(75006)?.remotePort, 29999);
+  assert.is(byInode.get(0)?.state, 0x06, 'TIME_WAIT row parsed with inode 0');
+});
+
+test('tcp: only LISTEN rows are listening; ESTABLISHED and TIME_WAIT excluded; sorted', () => {
+  assert.equal(listeningSockets(rows('tcp')), [
+    { protocol: 'tcp', address: '0.0.0.0', port: 2999 },
+    { protocol: 'tcp', address: '127.0.0.1', port: 29999 },
+  ]);
+});
+
+test('tcp6: ::, ::1 and IPv4-mapped addresses', () => {
+  assert.equal(listeningSockets(rows('tcp6')), [
+    { protocol: 'tcp6', address: '::', port: 2998 },
+    { protocol: 'tcp6', address: '::1', port: 29998 },
+    { protocol: 'tcp6', address: '::ffff:127.0.0.1', port: 29997 },
+  ]);
+});
+
+test('udp: unconnected (07, remote zero) kept, connected one excluded; udp6 too', () => {
+  const udp = rows('udp');
+  assert.is(udp.length, 2);
+  assert.equal(listeningSockets(udp), [{ protocol: 'udp', address: '0.0.0.0', port: 5353 }]);
+  assert.equal(listeningSockets(rows('udp6')), [{ protocol: 'udp6', address: '::', port: 5354 }]);
+});
+
+test('a udp row in state 07 but with a remote address is not listening', () => {
+  const text = '  sl  local_address rem_address   st\n 1: 0100007F:14E9 0100007F:0035 07 00000000:00000000 00:00000000 00000000 0 0 42 2 0 0\n';
+  const parsed = parseProcNet(text, 'udp');
+  assert.is(parsed.length, 1);
+  assert.equal(listeningSockets(parsed), []);
+});
+
+test('inode filtering keeps only sockets the process holds', () => {
+  const all = [...rows('tcp'), ...rows('tcp6'), ...rows('udp'), ...rows('udp6')];
+  assert.equal(listeningSockets(all, new Set([75002, 75004, 75008, 75006])), [
+    { protocol: 'tcp', address: '127.0.0.1', port: 29999 },
+    { protocol: 'tcp6', address: '::1', port: 29998 },
+    { protocol: 'udp', address: '0.0.0.0', port: 5353 },
+  ]);
+  assert.equal(listeningSockets(all, new Set()), []);
+  assert.is(listeningSockets(all).length, 7);
+});
+
+test('duplicates (SO_REUSEPORT) are merged', () => {
+  const line = (n: number, inode: number) =>
+    `   ${n}: 00000000:0BB7 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 ${inode} 1 0 100 0 0 10 0`;
+  const parsed = parseProcNet(['  sl  local_address', line(0, 10), line(1, 11)].join('\n'), 'tcp');
+  assert.is(parsed.length, 2);
+  assert.equal(listeningSockets(parsed), [{ protocol: 'tcp', address: '0.0.0.0', port: 2999 }]);
+});
+
+test('IPv6 compression (RFC 5952) and a link-local row', () => {
+  const bytes = (hex: string) => [...Buffer.from(hex, 'hex')];
+  assert.is(formatIpv6(bytes('00000000000000000000000000000000')), '::');
+  assert.is(formatIpv6(bytes('00000000000000000000000000000001')), '::1');
+  assert.is(formatIpv6(bytes('fe800000000000000000000000000001')), 'fe80::1');
+  assert.is(formatIpv6(bytes('20010db8000000010000000000000001')), '2001:db8:0:1::1');
+  assert.is(formatIpv6(bytes('20010db8000000000001000000000000')), '2001:db8:0:0:1::');
+  assert.is(formatIpv6(bytes('20010db8000000000001000000000001')), '2001:db8::1:0:0:1');
+  assert.is(formatIpv6(bytes('20010db8000100020003000400050006')), '2001:db8:1:2:3:4:5:6');
+  assert.is(formatIpv6(bytes('20010db800000001000100010001abcd')), '2001:db8:0:1:1:1:1:abcd');
+  // fe80::1 as the kernel prints it on a little-endian host: each 32-bit word byte-reversed.
+  const text = '  sl\n   0: 000080FE000000000000000001000000:0050 00000000000000000000000000000000:0000 0A 0:0 0:0 0 0 0 7 1 0';
+  assert.equal(listeningSockets(parseProcNet(text, 'tcp6')), [{ protocol: 'tcp6', address: 'fe80::1', port: 80 }]);
+  // The same file from a big-endian host.
+  const be = '  sl\n   0: FE800000000000000000000000000001:0050 00000000000000000000000000000000:0000 0A 0:0 0:0 0 0 0 7 1 0';
+  assert.is(parseProcNet(be, 'tcp6', 'BE')[0]?.address, 'fe80::1');
+});
+
+test('malformed lines are skipped, not thrown', () => {
+  const text = ['garbage', '   0: ZZZ:0BB7 00000000:0000 0A 0 0 0 0 0 1', '   1: 00000000:0BB7', ''].join('\n');
+  assert.equal(parseProcNet(text, 'tcp'), []);
+  assert.equal(parseProcNet('', 'udp6'), []);
+});
+
+test.run();
