@@ -1,8 +1,8 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, mkdirSync, symlinkSync, copyFileSync, chmodSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PACKAGE_ROOT } from '../../src/paths.js';
+import { tempDir } from '../support/cli.js';
 
 /**
  * A real Docker Engine for the docker-backed tests: `DOCKER_HOST` when given, otherwise a private
@@ -41,7 +41,7 @@ function importImage(dockerHost: string): void {
   const docker = dockerCli();
   const present = spawnSync(docker, ['-H', dockerHost, 'image', 'inspect', IMAGE], { encoding: 'utf8' });
   if (present.status === 0) return;
-  const rootfs = mkdtempSync(join(tmpdir(), 'ma-rootfs-'));
+  const rootfs = tempDir('ma-rootfs-');
   mkdirSync(join(rootfs, 'bin'));
   copyFileSync('/bin/busybox', join(rootfs, 'bin', 'busybox'));
   chmodSync(join(rootfs, 'bin', 'busybox'), 0o755);

@@ -1,11 +1,11 @@
-import { mkdirSync, mkdtempSync, renameSync, writeFileSync, readFileSync } from 'node:fs';
+import { mkdirSync, renameSync, writeFileSync, readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { dirname, join } from 'node:path';
-import { spawnCli, type CliRun } from '../support/cli.js';
+import { spawnCli, tempDir, type CliRun } from '../support/cli.js';
 
 /** A host tree for live tests under a private temp folder: composed files, a ledger, an output folder. */
 export class LiveHost {
-  readonly dir = mkdtempSync('/tmp/ma-live-');
+  readonly dir = tempDir('ma-live-', '/tmp');
   readonly out = join(this.dir, 'reports');
   readonly ledgerPath = join(this.dir, 'ledger.json');
   readonly managedRoot = join(this.dir, 'etc', 'mesh');

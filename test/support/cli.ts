@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { main } from '../../src/cli/main.js';
@@ -38,5 +38,15 @@ export function spawnCli(args: string[], env: NodeJS.ProcessEnv = {}): CliRun {
   return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
 }
 
-export const tempDir = (prefix = 'mesh-audit-test-'): string => mkdtempSync(join(tmpdir(), prefix));
+const madeDirs: string[] = [];
+process.once('exit', () => {
+  for (const dir of madeDirs) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A private temp folder (mode 0700), removed when the test process ends. */
+export function tempDir(prefix = 'mesh-audit-test-', parent = tmpdir()): string {
+  const dir = mkdtempSync(join(parent, prefix));
+  madeDirs.push(dir);
+  return dir;
+}
 export const example = (...parts: string[]): string => join(PACKAGE_ROOT, 'examples', ...parts);
