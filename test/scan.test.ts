@@ -1,8 +1,9 @@
-import { readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { readFileSync, readdirSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { spawnCli } from './support/cli.js';
+import { example, spawnCli } from './support/cli.js';
+import { loadConfigFile } from '../src/config.js';
 import { LiveHost } from './docker/live-host.js';
 
 test('no engine reachable: exit 3 within 15 s, one clear line, file and ledger findings still reported', () => {
@@ -81,6 +82,36 @@ test('snapshot -o writes a valid, secret-safe snapshot that evaluate reads', () 
 test('scan --help names every collection option', () => {
   const help = spawnCli(['scan', '--help']).stdout;
   for (const option of ['--snapshot', '--docker-host', '--ledger', '--root', '--config', '--managed-root', '--history', '--keep']) assert.match(help, option);
+});
+
+test('--root: the host mounted at a folder is read there and reported with host paths and the host name', () => {
+  const host = new LiveHost();
+  const root = join(host.dir, 'host');
+  host.write(join(root, 'etc', 'hostname'), 'mounted-host\n');
+  host.write(join(root, 'etc', 'mesh', 'app.env'), 'A=1\n');
+  host.write(join(root, 'etc', 'mesh', 'orphan.conf'), 'x\n');
+  host.write(join(root, 'var', 'lib', 'mesh-host', 'ledger.json'), JSON.stringify([{ id: 'app.env', type: 'file', target: '/etc/mesh/app.env' }, { id: 'app.gone', type: 'file', target: '/etc/mesh/gone.env' }]));
+  const run = spawnCli(['scan', '--root', root, '--managed-root', '/etc/mesh', '--docker-host', 'unix:///nonexistent.sock', '--out', host.out, '--format', 'json']);
+  assert.is(run.code, 3, run.stderr);
+  const report = JSON.parse(readFileSync(join(host.out, 'mesh-audit.json'), 'utf8')) as { hosts: { hostname: string }[]; findings: { ruleName: string; subject: { id: string } }[] };
+  assert.is(report.hosts[0]!.hostname, 'mounted-host');
+  const subjects = report.findings.map((f) => `${f.ruleName} ${f.subject.id}`).sort();
+  assert.equal(subjects, ['declared-resource-present app.gone', 'no-unclaimed-managed-file /etc/mesh/orphan.conf']);
+  assert.not.ok(readFileSync(join(host.out, 'mesh-audit.json'), 'utf8').includes(root), 'no mount-point path in the report');
+});
+
+test('history retention: --keep N keeps the newest N snapshots of the host', () => {
+  const host = new LiveHost();
+  host.ledger([]);
+  for (let i = 0; i < 3; i++) host.scan('unix:///nonexistent.sock', 'kept', ['--keep', '2']);
+  const kept = readdirSync(join(host.out, 'history', 'kept'));
+  assert.is(kept.length, 2, kept.join(' '));
+  assert.is(spawnCli(['scan', '--keep', '0', '--out', host.out]).code, 2);
+});
+
+test('the example nightly config is a valid config', async () => {
+  const config = await loadConfigFile(example('nightly', 'config.yaml'));
+  assert.equal(config.managedRoots, ['/etc/mesh']);
 });
 
 test.run();

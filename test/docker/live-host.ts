@@ -32,12 +32,12 @@ export class LiveHost {
     this.replaceByRename(this.ledgerPath, '[\n' + entries.map((e) => '  ' + JSON.stringify(e)).join(',\n') + '\n]\n');
   }
 
-  scan(dockerHost: string, hostname: string, extra: string[] = []): CliRun & { report: LiveReport } {
+  scan(dockerHost: string, hostname: string, extra: string[] = [], env: NodeJS.ProcessEnv = {}): CliRun & { report: LiveReport } {
     mkdirSync(this.out, { recursive: true, mode: 0o750 });
     const run = spawnCli([
       'scan', '--docker-host', dockerHost, '--ledger', this.ledgerPath, '--managed-root', this.managedRoot,
       '--hostname', hostname, '--out', this.out, '--format', 'json', ...extra,
-    ]);
+    ], env);
     let report: LiveReport;
     try {
       report = JSON.parse(readFileSync(join(this.out, 'mesh-audit.json'), 'utf8')) as LiveReport;

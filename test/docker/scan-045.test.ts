@@ -76,6 +76,12 @@ it('no raw env value of this test appears in any report or saved snapshot', () =
   }
 });
 
+it('with DEBUG=* and NODE_DEBUG=http,net no raw value reaches stdout or stderr (docker-modem logs bodies)', () => {
+  const out = host.scan(e!.dockerHost, 'live-045-debug', ['--format', 'text,json'], { DEBUG: '*', NODE_DEBUG: 'http,net' });
+  for (const text of [out.stdout, out.stderr]) assert.not.ok(text.includes(CANARY), 'canary printed');
+  assert.is(out.code, 1);
+});
+
 it('clean-up: remove the containers this test made', () => {
   removeContainers(e!, [APP, CONTROL]);
 });

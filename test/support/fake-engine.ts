@@ -1,0 +1,69 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { PACKAGE_ROOT } from '../../src/paths.js';
+import { tempDir } from './cli.js';
+
+/**
+ * A stand-in Engine API on a unix socket that replays recorded `docker inspect` JSON, for the
+ * failure cases a real engine cannot be made to produce on cue: 404 between list and inspect, 500,
+ * an answer that never comes. Every request is recorded (method and path).
+ */
+export interface FakeEngine {
+  dockerHost: string;
+  requests: string[];
+  close(): Promise<void>;
+}
+
+export type InspectBehaviour = 'ok' | 'gone' | 'error' | 'hang';
+
+const fixture = (name: string): unknown => {
+  const data = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'test', 'fixtures', 'inspect', name), 'utf8')) as unknown;
+  return Array.isArray(data) ? data[0] : data;
+};
+
+export async function fakeEngine(behaviour: Record<string, InspectBehaviour>, errorBody = '{"message":"boom"}'): Promise<FakeEngine> {
+  const list = fixture('containers-list.json') === undefined ? [] : (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'test', 'fixtures', 'inspect', 'containers-list.json'), 'utf8')) as { Id: string; Names: string[] }[]);
+  const inspects = ['env-file-container.json', 'host-network-httpd.json', 'stopped-container.json'].map((f) => fixture(f) as { Id: string; Name: string });
+  const requests: string[] = [];
+  const hanging: ServerResponse[] = [];
+  const send = (res: ServerResponse, status: number, body: unknown) => {
+    res.writeHead(status, { 'content-type': 'application/json', 'api-version': '1.41' });
+    res.end(typeof body === 'string' ? body : JSON.stringify(body));
+  };
+  const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    requests.push(`${req.method} ${req.url}`);
+    const path = (req.url ?? '').replace(/^\/v[\d.]+/, '').split('?')[0]!;
+    if (path === '/_ping') return send(res, 200, 'OK');
+    if (path === '/version') return send(res, 200, { Version: '20.10.24', ApiVersion: '1.41', MinAPIVersion: '1.12' });
+    if (path === '/containers/json') return send(res, 200, list);
+    const m = /^\/containers\/([0-9a-f]+)\/json$/.exec(path);
+    const inspect = m ? inspects.find((i) => i.Id === m[1]) : undefined;
+    if (!inspect) return send(res, 404, { message: 'no such container' });
+    switch (behaviour[inspect.Name.replace(/^\//, '')] ?? 'ok') {
+      case 'gone':
+        return send(res, 404, { message: `No such container: ${inspect.Id}` });
+      case 'error':
+        return send(res, 500, errorBody);
+      case 'hang':
+        // Headers and a first byte, then nothing: a slow drip that an inactivity timeout never ends.
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.write('{');
+        hanging.push(res);
+        return;
+      default:
+        return send(res, 200, inspect);
+    }
+  });
+  const socket = join(tempDir('ma-fake-engine-', '/tmp'), 'docker.sock');
+  await new Promise<void>((resolve) => server.listen(socket, resolve));
+  return {
+    dockerHost: `unix://${socket}`,
+    requests,
+    close: async () => {
+      for (const res of hanging) res.destroy();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
