@@ -100,61 +100,60 @@ const forgeLabels = (sources: string, text: string) => ({
   'mesh.source-digests': sha256(text),
 });
 
+/** The container under the implicit name: after the rename, the one left behind (097). */
+const oldForge = (model: HostModel, port: number): HostModel =>
+  model.container({
+    name: 'forge-forge.server',
+    image: 'registry.example.invalid/forge:1.20',
+    network: 'host',
+    labels: forgeLabels('/etc/mesh/forge/forge.env', OLD_FORGE_ENV),
+    env: { DATABASE_URL: 'postgresql://forge:example-pass@127.0.0.1:20000/forge', FORGE_MODE: 'prod' },
+    proc: { listening: [{ protocol: 'tcp', address: '0.0.0.0', port }] },
+  });
+
+/** The container under its explicit name, created from the rewritten env file. */
+const newForge = (model: HostModel, name: string, port: number): HostModel =>
+  model.container({
+    name,
+    image: 'registry.example.invalid/forge:1.21',
+    network: 'host',
+    labels: forgeLabels('/etc/mesh/forge/forge.env', FORGE_ENV),
+    env: { DATABASE_URL: 'postgresql://forge:example-pass@127.0.0.1:20000/forge_v2', FORGE_MODE: 'prod' },
+    proc: { listening: [{ protocol: 'tcp', address: '0.0.0.0', port }] },
+  });
+
+/** The forge module's ledger entries: before the rename (implicit name, old paths) or after. */
+const forgeLedger = (after: boolean, target: string, holds: number[]) => {
+  const appliedAt = after ? '2026-09-23T08:12:00Z' : '2026-09-23T02:00:00Z';
+  return [
+    { id: 'forge.server', type: 'container', module: 'forge', origin: 'declared', target, holds, sources: ['/etc/mesh/forge/forge.env'], applied_at: appliedAt },
+    { id: 'forge.env', type: 'file', module: 'forge', origin: 'declared', target: '/etc/mesh/forge/forge.env', digest: sha256(after ? FORGE_ENV : OLD_FORGE_ENV), applied_at: appliedAt },
+    { id: 'forge.config', type: 'file', module: 'forge', origin: 'declared', target: after ? '/etc/mesh/forge/conf/app.ini' : '/etc/mesh/forge/app.ini', digest: sha256(FORGE_INI), applied_at: appliedAt },
+  ];
+};
+
 function control097Before(): Snapshot {
-  return new HostModel('control-node', '2026-09-23T06:00:00Z')
+  const model = new HostModel('control-node', '2026-09-23T06:00:00Z')
     .file('/etc/mesh/forge/forge.env', OLD_FORGE_ENV)
-    .file('/etc/mesh/forge/app.ini', FORGE_INI)
-    .container({
-      name: 'forge-forge.server',
-      image: 'registry.example.invalid/forge:1.20',
-      network: 'host',
-      labels: forgeLabels('/etc/mesh/forge/forge.env', OLD_FORGE_ENV),
-      env: { DATABASE_URL: 'postgresql://forge:example-pass@127.0.0.1:20000/forge', FORGE_MODE: 'prod' },
-      proc: { listening: [{ protocol: 'tcp', address: '0.0.0.0', port: 2999 }, { protocol: 'tcp', address: '0.0.0.0', port: 2222 }] },
-    })
-    .ledger(
-      [
-        { id: 'forge.server', type: 'container', module: 'forge', origin: 'declared', target: 'forge-forge.server', holds: [2999, 2222], sources: ['/etc/mesh/forge/forge.env'], applied_at: '2026-09-23T02:00:00Z' },
-        { id: 'forge.env', type: 'file', module: 'forge', origin: 'declared', target: '/etc/mesh/forge/forge.env', digest: sha256(OLD_FORGE_ENV), applied_at: '2026-09-23T02:00:00Z' },
-        { id: 'forge.config', type: 'file', module: 'forge', origin: 'declared', target: '/etc/mesh/forge/app.ini', digest: sha256(FORGE_INI), applied_at: '2026-09-23T02:00:00Z' },
-      ],
-      { path: LEDGER, node: 'control-node' },
-    )
+    .file('/etc/mesh/forge/app.ini', FORGE_INI);
+  return oldForge(model, 2999)
+    .ledger(forgeLedger(false, 'forge-forge.server', [2999, 2222]), { path: LEDGER, node: 'control-node' })
     .build();
 }
 
 function control097(model: HostModel): HostModel {
-  return model
+  model
     .file('/etc/mesh/forge/forge.env', FORGE_ENV)
     .file('/etc/mesh/forge/app.ini', FORGE_INI) // the former path of forge.config: still there, still read
-    .file('/etc/mesh/forge/conf/app.ini', FORGE_INI)
-    .container({
-      name: 'gitea',
-      image: 'registry.example.invalid/forge:1.21',
-      network: 'host',
-      labels: forgeLabels('/etc/mesh/forge/forge.env', FORGE_ENV),
-      env: { DATABASE_URL: 'postgresql://forge:example-pass@127.0.0.1:20000/forge_v2', FORGE_MODE: 'prod' },
-      // 2999 is taken by the stranded container, so the new one only got 2222.
-      proc: { listening: [{ protocol: 'tcp', address: '0.0.0.0', port: 2222 }] },
-    })
-    .container({
-      name: 'forge-forge.server',
-      image: 'registry.example.invalid/forge:1.20',
-      network: 'host',
-      labels: forgeLabels('/etc/mesh/forge/forge.env', OLD_FORGE_ENV),
-      env: { DATABASE_URL: 'postgresql://forge:example-pass@127.0.0.1:20000/forge', FORGE_MODE: 'prod' },
-      proc: { listening: [{ protocol: 'tcp', address: '0.0.0.0', port: 2999 }] },
-    });
+    .file('/etc/mesh/forge/conf/app.ini', FORGE_INI);
+  // 2999 is taken by the stranded container, so the new one only got 2222.
+  return oldForge(newForge(model, 'gitea', 2222), 2999);
 }
 
-const ledger097 = [
-  { id: 'forge.server', type: 'container', module: 'forge', origin: 'declared', target: 'gitea', holds: [2999, 2222], sources: ['/etc/mesh/forge/forge.env'], applied_at: '2026-09-23T08:12:00Z' },
-  { id: 'forge.env', type: 'file', module: 'forge', origin: 'declared', target: '/etc/mesh/forge/forge.env', digest: sha256(FORGE_ENV), applied_at: '2026-09-23T08:12:00Z' },
-  { id: 'forge.config', type: 'file', module: 'forge', origin: 'declared', target: '/etc/mesh/forge/conf/app.ini', digest: sha256(FORGE_INI), applied_at: '2026-09-23T08:12:00Z' },
-];
-
 function example097(): Snapshot {
-  return control097(new HostModel('control-node', '2026-09-23T12:00:00Z')).ledger(ledger097, { path: LEDGER, node: 'control-node' }).build();
+  return control097(new HostModel('control-node', '2026-09-23T12:00:00Z'))
+    .ledger(forgeLedger(true, 'gitea', [2999, 2222]), { path: LEDGER, node: 'control-node' })
+    .build();
 }
 
 // --- clean: everything the ledger says is there, as it says ---------------------------------------
@@ -205,62 +204,22 @@ const demoFound = [
 ];
 
 function demoBefore(): Snapshot {
-  return runner(gitea045(demoModel('2026-09-23T06:00:00Z')))
-    .container({
-      name: 'forge-forge.server',
-      image: 'registry.example.invalid/forge:1.20',
-      network: 'host',
-      labels: forgeLabels('/etc/mesh/forge/forge.env', OLD_FORGE_ENV),
-      env: { DATABASE_URL: 'postgresql://forge:example-pass@127.0.0.1:20000/forge', FORGE_MODE: 'prod' },
-      proc: { listening: [{ protocol: 'tcp', address: '0.0.0.0', port: 3999 }] },
-    })
+  const model = runner(gitea045(demoModel('2026-09-23T06:00:00Z')))
     .file('/etc/mesh/forge/forge.env', OLD_FORGE_ENV)
-    .file('/etc/mesh/forge/app.ini', FORGE_INI)
-    .ledger(
-      [
-        ...ledger045('2026-09-13T09:30:00Z'),
-        { id: 'forge.server', type: 'container', module: 'forge', origin: 'declared', target: 'forge-forge.server', holds: [3999], sources: ['/etc/mesh/forge/forge.env'], applied_at: '2026-09-23T02:00:00Z' },
-        { id: 'forge.env', type: 'file', module: 'forge', origin: 'declared', target: '/etc/mesh/forge/forge.env', digest: sha256(OLD_FORGE_ENV), applied_at: '2026-09-23T02:00:00Z' },
-        { id: 'forge.config', type: 'file', module: 'forge', origin: 'declared', target: '/etc/mesh/forge/app.ini', digest: sha256(FORGE_INI), applied_at: '2026-09-23T02:00:00Z' },
-        ...demoFound,
-      ],
-      { path: LEDGER, node: 'edge-7', adopted: true },
-    )
+    .file('/etc/mesh/forge/app.ini', FORGE_INI);
+  return oldForge(model, 3999)
+    .ledger([...ledger045('2026-09-13T09:30:00Z'), ...forgeLedger(false, 'forge-forge.server', [3999]), ...demoFound], { path: LEDGER, node: 'edge-7', adopted: true })
     .build();
 }
 
 function demo(): Snapshot {
-  return runner(gitea045(demoModel('2026-09-24T03:00:00Z')))
+  const model = runner(gitea045(demoModel('2026-09-24T03:00:00Z')))
     .file('/etc/mesh/forge/forge.env', FORGE_ENV)
     .file('/etc/mesh/forge/app.ini', FORGE_INI)
     .file('/etc/mesh/forge/conf/app.ini', FORGE_INI)
-    .container({
-      name: 'forge',
-      image: 'registry.example.invalid/forge:1.21',
-      network: 'host',
-      labels: forgeLabels('/etc/mesh/forge/forge.env', FORGE_ENV),
-      env: { DATABASE_URL: 'postgresql://forge:example-pass@127.0.0.1:20000/forge_v2', FORGE_MODE: 'prod' },
-      proc: { listening: [{ protocol: 'tcp', address: '0.0.0.0', port: 3998 }] },
-    })
-    .container({
-      name: 'forge-forge.server',
-      image: 'registry.example.invalid/forge:1.20',
-      network: 'host',
-      labels: forgeLabels('/etc/mesh/forge/forge.env', OLD_FORGE_ENV),
-      env: { DATABASE_URL: 'postgresql://forge:example-pass@127.0.0.1:20000/forge', FORGE_MODE: 'prod' },
-      proc: { listening: [{ protocol: 'tcp', address: '0.0.0.0', port: 3999 }] },
-    })
-    .container({ name: 'debug-shell', image: 'registry.example.invalid/busybox:1', network: 'none', env: { PATH: '/bin' } })
-    .ledger(
-      [
-        ...ledger045('2026-09-13T09:30:00Z'),
-        { id: 'forge.server', type: 'container', module: 'forge', origin: 'declared', target: 'forge', holds: [3998], sources: ['/etc/mesh/forge/forge.env'], applied_at: '2026-09-23T08:12:00Z' },
-        { id: 'forge.env', type: 'file', module: 'forge', origin: 'declared', target: '/etc/mesh/forge/forge.env', digest: sha256(FORGE_ENV), applied_at: '2026-09-23T08:12:00Z' },
-        { id: 'forge.config', type: 'file', module: 'forge', origin: 'declared', target: '/etc/mesh/forge/conf/app.ini', digest: sha256(FORGE_INI), applied_at: '2026-09-23T08:12:00Z' },
-        ...demoFound,
-      ],
-      { path: LEDGER, node: 'edge-7', adopted: true },
-    )
+    .container({ name: 'debug-shell', image: 'registry.example.invalid/busybox:1', network: 'none', env: { PATH: '/bin' } });
+  return oldForge(newForge(model, 'forge', 3998), 3999)
+    .ledger([...ledger045('2026-09-13T09:30:00Z'), ...forgeLedger(true, 'forge', [3998]), ...demoFound], { path: LEDGER, node: 'edge-7', adopted: true })
     .build();
 }
 

@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readInput } from './read-input.js';
 import { MeshAuditError } from './errors.js';
 import { parseYaml } from './policy/load.js';
 import { DEFAULT_LABEL_KEYS, type LabelKeys } from './snapshot/types.js';
@@ -55,13 +55,7 @@ const validateConfig = ajvFor().compile(configSchema);
 export type ConfigFile = Partial<Omit<ScanSettings, 'labels'>> & { labels?: Partial<LabelKeys> };
 
 export async function loadConfigFile(path: string): Promise<ConfigFile> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (err) {
-    throw new MeshAuditError(`${path}: cannot read config (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
-  }
-  const { value } = parseYaml(text, path);
+  const { value } = parseYaml(await readInput(path, 'config'), path);
   if (value === null || value === undefined) return {};
   if (!validateConfig(value)) {
     const e = validateConfig.errors![0]!;

@@ -1,4 +1,4 @@
-import type { CAC } from 'cac';
+import type { CAC, Command } from 'cac';
 import { MeshAuditError } from '../errors.js';
 import { exitCodeOf, FAIL_ON_VALUES, type FailOn } from '../outcome.js';
 import { auditSnapshots } from '../pipeline.js';
@@ -51,15 +51,22 @@ export async function auditAndReport(
   return exitCodeOf(report, failOn);
 }
 
-export function registerEvaluate(cli: CAC, ctx: CommandContext): void {
-  cli
-    .command('evaluate <...snapshots>', 'Evaluate saved snapshots (no live host is read)')
+/** The options of every command that evaluates and reports: policy, format, output, exit threshold. */
+export function addAuditOptions(command: Command): Command {
+  return command
     .option('--policy <path>', 'Policy pack file or folder; repeatable (default: the shipped mesh-core pack)')
-    .option('--history <dir>', 'Folder of earlier snapshots of the same hosts: former targets of ledger ids')
     .option('--format <list>', 'Comma-separated: text (stdout), sarif, json', { default: 'text,sarif,json' })
-    .option('--out <dir>', 'Output folder for sarif/json, or - for stdout', { default: 'reports' })
+    .option('--out <dir>', 'Output folder for reports (and a scan\'s history), or - for stdout', { default: 'reports' })
     .option('--fail-on <severity>', 'Exit 1 on findings at or above: error, warning, note, none', { default: 'error' })
-    .option('--profile <name>', 'Only rules of this profile: nightly, premigration, all', { default: 'all' })
+    .option('--profile <name>', 'Only rules of this profile: nightly, premigration, all', { default: 'all' });
+}
+
+export function registerEvaluate(cli: CAC, ctx: CommandContext): void {
+  addAuditOptions(
+    cli
+      .command('evaluate <...snapshots>', 'Evaluate saved snapshots (no live host is read)')
+      .option('--history <dir>', 'Folder of earlier snapshots of the same hosts: former targets of ledger ids'),
+  )
     .example('mesh-audit evaluate examples/045/snapshot.json')
     .example('mesh-audit evaluate examples/097/snapshot.json --history examples/097/history --format json --out -')
     .action(async (paths: string[], options: AuditOptions) => {

@@ -8,7 +8,7 @@ import { loadSnapshot } from '../snapshot/load.js';
 import type { Snapshot } from '../snapshot/types.js';
 import { prepareOutputDir, writeFileAtomic } from '../write/atomic.js';
 import { dirname, basename, resolve } from 'node:path';
-import { auditAndReport, type AuditOptions } from './evaluate.js';
+import { addAuditOptions, auditAndReport, type AuditOptions } from './evaluate.js';
 import { list, type CommandContext } from './context.js';
 
 interface CollectFlags {
@@ -65,18 +65,13 @@ const progressOn = (ctx: CommandContext) => (message: string) => {
 };
 
 export function registerScan(cli: CAC, ctx: CommandContext): void {
-  addCollectOptions(
+  addAuditOptions(addCollectOptions(
     cli
       .command('scan', 'Snapshot this host (read-only) and evaluate it; keeps the snapshot as history')
       .option('--snapshot <file>', 'Evaluate a saved snapshot instead of reading the host'),
   )
     .option('--history <dir>', 'Folder of earlier snapshots (default: the history kept under --out)')
-    .option('--keep <n>', 'Snapshots of this host kept as history (default 30)')
-    .option('--policy <path>', 'Policy pack file or folder; repeatable (default: the shipped mesh-core pack)')
-    .option('--format <list>', 'Comma-separated: text (stdout), sarif, json', { default: 'text,sarif,json' })
-    .option('--out <dir>', 'Output folder for reports and history, or - for stdout', { default: 'reports' })
-    .option('--fail-on <severity>', 'Exit 1 on findings at or above: error, warning, note, none', { default: 'error' })
-    .option('--profile <name>', 'Only rules of this profile: nightly, premigration, all', { default: 'all' })
+    .option('--keep <n>', 'Snapshots of this host kept as history (default 30)'))
     .example('sudo mesh-audit scan --managed-root /etc/mesh --out /var/lib/mesh-audit')
     .example('mesh-audit scan --snapshot examples/demo/snapshot.json')
     .action(async (options: CollectFlags & AuditOptions & { snapshot?: string }) => {

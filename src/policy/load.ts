@@ -1,4 +1,5 @@
 import { readFile, readdir, stat } from 'node:fs/promises';
+import { readInput } from '../read-input.js';
 import { join } from 'node:path';
 import { LineCounter, parseDocument, isNode, type Document } from 'yaml';
 import { ajvFor } from '../validate.js';
@@ -64,13 +65,7 @@ function fail(file: string, line: number, ruleId: string | undefined, message: s
 }
 
 export async function loadPolicyFile(file: string): Promise<PolicyPack> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (err) {
-    throw new MeshAuditError(`${file}: cannot read policy (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
-  }
-  const { doc, lines, value } = parseYaml(text, file);
+  const { doc, lines, value } = parseYaml(await readInput(file, 'policy'), file);
 
   const validate = await packValidator();
   if (!validate(value)) {

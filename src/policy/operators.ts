@@ -17,6 +17,12 @@ const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 const asArray = (v: unknown): unknown[] => (Array.isArray(v) ? v : v === null || v === undefined ? [] : [v]);
 const own = (o: Record<string, unknown>, k: string): unknown => (Object.hasOwn(o, k) ? o[k] : undefined);
 const sameValue = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
+/** Items of a list that pass `keep`, in order, each once (deep equality). */
+function distinctWhere(list: unknown, keep: (x: unknown) => boolean): unknown[] {
+  const out: unknown[] = [];
+  for (const x of asArray(list)) if (keep(x) && !out.some((y) => sameValue(x, y))) out.push(x);
+  return out;
+}
 const digestOf = (v: unknown): unknown => (isRecord(v) && Object.hasOwn(v, 'digest') ? v['digest'] : v);
 
 export const CUSTOM_OPERATORS: readonly OperatorDoc[] = [
@@ -30,14 +36,7 @@ export const CUSTOM_OPERATORS: readonly OperatorDoc[] = [
     name: 'difference',
     usage: '{"difference": [A, B]}',
     doc: 'Items of list A not in list B (deep equality), in the order of A, without repeats.',
-    fn: (a, b) => {
-      const other = asArray(b);
-      const out: unknown[] = [];
-      for (const x of asArray(a)) {
-        if (!other.some((y) => sameValue(x, y)) && !out.some((y) => sameValue(x, y))) out.push(x);
-      }
-      return out;
-    },
+    fn: (a, b) => distinctWhere(a, (x) => !asArray(b).some((y) => sameValue(x, y))),
   },
   {
     name: 'env_diff',
@@ -72,14 +71,7 @@ export const CUSTOM_OPERATORS: readonly OperatorDoc[] = [
     name: 'intersection',
     usage: '{"intersection": [A, B]}',
     doc: 'Items of list A that are also in list B (deep equality), in the order of A, without repeats.',
-    fn: (a, b) => {
-      const other = asArray(b);
-      const out: unknown[] = [];
-      for (const x of asArray(a)) {
-        if (other.some((y) => sameValue(x, y)) && !out.some((y) => sameValue(x, y))) out.push(x);
-      }
-      return out;
-    },
+    fn: (a, b) => distinctWhere(a, (x) => asArray(b).some((y) => sameValue(x, y))),
   },
   {
     name: 'join',

@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { parseJsonInput, readInput } from '../read-input.js';
 import { ajvFor } from '../validate.js';
 import { MeshAuditError } from '../errors.js';
 import { snapshotSchema } from './schema.js';
@@ -18,17 +18,5 @@ export function parseSnapshot(json: unknown, source: string): Snapshot {
 }
 
 export async function loadSnapshot(path: string): Promise<Snapshot> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (err) {
-    throw new MeshAuditError(`${path}: cannot read snapshot (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (err) {
-    throw new MeshAuditError(`${path}: not JSON (${(err as Error).message})`);
-  }
-  return parseSnapshot(json, path);
+  return parseSnapshot(parseJsonInput(await readInput(path, 'snapshot'), path, 'snapshot'), path);
 }
