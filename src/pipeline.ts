@@ -4,13 +4,15 @@ import type { LoadedRule, Profile } from './policy/types.js';
 import type { Report } from './report/report.js';
 import type { Snapshot } from './snapshot/types.js';
 import { TOOL_NAME, TOOL_URI, TOOL_VERSION } from './version.js';
+import { applyBaseline, type BaselineFinding } from './report/baseline.js';
+import { applyWaivers, WAIVER_EXPIRED_RULE, type Waiver } from './report/waivers.js';
 
 /** The pure core, top to bottom: snapshot -> facts -> findings -> a report for every writer. */
 export function auditSnapshots(
   snapshots: readonly Snapshot[],
   history: readonly Snapshot[],
   rules: readonly LoadedRule[],
-  options: { profile?: Profile | undefined; now: Date },
+  options: { profile?: Profile | undefined; now: Date; startedAt?: Date },
 ): Report {
   const selected = rules.filter((r) => options.profile === undefined || r.profiles.includes(options.profile));
   return {
@@ -18,5 +20,34 @@ export function auditSnapshots(
     generatedAt: options.now.toISOString(),
     rules: [...selected],
     evaluations: snapshots.map((s) => evaluate(s, buildSubjects(s, history), selected)),
+    durationSeconds: Math.max(0, (options.now.getTime() - (options.startedAt ?? options.now).getTime()) / 1000),
+  };
+}
+
+/**
+ * What alerting needs on top of the findings (pure): waivers first (an expired waiver is a finding
+ * too), then each finding's state against the baseline, and the baseline's findings now gone.
+ */
+export function triage(
+  report: Report,
+  options: { waivers?: { source: string; waivers: readonly Waiver[] }; baseline?: { source: string; findings: readonly BaselineFinding[] }; now: Date },
+): Report {
+  let evaluations = report.evaluations;
+  let rules = report.rules;
+  if (options.waivers) {
+    evaluations = applyWaivers(evaluations, options.waivers.waivers, options.now);
+    if (evaluations.some((e) => e.findings.some((f) => f.ruleId === WAIVER_EXPIRED_RULE.id))) rules = [...rules, WAIVER_EXPIRED_RULE];
+  }
+  if (!options.baseline) return { ...report, rules, evaluations, ...(options.waivers ? { waivers: { source: options.waivers.source } } : {}) };
+  const marked = applyBaseline(evaluations, options.baseline.findings);
+  const absentRules = new Set(marked.absent.map((f) => f.ruleId));
+  // An absent finding's rule may be one this run no longer loads (a built-in, another profile).
+  if (absentRules.has(WAIVER_EXPIRED_RULE.id) && !rules.includes(WAIVER_EXPIRED_RULE)) rules = [...rules, WAIVER_EXPIRED_RULE];
+  return {
+    ...report,
+    rules,
+    evaluations: marked.evaluations,
+    baseline: { source: options.baseline.source, absent: marked.absent },
+    ...(options.waivers ? { waivers: { source: options.waivers.source } } : {}),
   };
 }

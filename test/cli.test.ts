@@ -17,6 +17,13 @@ const GOOD_RULE = `
     tags: []
     profiles: [nightly]`;
 
+/** Every regular file under a folder (report runs sit in sub-folders). */
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((d) =>
+    d.isDirectory() ? filesUnder(join(dir, d.name)) : d.isFile() ? [join(dir, d.name)] : [],
+  );
+}
+
 const pack = (rules: string): string => `schema: mesh-audit/policy@1\npack: {id: test, name: test, version: "1"}\nrules:${rules}\n`;
 
 function policyFile(text: string): string {
@@ -151,7 +158,7 @@ test('no raw value of the demo host appears in any output, saved snapshot or gol
   const RAW = ['example-db-pass', 'example-secret-key-0001', 'example-runner-token-0001', 'example-pg-pass', 'example-pass@'];
   const out = tempDir();
   const r = await runCli(['evaluate', example('demo', 'snapshot.json'), '--history', example('demo', 'history'), '--out', out]);
-  const texts = [r.stdout, r.stderr, ...readdirSync(out).map((f) => readFileSync(join(out, f), 'utf8'))];
+  const texts = [r.stdout, r.stderr, ...filesUnder(out).map((f) => readFileSync(f, 'utf8'))];
   for (const name of ['045', '097', 'clean', 'demo']) {
     for (const f of readdirSync(example(name))) if (f.includes('.')) texts.push(readFileSync(example(name, f), 'utf8'));
   }

@@ -1,28 +1,11 @@
-import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { PACKAGE_ROOT } from '../src/paths.js';
 import { FINGERPRINT_KEY } from '../src/report/sarif.js';
 import { HostModel } from './support/host-model.js';
 import { example, runCli, tempDir } from './support/cli.js';
-
-const MULTITOOL = join(PACKAGE_ROOT, 'node_modules', '.bin', 'sarif-multitool');
-
-/** Microsoft's SARIF Multitool: schema and SARIF1xxx/2xxx rules. Returns its error-level results. */
-function multitoolErrors(sarifFile: string): string[] {
-  const log = join(tempDir(), 'validation.sarif');
-  const r = spawnSync(MULTITOOL, ['validate', sarifFile, '-o', log], { encoding: 'utf8', timeout: 120_000 });
-  assert.is(r.status, 0, `multitool failed to run: ${r.stdout}${r.stderr}`);
-  const out = JSON.parse(readFileSync(log, 'utf8')) as {
-    runs: { results?: { level?: string; ruleId: string; message: { text?: string } }[]; invocations?: { toolExecutionNotifications?: { level?: string; message: { text: string } }[] }[] }[];
-  };
-  const run = out.runs[0]!;
-  const errors = (run.results ?? []).filter((x) => x.level === 'error').map((x) => `${x.ruleId}: ${x.message.text ?? ''}`);
-  const notes = (run.invocations ?? []).flatMap((i) => i.toolExecutionNotifications ?? []).filter((n) => n.level === 'error').map((n) => n.message.text);
-  return [...errors, ...notes];
-}
+import { multitoolErrors } from './support/multitool.js';
 
 for (const name of ['045', '097', 'clean', 'demo']) {
   test(`SARIF Multitool validates the ${name} example with no error`, () => {

@@ -1,7 +1,11 @@
 import type { CAC, Command } from 'cac';
-import { MeshAuditError } from '../errors.js';
+import { ExitCode, MeshAuditError } from '../errors.js';
 import { exitCodeOf, FAIL_ON_VALUES, type FailOn } from '../outcome.js';
-import { auditSnapshots } from '../pipeline.js';
+import { auditSnapshots, triage } from '../pipeline.js';
+import { postAlerts } from '../alert/alertmanager.js';
+import { alertsOf } from '../report/alerts.js';
+import { loadReportFile, previousReport, type ReportFile } from '../report/report-file.js';
+import { loadWaivers } from '../report/waivers-file.js';
 import { loadPolicies } from '../policy/load.js';
 import type { Profile } from '../policy/types.js';
 import { loadHistory } from '../snapshot/history.js';
@@ -17,6 +21,26 @@ export interface AuditOptions {
   out: string;
   failOn: string;
   profile?: string;
+  baseline?: string;
+  failOnNew?: boolean;
+  waivers?: string;
+  keep?: string | number;
+  alertmanager?: string;
+  alertTtl?: string | number;
+}
+
+export function parseCount(flag: string, value: unknown, fallback: number): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new MeshAuditError(`${flag} must be a whole number of at least 1, not '${String(value)}'`);
+  return n;
+}
+
+async function baselineOf(option: string | undefined, out: string): Promise<ReportFile | undefined> {
+  if (option === undefined) return undefined;
+  if (option !== 'auto') return loadReportFile(option);
+  if (out === '-') throw new MeshAuditError('--baseline auto reads the previous report in --out; with --out - name the baseline file');
+  return (await previousReport(out)) ?? { source: '(none: first run)', generatedAt: '', findings: [] };
 }
 
 export function parseFailOn(value: unknown): FailOn {
@@ -37,27 +61,53 @@ export async function auditAndReport(
   options: AuditOptions,
   ctx: CommandContext,
   preloadedHistory?: { snapshots: Snapshot[]; problems: Problem[] },
+  startedAt: Date = ctx.now(),
 ): Promise<number> {
   // Everything that can be wrong with the invocation is checked before anything is evaluated.
   const formats = parseFormats(options.format);
   const failOn = parseFailOn(options.failOn);
   const profile = parseProfile(options.profile);
+  const keep = parseCount('--keep', options.keep, 30);
+  const ttlHours = parseCount('--alert-ttl', options.alertTtl, 25);
   const packs = await loadPolicies(list(options.policy));
+  const rules = packs.flatMap((p) => p.rules);
+  const waivers = options.waivers !== undefined ? { source: options.waivers, waivers: await loadWaivers(options.waivers, rules) } : undefined;
+  const baseline = await baselineOf(options.baseline, options.out);
   const history = preloadedHistory ?? (options.history !== undefined ? await loadHistory(options.history) : { snapshots: [], problems: [] });
   const withHistoryProblems = snapshots.map((s) => (history.problems.length > 0 ? { ...s, problems: [...s.problems, ...history.problems] } : s));
-  const report = auditSnapshots(withHistoryProblems, history.snapshots, packs.flatMap((p) => p.rules), { profile, now: ctx.now() });
-  const written = await writeReports(report, formats, options.out, ctx);
+
+  const now = ctx.now();
+  const evaluated = auditSnapshots(withHistoryProblems, history.snapshots, rules, { profile, now, startedAt });
+  const report = triage(evaluated, { ...(waivers ? { waivers } : {}), ...(baseline ? { baseline } : {}), now });
+
+  const written = await writeReports(report, formats, options.out, ctx, keep);
   for (const path of written) ctx.stderr(`wrote ${path}\n`);
-  return exitCodeOf(report, failOn);
+  const code = exitCodeOf(report, failOn, { onlyNew: options.failOnNew === true });
+  if (options.alertmanager !== undefined) {
+    try {
+      await postAlerts(options.alertmanager, alertsOf(report, { ttlHours }));
+    } catch (err) {
+      // The reports are written; alerting did not get them, so the run is not complete.
+      ctx.stderr(`mesh-audit: ${(err as Error).message}\n`);
+      return ExitCode.Incomplete;
+    }
+  }
+  return code;
 }
 
 /** The options of every command that evaluates and reports: policy, format, output, exit threshold. */
 export function addAuditOptions(command: Command): Command {
   return command
     .option('--policy <path>', 'Policy pack file or folder; repeatable (default: the shipped mesh-core pack)')
-    .option('--format <list>', 'Comma-separated: text (stdout), sarif, json', { default: 'text,sarif,json' })
+    .option('--format <list>', 'Comma-separated: text (stdout), sarif, json, jsonl, prom', { default: 'text,sarif,json' })
     .option('--out <dir>', 'Output folder for reports (and a scan\'s history), or - for stdout', { default: 'reports' })
     .option('--fail-on <severity>', 'Exit 1 on findings at or above: error, warning, note, none', { default: 'error' })
+    .option('--fail-on-new', 'Exit 1 only for new findings (against --baseline) at or above --fail-on')
+    .option('--baseline <file|auto>', 'An earlier JSON report: mark findings new, unchanged or updated, list the absent; auto: the previous report in --out')
+    .option('--waivers <file>', 'YAML waivers: rule, subject pattern, justification, expiry')
+    .option('--keep <n>', 'Report runs kept under --out (and a scan\'s snapshots of this host) (default 30)')
+    .option('--alertmanager <url>', 'Post findings as alerts to this Alertmanager (v2 API); absent ones are resolved')
+    .option('--alert-ttl <hours>', 'How long a posted alert lasts unless the next run renews it (default 25)')
     .option('--profile <name>', 'Only rules of this profile: nightly, premigration, all', { default: 'all' });
 }
 

@@ -5,6 +5,7 @@ import type { CommandContext } from './context.js';
 import { registerEvaluate } from './evaluate.js';
 import { registerRules } from './rules.js';
 import { registerScan } from './scan.js';
+import { registerDiff } from './diff.js';
 import { useColor } from './output.js';
 
 const defaultContext = (): CommandContext => ({
@@ -34,6 +35,7 @@ export async function main(argv: string[], ctx: CommandContext = defaultContext(
   registerEvaluate(cli, ctx);
   registerRules(cli, ctx);
   registerScan(cli, ctx);
+  registerDiff(cli, ctx);
   cli.help();
   cli.version(TOOL_VERSION);
   try {

@@ -8,7 +8,7 @@ import { loadSnapshot } from '../snapshot/load.js';
 import type { Snapshot } from '../snapshot/types.js';
 import { prepareOutputDir, writeFileAtomic } from '../write/atomic.js';
 import { dirname, basename, resolve } from 'node:path';
-import { addAuditOptions, auditAndReport, type AuditOptions } from './evaluate.js';
+import { addAuditOptions, auditAndReport, parseCount, type AuditOptions } from './evaluate.js';
 import { list, type CommandContext } from './context.js';
 
 interface CollectFlags {
@@ -40,8 +40,7 @@ const absoluteOrUndefined = (flag: string, value: unknown): string | undefined =
 
 async function settingsOf(flags: CollectFlags): Promise<ScanSettings> {
   const file = flags.config !== undefined ? await loadConfigFile(flags.config) : {};
-  const keep = flags.keep === undefined ? undefined : Number(flags.keep);
-  if (keep !== undefined && (!Number.isInteger(keep) || keep < 1)) throw new MeshAuditError(`--keep must be a whole number of at least 1, not '${String(flags.keep)}'`);
+  const keep = flags.keep === undefined ? undefined : parseCount('--keep', flags.keep, 0);
   const fromFlags: ConfigFile = {};
   const ledger = absoluteOrUndefined('--ledger', flags.ledger);
   const root = absoluteOrUndefined('--root', flags.root);
@@ -71,10 +70,11 @@ export function registerScan(cli: CAC, ctx: CommandContext): void {
       .option('--snapshot <file>', 'Evaluate a saved snapshot instead of reading the host'),
   )
     .option('--history <dir>', 'Folder of earlier snapshots (default: the history kept under --out)')
-    .option('--keep <n>', 'Snapshots of this host kept as history (default 30)'))
+)
     .example('sudo mesh-audit scan --managed-root /etc/mesh --out /var/lib/mesh-audit')
     .example('mesh-audit scan --snapshot examples/demo/snapshot.json')
     .action(async (options: CollectFlags & AuditOptions & { snapshot?: string }) => {
+      const startedAt = ctx.now();
       if (options.snapshot !== undefined) {
         return auditAndReport([await loadSnapshot(options.snapshot)], options, ctx);
       }
@@ -90,7 +90,7 @@ export function registerScan(cli: CAC, ctx: CommandContext): void {
             : { snapshots: [], problems: [] };
       const snapshot = await takeSnapshot({ ...settings, hostname }, history.snapshots, { now: ctx.now, progress: progressOn(ctx) });
       reportProblems(snapshot, ctx);
-      const code = await auditAndReport([snapshot], options, ctx, history);
+      const code = await auditAndReport([snapshot], { ...options, keep: settings.keep }, ctx, history, startedAt);
       if (ownHistory) {
         const kept = await keepSnapshot(options.out, snapshot, settings.keep);
         ctx.stderr(`kept snapshot ${kept}\n`);

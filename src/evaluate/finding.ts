@@ -13,6 +13,20 @@ export interface Finding {
   discriminator: string | null;
   message: string;
   locations: { physical: PhysicalLocation[]; logical: LogicalLocation[] };
+  /** Against a baseline: new, unchanged (same fingerprint, message and severity), updated, or absent (gone since). */
+  state?: BaselineState;
+  /** Set when a waiver accepts the finding: it stays in the output and does not fail the run. */
+  suppressed?: Suppression;
+}
+
+export type BaselineState = 'new' | 'unchanged' | 'updated' | 'absent';
+
+export interface Suppression {
+  justification: string;
+  /** Last day (UTC) the waiver holds, `YYYY-MM-DD`. */
+  expires: string;
+  /** Where the waiver is written: `file:line`. */
+  waiver: string;
 }
 
 /** Something that kept a part of the work from being done: a source not read, a rule that threw. */

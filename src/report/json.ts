@@ -9,7 +9,10 @@ export function renderJson(report: Report): string {
     generatedAt: report.generatedAt,
     summary: summarize(report),
     hosts: report.evaluations.map((e) => ({ hostname: e.host, takenAt: e.takenAt, complete: e.complete })),
+    ...(report.baseline ? { baseline: report.baseline.source } : {}),
+    ...(report.waivers ? { waivers: report.waivers.source } : {}),
     findings: allFindings(report),
+    ...(report.baseline ? { absent: report.baseline.absent } : {}),
     notifications: allNotifications(report),
   };
   return JSON.stringify(doc, null, 2) + '\n';

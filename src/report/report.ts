@@ -1,4 +1,4 @@
-import type { Evaluation, Finding, Notification } from '../evaluate/finding.js';
+import type { BaselineState, Evaluation, Finding, Notification } from '../evaluate/finding.js';
 import type { LoadedRule, Severity } from '../policy/types.js';
 
 /** What every reporter receives: pure data, rendered to text by one function per format. */
@@ -8,12 +8,22 @@ export interface Report {
   generatedAt: string;
   rules: LoadedRule[];
   evaluations: Evaluation[];
+  /** Seconds from the start of the run to the report (collection included for a scan). */
+  durationSeconds: number;
+  /** The baseline compared against, when one was: findings then carry a state, and gone ones are here. */
+  baseline?: { source: string; absent: Finding[] };
+  /** The waivers file applied, when one was: findings then say whether they are suppressed. */
+  waivers?: { source: string };
 }
 
 export interface Summary {
   findings: number;
   bySeverity: Record<Severity, number>;
   byRule: Record<string, number>;
+  /** With a baseline: new, unchanged, updated and absent counts. */
+  byState?: Record<BaselineState, number>;
+  /** Findings a waiver accepts (counted in `findings` too). */
+  suppressed: number;
   /** Things not checked (error-level notifications): non-zero means the run is incomplete. */
   notChecked: number;
   notes: number;
@@ -35,6 +45,17 @@ export function summarize(report: Report): Summary {
     findings: findings.length,
     bySeverity,
     byRule: Object.fromEntries(Object.entries(byRule).sort(([a], [b]) => (a < b ? -1 : 1))),
+    ...(report.baseline
+      ? {
+          byState: {
+            new: findings.filter((f) => f.state === 'new').length,
+            unchanged: findings.filter((f) => f.state === 'unchanged').length,
+            updated: findings.filter((f) => f.state === 'updated').length,
+            absent: report.baseline.absent.length,
+          },
+        }
+      : {}),
+    suppressed: findings.filter((f) => f.suppressed !== undefined).length,
     notChecked: allNotifications(report).filter((n) => n.level === 'error').length,
     notes: allNotifications(report).filter((n) => n.level === 'note').length,
     complete: report.evaluations.every((e) => e.complete),

@@ -11,7 +11,7 @@ const plainText = (markdown: string): string => markdown.trim().replace(/\*\*([^
 
 const level = (s: Severity): 'error' | 'warning' | 'note' => s;
 
-function result(finding: Finding, ruleIndex: number) {
+function result(finding: Finding, ruleIndex: number, report: Report) {
   const physical = finding.locations.physical.map((p) => ({
     physicalLocation: {
       artifactLocation: { uri: pathToFileURL(p.path).href },
@@ -28,13 +28,29 @@ function result(finding: Finding, ruleIndex: number) {
         : [];
   return {
     ruleId: finding.ruleId,
-    ruleIndex,
+    ...(ruleIndex >= 0 ? { ruleIndex } : {}),
     level: level(finding.severity),
     message: { text: finding.message },
     ...(locations.length > 0 ? { locations } : {}),
     partialFingerprints: { [FINGERPRINT_KEY]: finding.fingerprint },
+    // On every result of the run or on none (PITFALLS, SARIF).
+    ...(report.baseline ? { baselineState: finding.state ?? 'new' } : {}),
+    ...(report.waivers ? { suppressions: suppressionsOf(finding) } : {}),
     properties: { subject: finding.subject, ...(finding.discriminator !== null ? { discriminator: finding.discriminator } : {}) },
   };
+}
+
+/** `[]` means checked and not suppressed; SARIF has no expiry field, so it goes in properties. */
+function suppressionsOf(finding: Finding) {
+  if (!finding.suppressed) return [];
+  return [
+    {
+      kind: 'external',
+      status: 'accepted',
+      justification: finding.suppressed.justification,
+      properties: { expires: finding.suppressed.expires, waiver: finding.suppressed.waiver },
+    },
+  ];
 }
 
 /** SARIF 2.1.0: one run per host, rule metadata from the packs, one notification per thing not checked. */
@@ -78,7 +94,9 @@ export function renderSarif(report: Report): string {
         },
       ],
       properties: { host: e.host, snapshotTakenAt: e.takenAt },
-      results: e.findings.map((f) => result(f, ruleIndex.get(f.ruleId) ?? -1)),
+      results: [...e.findings, ...(report.baseline?.absent ?? []).filter((f) => f.host === e.host)].map((f) =>
+        result(f, ruleIndex.get(f.ruleId) ?? -1, report),
+      ),
     })),
   };
   return JSON.stringify(doc, null, 2) + '\n';

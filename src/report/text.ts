@@ -1,3 +1,4 @@
+import type { Finding } from '../evaluate/finding.js';
 import type { Severity } from '../policy/types.js';
 import { summarize, type Report } from './report.js';
 
@@ -14,6 +15,12 @@ const COLORS: Record<Severity | 'dim' | 'bold', [number, number]> = {
   bold: [1, 22],
 };
 
+/** `[new]`, `[updated]` against a baseline, `[waived until DATE]` under a waiver. */
+function tagsOf(f: Finding): string {
+  const tags = [f.state === 'new' || f.state === 'updated' ? f.state : null, f.suppressed ? `waived until ${f.suppressed.expires}` : null].filter((t) => t !== null);
+  return tags.length > 0 ? `  [${tags.join(', ')}]` : '';
+}
+
 const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
 
 /** The terminal table: one row per finding, its message on the line below. */
@@ -27,7 +34,7 @@ export function renderText(report: Report, options: TextOptions): string {
     const rows = e.findings.map((f) => ({
       severity: f.severity,
       rule: `${f.ruleId} ${f.ruleName}`,
-      subject: `${f.subject.kind} ${f.subject.id}`,
+      subject: `${f.subject.kind} ${f.subject.id}` + tagsOf(f),
       message: f.message,
     }));
     const width = {
@@ -40,6 +47,11 @@ export function renderText(report: Report, options: TextOptions): string {
     for (const r of rows) {
       lines.push(`  ${paint(r.severity, r.severity.padEnd(width.severity))}  ${r.rule.padEnd(width.rule)}  ${r.subject}`);
       lines.push(`  ${' '.repeat(width.severity)}  ${paint('dim', '└')} ${r.message}`);
+    }
+    const gone = (report.baseline?.absent ?? []).filter((f) => f.host === e.host);
+    if (gone.length > 0) {
+      lines.push('', paint('dim', `  Gone since the baseline (${gone.length}):`));
+      for (const f of gone) lines.push(`  - ${f.ruleId} ${f.ruleName} ${f.subject.kind} ${f.subject.id}`);
     }
     const errors = e.notifications.filter((n) => n.level === 'error');
     const notes = e.notifications.filter((n) => n.level === 'note');
@@ -55,8 +67,12 @@ export function renderText(report: Report, options: TextOptions): string {
   }
   const s = summarize(report);
   const counts = [plural(s.bySeverity.error, 'error'), plural(s.bySeverity.warning, 'warning'), plural(s.bySeverity.note, 'note')];
+  const extra = [
+    s.byState ? `${s.byState.new} new, ${s.byState.absent} gone` : null,
+    s.suppressed > 0 ? `${s.suppressed} waived` : null,
+  ].filter((t) => t !== null);
   lines.push(
-    `${plural(s.findings, 'finding')} (${counts.join(', ')}) on ${plural(report.evaluations.length, 'host')}` +
+    `${plural(s.findings, 'finding')} (${counts.join(', ')}${extra.length > 0 ? '; ' + extra.join(', ') : ''}) on ${plural(report.evaluations.length, 'host')}` +
       (s.complete ? '' : ` — INCOMPLETE: ${plural(s.notChecked, 'thing')} not checked`),
   );
   return lines.join('\n') + '\n';

@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { lstat, mkdir, open, rename, unlink } from 'node:fs/promises';
+import { lstat, mkdir, open, rename, symlink, unlink } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { ExitCode, MeshAuditError } from '../errors.js';
@@ -28,10 +28,9 @@ export async function prepareOutputDir(dir: string): Promise<void> {
  * Writes `dir/name` atomically without following symlinks: an exclusive, no-follow temp file in the
  * same folder (mode 0640), fsync, rename. A run killed mid-write leaves the previous file intact.
  */
-export async function writeFileAtomic(dir: string, name: string, data: string): Promise<string> {
+export async function writeFileAtomic(dir: string, name: string, data: string, tempName: () => string = randomTempName): Promise<string> {
   const target = join(dir, name);
-  const temp = join(dir, `.${name}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
-  const handle = await open(temp, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY | constants.O_NOFOLLOW, 0o640);
+  const { handle, temp } = await openExclusive(dir, name, tempName);
   try {
     await handle.writeFile(data, 'utf8');
     await handle.sync();
@@ -42,11 +41,50 @@ export async function writeFileAtomic(dir: string, name: string, data: string): 
     await unlink(temp).catch(() => undefined);
     throw err;
   }
+  await syncFolder(dir);
+  return target;
+}
+
+const randomTempName = (): string => `${process.pid}.${randomBytes(6).toString('hex')}`;
+const tempPath = (dir: string, name: string, unique: string): string => join(dir, `.${name}.${unique}.tmp`);
+
+/**
+ * A new temp file, created exclusively without following links: something already at the name (a
+ * planted symlink, a leftover) makes it try another name, never open what is there.
+ */
+async function openExclusive(dir: string, name: string, tempName: () => string) {
+  for (let attempt = 0; ; attempt++) {
+    const temp = tempPath(dir, name, tempName());
+    try {
+      const handle = await open(temp, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY | constants.O_NOFOLLOW, 0o640);
+      return { handle, temp };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || attempt >= 5) throw err;
+    }
+  }
+}
+
+async function syncFolder(dir: string): Promise<void> {
   const folder = await open(dir, constants.O_RDONLY | constants.O_DIRECTORY);
   try {
     await folder.sync();
   } finally {
     await folder.close();
   }
-  return target;
+}
+
+/** Points `dir/name` at `target` (a relative path) atomically: a new link under a temp name, renamed over. */
+export async function replaceWithSymlink(dir: string, name: string, target: string, tempName: () => string = randomTempName): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    const temp = tempPath(dir, name, tempName());
+    try {
+      await symlink(target, temp);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || attempt >= 5) throw err;
+      continue;
+    }
+    await rename(temp, join(dir, name));
+    await syncFolder(dir);
+    return;
+  }
 }

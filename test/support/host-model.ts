@@ -24,6 +24,8 @@ export const sha256 = (text: string): string => 'sha256:' + createHash('sha256')
 
 export interface ContainerSpec {
   name: string;
+  /** The engine's id; by default one derived from host, name and order. */
+  id?: string;
   image?: string;
   labels?: Record<string, string>;
   env?: Record<string, string>;
@@ -89,7 +91,7 @@ export class HostModel {
 
   container(spec: ContainerSpec): this {
     const running = spec.running ?? true;
-    const id = createHash('sha256').update(`${this.hostname}/${spec.name}/${this.seq++}`).digest('hex');
+    const id = spec.id ?? createHash('sha256').update(`${this.hostname}/${spec.name}/${this.seq++}`).digest('hex');
     const portBindings: NonNullable<ContainerInspect['NetworkSettings']>['Ports'] = {};
     for (const p of spec.publish ?? []) {
       const m = /^(.*):(\d+):(\d+)\/(tcp|udp)$/.exec(p);

@@ -1,0 +1,35 @@
+import type { CAC } from 'cac';
+import { MeshAuditError } from '../errors.js';
+import { diffFindings, type BaselineFinding } from '../report/baseline.js';
+import { loadReportFile } from '../report/report-file.js';
+import type { CommandContext } from './context.js';
+
+const line = (f: BaselineFinding): string => `  ${f.severity.padEnd(7)} ${f.ruleId} ${f.ruleName}  ${f.subject.kind} ${f.subject.id}  (${f.host})\n      ${f.message}\n`;
+
+export function registerDiff(cli: CAC, ctx: CommandContext): void {
+  cli
+    .command('diff <old> <new>', 'Compare two JSON reports: new, updated, absent and unchanged findings')
+    .option('--format <format>', 'text or json', { default: 'text' })
+    .example('mesh-audit diff reports/runs/20261128T031500000Z/mesh-audit.json reports/mesh-audit.json')
+    .action(async (oldPath: string, newPath: string, options: { format: string }) => {
+      if (options.format !== 'text' && options.format !== 'json') throw new MeshAuditError(`--format must be text or json, not '${options.format}'`);
+      const [older, newer] = [await loadReportFile(oldPath), await loadReportFile(newPath)];
+      const diff = diffFindings(older.findings, newer.findings);
+      if (options.format === 'json') {
+        const fingerprints = (list: BaselineFinding[]) => list.map((f) => ({ fingerprint: f.fingerprint, host: f.host, ruleId: f.ruleId, ruleName: f.ruleName, severity: f.severity, subject: f.subject, message: f.message }));
+        ctx.stdout(
+          JSON.stringify(
+            { from: older.source, to: newer.source, new: fingerprints(diff.new), updated: fingerprints(diff.updated), absent: fingerprints(diff.absent), unchanged: fingerprints(diff.unchanged) },
+            null,
+            2,
+          ) + '\n',
+        );
+      } else {
+        for (const [title, list] of [['New', diff.new], ['Updated', diff.updated], ['Absent (gone since the old report)', diff.absent]] as const) {
+          ctx.stdout(`${title} (${list.length}):\n${list.map(line).join('')}`);
+        }
+        ctx.stdout(`Unchanged: ${diff.unchanged.length}\n`);
+      }
+      return 0;
+    });
+}

@@ -1,0 +1,82 @@
+import { lstat, readlink } from 'node:fs/promises';
+import { join } from 'node:path';
+import { MeshAuditError } from '../errors.js';
+import { parseJsonInput, readInput } from '../read-input.js';
+import { ajvFor } from '../validate.js';
+import type { BaselineFinding } from './baseline.js';
+import { JSON_REPORT_SCHEMA } from './json.js';
+
+const reportSchema = {
+  type: 'object',
+  required: ['schemaVersion', 'generatedAt', 'findings'],
+  properties: {
+    schemaVersion: { const: JSON_REPORT_SCHEMA },
+    generatedAt: { type: 'string' },
+    findings: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['host', 'ruleId', 'ruleName', 'severity', 'fingerprint', 'subject', 'message'],
+        properties: {
+          host: { type: 'string' },
+          ruleId: { type: 'string' },
+          ruleName: { type: 'string' },
+          severity: { enum: ['error', 'warning', 'note'] },
+          fingerprint: { type: 'string', minLength: 1 },
+          subject: { type: 'object', required: ['kind', 'id'], properties: { kind: { type: 'string' }, id: { type: 'string' } } },
+          message: { type: 'string' },
+        },
+      },
+    },
+  },
+} as const;
+const validateReport = ajvFor().compile(reportSchema);
+
+export interface ReportFile {
+  source: string;
+  generatedAt: string;
+  findings: BaselineFinding[];
+}
+
+/** A JSON report of mesh-audit read back (a baseline, a side of `diff`); a wrong file is exit 2. */
+export async function loadReportFile(path: string): Promise<ReportFile> {
+  const json = parseJsonInput(await readInput(path, 'report'), path, 'report');
+  if (!validateReport(json)) {
+    const e = validateReport.errors![0]!;
+    throw new MeshAuditError(`${path}: not a mesh-audit JSON report (${JSON_REPORT_SCHEMA}): ${e.instancePath || '(root)'} ${e.message ?? 'is invalid'}`);
+  }
+  const doc = json as unknown as { generatedAt: string; findings: BaselineFinding[] };
+  return {
+    source: path,
+    generatedAt: doc.generatedAt,
+    findings: doc.findings.map((f) => ({ ...f, discriminator: f.discriminator ?? null, locations: f.locations ?? { physical: [], logical: [] } })),
+  };
+}
+
+export const LATEST_JSON = 'mesh-audit.json';
+
+/**
+ * The previous JSON report in an output folder (`--baseline auto`), or null on a first run. The
+ * `latest` name is followed only when it is one of our own links into `runs/`; a link planted
+ * elsewhere is refused rather than read.
+ */
+export async function previousReport(out: string): Promise<ReportFile | null> {
+  const latest = join(out, LATEST_JSON);
+  let info;
+  try {
+    info = await lstat(latest);
+  } catch {
+    return null;
+  }
+  if (info.isSymbolicLink()) {
+    const target = await readlink(latest);
+    if (!/^runs\/[0-9TZ-]+\/mesh-audit\.json$/.test(target)) {
+      throw new MeshAuditError(`${latest}: points at ${target}, not at a report of this folder; refusing to use it as the baseline`, 3);
+    }
+    const real = join(out, target);
+    if (!(await lstat(real).catch(() => null))?.isFile()) return null;
+    return loadReportFile(real);
+  }
+  if (!info.isFile()) throw new MeshAuditError(`${latest}: not a regular file; refusing to use it as the baseline`, 3);
+  return loadReportFile(latest);
+}
