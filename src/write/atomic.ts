@@ -1,8 +1,24 @@
 import { constants } from 'node:fs';
 import { lstat, mkdir, open, rename, symlink, unlink } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { ExitCode, MeshAuditError } from '../errors.js';
+
+/**
+ * `mkdir -p`, one component at a time: Node's own recursive mkdir never returns for some paths
+ * (under /proc it loops on ENOENT), and a run must end.
+ */
+async function makeFolders(dir: string): Promise<void> {
+  let current = '/';
+  for (const part of resolve(dir).split('/').filter((p) => p.length > 0)) {
+    current = join(current, part);
+    try {
+      await mkdir(current, { mode: 0o750 });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+  }
+}
 
 /**
  * Refuses an output folder that another user could tamper with: a symlink, world-writable, or owned
@@ -10,7 +26,7 @@ import { ExitCode, MeshAuditError } from '../errors.js';
  */
 export async function prepareOutputDir(dir: string): Promise<void> {
   try {
-    await mkdir(dir, { recursive: true, mode: 0o750 });
+    await makeFolders(dir);
   } catch (err) {
     throw new MeshAuditError(`${dir}: cannot create output folder (${(err as NodeJS.ErrnoException).code ?? 'error'})`, ExitCode.Incomplete);
   }
