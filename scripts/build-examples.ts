@@ -223,6 +223,79 @@ function demo(): Snapshot {
     .build();
 }
 
+// --- adopted-node: every standing of the pre-migration check at least once -----------------------
+const WEB_CONF = 'listen 8080\n';
+const webLabels = { 'mesh.module': 'web', 'mesh.resource': 'web.server' };
+const adoptedBase = (takenAt: string) =>
+  new HostModel('adopted-7', takenAt, ['/etc/mesh'])
+    .file('/etc/mesh/web/web.conf', WEB_CONF)
+    .file('/etc/legacy/pg.conf', 'port = 20000\n')
+    .container({ name: 'web', network: 'host', labels: webLabels, proc: { listening: [{ protocol: 'tcp', address: '0.0.0.0', port: 8080 }] } })
+    .container({ name: 'legacy-db', network: 'host', proc: { listening: [{ protocol: 'tcp', address: '127.0.0.1', port: 20000 }] } });
+const adoptedLedger = [
+  { id: 'web.server', type: 'container', module: 'web', origin: 'declared', target: 'web', holds: [8080, 8443] },
+  { id: 'web.conf', type: 'file', module: 'web', origin: 'declared', target: '/etc/mesh/web/web.conf', digest: sha256(WEB_CONF) },
+  { id: 'legacy.db', type: 'container', origin: 'found', target: 'legacy-db', holds: [20000] },
+  { id: 'legacy.pg-conf', type: 'file', origin: 'found', target: '/etc/legacy/pg.conf' },
+];
+
+function adoptedBefore(): Snapshot {
+  return adoptedBase('2026-10-01T03:00:00Z')
+    .file('/etc/mesh/web/old.conf', WEB_CONF)
+    .container({ name: 'web-web.server', network: 'host', labels: webLabels, proc: { listening: [{ protocol: 'tcp', address: '0.0.0.0', port: 8443 }] } })
+    .ledger(
+      [
+        { id: 'web.server', type: 'container', module: 'web', origin: 'declared', target: 'web-web.server', holds: [8080, 8443] },
+        { id: 'web.conf', type: 'file', module: 'web', origin: 'declared', target: '/etc/mesh/web/old.conf' },
+        ...adoptedLedger.slice(2),
+      ],
+      { path: LEDGER, node: 'adopted-7', adopted: true },
+    )
+    .build();
+}
+
+function adoptedNode(): Snapshot {
+  return adoptedBase('2026-10-02T03:00:00Z')
+    .file('/etc/mesh/web/old.conf', WEB_CONF) // stale: web.conf moved away from it
+    .file('/etc/mesh/notes.txt', 'written by hand\n') // unknown origin, unrecorded
+    .container({ name: 'web-web.server', network: 'host', labels: webLabels, proc: { listening: [{ protocol: 'tcp', address: '0.0.0.0', port: 8443 }] } })
+    .container({ name: 'metrics-agent', network: 'none', labels: { 'mesh.module': 'metrics', 'mesh.resource': 'metrics.agent' } })
+    .container({ name: 'adhoc-debug', network: 'none', image: 'registry.example.invalid/busybox:1' })
+    .container({ name: 'proxy', network: 'none', labels: { 'mesh.module': 'edge' } })
+    .ledger(
+      [
+        ...adoptedLedger,
+        { id: 'cache.server', type: 'container', module: 'cache', origin: 'declared', target: 'cache' },
+        { id: 'proxy.server', type: 'container', module: 'proxy', origin: 'declared', target: 'proxy' },
+        { id: 'edge.proxy', type: 'container', module: 'edge', origin: 'declared', target: 'proxy' },
+      ],
+      { path: LEDGER, node: 'adopted-7', adopted: true },
+    )
+    .build();
+}
+
+/** The same node after its operator resolved every blocking standing. */
+function adoptedResolved(): Snapshot {
+  return adoptedBase('2026-10-03T03:00:00Z')
+    .file('/etc/mesh/notes.txt', 'written by hand\n')
+    .container({ name: 'web-alt', network: 'host', labels: webLabels, proc: { listening: [{ protocol: 'tcp', address: '0.0.0.0', port: 8443 }] } })
+    .container({ name: 'metrics-agent', network: 'none', labels: { 'mesh.module': 'metrics', 'mesh.resource': 'metrics.agent' } })
+    .container({ name: 'adhoc-debug', network: 'none', image: 'registry.example.invalid/busybox:1' })
+    .container({ name: 'proxy', network: 'none', labels: { 'mesh.module': 'edge' } })
+    .ledger(
+      [
+        ...adoptedLedger,
+        { id: 'web.alt', type: 'container', module: 'web', origin: 'declared', target: 'web-alt', holds: [8443] },
+        { id: 'metrics.agent', type: 'container', module: 'metrics', origin: 'declared', target: 'metrics-agent' },
+        { id: 'found.adhoc-debug', type: 'container', origin: 'found', target: 'adhoc-debug' },
+        { id: 'found.notes', type: 'file', origin: 'found', target: '/etc/mesh/notes.txt' },
+        { id: 'edge.proxy', type: 'container', module: 'edge', origin: 'declared', target: 'proxy' },
+      ].map((e) => (e.id === 'web.server' ? { ...e, holds: [8080] } : e)),
+      { path: LEDGER, node: 'adopted-7', adopted: true },
+    )
+    .build();
+}
+
 function write(path: string, snapshot: Snapshot): void {
   const file = join(ROOT, 'examples', path);
   mkdirSync(dirname(file), { recursive: true });
@@ -236,3 +309,6 @@ write('097/history/2026-09-23T06-00-00Z.json', control097Before());
 write('clean/snapshot.json', exampleClean());
 write('demo/snapshot.json', demo());
 write('demo/history/2026-09-23T06-00-00Z.json', demoBefore());
+write('adopted-node/snapshot.json', adoptedNode());
+write('adopted-node/history/2026-10-01T03-00-00Z.json', adoptedBefore());
+write('adopted-node/resolved/snapshot.json', adoptedResolved());

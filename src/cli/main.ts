@@ -6,6 +6,7 @@ import { registerEvaluate } from './evaluate.js';
 import { registerRules } from './rules.js';
 import { registerScan } from './scan.js';
 import { registerDiff } from './diff.js';
+import { registerPremigrate } from './premigrate.js';
 import { useColor } from './output.js';
 
 const defaultContext = (): CommandContext => ({
@@ -36,6 +37,7 @@ export async function main(argv: string[], ctx: CommandContext = defaultContext(
   registerRules(cli, ctx);
   registerScan(cli, ctx);
   registerDiff(cli, ctx);
+  registerPremigrate(cli, ctx);
   cli.help();
   cli.version(TOOL_VERSION);
   try {

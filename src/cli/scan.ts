@@ -5,9 +5,10 @@ import { resolveHostname, takeSnapshot } from '../scan.js';
 import { loadHistory } from '../snapshot/history.js';
 import { keepSnapshot, readOwnHistory } from '../snapshot/history-store.js';
 import { loadSnapshot } from '../snapshot/load.js';
-import type { Snapshot } from '../snapshot/types.js';
+import type { Problem, Snapshot } from '../snapshot/types.js';
 import { prepareOutputDir, writeFileAtomic } from '../write/atomic.js';
-import { dirname, basename, resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { dirname, basename, join, resolve } from 'node:path';
 import { addAuditOptions, auditAndReport, parseCount, type AuditOptions } from './evaluate.js';
 import { list, type CommandContext } from './context.js';
 
@@ -21,7 +22,7 @@ interface CollectFlags {
   keep?: string | number;
 }
 
-function addCollectOptions(command: Command): Command {
+export function addCollectOptions(command: Command): Command {
   return command
     .option('--docker-host <url>', 'Docker engine: unix:///path, tcp://host:port, ssh://user@host (default: $DOCKER_HOST, else the local socket)')
     .option('--ledger <path>', 'The host agent\'s ledger (default: /var/lib/mesh-host/ledger.json)')
@@ -63,6 +64,53 @@ const progressOn = (ctx: CommandContext) => (message: string) => {
   if (ctx.interactive) ctx.stderr(`mesh-audit: ${message}…\n`);
 };
 
+export interface Acquired {
+  snapshots: Snapshot[];
+  history: { snapshots: Snapshot[]; problems: Problem[] };
+  keepCount: number;
+  /** Keeps a live snapshot as history under --out (nothing for a saved one). */
+  keep(): Promise<void>;
+}
+
+export type AcquireOptions = CollectFlags & { snapshot?: string; history?: string; out: string };
+
+/**
+ * The snapshot a command works on: a saved one (`--snapshot`), or the live host read now, with the
+ * history that tells former targets — an explicit folder, else the scanner's own under --out.
+ */
+export async function acquireSnapshot(options: AcquireOptions, ctx: CommandContext): Promise<Acquired> {
+  const keepCount = parseCount('--keep', options.keep, 30);
+  if (options.snapshot !== undefined) {
+    // A saved snapshot's history travels beside it, in `history/`, unless another folder is named.
+    const beside = join(dirname(options.snapshot), 'history');
+    const historyDir = options.history ?? (existsSync(beside) ? beside : undefined);
+    if (options.history === undefined && historyDir !== undefined) ctx.stderr(`using the history beside the snapshot: ${historyDir}\n`);
+    const history = historyDir !== undefined ? await loadHistory(historyDir) : { snapshots: [], problems: [] };
+    return { snapshots: [await loadSnapshot(options.snapshot)], history, keepCount, keep: async () => undefined };
+  }
+  const settings = await settingsOf(options);
+  const hostname = await resolveHostname(settings);
+  const ownHistory = options.history === undefined && options.out !== '-';
+  const history =
+    options.history !== undefined
+      ? await loadHistory(options.history)
+      : ownHistory
+        ? await readOwnHistory(options.out, hostname)
+        : { snapshots: [], problems: [] };
+  const snapshot = await takeSnapshot({ ...settings, hostname }, history.snapshots, { now: ctx.now, progress: progressOn(ctx) });
+  reportProblems(snapshot, ctx);
+  return {
+    snapshots: [snapshot],
+    history,
+    keepCount: settings.keep,
+    keep: async () => {
+      if (!ownHistory) return;
+      const kept = await keepSnapshot(options.out, snapshot, settings.keep);
+      ctx.stderr(`kept snapshot ${kept}\n`);
+    },
+  };
+}
+
 export function registerScan(cli: CAC, ctx: CommandContext): void {
   addAuditOptions(addCollectOptions(
     cli
@@ -75,26 +123,9 @@ export function registerScan(cli: CAC, ctx: CommandContext): void {
     .example('mesh-audit scan --snapshot examples/demo/snapshot.json')
     .action(async (options: CollectFlags & AuditOptions & { snapshot?: string }) => {
       const startedAt = ctx.now();
-      if (options.snapshot !== undefined) {
-        return auditAndReport([await loadSnapshot(options.snapshot)], options, ctx);
-      }
-      const settings = await settingsOf(options);
-      const hostname = await resolveHostname(settings);
-      // History: an explicit folder, else the scanner's own under --out, which this scan adds to.
-      const ownHistory = options.history === undefined && options.out !== '-';
-      const history =
-        options.history !== undefined
-          ? await loadHistory(options.history)
-          : ownHistory
-            ? await readOwnHistory(options.out, hostname)
-            : { snapshots: [], problems: [] };
-      const snapshot = await takeSnapshot({ ...settings, hostname }, history.snapshots, { now: ctx.now, progress: progressOn(ctx) });
-      reportProblems(snapshot, ctx);
-      const code = await auditAndReport([snapshot], { ...options, keep: settings.keep }, ctx, history, startedAt);
-      if (ownHistory) {
-        const kept = await keepSnapshot(options.out, snapshot, settings.keep);
-        ctx.stderr(`kept snapshot ${kept}\n`);
-      }
+      const acquired = await acquireSnapshot(options, ctx);
+      const code = await auditAndReport(acquired.snapshots, { ...options, keep: acquired.keepCount }, ctx, acquired.history, startedAt);
+      await acquired.keep();
       return code;
     });
 

@@ -1,0 +1,28 @@
+import { allFindings } from '../report.js';
+import { PREMIGRATION_SCHEMA, verdictOf, type PremigrationReport } from './model.js';
+
+export function renderPremigrationJson(p: PremigrationReport): string {
+  return (
+    JSON.stringify(
+      {
+        schemaVersion: PREMIGRATION_SCHEMA,
+        tool: p.report.tool,
+        generatedAt: p.report.generatedAt,
+        nodes: p.nodes.map((n) => ({
+          host: n.host,
+          takenAt: n.takenAt,
+          complete: n.complete,
+          ready: n.complete && n.inventory.ready,
+          verdict: verdictOf(n),
+          blocking: n.inventory.blocking,
+          inventory: n.inventory.rows,
+          ports: n.inventory.ports,
+          notChecked: n.notChecked,
+        })),
+        findings: allFindings(p.report),
+      },
+      null,
+      2,
+    ) + '\n'
+  );
+}
