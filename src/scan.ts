@@ -97,6 +97,14 @@ export async function takeSnapshot(settings: ScanSettings, earlier: readonly Sna
     safe,
   });
   problems.push(...files.problems);
+  // What could not be read was not checked: the scan says so, and is incomplete.
+  for (const f of files.files) if (f.error !== undefined) problems.push({ source: 'files', subject: f.path, message: `${f.path} not checked: ${f.error}` });
+  for (const c of docker.containers) {
+    if (!c.proc.available) continue;
+    for (const b of c.proc.boundFiles) {
+      if (b.error !== undefined) problems.push({ source: 'proc', subject: c.name, message: `${c.name}: ${b.destination} as the container sees it not checked: ${b.error}` });
+    }
+  }
 
   return {
     schema: SNAPSHOT_SCHEMA,

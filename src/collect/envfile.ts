@@ -29,19 +29,13 @@ export function parseEnvFile(text: string): RawEnvEntry[] {
     let value: string;
     if (quote === '"' || quote === "'" || quote === '`') {
       // Find the closing quote, reading further lines when the value spans them.
-      let body = rest.slice(1);
-      let close = findClose(body, quote);
-      while (close < 0 && i + 1 < lines.length) {
-        i++;
-        body += '\n' + lines[i]!;
-        close = findClose(body, quote);
-      }
-      if (close < 0) {
+      const closed = closeQuote(lines, i, rest.slice(1), quote);
+      if (closed === null) {
         // Unterminated: dotenv takes the line as it stands.
-        i = start;
         value = rest.trim();
       } else {
-        const raw = body.slice(0, close);
+        i = closed.lastLine;
+        const raw = closed.body;
         value = quote === '"' ? raw.replace(/\\(.)/g, (whole, c: string) => DOUBLE_ESCAPES[c] ?? whole) : raw;
       }
     } else {
@@ -54,13 +48,34 @@ export function parseEnvFile(text: string): RawEnvEntry[] {
   return entries;
 }
 
-function findClose(body: string, quote: string): number {
-  for (let j = 0; j < body.length; j++) {
-    if (quote === '"' && body[j] === '\\') {
-      j++;
-      continue;
+/**
+ * The body of a quoted value that starts with `first` (the text after the opening quote, on line
+ * `line`) and may go on over the following lines, up to the closing quote; null when it never closes.
+ * Each character is looked at once, so an unterminated quote costs one pass over the rest of the file
+ * (rescanning the growing body line after line made a 1 MiB file take minutes). In double quotes a
+ * backslash escapes the next character, the line break included.
+ */
+function closeQuote(lines: readonly string[], line: number, first: string, quote: string): { body: string; lastLine: number } | null {
+  const parts: string[] = [];
+  let escaped = false;
+  let segment = first;
+  for (let at = line; ; ) {
+    for (let j = 0; j < segment.length; j++) {
+      if (escaped) {
+        escaped = false;
+        continue;
+      }
+      const c = segment[j];
+      if (quote === '"' && c === '\\') escaped = true;
+      else if (c === quote) {
+        parts.push(segment.slice(0, j));
+        return { body: parts.join('\n'), lastLine: at };
+      }
     }
-    if (body[j] === quote) return j;
+    parts.push(segment);
+    if (at + 1 >= lines.length) return null;
+    at++;
+    escaped = false; // an escape at the end of a line took the line break
+    segment = lines[at]!;
   }
-  return -1;
 }

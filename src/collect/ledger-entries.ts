@@ -44,9 +44,29 @@ export function ledgerRecord(raw: unknown, line: number, safe: SafeValueMaker): 
   for (const field of KNOWN_FIELDS) {
     if (Object.hasOwn(obj, field) && probe(field, obj[field])) (entry as Record<string, unknown>)[field] = obj[field];
   }
+  // A field nested deeper than any ledger needs is not kept: walking or writing it would overflow the
+  // stack (secretSafe, JSON.stringify of the snapshot, schema checks), and the scan would report nothing.
   const extra = Object.keys(obj).filter((k) => !KNOWN_FIELDS.includes(k)).sort();
-  if (extra.length > 0) entry.extra = Object.fromEntries(extra.map((k) => [k, secretSafe(obj[k], safe)]));
-  return { line, valid, errors, entry };
+  const tooDeep = extra.filter((k) => nestedDeeperThan(obj[k], MAX_EXTRA_DEPTH));
+  for (const k of tooDeep) errors.push(`extra field ${JSON.stringify(k)} is nested more than ${MAX_EXTRA_DEPTH} levels deep: not kept`);
+  const kept = extra.filter((k) => !tooDeep.includes(k));
+  if (kept.length > 0) entry.extra = Object.fromEntries(kept.map((k) => [k, secretSafe(obj[k], safe)]));
+  return { line, valid: valid && tooDeep.length === 0, errors, entry };
+}
+
+/** How deep a field beyond the known ones may nest (arrays and objects) and still be kept. */
+export const MAX_EXTRA_DEPTH = 32;
+
+/** Whether arrays/objects nest more than `limit` levels inside `value`; iterative, stops at the first too deep. */
+function nestedDeeperThan(value: unknown, limit: number): boolean {
+  const stack: Array<{ value: unknown; depth: number }> = [{ value, depth: 0 }];
+  while (stack.length > 0) {
+    const { value: v, depth } = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (depth >= limit) return true;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push({ value: child, depth: depth + 1 });
+  }
+  return false;
 }
 
 /** Strings anywhere inside become {digest, shape}; numbers, booleans and null are kept. */

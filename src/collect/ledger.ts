@@ -92,7 +92,7 @@ export function parseLedgerText(text: string, safe: SafeValueMaker): ParsedLedge
   if (parsedWhole) {
     if (Array.isArray(whole)) {
       const starts = arrayElementStarts(text, start);
-      return { ok: true, entries: whole.map((raw, i) => ledgerRecord(raw, lines(starts[i] ?? start), safe)), problems: [] };
+      return { ok: true, entries: uniqueIds(whole.map((raw, i) => ledgerRecord(raw, lines(starts[i] ?? start), safe))), problems: [] };
     }
     if (whole !== null && typeof whole === 'object') {
       const obj = whole as Record<string, unknown>;
@@ -116,7 +116,7 @@ export function parseLedgerText(text: string, safe: SafeValueMaker): ParsedLedge
         if (!Array.isArray(entries)) return { ok: false, message: `ledger field "entries" must be an array, not ${typeName(entries)}` };
         const at = objectValueStart(text, start, 'entries');
         const starts = at < 0 ? [] : arrayElementStarts(text, at);
-        out.entries = entries.map((raw, i) => ledgerRecord(raw, lines(starts[i] ?? (at < 0 ? start : at)), safe));
+        out.entries = uniqueIds(entries.map((raw, i) => ledgerRecord(raw, lines(starts[i] ?? (at < 0 ? start : at)), safe)));
       }
       return out;
     }
@@ -153,7 +153,28 @@ export function parseLedgerText(text: string, safe: SafeValueMaker): ParsedLedge
     }
     return ledgerRecord(raw, row.line, safe);
   });
-  return { ok: true, entries, problems: [] };
+  return { ok: true, entries: uniqueIds(entries), problems: [] };
+}
+
+/**
+ * The host keeps one entry per id: a second entry with an id already used is not a claim the scanner
+ * can trust (which of the two is current?). It stays in the ledger, invalid, with an error naming the
+ * line of the first, so it is reported (ledger-well-formed) rather than merged with the first.
+ */
+function uniqueIds(records: LedgerRecord[]): LedgerRecord[] {
+  const firstLine = new Map<string, number>();
+  for (const record of records) {
+    const id = record.entry.id;
+    if (typeof id !== 'string') continue;
+    const first = firstLine.get(id);
+    if (first === undefined) {
+      firstLine.set(id, record.line);
+      continue;
+    }
+    record.valid = false;
+    record.errors.push(`id is also the id of the entry at line ${first} (ids must be unique)`);
+  }
+  return records;
 }
 
 function typeName(value: unknown): string {

@@ -63,6 +63,15 @@ function toList(value: unknown): unknown[] {
   throw new Error(`'each' must give a list, got ${typeof value}`);
 }
 
+/** The finding with the discriminator `<discriminator>#<n>` for the smallest n >= 2 whose fingerprint is still free. */
+function nextOccurrence(finding: Finding, taken: ReadonlySet<string>): Finding {
+  for (let n = 2; ; n++) {
+    const discriminator = `${finding.discriminator ?? ''}#${n}`;
+    const fingerprint = fingerprintOf(finding.host, finding.ruleId, finding.subject, discriminator);
+    if (!taken.has(fingerprint)) return { ...finding, discriminator, fingerprint };
+  }
+}
+
 export const compareFindings = (a: Finding, b: Finding): number =>
   compareText(a.host, b.host) ||
   compareText(a.ruleId, b.ruleId) ||
@@ -86,15 +95,20 @@ export function evaluate(snapshot: Snapshot, subjects: SubjectSets, rules: reado
   });
   const notifications: Notification[] = [...snapshot.problems.map(fromCollection('error')), ...(snapshot.notes ?? []).map(fromCollection('note'))];
   const findings: Finding[] = [];
-  const seen = new Set<string>();
+  const emitted = new Set<string>();
   for (const rule of [...rules].sort((a, b) => compareText(a.id, b.id))) {
     for (const subject of subjects[rule.subject]) {
       try {
+        const own = new Set<string>();
         for (const finding of evaluateRule(rule, subject)) {
-          // Two items with one discriminator are one finding for alerting: keep the first.
-          if (seen.has(finding.fingerprint)) continue;
-          seen.add(finding.fingerprint);
-          findings.push(finding);
+          // Two items of one subject with one discriminator are one finding for alerting: keep the first.
+          if (own.has(finding.fingerprint)) continue;
+          own.add(finding.fingerprint);
+          // Two subjects with one identity (ledger entries sharing an id, or without ids on one line)
+          // are two findings: the later one is told apart by an occurrence number, never dropped.
+          const kept = emitted.has(finding.fingerprint) ? nextOccurrence(finding, emitted) : finding;
+          emitted.add(kept.fingerprint);
+          findings.push(kept);
         }
       } catch (err) {
         notifications.push({

@@ -24,7 +24,15 @@ async function packValidator() {
 /** A policy file is YAML 1.2 with bounded aliases and unique keys (see PITFALLS.md, YAML). */
 export function parseYaml(text: string, file: string): { doc: Document; lines: LineCounter; value: unknown } {
   const lines = new LineCounter();
-  const doc = parseDocument(text, { lineCounter: lines, uniqueKeys: true, merge: false, prettyErrors: true });
+  let doc: ReturnType<typeof parseDocument>;
+  try {
+    doc = parseDocument(text, { lineCounter: lines, uniqueKeys: true, merge: false, prettyErrors: true });
+  } catch (err) {
+    // The parser recurses once per nesting level: deep enough, it overflows the stack itself instead
+    // of reporting a YAML error (thousands of nested block mappings did; flow style is reported).
+    const why = err instanceof RangeError ? 'nested too deeply to be read' : String((err as Error).message).split('\n')[0];
+    throw new MeshAuditError(`${file}:1: YAML error: ${why}`);
+  }
   const first = doc.errors[0];
   if (first) {
     const pos = first.linePos?.[0];

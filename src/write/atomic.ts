@@ -1,19 +1,26 @@
 import { constants } from 'node:fs';
 import { lstat, mkdir, open, rename, symlink, unlink } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { ExitCode, MeshAuditError } from '../errors.js';
 
 /**
- * `mkdir -p`, one component at a time: Node's own recursive mkdir never returns for some paths
- * (under /proc it loops on ENOENT), and a run must end.
+ * `mkdir -p` that touches only what is missing: the nearest existing ancestor is found with lstat,
+ * then the missing folders below it are made one at a time. (Node's own recursive mkdir never returns
+ * for some paths — under /proc it loops on ENOENT — and a run must end.)
  */
 async function makeFolders(dir: string): Promise<void> {
-  let current = '/';
-  for (const part of resolve(dir).split('/').filter((p) => p.length > 0)) {
-    current = join(current, part);
+  const missing: string[] = [];
+  let current = resolve(dir);
+  while (!(await lstat(current).then(() => true, () => false))) {
+    missing.unshift(current);
+    const parent = dirname(current);
+    if (parent === current) break;
+    current = parent;
+  }
+  for (const folder of missing) {
     try {
-      await mkdir(current, { mode: 0o750 });
+      await mkdir(folder, { mode: 0o750 });
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     }

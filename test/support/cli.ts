@@ -40,7 +40,14 @@ export function spawnCli(args: string[], env: NodeJS.ProcessEnv = {}): CliRun {
 
 const madeDirs: string[] = [];
 process.once('exit', () => {
-  for (const dir of madeDirs) rmSync(dir, { recursive: true, force: true });
+  for (const dir of madeDirs) {
+    try {
+      rmSync(dir, { recursive: true, force: true });
+    } catch {
+      // Deeper than Node's rmSync can go (a hostile-tree test): rm can.
+      spawnSync('rm', ['-rf', dir]);
+    }
+  }
 });
 
 /** A private temp folder (mode 0700), removed when the test process ends. */
