@@ -1,13 +1,35 @@
 import { cac } from 'cac';
 import { ExitCode, MeshAuditError } from '../errors.js';
 import { TOOL_NAME, TOOL_VERSION } from '../version.js';
+import type { CAC } from 'cac';
 import type { CommandContext } from './context.js';
-import { registerEvaluate } from './evaluate.js';
-import { registerRules } from './rules.js';
-import { registerScan } from './scan.js';
-import { registerDiff } from './diff.js';
-import { registerPremigrate } from './premigrate.js';
 import { useColor } from './output.js';
+
+type Register = (cli: CAC, ctx: CommandContext) => void;
+
+/**
+ * Commands, registered in one explicit list. Each is imported only when it may run, so that start-up
+ * does not load what the command does not use (the Docker client is only for scan, snapshot and premigrate).
+ */
+const COMMANDS: { names: readonly string[]; load: () => Promise<Register> }[] = [
+  { names: ['evaluate'], load: async () => (await import('./evaluate.js')).registerEvaluate },
+  { names: ['rules'], load: async () => (await import('./rules.js')).registerRules },
+  { names: ['scan', 'snapshot'], load: async () => (await import('./scan.js')).registerScan },
+  { names: ['diff'], load: async () => (await import('./diff.js')).registerDiff },
+  { names: ['premigrate'], load: async () => (await import('./premigrate.js')).registerPremigrate },
+];
+
+/**
+ * The commands this argv needs registered: the one it names first; none for a lone --version;
+ * every one otherwise (help, an unknown command, options before the command), exactly as before.
+ */
+function commandsFor(argv: readonly string[]): typeof COMMANDS {
+  const args = argv.slice(2);
+  if (args.some((a) => a === '--help' || a === '-h')) return COMMANDS;
+  if (args.length > 0 && args.every((a) => a === '--version' || a === '-v')) return [];
+  const named = COMMANDS.find((c) => c.names.includes(args[0] ?? ''));
+  return named ? [named] : COMMANDS;
+}
 
 const defaultContext = (): CommandContext => ({
   now: () => new Date(),
@@ -32,12 +54,12 @@ function joinDashValues(argv: string[]): string[] {
 /** Runs the CLI and returns the exit code; never throws, never prints a raw error object. */
 export async function main(argv: string[], ctx: CommandContext = defaultContext()): Promise<number> {
   const cli = cac(TOOL_NAME);
-  // Commands, registered in one explicit list.
-  registerEvaluate(cli, ctx);
-  registerRules(cli, ctx);
-  registerScan(cli, ctx);
-  registerDiff(cli, ctx);
-  registerPremigrate(cli, ctx);
+  try {
+    for (const register of await Promise.all(commandsFor(argv).map((c) => c.load()))) register(cli, ctx);
+  } catch (err) {
+    ctx.stderr(`${TOOL_NAME}: internal error: ${err instanceof Error ? err.message : String(err)}\n`);
+    return ExitCode.Incomplete;
+  }
   cli.help();
   cli.version(TOOL_VERSION);
   try {

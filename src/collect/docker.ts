@@ -24,6 +24,9 @@ export interface DockerCollection {
   notes: Problem[];
 }
 
+/** Inspects in flight at once (see collectDocker). */
+export const DEFAULT_INSPECT_CONCURRENCY = 2;
+
 /** Runs `work` over `items` with at most `limit` at a time, keeping the input order in the result. */
 async function mapLimited<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
   const results: R[] = new Array(items.length);
@@ -67,7 +70,11 @@ export async function collectDocker(options: DockerCollectOptions): Promise<Dock
     problems.push({ source: 'docker', subject: options.endpoint.url, message: `cannot list containers: ${(err as Error).message}` });
     return { docker, containers: [], problems, notes };
   }
-  const inspected = await mapLimited(summaries, options.concurrency ?? 8, async (summary): Promise<Container | null> => {
+  // 2, not more: docker-modem util.inspect()s every request's options (agent and its live sockets
+  // included, showHidden, depth null) whether or not debugging is on, so each request costs CPU in
+  // proportion to the requests in flight; with /proc read per container the scan is CPU-bound, and
+  // 300 containers took 9.3 s at 8, 6.2 s at 2 (test/bench/scan.bench.ts, BENCHMARKS.md).
+  const inspected = await mapLimited(summaries, options.concurrency ?? DEFAULT_INSPECT_CONCURRENCY, async (summary): Promise<Container | null> => {
     const label = summary.Names?.[0]?.replace(/^\//, '') ?? summary.Id.slice(0, 12);
     let inspect: ContainerInspect;
     try {

@@ -43,7 +43,8 @@ export const DEFAULT_MAX_ENV_BYTES = 1024 * 1024;
 
 const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY;
 const DIR_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_DIRECTORY;
-const CHUNK = 64 * 1024;
+const MIN_CHUNK = 4 * 1024;
+const MAX_CHUNK = 1024 * 1024;
 
 // ---------------------------------------------------------------------------------------------
 // Safe primitives, shared with the ledger reader.
@@ -162,9 +163,10 @@ export async function readRegularFile(fsPath: string, expected: BigIntStats, kee
     let keptBytes = 0;
     let tooLarge = false;
     let size = 0;
-    const buffer = Buffer.allocUnsafe(CHUNK);
+    // One read for a small file (plus the one that sees its end); large ones in 1 MiB reads.
+    const buffer = Buffer.allocUnsafe(Math.min(MAX_CHUNK, Math.max(MIN_CHUNK, Number(expected.size) + 1)));
     for (;;) {
-      const { bytesRead } = await fh.read(buffer, 0, CHUNK, null);
+      const { bytesRead } = await fh.read(buffer, 0, buffer.length, null);
       if (bytesRead === 0) break;
       const chunk = buffer.subarray(0, bytesRead);
       hash.update(chunk);
@@ -314,16 +316,42 @@ function room(ctx: Context): boolean {
   return false;
 }
 
+/** Files read (opened, checked, hashed) at once during a walk: the records are still taken in walk order. */
+const READ_AHEAD = 16;
+
+/** A FIFO limit on how many promises run at once (granted in the order asked). */
+function limiter(limit: number): <T>(work: () => Promise<T>) => Promise<T> {
+  let active = 0;
+  const waiting: Array<() => void> = [];
+  const release = (): void => {
+    active--;
+    waiting.shift()?.();
+  };
+  return async (work) => {
+    if (active >= limit) await new Promise<void>((resolveTurn) => waiting.push(resolveTurn));
+    active++;
+    try {
+      return await work();
+    } finally {
+      release();
+    }
+  };
+}
+
 async function walk(ctx: Context, managedRoot: string): Promise<void> {
-  // Depth-first, in name order, without recursion (deep trees must not exhaust the stack).
-  const stack: Array<{ hostPath: string; located: Located | null }> = [{ hostPath: managedRoot, located: null }];
+  // Depth-first, in name order, without recursion (deep trees must not exhaust the stack). The
+  // records of a folder's regular files are read ahead, a few at a time, as soon as the folder is
+  // listed; each is still taken (and counted against maxFiles) when the walk reaches it, so what is
+  // recorded is exactly what a one-at-a-time walk records.
+  const limit = limiter(READ_AHEAD);
+  const stack: Array<{ hostPath: string; located: Located | null; ahead?: Promise<FileRecord> }> = [{ hostPath: managedRoot, located: null }];
   while (stack.length > 0) {
-    const { hostPath, located: known } = stack.pop()!;
+    const { hostPath, located: known, ahead } = stack.pop()!;
     const located = known ?? (await locate(ctx.realRoot, hostPath));
     let record = ctx.records.get(hostPath);
     if (!record) {
       if (!room(ctx)) return;
-      record = await recordOf(ctx, hostPath, located);
+      record = await (ahead ?? recordOf(ctx, hostPath, located));
       ctx.records.set(hostPath, record);
     }
     if (located.state !== 'found' || !located.stat.isDirectory()) continue;
@@ -335,7 +363,7 @@ async function walk(ctx: Context, managedRoot: string): Promise<void> {
       record.error = listing.error;
       continue;
     }
-    const children: Array<{ hostPath: string; located: Located }> = [];
+    const children: Array<{ hostPath: string; located: Located; ahead?: Promise<FileRecord> }> = [];
     // A huge folder is not lstat'ed beyond what can still be recorded (one more, so the bound is reported).
     let fresh = 0;
     const roomLeft = ctx.maxFiles - ctx.records.size;
@@ -349,7 +377,13 @@ async function walk(ctx: Context, managedRoot: string): Promise<void> {
       } catch (error) {
         child = lstatFailure(error, hostPath);
       }
-      children.push({ hostPath: childHost, located: child });
+      if (child.state === 'found' && child.stat.isFile() && !ctx.records.has(childHost)) {
+        const ahead = limit(() => recordOf(ctx, childHost, child));
+        ahead.catch(() => undefined); // recordOf never rejects; a walk that stops early must not leave an unhandled one
+        children.push({ hostPath: childHost, located: child, ahead });
+      } else {
+        children.push({ hostPath: childHost, located: child });
+      }
     }
     for (let i = children.length - 1; i >= 0; i--) stack.push(children[i]!);
   }

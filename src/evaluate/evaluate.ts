@@ -36,8 +36,11 @@ export function evaluateRule(rule: LoadedRule, subject: Subject): Finding[] {
   const items: unknown[] = rule.each === undefined ? [undefined] : toList(applyLogic(rule.each, subject.data));
   const findings: Finding[] = [];
   for (const item of items) {
-    const scope: Record<string, unknown> = rule.each === undefined ? { ...subject.data } : { ...subject.data, item };
-    for (const [name, expr] of Object.entries(rule.let ?? {})) scope[name] = applyLogic(expr, scope);
+    // The subject's own data is the scope when nothing is added to it (rules never write to their scope).
+    const lets = rule.let === undefined ? [] : Object.entries(rule.let);
+    const scope: Record<string, unknown> =
+      rule.each === undefined ? (lets.length === 0 ? subject.data : { ...subject.data }) : { ...subject.data, item };
+    for (const [name, expr] of lets) scope[name] = applyLogic(expr, scope);
     if (truthy(applyLogic(rule.assert, scope))) continue;
     const severity: Severity = rule.escalate?.find((step) => truthy(applyLogic(step.when, scope)))?.severity ?? rule.severity;
     const discriminator = discriminatorOf(rule, subject, item, scope);

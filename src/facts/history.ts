@@ -21,9 +21,12 @@ export interface FormerTarget {
  * The ledger keeps only the current target (097): this is what remembers the old ones.
  */
 export function formerTargets(current: Snapshot, history: readonly Snapshot[]): FormerTarget[] {
+  const currentAt = time(current.takenAt);
   const earlier = history
-    .filter((s) => s.host.hostname === current.host.hostname && time(s.takenAt) < time(current.takenAt))
-    .sort((a, b) => time(a.takenAt) - time(b.takenAt));
+    .map((s) => ({ s, at: time(s.takenAt) }))
+    .filter(({ s, at }) => s.host.hostname === current.host.hostname && at < currentAt)
+    .sort((a, b) => a.at - b.at)
+    .map(({ s }) => s);
   const timeline = [...earlier, current];
 
   // id -> ordered observations (time, target, type)
@@ -45,6 +48,7 @@ export function formerTargets(current: Snapshot, history: readonly Snapshot[]): 
   for (const [id, observations] of seen) {
     const now = currentById.get(id);
     const nowTarget = now?.target ?? null;
+    if (observations.every((o) => o.target === nowTarget)) continue; // the common case: the id never moved
     const targets = new Set(observations.map((o) => o.target));
     for (const target of targets) {
       if (target === nowTarget) continue;

@@ -83,14 +83,64 @@ export function buildSubjects(snapshot: Snapshot, history: readonly Snapshot[] =
   const filesByPath = new Map(snapshot.files.map((f) => [f.path, f]));
   const former = formerTargets(snapshot, history);
 
-  const claimsOf = (type: string, ...targets: string[]): LedgerRecord[] =>
-    valid.filter((r) => (type === 'file' ? r.entry.type === 'file' : r.entry.type === type) && targets.includes(r.entry.target!));
+  // Indexes for the joins below (each was a scan of the whole ledger, container list or history per subject).
+  const push = <K, V>(map: Map<K, V[]>, key: K, value: V) => {
+    const list = map.get(key);
+    if (list) list.push(value);
+    else map.set(key, [value]);
+  };
+  /** valid entries by type, then target, in ledger order; with each entry's position in `valid`. */
+  const validByTypeTarget = new Map<string | undefined, Map<string, { r: LedgerRecord; at: number }[]>>();
+  /** ids of valid entries naming a path among their sources, in ledger order (once per entry). */
+  const referencedBy = new Map<string, string[]>();
+  valid.forEach((r, at) => {
+    let byTarget = validByTypeTarget.get(r.entry.type);
+    if (!byTarget) validByTypeTarget.set(r.entry.type, (byTarget = new Map()));
+    push(byTarget, r.entry.target!, { r, at });
+    for (const source of new Set(r.entry.sources ?? [])) push(referencedBy, source, r.entry.id!);
+  });
+  const claimsOf = (type: string, ...targets: string[]): LedgerRecord[] => {
+    const byTarget = validByTypeTarget.get(type);
+    if (!byTarget) return [];
+    const lists = [...new Set(targets)].map((t) => byTarget.get(t) ?? []).filter((l) => l.length > 0);
+    if (lists.length === 0) return [];
+    if (lists.length === 1) return lists[0]!.map((x) => x.r);
+    const seen = new Set<LedgerRecord>();
+    return lists
+      .flat()
+      .sort((a, b) => a.at - b.at)
+      .filter((x) => (seen.has(x.r) ? false : (seen.add(x.r), true)))
+      .map((x) => x.r);
+  };
+  const formerByTypeTarget = new Map<string, Map<string, FormerTarget[]>>();
+  const formerById = new Map<string, FormerTarget[]>();
+  for (const f of former) {
+    let byTarget = formerByTypeTarget.get(f.type);
+    if (!byTarget) formerByTypeTarget.set(f.type, (byTarget = new Map()));
+    push(byTarget, f.target, f);
+    push(formerById, f.id, f);
+  }
   const formerlyOf = (type: string, target: string) =>
-    former
-      .filter((f) => f.type === type && f.target === target)
-      .map((f: FormerTarget) => ({ id: f.id, current_target: f.current_target, changed_at: f.changed_at, last_seen: f.last_seen }));
+    (formerByTypeTarget.get(type)?.get(target) ?? []).map((f: FormerTarget) => ({ id: f.id, current_target: f.current_target, changed_at: f.changed_at, last_seen: f.last_seen }));
+  /** containers by name and by id: the position of the first one with it. */
+  const containerByName = new Map<string, number>();
+  const containerById = new Map<string, number>();
+  /** names of the containers bind-mounting a path, in container order (once per container). */
+  const mountedBy = new Map<string, string[]>();
+  snapshot.containers.forEach((c, at) => {
+    if (!containerByName.has(c.name)) containerByName.set(c.name, at);
+    if (!containerById.has(c.id)) containerById.set(c.id, at);
+    for (const source of new Set(c.mounts.filter((m) => m.type === 'bind').map((m) => m.source))) push(mountedBy, source, c.name);
+  });
+  const containerNamed = (target: string): Container | undefined => {
+    const a = containerByName.get(target);
+    const b = containerById.get(target);
+    const at = a === undefined ? b : b === undefined ? a : Math.min(a, b);
+    return at === undefined ? undefined : snapshot.containers[at];
+  };
+  const managedRoots = snapshot.config.managedRoots.map((root) => ({ root, prefix: root.endsWith('/') ? root : `${root}/` }));
   const managedRootOf = (path: string): string | null =>
-    snapshot.config.managedRoots.find((root) => path === root || path.startsWith(root.endsWith('/') ? root : `${root}/`)) ?? null;
+    managedRoots.find(({ root, prefix }) => path === root || path.startsWith(prefix))?.root ?? null;
 
   // containers
   const containerData = new Map<Container, Record<string, unknown>>();
@@ -173,8 +223,8 @@ export function buildSubjects(snapshot: Snapshot, history: readonly Snapshot[] =
       managed_root: managedRootOf(f.path),
       claimed_by: claims.map((r) => r.entry.id!),
       claimed: claims.length > 0,
-      referenced_by: valid.filter((r) => (r.entry.sources ?? []).includes(f.path)).map((r) => r.entry.id!),
-      mounted_by: snapshot.containers.filter((c) => c.mounts.some((m) => m.type === 'bind' && m.source === f.path)).map((c) => c.name),
+      referenced_by: [...(referencedBy.get(f.path) ?? [])],
+      mounted_by: [...(mountedBy.get(f.path) ?? [])],
       formerly_claimed_by: formerlyOf('file', f.path),
     };
     return {
@@ -192,7 +242,7 @@ export function buildSubjects(snapshot: Snapshot, history: readonly Snapshot[] =
     const id = e.id ?? `line ${r.line}`;
     const type = e.type ?? null;
     const target = e.target ?? null;
-    const targetContainer = type === 'container' && target !== null ? snapshot.containers.find((c) => c.name === target || c.id === target) : undefined;
+    const targetContainer = type === 'container' && target !== null ? containerNamed(target) : undefined;
     const targetFile = type === 'file' && target !== null ? filesByPath.get(target) : undefined;
     const present =
       type === 'container' ? targetContainer !== undefined : type === 'file' ? (targetFile ? targetFile.kind !== 'missing' : null) : null;
@@ -217,8 +267,8 @@ export function buildSubjects(snapshot: Snapshot, history: readonly Snapshot[] =
       present,
       target_container: targetContainer ? { name: targetContainer.name, status: targetContainer.state.status, running: targetContainer.state.running } : null,
       target_file: type === 'file' ? fileFacts(targetFile) : null,
-      co_claimants: r.valid ? valid.filter((o) => o !== r && o.entry.type === type && o.entry.target === target).map((o) => o.entry.id!) : [],
-      former_targets: former.filter((f) => f.id === e.id).map((f) => ({ target: f.target, last_seen: f.last_seen, changed_at: f.changed_at })),
+      co_claimants: r.valid && type !== null && target !== null ? (validByTypeTarget.get(type)?.get(target) ?? []).filter((o) => o.r !== r).map((o) => o.r.entry.id!) : [],
+      former_targets: (e.id === undefined ? [] : (formerById.get(e.id) ?? [])).map((f) => ({ target: f.target, last_seen: f.last_seen, changed_at: f.changed_at })),
     };
     return {
       set: 'ledger',

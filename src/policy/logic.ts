@@ -25,13 +25,25 @@ jsonLogic.rm_operation('log');
 function ownVar(this: unknown, path?: unknown, fallback?: unknown): unknown {
   const notFound = fallback === undefined ? null : fallback;
   if (path === undefined || path === null || path === '') return this;
-  const value = resolvePath(this, String(path).split('.'));
+  const value = resolvePath(this, pathParts(String(path)));
   return value === undefined ? notFound : value;
 }
 
-export function resolvePath(data: unknown, parts: string[]): unknown {
+/** Paths are split once: rules name the same few paths on every subject. Never mutate the lists. */
+const splitPaths = new Map<string, readonly string[]>();
+function pathParts(path: string): readonly string[] {
+  let parts = splitPaths.get(path);
+  if (parts === undefined) {
+    parts = path.split('.');
+    if (splitPaths.size < 10_000) splitPaths.set(path, parts);
+  }
+  return parts;
+}
+
+export function resolvePath(data: unknown, parts: readonly string[]): unknown {
   if (parts.length === 0) return data;
   if (data === null || typeof data !== 'object') return undefined;
+  if (parts.length === 1) return Object.hasOwn(data, parts[0]!) ? (data as Record<string, unknown>)[parts[0]!] : undefined;
   for (let take = parts.length; take >= 1; take--) {
     const key = parts.slice(0, take).join('.');
     if (Object.hasOwn(data, key)) {
@@ -74,8 +86,79 @@ export function checkLogic(expr: Logic, at = ''): { path: string; message: strin
 
 const escapePointer = (s: string): string => s.replace(/~/g, '~0').replace(/\//g, '~1');
 
+type TableOperator = (this: unknown, ...args: unknown[]) => unknown;
+
+/**
+ * The table operators evaluated without going through json-logic-js's `apply` (same code as there,
+ * same `this`): the ones rules use on every subject. Any other operation — `filter`, `map`, `reduce`,
+ * `all`, `none`, `some`, the arithmetic, `missing`, dotted names, unknown ones — is left to `apply`
+ * itself, whole, so it behaves (and fails) exactly as before.
+ */
+const FAST_OPERATORS: Record<string, TableOperator> = Object.assign(Object.create(null) as Record<string, TableOperator>, {
+  '==': (a: unknown, b: unknown) => a == b,
+  '===': (a: unknown, b: unknown) => a === b,
+  '!=': (a: unknown, b: unknown) => a != b,
+  '!==': (a: unknown, b: unknown) => a !== b,
+  '>': (a: any, b: any) => a > b,
+  '>=': (a: any, b: any) => a >= b,
+  '<': (a: any, b: any, c: any) => (c === undefined ? a < b : a < b && b < c),
+  '<=': (a: any, b: any, c: any) => (c === undefined ? a <= b : a <= b && b <= c),
+  '!!': (a: unknown) => jsonLogic.truthy(a),
+  '!': (a: unknown) => !jsonLogic.truthy(a),
+  in: (a: unknown, b: any) => (!b || typeof b.indexOf === 'undefined' ? false : b.indexOf(a) !== -1),
+  cat: (...args: unknown[]) => args.join(''),
+  var: ownVar,
+  ...Object.fromEntries(CUSTOM_OPERATORS.map((op) => [op.name, op.fn])),
+});
+
+type Compiled = (data: unknown) => unknown;
+const compiled = new WeakMap<object, Compiled>();
+
+const isLogic = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) && Object.keys(v).length === 1;
+
+/** An expression turned into closures once: the walk json-logic-js's `apply` does on every call, done ahead. */
+function compile(logic: unknown): Compiled {
+  if (Array.isArray(logic)) {
+    const parts = logic.map(compile);
+    return (data) => parts.map((p) => p(data));
+  }
+  if (!isLogic(logic)) return () => logic;
+  const op = Object.keys(logic)[0]!;
+  const raw = logic[op];
+  const values: unknown[] = Array.isArray(raw) ? raw : [raw];
+  if (op === 'if' || op === '?:') {
+    const parts = values.map(compile);
+    return (data) => {
+      let i;
+      for (i = 0; i < parts.length - 1; i += 2) if (jsonLogic.truthy(parts[i]!(data))) return parts[i + 1]!(data);
+      if (parts.length === i + 1) return parts[i]!(data);
+      return null;
+    };
+  }
+  if (op === 'and' || op === 'or') {
+    const parts = values.map(compile);
+    const stopWhen = op === 'or';
+    return (data) => {
+      let current: unknown;
+      for (const p of parts) {
+        current = p(data);
+        if (jsonLogic.truthy(current) === stopWhen) return current;
+      }
+      return current;
+    };
+  }
+  const fn = FAST_OPERATORS[op];
+  if (fn === undefined) return (data) => jsonLogic.apply(logic as never, data);
+  const parts = values.map(compile);
+  return (data) => fn.apply(data, parts.map((p) => p(data)));
+}
+
 export function applyLogic(expr: Logic, data: unknown): unknown {
-  return jsonLogic.apply(expr as never, data);
+  if (typeof expr !== 'object' || expr === null) return expr;
+  let fn = compiled.get(expr);
+  if (fn === undefined) compiled.set(expr, (fn = compile(expr)));
+  return fn(data);
 }
 
 export function truthy(value: unknown): boolean {

@@ -1,0 +1,139 @@
+/**
+ * Evaluation alone: the shipped pack is loaded once, then buildSubjects + evaluate (auditSnapshots)
+ * and both machine writers (renderSarif, renderJson) on a synthetic snapshot of 1,000, 10,000 and
+ * 50,000 containers. Each size runs in its own child process so that its peak RSS
+ * (process.resourceUsage().maxRSS) is its own. The parent generates the snapshot and writes it to a file;
+ * the child reads and parses it (as `evaluate` would), then times.
+ *
+ * Reference, run in the same child just before: JSON.parse of the same snapshot's text. Parsing is
+ * the least any evaluation of a saved snapshot has to do, so the ratio says how many "parses" the
+ * evaluation costs, and it moves with the machine the way the evaluation does.
+ *
+ * Usage: node dist/test/bench/evaluate.bench.js [sizes…]   (child mode: --child N RUNS)
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { auditSnapshots } from '../../src/pipeline.js';
+import { loadPolicies } from '../../src/policy/load.js';
+import { renderJson } from '../../src/report/json.js';
+import { renderSarif } from '../../src/report/sarif.js';
+import { syntheticSnapshot, type Synthetic } from './synthetic.js';
+import { emit, linearFit, median, round, type Figure } from './util.js';
+
+interface ChildResult {
+  size: number;
+  runs: number;
+  ms: number[];
+  parseMs: number[];
+  findings: number;
+  maxRssMB: number;
+  /** V8 heap in use once the snapshot is loaded, before any evaluation. */
+  snapshotHeapMB: number;
+  snapshotTextMB: number;
+}
+
+async function child(file: string, size: number, runs: number): Promise<ChildResult> {
+  const rules = (await loadPolicies([])).flatMap((p) => p.rules);
+  // The snapshot as `evaluate` holds it: parsed from the file the parent wrote.
+  const { snapshot, history } = JSON.parse(await readFile(file, 'utf8')) as Synthetic;
+  (globalThis as { gc?: () => void }).gc?.();
+  const snapshotHeapMB = process.memoryUsage().heapUsed / 1024 / 1024;
+  const now = new Date('2026-09-24T03:05:00Z');
+  const ms: number[] = [];
+  let findings = 0;
+  for (let i = 0; i < runs; i++) {
+    const t = process.hrtime.bigint();
+    const report = auditSnapshots([snapshot], history, rules, { now });
+    const sarif = renderSarif(report);
+    const json = renderJson(report);
+    ms.push(Number(process.hrtime.bigint() - t) / 1e6);
+    findings = report.evaluations[0]!.findings.length;
+    if (sarif.length === 0 || json.length === 0) throw new Error('empty report');
+  }
+  // Peak RSS before the reference's text is made: the snapshot, its evaluation and its reports.
+  const maxRssMB = process.resourceUsage().maxRSS / 1024;
+  const text = await readFile(file, 'utf8');
+  const parseMs: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const t = process.hrtime.bigint();
+    JSON.parse(text);
+    parseMs.push(Number(process.hrtime.bigint() - t) / 1e6);
+  }
+  return { size, runs, ms, parseMs, findings, maxRssMB, snapshotHeapMB, snapshotTextMB: Buffer.byteLength(text) / 1024 / 1024 };
+}
+
+async function runChild(dir: string, size: number, runs: number): Promise<ChildResult> {
+  const file = join(dir, `snapshot-${size}.json`);
+  await writeFile(file, JSON.stringify(syntheticSnapshot(size, 7)));
+  const r = spawnSync(process.execPath, ['--expose-gc', '--max-old-space-size=4096', fileURLToPath(import.meta.url), '--child', file, String(size), String(runs)], {
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  await rm(file, { force: true });
+  if (r.status !== 0) throw new Error(`child ${size} failed: ${r.stderr}`);
+  return JSON.parse(r.stdout.trim().split('\n').at(-1)!) as ChildResult;
+}
+
+async function main(): Promise<void> {
+  const args = process.argv.slice(2);
+  if (args[0] === '--child') {
+    process.stdout.write(JSON.stringify(await child(args[1]!, Number(args[2]), Number(args[3]))) + '\n');
+    return;
+  }
+  const sizes = args.length > 0 ? args.map(Number) : [1000, 10000, 50000];
+  const dir = await mkdtemp(join(tmpdir(), 'ma-bench-evaluate-'));
+  const results: ChildResult[] = [];
+  try {
+    for (const size of sizes) results.push(await runChild(dir, size, size >= 50000 ? 3 : 5));
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+  for (const r of results) {
+    process.stderr.write(`evaluate ${r.size}: median ${round(median(r.ms))} ms (runs ${r.ms.map((m) => round(m, 0)).join(', ')}), JSON.parse ${round(median(r.parseMs))} ms, ${r.findings} findings, max RSS ${round(r.maxRssMB, 0)} MB (snapshot: ${round(r.snapshotTextMB, 0)} MB of JSON, ${round(r.snapshotHeapMB, 0)} MB of heap)\n`);
+  }
+  const figures: Figure[] = results.map((r) => {
+    const value = median(r.ms);
+    const parse = median(r.parseMs);
+    return {
+      label: `evaluate ${r.size.toLocaleString('en')} containers (subjects + rules + SARIF + JSON)`,
+      value: round(value),
+      unit: 'ms',
+      reference: { label: 'JSON.parse of the same snapshot', value: round(parse) },
+      ratio: round(value / parse),
+      ...(r.size === 10000 ? { target: '< 1000 ms', met: value < 1000 } : {}),
+      notes: `median of ${r.runs}; ${r.findings} findings; ${round(r.snapshotTextMB, 0)} MB snapshot`,
+    };
+  });
+  if (results.length >= 2) {
+    const fit = linearFit(results.map((r) => ({ x: r.size / 1000, y: median(r.ms) })));
+    const first = results[0]!;
+    const last = results.at(-1)!;
+    const perK = (r: ChildResult) => median(r.ms) / (r.size / 1000);
+    const drift = perK(last) / perK(first);
+    figures.push({
+      label: 'slope (least squares over the sizes)',
+      value: round(fit.slope),
+      unit: 'ms per 1,000 containers',
+      target: 'linear',
+      met: fit.r2 > 0.98 && drift < 2,
+      notes: `r² ${round(fit.r2, 4)}; ms per 1,000 at ${last.size.toLocaleString('en')} / at ${first.size.toLocaleString('en')} = ${round(drift)}`,
+    });
+  }
+  const biggest = results.find((r) => r.size === 50000);
+  if (biggest) {
+    figures.push({
+      label: 'peak RSS, 50,000 containers',
+      value: round(biggest.maxRssMB, 0),
+      unit: 'MB',
+      target: '< 400 MB',
+      met: biggest.maxRssMB < 400,
+      notes: `maxRSS of a child process that read and parsed the snapshot file and holds it (${round(biggest.snapshotTextMB, 0)} MB as JSON, ${round(biggest.snapshotHeapMB, 0)} MB of V8 heap once parsed, before any evaluation), taken before the reference's text is read again`,
+    });
+  }
+  emit('evaluate', figures);
+}
+
+await main();

@@ -1,0 +1,87 @@
+/*
+ * scan benchmark: a private engine with 300 fixture containers (100 running `sleep`, 200 created and
+ * never started; --network none), the whole `mesh-audit scan` (snapshot, evaluate, SARIF + JSON
+ * written) against `docker inspect $(docker ps -aq)` on the same engine. Median of 5, interleaved.
+ */
+import { mkdirSync, rmSync, writeFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { PACKAGE_ROOT } from '../../src/paths.js';
+import { engine } from '../docker/engine.js';
+import { tempDir } from '../support/cli.js';
+import { median, parallel, ratioFigure, report, round, run, timed, type Figure } from './common.js';
+
+const RUNNING = 100;
+const STOPPED = 200;
+const ROUNDS = 5;
+const DOCKER = '/usr/bin/docker';
+const LABEL = 'mesh-audit-test';
+
+async function main(): Promise<void> {
+  const e = engine();
+  if (!e) throw new Error('no Docker engine: install docker.io and busybox-static');
+  const host = e.dockerHost;
+  const bench = `bench-${process.pid}`;
+  const setupStart = Date.now();
+  const ids: string[] = [];
+  const names = Array.from({ length: RUNNING + STOPPED }, (_, i) => `${bench}-${String(i).padStart(3, '0')}`);
+  try {
+    await parallel(names, 16, async (name) => {
+      const id = (await run(DOCKER, ['-H', host, 'create', '--name', name, '--network', 'none', '--label', `${LABEL}=${e.run}`, e.image, 'sleep', '3600'])).trim();
+      ids.push(id);
+    });
+    const toStart = names.slice(0, RUNNING);
+    const batches: string[][] = [];
+    for (let i = 0; i < toStart.length; i += 10) batches.push(toStart.slice(i, i + 10));
+    await parallel(batches, 4, (batch) => run(DOCKER, ['-H', host, 'start', ...batch]));
+    const setupMs = Date.now() - setupStart;
+
+    const dir = tempDir('ma-bench-scan-');
+    const ledger = join(dir, 'ledger.json');
+    writeFileSync(ledger, JSON.stringify([
+      { id: 'app.env', type: 'file', target: join(dir, 'etc', 'app.env') },
+      { id: `${bench}-000`, type: 'container', target: `${bench}-000` },
+    ]));
+    mkdirSync(join(dir, 'etc'));
+    writeFileSync(join(dir, 'etc', 'app.env'), 'A=1\nB=2\n');
+    const bin = join(PACKAGE_ROOT, 'bin', 'mesh-audit.js');
+    const scanArgs = (out: string) => [bin, 'scan', '--docker-host', host, '--ledger', ledger, '--out', out, '--format', 'sarif,json', '--hostname', 'bench'];
+    const refScript = `${DOCKER} -H '${host}' inspect $(${DOCKER} -H '${host}' ps -aq) > /dev/null`;
+
+    const scans: number[] = [];
+    const refs: number[] = [];
+    let lastCode = -1;
+    for (let i = 0; i < ROUNDS; i++) {
+      const out = join(dir, `out-${i}`);
+      const s = timed(process.execPath, scanArgs(out), [0, 1, 3]);
+      lastCode = s.code;
+      const written = readdirSync(out);
+      if (!written.some((f) => f.endsWith('.sarif')) || !written.some((f) => f.endsWith('.json'))) throw new Error(`scan wrote no SARIF/JSON in ${out}: ${written.join(', ')}\n${s.stderr.slice(-2000)}`);
+      scans.push(s.ms);
+      refs.push(timed('bash', ['-c', refScript]).ms);
+    }
+    const profileDir = process.env['MA_BENCH_PROFILE'];
+    if (profileDir) timed(process.execPath, ['--cpu-prof', '--cpu-prof-dir', profileDir, ...scanArgs(join(dir, 'out-profile'))], [0, 1, 3], { MA_DEBUG_TIMING: '1' });
+    const version = e.docker(['version', '--format', '{{.Server.Version}}']).trim();
+    const figures: Figure[] = [
+      ratioFigure(`scan, ${RUNNING + STOPPED} containers (${RUNNING} running), SARIF + JSON`, scans, 'docker inspect $(docker ps -aq)', refs, 1.0,
+        `median of ${ROUNDS}, interleaved; all scan runs ms: ${scans.map(round).join(', ')}; docker runs ms: ${refs.map(round).join(', ')}; scan exit ${lastCode}; engine ${version}`),
+      { label: 'fixture set-up (300 create + 100 start)', value: round(setupMs), unit: 'ms', notes: 'not a target, for orientation' },
+      { label: 'docker CLI spread (max-min)', value: round(Math.max(...refs) - Math.min(...refs)), unit: 'ms', notes: `median ${round(median(refs))} ms` },
+    ];
+    rmSync(dir, { recursive: true, force: true });
+    report('scan', figures);
+  } finally {
+    // Ours only, by the names we created (the engine harness also purges its private engine at exit).
+    for (let i = 0; i < names.length; i += 50) {
+      await run(DOCKER, ['-H', host, 'rm', '-f', ...names.slice(i, i + 50)]).catch(() => undefined);
+    }
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    process.stderr.write(`${(error as Error).stack ?? String(error)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,50 @@
+/**
+ * Start-up: `mesh-audit --version`, and `mesh-audit evaluate` of a tiny snapshot (3 containers,
+ * JSON report only), each against `node -e 0` run side by side (interleaved, so the machine's noise
+ * falls on both). Median of 15 of each, timed around spawn with process.hrtime.
+ *
+ * Usage: node dist/test/bench/startup.bench.js [runs]
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { syntheticSnapshot } from './synthetic.js';
+import { BIN, emit, median, round, timeProcess } from './util.js';
+
+const runs = Number(process.argv[2] ?? 15);
+const dir = await mkdtemp(join(tmpdir(), 'ma-bench-startup-'));
+try {
+  const tiny = join(dir, 'tiny.json');
+  await writeFile(tiny, JSON.stringify(syntheticSnapshot(3, 5).snapshot));
+  const commands = {
+    node: [process.execPath, '-e', '0'],
+    version: [process.execPath, BIN, '--version'],
+    evaluate: [process.execPath, BIN, 'evaluate', tiny, '--format', 'json', '--out', join(dir, 'out'), '--fail-on', 'none'],
+  } as const;
+  const times: Record<keyof typeof commands, number[]> = { node: [], version: [], evaluate: [] };
+  for (const [name, cmd] of Object.entries(commands)) await timeProcess(cmd[0], cmd.slice(1)); // warm the file cache
+  for (let i = 0; i < runs; i++) {
+    for (const name of Object.keys(commands) as (keyof typeof commands)[]) {
+      const [command, ...args] = commands[name];
+      const r = await timeProcess(command, args);
+      if (r.code !== 0) throw new Error(`${name} exited ${r.code}: ${r.stderr.slice(-2000)}`);
+      times[name].push(r.ms);
+    }
+  }
+  const node = median(times.node);
+  const figure = (name: 'version' | 'evaluate', label: string) => {
+    const value = median(times[name]);
+    return {
+      label,
+      value: round(value, 1),
+      unit: 'ms',
+      reference: { label: '`node -e 0`', value: round(node, 1) },
+      ratio: round(value / node),
+      notes: `median of ${runs}, interleaved with the reference`,
+    };
+  };
+  process.stderr.write(`startup: node -e 0 ${round(node, 1)} ms, --version ${round(median(times.version), 1)} ms, evaluate ${round(median(times.evaluate), 1)} ms\n`);
+  emit('startup', [figure('version', '`mesh-audit --version`'), figure('evaluate', '`mesh-audit evaluate` of a 3-container snapshot (JSON report)')]);
+} finally {
+  await rm(dir, { recursive: true, force: true });
+}
