@@ -1,4 +1,5 @@
 import { test } from 'uvu';
+import { within } from './support/within.js';
 import * as assert from 'uvu/assert';
 import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, readdirSync, realpathSync, writeFileSync } from 'node:fs';
@@ -30,17 +31,6 @@ function noise(length: number, seed: number): Buffer {
   return out;
 }
 
-async function within<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 // The files, by name. Each holds good entries around the bad part, to show those are not lost.
 const junk = noise(64 * 1024, 0x5eed);

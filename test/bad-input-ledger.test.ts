@@ -1,4 +1,5 @@
 import { test } from 'uvu';
+import { within } from './support/within.js';
 import * as assert from 'uvu/assert';
 import { readFileSync, readdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -38,17 +39,6 @@ interface Report {
   notifications: ReportNotification[];
 }
 
-async function within<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 /** A fresh folder (symlinks resolved: the ledger reader refuses symlinked parents) holding the ledger. */
 function ledgerFile(content: string | Buffer): { dir: string; file: string } {

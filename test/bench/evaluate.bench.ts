@@ -21,7 +21,7 @@ import { loadPolicies } from '../../src/policy/load.js';
 import { renderJson } from '../../src/report/json.js';
 import { renderSarif } from '../../src/report/sarif.js';
 import { syntheticSnapshot, type Synthetic } from './synthetic.js';
-import { emit, linearFit, median, round, type Figure } from './util.js';
+import { report, linearFit, median, round, type Figure } from './common.js';
 
 interface ChildResult {
   size: number;
@@ -133,7 +133,7 @@ async function main(): Promise<void> {
       notes: `maxRSS of a child process that read and parsed the snapshot file and holds it (${round(biggest.snapshotTextMB, 0)} MB as JSON, ${round(biggest.snapshotHeapMB, 0)} MB of V8 heap once parsed, before any evaluation), taken before the reference's text is read again`,
     });
   }
-  emit('evaluate', figures);
+  report('evaluate', figures);
 }
 
 await main();

@@ -10,7 +10,7 @@ import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { syntheticSnapshot } from './synthetic.js';
-import { BIN, emit, median, round, timeProcess } from './util.js';
+import { BIN, report, median, round, timeProcess } from './common.js';
 
 const [count = 1000, containers = 100, sample = 30, runs = 3] = process.argv.slice(2).map(Number);
 const dir = await mkdtemp(join(tmpdir(), 'ma-bench-fleet-'));
@@ -46,7 +46,7 @@ try {
   const perProcess = median(each);
   const scaled = perProcess * count;
   process.stderr.write(`fleet: one process per snapshot: median ${round(perProcess)} ms x ${count} = ${round(scaled, 0)} ms\n`);
-  emit('fleet', [
+  report('fleet', [
     {
       label: `evaluate ${count.toLocaleString('en')} snapshots of ${containers} containers in one process`,
       value: round(one, 0),

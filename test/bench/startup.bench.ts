@@ -9,7 +9,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { syntheticSnapshot } from './synthetic.js';
-import { BIN, emit, median, round, timeProcess } from './util.js';
+import { BIN, report, median, round, timeProcess } from './common.js';
 
 const runs = Number(process.argv[2] ?? 15);
 const dir = await mkdtemp(join(tmpdir(), 'ma-bench-startup-'));
@@ -22,7 +22,7 @@ try {
     evaluate: [process.execPath, BIN, 'evaluate', tiny, '--format', 'json', '--out', join(dir, 'out'), '--fail-on', 'none'],
   } as const;
   const times: Record<keyof typeof commands, number[]> = { node: [], version: [], evaluate: [] };
-  for (const [name, cmd] of Object.entries(commands)) await timeProcess(cmd[0], cmd.slice(1)); // warm the file cache
+  for (const cmd of Object.values(commands)) await timeProcess(cmd[0], cmd.slice(1)); // warm the file cache
   for (let i = 0; i < runs; i++) {
     for (const name of Object.keys(commands) as (keyof typeof commands)[]) {
       const [command, ...args] = commands[name];
@@ -44,7 +44,7 @@ try {
     };
   };
   process.stderr.write(`startup: node -e 0 ${round(node, 1)} ms, --version ${round(median(times.version), 1)} ms, evaluate ${round(median(times.evaluate), 1)} ms\n`);
-  emit('startup', [figure('version', '`mesh-audit --version`'), figure('evaluate', '`mesh-audit evaluate` of a 3-container snapshot (JSON report)')]);
+  report('startup', [figure('version', '`mesh-audit --version`'), figure('evaluate', '`mesh-audit evaluate` of a 3-container snapshot (JSON report)')]);
 } finally {
   await rm(dir, { recursive: true, force: true });
 }

@@ -1,8 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, closeSync, constants, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { findBinary } from './binary.js';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
 
 /**
  * A private Alertmanager for tests: Debian's `prometheus-alertmanager` (bookworm: 0.25.0-1+b4,
@@ -95,26 +96,9 @@ receivers:
   - name: 'null'
 `;
 
-function executable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** `ALERTMANAGER_BIN`, else `/usr/bin/prometheus-alertmanager`, else on PATH; null when none. */
 export function alertmanagerPath(): string | null {
-  const override = process.env['ALERTMANAGER_BIN'];
-  if (override) return executable(override) ? override : null;
-  if (executable('/usr/bin/prometheus-alertmanager')) return '/usr/bin/prometheus-alertmanager';
-  for (const name of ['prometheus-alertmanager', 'alertmanager']) {
-    for (const dir of (process.env['PATH'] ?? '').split(delimiter)) {
-      if (dir && executable(join(dir, name))) return join(dir, name);
-    }
-  }
-  return null;
+  return findBinary('ALERTMANAGER_BIN', '/usr/bin/prometheus-alertmanager', ['prometheus-alertmanager', 'alertmanager']);
 }
 
 export function hasAlertmanager(): boolean {

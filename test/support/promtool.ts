@@ -1,7 +1,8 @@
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants, closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { findBinary } from './binary.js';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { join } from 'node:path';
 
 /**
  * Prometheus's own checker for the text exposition format, from Debian's `prometheus` package
@@ -17,24 +18,9 @@ import { delimiter, join } from 'node:path';
  * (`x_total 1\nx_total 2`) and a family split by another family both exit 0; empty input exits 0.
  */
 
-function executable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** `PROMTOOL_BIN`, else `/usr/bin/promtool`, else `promtool` on PATH; null when none is there. */
 export function promtoolPath(): string | null {
-  const override = process.env['PROMTOOL_BIN'];
-  if (override) return executable(override) ? override : null;
-  if (executable('/usr/bin/promtool')) return '/usr/bin/promtool';
-  for (const dir of (process.env['PATH'] ?? '').split(delimiter)) {
-    if (dir && executable(join(dir, 'promtool'))) return join(dir, 'promtool');
-  }
-  return null;
+  return findBinary('PROMTOOL_BIN', '/usr/bin/promtool', ['promtool']);
 }
 
 export function hasPromtool(): boolean {

@@ -1,4 +1,5 @@
 import { test } from 'uvu';
+import { within } from '../support/within.js';
 import * as assert from 'uvu/assert';
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -16,17 +17,6 @@ const sha = (content: string | Buffer): string => 'sha256:' + createHash('sha256
 const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
 
 /** Fails instead of hanging when something opens a FIFO it must not. */
-async function within<T>(promise: Promise<T>, ms = 5000): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms (something was opened that must not be)`)), ms);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 const collect = (root: string, options: Partial<FileCollectOptions>) =>
   within(collectFiles({ root, paths: [], envPaths: [], managedRoots: [], safe, ...options }));

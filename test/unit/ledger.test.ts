@@ -1,4 +1,5 @@
 import { test } from 'uvu';
+import { within } from '../support/within.js';
 import * as assert from 'uvu/assert';
 import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -12,17 +13,6 @@ const CANARY = 'CANARY-ledger-5e7d2a';
 const LEDGER = '/var/lib/mesh-host/ledger.json';
 const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
 
-async function within<T>(promise: Promise<T>, ms = 5000): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 const roots: string[] = [];
 /** A fresh host root holding `text` at the ledger's default path. */
