@@ -5,7 +5,8 @@ import { collectDocker } from './collect/docker.js';
 import { resolveEndpoint } from './collect/docker-endpoint.js';
 import { collectFiles } from './collect/files.js';
 import { readLedger } from './collect/ledger.js';
-import { procUnavailableReason, readProcView } from './collect/proc.js';
+import { procUnavailableReason, readProcessTable, readProcView, type ProcessTable } from './collect/proc.js';
+import type { ProcNetRow } from './collect/proc-net.js';
 import type { ScanSettings } from './config.js';
 import { createSafeValueMaker } from './secret/value.js';
 import { SNAPSHOT_SCHEMA, type Problem, type Snapshot } from './snapshot/types.js';
@@ -52,6 +53,10 @@ export async function takeSnapshot(settings: ScanSettings, earlier: readonly Sna
   if (procReason !== null) notes.push({ source: 'proc', message: `container processes not read from /proc: ${procReason}; env, sockets and bind-mounted files as containers see them were not checked` });
 
   hooks.progress(`reading containers from ${endpoint.url}`);
+  // One read of the process table for all containers, on the first running one.
+  let processTable: Promise<ProcessTable> | undefined;
+  const sharedProcessTable = (): Promise<ProcessTable> => (processTable ??= readProcessTable());
+  const netTables = new Map<string, Promise<ProcNetRow[]>>();
   // Bind-mount sources that are regular files are what /proc compares; known after inspect, so the
   // proc reader checks the kind itself through the host root.
   const docker = await collectDocker({
@@ -69,7 +74,7 @@ export async function takeSnapshot(settings: ScanSettings, earlier: readonly Sna
                 mounts: (inspect.Mounts ?? []).map((m) => ({ type: m.Type ?? '', source: m.Source ?? '', destination: m.Destination ?? '' })),
               },
               new Set((inspect.Mounts ?? []).filter((m) => m.Type === 'bind' && m.Source).map((m) => m.Source!)),
-              { hostRoot: settings.root, safe },
+              { hostRoot: settings.root, safe, processTable: sharedProcessTable, netTables },
             ),
         }
       : { procUnavailable: procReason }),

@@ -15,7 +15,7 @@ import {
   socketInodes,
   type ProcOptions,
 } from '../../src/collect/proc.js';
-import { listeningSockets, parseProcNet } from '../../src/collect/proc-net.js';
+import { listeningSockets, parseProcNet, type ProcNetRow } from '../../src/collect/proc-net.js';
 import { createSafeValueMaker } from '../../src/secret/value.js';
 import type { ProcView } from '../../src/snapshot/types.js';
 
@@ -252,7 +252,7 @@ test('unreadable environ or net: unavailable with the reason, never a throw', as
   const a = await readProcView(container({ pid: 400, mounts: [] }), new Set(), opts());
   assert.equal(a, { available: false, reason: `cannot read ${procRoot}/400/environ (EISDIR)` });
 
-  const dir2 = fakePid(401, { ppid: 1, cgroup: `0::/system.slice/docker-${ID}.scope\n`, environ: `K=${CANARY}\0` });
+  const dir2 = fakePid(401, { ppid: 1, cgroup: `0::/system.slice/docker-${ID}.scope\n`, environ: `K=${CANARY}\0`, sockets: [777] });
   mkdirSync(join(dir2, 'net', 'tcp'), { recursive: true }); // EISDIR
   const b = await readProcView(container({ pid: 401, mounts: [] }), new Set(), opts());
   assert.equal(b, { available: false, reason: `cannot read ${procRoot}/401/net/tcp (EISDIR)` });
@@ -260,6 +260,31 @@ test('unreadable environ or net: unavailable with the reason, never a throw', as
 
   const c = await readProcView(container({ id: ID.slice(0, 12), mounts: [] }), new Set(), opts());
   assert.is(c.available, false, 'a short id is never matched');
+});
+
+test('no socket open in the tree: the socket tables are not read (nothing can listen)', async () => {
+  const dir = fakePid(410, { ppid: 1, cgroup: `0::/system.slice/docker-${ID}.scope\n` });
+  mkdirSync(join(dir, 'net', 'tcp'), { recursive: true }); // would be EISDIR if it were read
+  const view = await readProcView(container({ pid: 410, mounts: [] }), new Set(), opts());
+  assert.ok(view.available, JSON.stringify(view));
+  assert.equal(view.available && view.listening, []);
+});
+
+test('containers in one network namespace: its socket tables are read once per scan', async () => {
+  const rows = `${TCP_HEADER}\n${tcpRow(0, '00000000:0BB8', '00000000:0000', '0A', 811)}\n${tcpRow(1, '00000000:0BB9', '00000000:0000', '0A', 812)}\n`;
+  const cache = new Map<string, Promise<ProcNetRow[]>>();
+  const views: ProcView[] = [];
+  for (const [pid, inode] of [[420, 811], [421, 812]] as const) {
+    const dir = fakePid(pid, { ppid: 1, cgroup: `0::/system.slice/docker-${ID}.scope\n`, sockets: [inode] });
+    mkdirSync(join(dir, 'net'), { recursive: true });
+    mkdirSync(join(dir, 'ns'), { recursive: true });
+    symlinkSync('net:[4026531840]', join(dir, 'ns', 'net'));
+    // Only the first process's table holds the rows: the second must be answered from the first read.
+    writeFileSync(join(dir, 'net', 'tcp'), pid === 420 ? rows : `${TCP_HEADER}\n`);
+    views.push(await readProcView(container({ pid, mounts: [] }), new Set(), { ...opts(), netTables: cache }));
+  }
+  assert.equal([...cache.keys()], ['net:[4026531840]']);
+  assert.equal(views.map((v) => (v.available ? v.listening.map((l) => l.port) : v.reason)), [[3000], [3001]]);
 });
 
 test('cgroupHasContainer: v1/v2, docker and custom parents; whole path components only', () => {
