@@ -2,7 +2,8 @@ import http from 'node:http';
 import https from 'node:https';
 import { createRequire } from 'node:module';
 import type { Duplex } from 'node:stream';
-import Docker from 'dockerode';
+import { inspect } from 'node:util';
+import Modem from 'docker-modem';
 import type { ContainerInspect } from './inspect.js';
 import type { DockerEndpoint } from './docker-endpoint.js';
 
@@ -11,13 +12,6 @@ import type { DockerEndpoint } from './docker-endpoint.js';
 {
   const requireFromModem = createRequire(createRequire(import.meta.url).resolve('docker-modem'));
   (requireFromModem('debug') as { disable(): string }).disable();
-}
-
-/** dockerode accepts an abort signal on these calls; its type definitions do not say so. */
-interface AbortableCalls {
-  ping(options: { abortSignal: AbortSignal }): Promise<unknown>;
-  version(options: { abortSignal: AbortSignal }): Promise<unknown>;
-  info(options: { abortSignal: AbortSignal }): Promise<unknown>;
 }
 
 export interface ContainerSummary {
@@ -53,7 +47,7 @@ export const MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
  */
 export class ReadOnlyDocker {
   private constructor(
-    private readonly docker: Docker,
+    private readonly modem: Modem,
     readonly endpoint: DockerEndpoint,
     readonly apiVersion: string,
     readonly serverVersion: string,
@@ -66,13 +60,13 @@ export class ReadOnlyDocker {
    * it speaks and uses that, never a pinned old one.
    */
   static async connect(endpoint: DockerEndpoint, options: { requestTimeoutMs: number; deadline: AbortSignal; maxResponseBytes?: number }): Promise<ReadOnlyDocker> {
-    const base = { ...modemOptions(endpoint), agent: boundedAgent(endpoint, options.maxResponseBytes ?? MAX_RESPONSE_BYTES) } as Docker.DockerOptions;
-    const probe = new Docker(base) as unknown as AbortableCalls;
+    const base = { ...modemOptions(endpoint), agent: boundedAgent(endpoint, options.maxResponseBytes ?? MAX_RESPONSE_BYTES) } as Modem.ConstructorOptions;
+    const probe = new Modem(base);
     const limits = { requestTimeoutMs: options.requestTimeoutMs, deadline: options.deadline };
-    await call('ping', limits, (abortSignal) => probe.ping({ abortSignal }));
-    const version = checked('version', await call('version', limits, (abortSignal) => probe.version({ abortSignal })), isEngineVersion);
-    const docker = new Docker({ ...base, version: `v${version.ApiVersion}` });
-    return new ReadOnlyDocker(docker, endpoint, version.ApiVersion, version.Version, options.requestTimeoutMs, options.deadline);
+    await call('ping', limits, (abortSignal) => get(probe, '/_ping', abortSignal));
+    const version = checked('version', await call('version', limits, (abortSignal) => get(probe, '/version', abortSignal)), isEngineVersion);
+    const modem = new Modem({ ...base, version: `v${version.ApiVersion}` });
+    return new ReadOnlyDocker(modem, endpoint, version.ApiVersion, version.Version, options.requestTimeoutMs, options.deadline);
   }
 
   private get limits(): Limits {
@@ -80,19 +74,40 @@ export class ReadOnlyDocker {
   }
 
   async info(): Promise<Record<string, unknown>> {
-    return checked('info', await call('info', this.limits, (abortSignal) => (this.docker as unknown as AbortableCalls).info({ abortSignal })), isObject);
+    return checked('info', await call('info', this.limits, (abortSignal) => get(this.modem, '/info', abortSignal)), isObject);
   }
 
   async listContainers(): Promise<ContainerSummary[]> {
-    const list = await call('list containers', this.limits, (abortSignal) => this.docker.listContainers({ all: true, abortSignal }));
+    const list = await call('list containers', this.limits, (abortSignal) => get(this.modem, '/containers/json?', abortSignal, { all: true }));
     return checked('list containers', list, (v): v is ContainerSummary[] => Array.isArray(v) && v.every((c) => isObject(c) && isContainerId(c['Id'])));
   }
 
   async inspectContainer(id: string): Promise<ContainerInspect> {
     const what = `inspect ${id.slice(0, 12)}`;
-    const inspect = await call(what, this.limits, (abortSignal) => this.docker.getContainer(id).inspect({ abortSignal } as Docker.ContainerInspectOptions));
+    if (!isContainerId(id)) throw new Error(`${what}: not a container id`);
+    const inspect = await call(what, this.limits, (abortSignal) => get(this.modem, `/containers/${id}/json?`, abortSignal));
     return checked(what, inspect, (v): v is ContainerInspect => isObject(v) && isContainerId(v['Id']) && typeof v['Name'] === 'string');
   }
+}
+
+/**
+ * The one request this module makes: a GET through docker-modem, the transport dockerode is built on.
+ * dockerode itself is not loaded: its entry point pulls in gRPC and protobufjs for BuildKit sessions,
+ * ~85 ms of start-up for a tool that only reads (test/bench/startup.bench.ts).
+ */
+function get(modem: Modem, path: string, abortSignal: AbortSignal, query?: Record<string, string | number | boolean>): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    modem.dial(
+      {
+        path,
+        method: 'GET',
+        ...(query ? { options: query } : {}),
+        abortSignal,
+        statusCodes: { 200: true },
+      } as Modem.DialOptions,
+      (err, data) => (err ? reject(err) : resolve(data)),
+    );
+  });
 }
 
 interface Limits {
@@ -156,14 +171,25 @@ function boundedAgent(endpoint: DockerEndpoint, limit: number): http.Agent {
     });
     addRequest(req, ...rest);
   };
-  return agent;
+  return cheapToInspect(agent, 'Agent');
 }
 
-function modemOptions(endpoint: DockerEndpoint): Docker.DockerOptions {
+/**
+ * docker-modem `util.inspect()`s every request's options (showHidden, depth null) whether or not its
+ * debug output is on; the options hold the agent, with its live sockets and their requests, and the
+ * abort signal. That walk cost more CPU than the requests themselves, and grew with the requests in
+ * flight: these objects print as one word instead (what is printed is never used).
+ */
+function cheapToInspect<T extends object>(value: T, word: string): T {
+  Object.defineProperty(value, inspect.custom, { value: () => `[${word}]`, enumerable: false });
+  return value;
+}
+
+function modemOptions(endpoint: DockerEndpoint): Modem.ConstructorOptions {
   // docker-modem starts from DOCKER_HOST's own defaults and only then applies these options: a tcp
   // or ssh DOCKER_HOST would leave its host (and protocol) in place, and a host wins over socketPath —
   // the engine chosen by --docker-host would be silently replaced by DOCKER_HOST's. Clear them.
-  if (endpoint.socketPath !== undefined) return { socketPath: endpoint.socketPath, host: undefined, port: undefined, protocol: 'http' } as Docker.DockerOptions;
+  if (endpoint.socketPath !== undefined) return { socketPath: endpoint.socketPath, host: undefined, port: undefined, protocol: 'http' } as Modem.ConstructorOptions;
   return {
     protocol: endpoint.protocol,
     host: endpoint.host,
@@ -177,12 +203,12 @@ function modemOptions(endpoint: DockerEndpoint): Docker.DockerOptions {
  * into an error that says what failed in one line. The wait is raced against the limits with a timer
  * that keeps the process alive: docker-modem never settles a request whose connection is cut in the
  * middle of an answer, and the process would otherwise just end, with no report, when nothing else is
- * pending. dockerode errors carry the response body in `json`: it is dropped here, never printed.
+ * pending. docker-modem errors carry the response body in `json`: it is dropped here, never printed.
  */
 async function call<T>(what: string, limits: Limits, run: (abortSignal: AbortSignal) => Promise<T>): Promise<T> {
   const ownLimit = new AbortController();
   const timer = setTimeout(() => ownLimit.abort(), limits.requestTimeoutMs);
-  const signal = AbortSignal.any([ownLimit.signal, limits.deadline]);
+  const signal = cheapToInspect(AbortSignal.any([ownLimit.signal, limits.deadline]), 'AbortSignal');
   let onAbort = (): void => undefined;
   const aborted = new Promise<never>((_, reject) => {
     onAbort = () => reject(Object.assign(new Error('aborted'), { name: 'TimeoutError' }));

@@ -25,7 +25,7 @@ export interface DockerCollection {
 }
 
 /** Inspects in flight at once (see collectDocker). */
-export const DEFAULT_INSPECT_CONCURRENCY = 2;
+export const DEFAULT_INSPECT_CONCURRENCY = 8;
 
 /** Runs `work` over `items` with at most `limit` at a time, keeping the input order in the result. */
 async function mapLimited<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
@@ -70,10 +70,10 @@ export async function collectDocker(options: DockerCollectOptions): Promise<Dock
     problems.push({ source: 'docker', subject: options.endpoint.url, message: `cannot list containers: ${(err as Error).message}` });
     return { docker, containers: [], problems, notes };
   }
-  // 2, not more: docker-modem util.inspect()s every request's options (agent and its live sockets
-  // included, showHidden, depth null) whether or not debugging is on, so each request costs CPU in
-  // proportion to the requests in flight; with /proc read per container the scan is CPU-bound, and
-  // 300 containers took 9.3 s at 8, 6.2 s at 2 (test/bench/scan.bench.ts, BENCHMARKS.md).
+  // 8 at once: 300 inspects took 312 ms one at a time and 203 ms at 8 on a 2-CPU machine, and more
+  // gained nothing (test/bench/scan.bench.ts). (At 2, before: docker-modem util.inspect()ed each
+  // request's agent with its live sockets, a cost that grew with the requests in flight; see
+  // cheapToInspect in docker-api.ts.)
   const inspected = await mapLimited(summaries, options.concurrency ?? DEFAULT_INSPECT_CONCURRENCY, async (summary): Promise<Container | null> => {
     const label = summary.Names?.[0]?.replace(/^\//, '') ?? summary.Id.slice(0, 12);
     let inspect: ContainerInspect;
