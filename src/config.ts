@@ -2,7 +2,7 @@ import { readInput } from './read-input.js';
 import { MeshAuditError } from './errors.js';
 import { parseYaml } from './policy/load.js';
 import { DEFAULT_LABEL_KEYS, type LabelKeys } from './snapshot/types.js';
-import { ajvFor } from './validate.js';
+import { validatorFor } from './validate.js';
 
 /** Everything a live scan needs to know about the host, merged from flags, config file and defaults. */
 export interface ScanSettings {
@@ -32,7 +32,7 @@ export const DEFAULT_SETTINGS: ScanSettings = {
 };
 
 const absolute = { type: 'string', pattern: '^/' };
-const configSchema = {
+export const configSchema = {
   type: 'object',
   additionalProperties: false,
   properties: {
@@ -50,7 +50,7 @@ const configSchema = {
     dockerTimeoutSeconds: { type: 'number', exclusiveMinimum: 0 },
   },
 } as const;
-const validateConfig = ajvFor().compile(configSchema);
+const validateConfig = validatorFor('config', configSchema);
 
 export type ConfigFile = Partial<Omit<ScanSettings, 'labels'>> & { labels?: Partial<LabelKeys> };
 

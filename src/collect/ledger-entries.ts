@@ -1,4 +1,4 @@
-import { ajvFor } from '../validate.js';
+import { validatorFor } from '../validate.js';
 import type { SafeValueMaker } from '../secret/value.js';
 import type { LedgerEntry, LedgerRecord } from '../snapshot/types.js';
 
@@ -22,7 +22,7 @@ export const ledgerEntrySchema = {
 } as const;
 
 const KNOWN_FIELDS = Object.keys(ledgerEntrySchema.properties);
-const validateEntry = ajvFor().compile(ledgerEntrySchema);
+const validateEntry = validatorFor('ledgerEntry', ledgerEntrySchema);
 
 /**
  * One raw ledger entry -> the record a snapshot keeps. Valid or not, it is kept (a bad entry becomes

@@ -2,7 +2,8 @@ import { readFile, readdir, stat } from 'node:fs/promises';
 import { readInput } from '../read-input.js';
 import { join } from 'node:path';
 import { LineCounter, parseDocument, isNode, type Document } from 'yaml';
-import { ajvFor } from '../validate.js';
+import type { ValidateFunction } from 'ajv';
+import { validatorFor } from '../validate.js';
 import { MeshAuditError } from '../errors.js';
 import { packageFile } from '../paths.js';
 import { SUBJECT_FIELDS } from '../facts/fields.js';
@@ -12,11 +13,15 @@ import type { LoadedRule, PolicyPack, Rule } from './types.js';
 
 export const DEFAULT_POLICY = packageFile('policies', 'mesh-core.yaml');
 
-let validatePack: ReturnType<ReturnType<typeof ajvFor>['compile']> | undefined;
+/** The JSON Schema of a policy pack, shipped beside the pack (editors use it too). */
+export async function readPolicySchema(): Promise<object> {
+  return JSON.parse(await readFile(packageFile('policies', 'policy.schema.json'), 'utf8')) as object;
+}
+
+let validatePack: ValidateFunction | undefined;
 async function packValidator() {
   if (!validatePack) {
-    const schema = JSON.parse(await readFile(packageFile('policies', 'policy.schema.json'), 'utf8')) as object;
-    validatePack = ajvFor().compile(schema);
+    validatePack = validatorFor('policy', await readPolicySchema());
   }
   return validatePack;
 }

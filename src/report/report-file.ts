@@ -2,11 +2,11 @@ import { lstat, readlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { MeshAuditError } from '../errors.js';
 import { parseJsonInput, readInput } from '../read-input.js';
-import { ajvFor } from '../validate.js';
+import { validatorFor } from '../validate.js';
 import type { BaselineFinding } from './baseline.js';
 import { JSON_REPORT_SCHEMA } from './json.js';
 
-const reportSchema = {
+export const reportSchema = {
   type: 'object',
   required: ['schemaVersion', 'generatedAt', 'findings'],
   properties: {
@@ -30,7 +30,7 @@ const reportSchema = {
     },
   },
 } as const;
-const validateReport = ajvFor().compile(reportSchema);
+const validateReport = validatorFor('report', reportSchema);
 
 export interface ReportFile {
   source: string;

@@ -2,10 +2,10 @@ import { MeshAuditError } from '../errors.js';
 import { lineAt, parseYaml } from '../policy/load.js';
 import type { LoadedRule } from '../policy/types.js';
 import { readInput } from '../read-input.js';
-import { ajvFor } from '../validate.js';
+import { validatorFor } from '../validate.js';
 import type { Waiver } from './waivers.js';
 
-const waiversSchema = {
+export const waiversSchema = {
   type: 'object',
   required: ['waivers'],
   additionalProperties: false,
@@ -27,7 +27,7 @@ const waiversSchema = {
     },
   },
 } as const;
-const validateWaivers = ajvFor().compile(waiversSchema);
+const validateWaivers = validatorFor('waivers', waiversSchema);
 
 /** Reads a waivers file; anything wrong with it is a usage error (exit 2) naming file and line. */
 export async function loadWaivers(file: string, rules: readonly LoadedRule[]): Promise<Waiver[]> {

@@ -1,10 +1,10 @@
 import { parseJsonInput, readInput } from '../read-input.js';
-import { ajvFor } from '../validate.js';
+import { validatorFor } from '../validate.js';
 import { MeshAuditError } from '../errors.js';
 import { snapshotSchema } from './schema.js';
 import type { Snapshot } from './types.js';
 
-const validateSnapshot = ajvFor().compile<Snapshot>(snapshotSchema);
+const validateSnapshot = validatorFor<Snapshot>('snapshot', snapshotSchema);
 
 /** Checks parsed JSON against `mesh-audit/snapshot@1`; the error names the JSON path of the first problems. */
 export function parseSnapshot(json: unknown, source: string): Snapshot {
