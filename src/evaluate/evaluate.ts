@@ -34,14 +34,22 @@ function discriminatorOf(rule: LoadedRule, subject: Subject, item: unknown, scop
 export function evaluateRule(rule: LoadedRule, subject: Subject): Finding[] {
   if (rule.where !== undefined && !truthy(applyLogic(rule.where, subject.data))) return [];
   const items: unknown[] = rule.each === undefined ? [undefined] : toList(applyLogic(rule.each, subject.data));
+  const lets = rule.let === undefined ? [] : Object.entries(rule.let);
+  // Most subjects pass: when the assertion reads none of the `let` names, those are worked out only
+  // for a subject that fails it (the messages' texts of MA2001 were most of its cost).
+  const letsFirst = lets.length > 0 && assertReadsLets(rule);
   const findings: Finding[] = [];
   for (const item of items) {
-    // The subject's own data is the scope when nothing is added to it (rules never write to their scope).
-    const lets = rule.let === undefined ? [] : Object.entries(rule.let);
-    const scope: Record<string, unknown> =
-      rule.each === undefined ? (lets.length === 0 ? subject.data : { ...subject.data }) : { ...subject.data, item };
-    for (const [name, expr] of lets) scope[name] = applyLogic(expr, scope);
+    // The subject's own data is the scope until something is added to it (rules never write to their scope).
+    let scope: Record<string, unknown> = rule.each === undefined ? subject.data : { ...subject.data, item };
+    const bindLets = () => {
+      if (lets.length === 0) return;
+      if (scope === subject.data) scope = { ...subject.data };
+      for (const [name, expr] of lets) scope[name] = applyLogic(expr, scope);
+    };
+    if (letsFirst) bindLets();
     if (truthy(applyLogic(rule.assert, scope))) continue;
+    if (!letsFirst) bindLets();
     const severity: Severity = rule.escalate?.find((step) => truthy(applyLogic(step.when, scope)))?.severity ?? rule.severity;
     const discriminator = discriminatorOf(rule, subject, item, scope);
     const host = String(subject.data['host']);
@@ -58,6 +66,35 @@ export function evaluateRule(rule: LoadedRule, subject: Subject): Finding[] {
     });
   }
   return findings;
+}
+
+const readsLets = new WeakMap<LoadedRule, boolean>();
+
+/** Whether the rule's assertion may read one of its `let` names (when in doubt, it may). */
+function assertReadsLets(rule: LoadedRule): boolean {
+  let answer = readsLets.get(rule);
+  if (answer === undefined) {
+    answer = mayRead(rule.assert, new Set(Object.keys(rule.let ?? {})));
+    readsLets.set(rule, answer);
+  }
+  return answer;
+}
+
+/** A `var` whose path starts with one of `names` (any dotted prefix), or one the rule computes or lists by name. */
+function mayRead(expr: unknown, names: ReadonlySet<string>): boolean {
+  if (Array.isArray(expr)) return expr.some((e) => mayRead(e, names));
+  if (expr === null || typeof expr !== 'object') return false;
+  return Object.entries(expr).some(([op, args]) => {
+    if (op === 'missing' || op === 'missing_some') return true;
+    if (op === 'var') {
+      const path = Array.isArray(args) ? args[0] : args;
+      if (typeof path === 'number') return false;
+      if (typeof path !== 'string') return true;
+      const parts = path.split('.');
+      return parts.some((_, i) => names.has(parts.slice(0, i + 1).join('.'))) || mayRead(args, names);
+    }
+    return mayRead(args, names);
+  });
 }
 
 function toList(value: unknown): unknown[] {
@@ -102,8 +139,10 @@ export function evaluate(snapshot: Snapshot, subjects: SubjectSets, rules: reado
   for (const rule of [...rules].sort((a, b) => compareText(a.id, b.id))) {
     for (const subject of subjects[rule.subject]) {
       try {
+        const found = evaluateRule(rule, subject);
+        if (found.length === 0) continue;
         const own = new Set<string>();
-        for (const finding of evaluateRule(rule, subject)) {
+        for (const finding of found) {
           // Two items of one subject with one discriminator are one finding for alerting: keep the first.
           if (own.has(finding.fingerprint)) continue;
           own.add(finding.fingerprint);

@@ -41,10 +41,16 @@ const containerLogical = (host: string, name: string): LogicalLocation => ({
   fullyQualifiedName: `${host}/containers/${name}`,
 });
 
+/** One env map per file, shared by every subject that shows it (rules never write to their data). */
+const envMaps = new WeakMap<FileRecord, Record<string, SafeValue>>();
 function envMap(file: FileRecord | undefined): Record<string, SafeValue> | null {
   if (!file?.env) return null;
-  const map: Record<string, SafeValue> = {};
-  for (const e of file.env) map[e.key] = e.value; // later lines win, as with `docker --env-file`
+  let map = envMaps.get(file);
+  if (!map) {
+    map = {};
+    for (const e of file.env) map[e.key] = e.value; // later lines win, as with `docker --env-file`
+    envMaps.set(file, map);
+  }
   return map;
 }
 
@@ -60,8 +66,8 @@ function splitList(value: string | undefined): string[] {
 const endpoint = (address: string, port: number, protocol: string): string =>
   `${address.includes(':') && !address.startsWith('[') ? `[${address}]` : address || '0.0.0.0'}:${port}/${protocol}`;
 
-function fileFacts(file: FileRecord | undefined) {
-  if (!file) return { known: false, exists: null, file_kind: null, sha256: null, inode: null, is_env: false, env: null };
+function fileFacts(file: FileRecord | undefined, withEnv = true) {
+  if (!file) return { known: false, exists: null, file_kind: null, sha256: null, inode: null, is_env: false, env: withEnv ? null : undefined };
   return {
     known: true,
     exists: file.kind !== 'missing',
@@ -69,7 +75,7 @@ function fileFacts(file: FileRecord | undefined) {
     sha256: file.sha256 ?? null,
     inode: file.inode ?? null,
     is_env: file.env !== undefined,
-    env: envMap(file),
+    env: withEnv ? envMap(file) : undefined,
     error: file.error ?? null,
   };
 }
@@ -102,6 +108,7 @@ export function buildSubjects(snapshot: Snapshot, history: readonly Snapshot[] =
   const claimsOf = (type: string, ...targets: string[]): LedgerRecord[] => {
     const byTarget = validByTypeTarget.get(type);
     if (!byTarget) return [];
+    if (targets.length === 1) return byTarget.get(targets[0]!)?.map((x) => x.r) ?? [];
     const lists = [...new Set(targets)].map((t) => byTarget.get(t) ?? []).filter((l) => l.length > 0);
     if (lists.length === 0) return [];
     if (lists.length === 1) return lists[0]!.map((x) => x.r);
@@ -144,8 +151,10 @@ export function buildSubjects(snapshot: Snapshot, history: readonly Snapshot[] =
 
   // containers
   const containerData = new Map<Container, Record<string, unknown>>();
+  const containerClaims = new Map<Container, LedgerRecord[]>();
   const containers: Subject[] = snapshot.containers.map((c) => {
     const claims = claimsOf('container', c.name, c.id);
+    containerClaims.set(c, claims);
     const hostNetwork = c.networkMode === 'host';
     const listening = c.proc.available ? c.proc.listening : null;
     const published = c.ports.filter((p) => p.hostPort > 0);
@@ -286,7 +295,7 @@ export function buildSubjects(snapshot: Snapshot, history: readonly Snapshot[] =
   const container_sources: Subject[] = snapshot.containers.flatMap((c) => {
     const data = containerData.get(c)!;
     const mesh = data['mesh'] as { sources: string[]; source_digests: string[] };
-    const fromLedger = claimsOf('container', c.name, c.id).flatMap((r) => r.entry.sources ?? []);
+    const fromLedger = containerClaims.get(c)!.flatMap((r) => r.entry.sources ?? []);
     const paths = [...new Set([...mesh.sources, ...fromLedger])];
     return paths.map((path): Subject => {
       const file = filesByPath.get(path);
@@ -344,7 +353,7 @@ export function buildSubjects(snapshot: Snapshot, history: readonly Snapshot[] =
           destination: m.destination,
           rw: m.rw,
           single_file: m.type === 'bind' && (hostFile?.kind === 'file' || bound !== undefined),
-          host_file: { ...fileFacts(hostFile), env: undefined },
+          host_file: fileFacts(hostFile, false),
           seen: bound ? { inode: bound.inode, sha256: bound.sha256, error: bound.error ?? null } : null,
         },
         locate: () => ({

@@ -54,6 +54,31 @@ export function resolvePath(data: unknown, parts: readonly string[]): unknown {
   return undefined;
 }
 
+/**
+ * resolvePath for one fixed path, made once: the keys each level tries (longest first) are joined
+ * ahead. Paths of more than 6 segments (2^n closures) keep the general walk.
+ */
+function pathResolver(parts: readonly string[]): (data: unknown) => unknown {
+  if (parts.length === 0) return (data) => data;
+  if (parts.length > 6) return (data) => resolvePath(data, parts);
+  if (parts.length === 1) {
+    const key = parts[0]!;
+    return (data) => (data !== null && typeof data === 'object' && Object.hasOwn(data, key) ? (data as Record<string, unknown>)[key] : undefined);
+  }
+  const tries: { key: string; rest: (data: unknown) => unknown }[] = [];
+  for (let take = parts.length; take >= 1; take--) tries.push({ key: parts.slice(0, take).join('.'), rest: pathResolver(parts.slice(take)) });
+  return (data) => {
+    if (data === null || typeof data !== 'object') return undefined;
+    for (const { key, rest } of tries) {
+      if (Object.hasOwn(data, key)) {
+        const found = rest((data as Record<string, unknown>)[key]);
+        if (found !== undefined) return found;
+      }
+    }
+    return undefined;
+  };
+}
+
 jsonLogic.add_operation('var', ownVar);
 for (const op of CUSTOM_OPERATORS) jsonLogic.add_operation(op.name, op.fn);
 
@@ -146,6 +171,16 @@ function compile(logic: unknown): Compiled {
         if (jsonLogic.truthy(current) === stopWhen) return current;
       }
       return current;
+    };
+  }
+  if (op === 'var' && typeof values[0] === 'string' && values.length <= 2 && !isLogic(values[1]) && !Array.isArray(values[1])) {
+    // A constant path (what rules write): resolved by closures made once, not split and joined per call.
+    if (values[0] === '') return (data) => data;
+    const resolve = pathResolver(pathParts(values[0]));
+    const notFound = values[1] === undefined ? null : values[1];
+    return (data) => {
+      const value = resolve(data);
+      return value === undefined ? notFound : value;
     };
   }
   const fn = FAST_OPERATORS[op];

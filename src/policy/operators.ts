@@ -16,7 +16,9 @@ export interface OperatorDoc {
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const asArray = (v: unknown): unknown[] => (Array.isArray(v) ? v : v === null || v === undefined ? [] : [v]);
 const own = (o: Record<string, unknown>, k: string): unknown => (Object.hasOwn(o, k) ? o[k] : undefined);
-const sameValue = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
+/** Deep equality as JSON sees it; two strings (most of what rules compare) without serializing them. */
+const sameValue = (a: unknown, b: unknown): boolean =>
+  typeof a === 'string' && typeof b === 'string' ? a === b : JSON.stringify(a) === JSON.stringify(b);
 /** Items of a list that pass `keep`, in order, each once (deep equality). */
 function distinctWhere(list: unknown, keep: (x: unknown) => boolean): unknown[] {
   const out: unknown[] = [];
