@@ -3,6 +3,7 @@ import { MeshAuditError } from './errors.js';
 import { parseYaml } from './policy/load.js';
 import { DEFAULT_LABEL_KEYS, type LabelKeys } from './snapshot/types.js';
 import { validatorFor } from './validate.js';
+import { DEFAULT_MAX_FILES } from './collect/files.js';
 
 /** Everything a live scan needs to know about the host, merged from flags, config file and defaults. */
 export interface ScanSettings {
@@ -16,6 +17,8 @@ export interface ScanSettings {
   /** How many snapshots of each host the history keeps. */
   keep: number;
   dockerTimeoutSeconds: number;
+  /** At most this many file records per scan (managed roots included); past it the scan is incomplete. */
+  maxFiles: number;
 }
 
 export const DEFAULT_LEDGER = '/var/lib/mesh-host/ledger.json';
@@ -29,6 +32,7 @@ export const DEFAULT_SETTINGS: ScanSettings = {
   hostname: undefined,
   keep: 30,
   dockerTimeoutSeconds: 60,
+  maxFiles: DEFAULT_MAX_FILES,
 };
 
 const absolute = { type: 'string', pattern: '^/' };
@@ -48,6 +52,7 @@ export const configSchema = {
     hostname: { type: 'string', minLength: 1 },
     keep: { type: 'integer', minimum: 1 },
     dockerTimeoutSeconds: { type: 'number', exclusiveMinimum: 0 },
+    maxFiles: { type: 'integer', minimum: 1 },
   },
 } as const;
 const validateConfig = validatorFor('config', configSchema);
@@ -78,5 +83,6 @@ export function mergeSettings(file: ConfigFile, flags: ConfigFile): ScanSettings
     hostname: pick('hostname'),
     keep: pick('keep'),
     dockerTimeoutSeconds: pick('dockerTimeoutSeconds'),
+    maxFiles: pick('maxFiles'),
   };
 }

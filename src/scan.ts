@@ -99,6 +99,7 @@ export async function takeSnapshot(settings: ScanSettings, earlier: readonly Sna
     paths: [...new Set(paths)].filter((p) => p.startsWith('/')),
     envPaths: [...new Set([...ledgerSources, ...labelSources])],
     managedRoots: settings.managedRoots,
+    maxFiles: settings.maxFiles,
     safe,
   });
   problems.push(...files.problems);

@@ -357,7 +357,7 @@ it('a folder as wide as maxFiles (20000) is recorded whole; one file more gives 
   assert.is(full.snapshot.files.length, 20_000);
   assert.ok(full.snapshot.files.filter((f) => f.path.startsWith(wide + '/')).every((f) => f.sha256 === sha('')));
 
-  const bound = 'more than 20000 files to record: collection stopped there (raise maxFiles or narrow the managed roots)';
+  const bound = 'more than 20000 files to record: collection stopped there (raise --max-files / maxFiles, or narrow the managed roots)';
   assert.equal(over.snapshot.problems.map((p) => [p.source, p.message]).filter(([source]) => source === 'files'), [['files', bound]]);
   assert.equal(over.snapshot.problems.map((p) => p.source).sort(), ['docker', 'files']);
   assert.match(over.run.stderr, bound);

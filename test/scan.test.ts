@@ -79,9 +79,31 @@ test('snapshot -o writes a valid, secret-safe snapshot that evaluate reads', () 
   assert.is(spawnCli(['snapshot']).code, 2);
 });
 
+test('--max-files (and maxFiles in the config) bound the files recorded; past it the scan is incomplete and says how to raise it', () => {
+  const host = new LiveHost();
+  for (let i = 0; i < 6; i++) host.write(host.path(`f${i}.txt`), `${i}\n`);
+  host.ledger([]);
+  const records = (out: string) => (JSON.parse(readFileSync(join(out, 'snapshot.json'), 'utf8')) as { files: unknown[]; problems: { message: string }[] });
+  const snapshot = (extra: string[], name: string) => {
+    const out = join(host.out, name);
+    const run = spawnCli(['snapshot', '-o', join(out, 'snapshot.json'), '--ledger', host.ledgerPath, '--managed-root', host.managedRoot, '--docker-host', 'unix:///nonexistent.sock', ...extra]);
+    return { run, snap: records(out) };
+  };
+  const bounded = snapshot(['--max-files', '4'], 'bounded');
+  assert.is(bounded.run.code, 3);
+  assert.is(bounded.snap.files.length, 4);
+  assert.ok(bounded.snap.problems.some((p) => p.message === 'more than 4 files to record: collection stopped there (raise --max-files / maxFiles, or narrow the managed roots)'), JSON.stringify(bounded.snap.problems));
+  const config = join(host.dir, 'max-files.yaml');
+  writeFileSync(config, 'maxFiles: 100\n');
+  const raised = snapshot(['--config', config], 'raised');
+  assert.is(raised.snap.files.length, 7, 'the managed root and its 6 files');
+  assert.not.ok(raised.snap.problems.some((p) => p.message.includes('files to record')));
+  assert.is(spawnCli(['snapshot', '-o', join(host.out, 'x.json'), '--max-files', '0']).code, 2);
+});
+
 test('scan --help names every collection option', () => {
   const help = spawnCli(['scan', '--help']).stdout;
-  for (const option of ['--snapshot', '--docker-host', '--ledger', '--root', '--config', '--managed-root', '--history', '--keep']) assert.match(help, option);
+  for (const option of ['--snapshot', '--docker-host', '--ledger', '--root', '--config', '--managed-root', '--history', '--keep', '--max-files']) assert.match(help, option);
 });
 
 test('--root: the host mounted at a folder is read there and reported with host paths and the host name', () => {

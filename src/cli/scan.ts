@@ -7,6 +7,7 @@ import { keepSnapshot, readOwnHistory } from '../snapshot/history-store.js';
 import { loadSnapshot } from '../snapshot/load.js';
 import type { Problem, Snapshot } from '../snapshot/types.js';
 import { prepareOutputDir, writeFileAtomic } from '../write/atomic.js';
+import { DEFAULT_MAX_FILES } from '../collect/files.js';
 import { existsSync } from 'node:fs';
 import { dirname, basename, join, resolve } from 'node:path';
 import { addAuditOptions, auditAndReport, parseCount, type AuditOptions } from './evaluate.js';
@@ -20,6 +21,7 @@ interface CollectFlags {
   managedRoot?: string | string[];
   hostname?: string;
   keep?: string | number;
+  maxFiles?: string | number;
 }
 
 export function addCollectOptions(command: Command): Command {
@@ -29,7 +31,8 @@ export function addCollectOptions(command: Command): Command {
     .option('--root <dir>', 'Where the host is mounted read-only when the scanner runs in a container (paths are reported as host paths)')
     .option('--managed-root <dir>', 'A folder the mesh writes into; every file under it is checked; repeatable')
     .option('--hostname <name>', 'Name of the host in reports (default: the host\'s own)')
-    .option('--config <file>', 'YAML config: ledger, managedRoots, labels, dockerHost, root, hostname, keep, dockerTimeoutSeconds');
+    .option('--max-files <n>', `At most this many files recorded (managed roots included); past it the scan is incomplete (default ${DEFAULT_MAX_FILES})`)
+    .option('--config <file>', 'YAML config: ledger, managedRoots, labels, dockerHost, root, hostname, keep, dockerTimeoutSeconds, maxFiles');
 }
 
 const absoluteOrUndefined = (flag: string, value: unknown): string | undefined => {
@@ -50,6 +53,7 @@ async function settingsOf(flags: CollectFlags): Promise<ScanSettings> {
   if (flags.dockerHost !== undefined) fromFlags.dockerHost = String(flags.dockerHost);
   if (flags.hostname !== undefined) fromFlags.hostname = String(flags.hostname);
   if (keep !== undefined) fromFlags.keep = keep;
+  if (flags.maxFiles !== undefined) fromFlags.maxFiles = parseCount('--max-files', flags.maxFiles, 1);
   const roots = list(flags.managedRoot).map((r) => absoluteOrUndefined('--managed-root', r)!);
   if (roots.length > 0) fromFlags.managedRoots = roots;
   return mergeSettings(file, fromFlags);

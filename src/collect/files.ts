@@ -311,7 +311,7 @@ function room(ctx: Context): boolean {
   if (ctx.records.size < ctx.maxFiles) return true;
   if (!ctx.full) {
     ctx.full = true;
-    ctx.problems.push({ source: 'files', message: `more than ${ctx.maxFiles} files to record: collection stopped there (raise maxFiles or narrow the managed roots)` });
+    ctx.problems.push({ source: 'files', message: `more than ${ctx.maxFiles} files to record: collection stopped there (raise --max-files / maxFiles, or narrow the managed roots)` });
   }
   return false;
 }
