@@ -1,5 +1,6 @@
 import { ledgerRecord } from './ledger-entries.js';
-import { errnoCode, isHostPath, kindOf, locate, readRegularFile, resolveRoot } from './files.js';
+import { errnoCode, isHostPath, kindOf, locate, resolveRoot } from './files.js';
+import { readRegularFile } from './read-file.js';
 import type { SafeValueMaker } from '../secret/value.js';
 import type { Ledger, LedgerRecord, Problem } from '../snapshot/types.js';
 
@@ -42,14 +43,14 @@ export async function readLedger(hostPath: string, options: LedgerReadOptions): 
   } catch (error) {
     return unavailable(`ledger not read: the host root ${options.root} cannot be read (${errnoCode(error)})`);
   }
-  const located = await locate(realRoot, hostPath);
+  const located = locate(realRoot, hostPath);
   if (located.state === 'missing') return unavailable('ledger not found (ENOENT)');
   if (located.state === 'blocked') return unavailable(`ledger not read: ${located.error}${located.code && !located.error.includes(located.code) ? ` (${located.code})` : ''}`);
   const kind = kindOf(located.stat);
   if (kind === 'symlink') return unavailable('ledger is a symlink: refused (symlinks are never followed)');
   if (kind !== 'file') return unavailable(`ledger is a ${kind}, not a regular file: not read`);
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_LEDGER_BYTES;
-  const read = await readRegularFile(located.fsPath, located.stat, maxBytes);
+  const read = readRegularFile(located.fsPath, located.stat, maxBytes);
   if (!read.ok) return unavailable(`ledger not read: ${read.error}${read.code && !read.error.includes(read.code) ? ` (${read.code})` : ''}`);
   if (read.tooLarge || !read.content) return unavailable(`ledger is larger than ${maxBytes} bytes: not read`);
 

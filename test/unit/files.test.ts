@@ -8,6 +8,7 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { collectFiles, locate, readRegularFile, type FileCollectOptions } from '../../src/collect/files.js';
+import { HashPool, HASH_IN_WORKER_BYTES } from '../../src/collect/hash-pool.js';
 import { createSafeValueMaker } from '../../src/secret/value.js';
 import type { FileRecord } from '../../src/snapshot/types.js';
 
@@ -327,33 +328,66 @@ test('permission denied (as nobody): file keeps its lstat data; a folder in the 
 
 test('locate walks components without following: symlinked parent blocked, symlink itself found', async () => {
   const real = ROOT; // tmpdir has no symlink on Linux; resolveRoot would give the same
-  const blocked = await locate(real, '/etc/other/secret.txt');
+  const blocked = locate(real, '/etc/other/secret.txt');
   assert.is(blocked.state, 'blocked');
-  const link = await locate(real, '/etc/other');
+  const link = locate(real, '/etc/other');
   assert.is(link.state, 'found');
   assert.ok(link.state === 'found' && link.stat.isSymbolicLink());
-  assert.equal(await locate(real, '/etc/mesh/none'), { state: 'missing' });
+  assert.equal(locate(real, '/etc/mesh/none'), { state: 'missing' });
 });
 
 test('readRegularFile refuses a descriptor that is not what lstat saw (race safety)', async () => {
   // Another inode than expected: replaced between lstat and open.
   const other = lstatSync(join(ROOT, 'etc/mesh/setuid.bin'), { bigint: true });
-  const swapped = await readRegularFile(join(ROOT, 'etc/mesh/config.yml'), other);
+  const swapped = readRegularFile(join(ROOT, 'etc/mesh/config.yml'), other);
   assert.equal(swapped, { ok: false, error: 'changed while being read: not read' });
   // Reached through a parent that became a symlink after the walk: same inode, but another path.
   const through = join(ROOT, 'etc/other/secret.txt');
   const seen = lstatSync(through, { bigint: true });
-  const result = await readRegularFile(through, seen);
+  const result = readRegularFile(through, seen);
   if (existsSync('/proc/self/fd')) {
     assert.equal(result, { ok: false, error: 'its path changed while being read (a parent replaced?): not read' });
   }
   // A symlink in the last component is refused by O_NOFOLLOW even if lstat had seen a file.
   const fileStat = lstatSync(join(ROOT, 'etc/mesh/config.yml'), { bigint: true });
-  const viaLink = await within(readRegularFile(join(ROOT, 'etc/mesh/out-link.env'), fileStat));
+  const viaLink = readRegularFile(join(ROOT, 'etc/mesh/out-link.env'), fileStat);
   assert.is(viaLink.ok, false);
   // The normal case.
-  const ok = await readRegularFile(join(ROOT, 'etc/mesh/config.yml'), fileStat, 1000);
+  const ok = readRegularFile(join(ROOT, 'etc/mesh/config.yml'), fileStat, 1000);
   assert.equal(ok, { ok: true, sha256: sha(CONFIG_TEXT), size: CONFIG_TEXT.length, content: Buffer.from(CONFIG_TEXT) });
+});
+
+test('large files are hashed by worker threads: same digests as sha256sum, same checks as on the main thread', async () => {
+  const root = mkdtempSync(join(tmpdir(), 'mesh-files-large-'));
+  try {
+    mkdirSync(join(root, 'm'));
+    const blobs = [0, 1, 2].map((i) => {
+      const content = Buffer.alloc(HASH_IN_WORKER_BYTES + 1024 * i, i + 1);
+      content.write(`blob ${i}`);
+      writeFileSync(join(root, 'm', `blob-${i}.bin`), content);
+      return content;
+    });
+    writeFileSync(join(root, 'm', 'small.txt'), 'small\n');
+    const { files, problems } = await collect(root, { managedRoots: ['/m'] });
+    assert.equal(problems, []);
+    blobs.forEach((content, i) => assert.is(get(files, `/m/blob-${i}.bin`).sha256, sha(content), `blob-${i}`));
+    assert.is(get(files, '/m/small.txt').sha256, sha('small\n'));
+    const expected = execFileSync('sha256sum', [join(root, 'm', 'blob-1.bin')], { encoding: 'utf8' }).split(' ')[0];
+    assert.is(get(files, '/m/blob-1.bin').sha256, `sha256:${expected}`);
+
+    // In a worker too, a file swapped after lstat is refused, never read.
+    const pool = new HashPool(1);
+    try {
+      const seen = lstatSync(join(root, 'm', 'blob-0.bin'), { bigint: true });
+      const other = lstatSync(join(root, 'm', 'blob-2.bin'), { bigint: true });
+      assert.equal(await within(pool.read(join(root, 'm', 'blob-2.bin'), seen)), { ok: false, error: 'changed while being read: not read' });
+      assert.equal(await within(pool.read(join(root, 'm', 'blob-2.bin'), other)), { ok: true, sha256: sha(blobs[2]!), size: blobs[2]!.length });
+    } finally {
+      await pool.close();
+    }
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
 });
 
 test.run();
