@@ -58,7 +58,7 @@ export function resolvePath(data: unknown, parts: readonly string[]): unknown {
  * resolvePath for one fixed path, made once: the keys each level tries (longest first) are joined
  * ahead. Paths of more than 6 segments (2^n closures) keep the general walk.
  */
-function pathResolver(parts: readonly string[]): (data: unknown) => unknown {
+export function pathResolver(parts: readonly string[]): (data: unknown) => unknown {
   if (parts.length === 0) return (data) => data;
   if (parts.length > 6) return (data) => resolvePath(data, parts);
   if (parts.length === 1) {

@@ -1,4 +1,4 @@
-import { resolvePath } from './logic.js';
+import { pathResolver } from './logic.js';
 
 /** `{name}` or `{dotted.path}`; `{{` and `}}` stand for literal braces. */
 const PLACEHOLDER = /\{\{|\}\}|\{([a-zA-Z_][a-zA-Z0-9_.-]*)\}/g;
@@ -12,10 +12,28 @@ export function placeholders(template: string): string[] {
  * lists print as comma-separated text; missing values print as `-`.
  */
 export function renderTemplate(template: string, data: unknown): string {
-  return template.replace(PLACEHOLDER, (whole, name: string | undefined) => {
-    if (name === undefined) return whole[0]!;
-    return display(resolvePath(data, name.split('.')));
-  });
+  let parts = compiledTemplates.get(template);
+  if (parts === undefined) {
+    parts = compileTemplate(template);
+    if (compiledTemplates.size < 1000) compiledTemplates.set(template, parts);
+  }
+  let out = '';
+  for (const part of parts) out += typeof part === 'string' ? part : display(part(data));
+  return out;
+}
+
+/** Templates split once into literal text and path lookups: a rule's message is filled for every finding. */
+const compiledTemplates = new Map<string, Array<string | ((data: unknown) => unknown)>>();
+function compileTemplate(template: string): Array<string | ((data: unknown) => unknown)> {
+  const parts: Array<string | ((data: unknown) => unknown)> = [];
+  let at = 0;
+  for (const m of template.matchAll(PLACEHOLDER)) {
+    if (m.index > at) parts.push(template.slice(at, m.index));
+    parts.push(m[1] === undefined ? m[0][0]! : pathResolver(m[1].split('.')));
+    at = m.index + m[0].length;
+  }
+  if (at < template.length) parts.push(template.slice(at));
+  return parts;
 }
 
 function display(value: unknown): string {
