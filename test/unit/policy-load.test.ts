@@ -3,7 +3,8 @@ import * as assert from 'uvu/assert';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadPolicies, loadPolicyFile } from '../../src/policy/load.js';
+import { DEFAULT_POLICY, loadPolicies, loadPolicyFile, parsePolicyPack } from '../../src/policy/load.js';
+import { execFileSync } from 'node:child_process';
 import { MeshAuditError } from '../../src/errors.js';
 import { packageFile } from '../../src/paths.js';
 
@@ -302,3 +303,38 @@ bad('a missing file is a MeshAuditError naming the file', async () => {
 });
 
 bad.run();
+
+const precompiledPack = suite('the bundled pack precompiled by the build');
+
+precompiledPack('is the YAML as it loads now: same pack, same rules, same lines', async () => {
+  const [bundled] = await loadPolicies([]);
+  assert.equal(bundled, await parsePolicyPack(DEFAULT_POLICY, readFileSync(DEFAULT_POLICY, 'utf8')));
+});
+
+precompiledPack('is what a command uses: the YAML parser is not even loaded', () => {
+  const script = `import { createRequire } from 'node:module';
+    import { loadPolicies } from ${JSON.stringify(new URL('../../src/policy/load.js', import.meta.url).href)};
+    const packs = await loadPolicies([]);
+    const loaded = Object.keys(createRequire(import.meta.url).cache).filter((k) => k.includes('/node_modules/yaml/'));
+    console.log(JSON.stringify({ rules: packs[0].rules.length, yaml: loaded.length }));`;
+  const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+  const { rules, yaml } = JSON.parse(out) as { rules: number; yaml: number };
+  assert.ok(rules > 0);
+  assert.is(yaml, 0, 'yaml was loaded: the precompiled pack was not used');
+});
+
+precompiledPack('is not used for a pack whose text differs (a copy with one rule changed is read from its YAML)', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'mesh-pack-copy-'));
+  try {
+    const copy = join(dir, 'mesh-core.yaml');
+    writeFileSync(copy, readFileSync(DEFAULT_POLICY, 'utf8').replace('severity: error', 'severity: note'));
+    const [edited] = await loadPolicies([copy]);
+    const [bundled] = await loadPolicies([]);
+    assert.is(edited!.rules[0]!.severity, 'note');
+    assert.is(bundled!.rules[0]!.severity, 'error');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+precompiledPack.run();

@@ -1,8 +1,10 @@
 /*
- * Compiles every JSON Schema of mesh-audit into plain validator code ahead of time (Ajv standalone),
- * so that no command pays for Ajv's code generation at start (`npm run build` runs this after tsc).
- * Writes dist/src/generated/<name>.cjs and validators.cjs (the validators with the fingerprint of
- * the schema each was compiled from; src/validate.ts uses one only when its schema is unchanged).
+ * What every command would otherwise redo at start, done once by `npm run build` (after tsc):
+ * - every JSON Schema compiled into plain validator code (Ajv standalone): dist/src/generated/<name>.cjs
+ *   and validators.cjs, with the fingerprint of the schema each came from (src/validate.ts uses one
+ *   only while its schema is unchanged);
+ * - the bundled policy pack parsed and checked: dist/src/generated/bundled-pack.json, with the
+ *   fingerprint of its YAML text (src/policy/load.ts uses it only while the text is unchanged).
  */
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -10,7 +12,8 @@ import { fileURLToPath } from 'node:url';
 import standaloneCode from 'ajv/dist/standalone/index.js';
 import { ledgerEntrySchema } from '../src/collect/ledger-entries.js';
 import { configSchema } from '../src/config.js';
-import { readPolicySchema } from '../src/policy/load.js';
+import { DEFAULT_POLICY, packFingerprint, parsePolicyPack, PRECOMPILED_PACK, readPolicySchema, type PrecompiledPack } from '../src/policy/load.js';
+import { readFileSync } from 'node:fs';
 import { reportSchema } from '../src/report/report-file.js';
 import { waiversSchema } from '../src/report/waivers-file.js';
 import { snapshotSchema } from '../src/snapshot/schema.js';
@@ -45,4 +48,13 @@ for (const [name, schema] of Object.entries(schemas)) {
   lines.push(`exports.validators[${JSON.stringify(name)}] = require(${JSON.stringify(`./${name}.cjs`)});`);
 }
 writeWhole(target, `${lines.join('\n')}\n`);
-process.stderr.write(`build: ${Object.keys(schemas).length} validators compiled into ${outDir}\n`);
+
+const packText = readFileSync(DEFAULT_POLICY, 'utf8');
+const loaded = await parsePolicyPack(DEFAULT_POLICY, packText);
+const bundled: PrecompiledPack = {
+  fingerprint: packFingerprint(packText),
+  pack: loaded.pack,
+  rules: loaded.rules.map(({ source, ...rule }) => ({ ...rule, line: source.line })),
+};
+writeWhole(join(dirname(join(dirname(validateModule), 'policy', 'load.js')), PRECOMPILED_PACK), `${JSON.stringify(bundled)}\n`);
+process.stderr.write(`build: ${Object.keys(schemas).length} validators and the bundled pack (${bundled.rules.length} rules) precompiled into ${outDir}\n`);
