@@ -9,7 +9,7 @@ export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
 
 /**
  * The one error class of mesh-audit: a message meant for a person, and the exit code it leads to.
- * Never carries a raw value from the host (docker-modem errors, for one, hold response bodies).
+ * Never carries a raw value from the host (HTTP client errors, for one, can hold response bodies).
  */
 export class MeshAuditError extends Error {
   readonly exitCode: ExitCode;

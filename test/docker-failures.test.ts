@@ -1,6 +1,11 @@
-import { readFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { createServer as createTlsServer } from 'node:https';
+import { request as httpRequest } from 'node:http';
+import { mkdirSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { PACKAGE_ROOT } from '../src/paths.js';
@@ -36,6 +41,83 @@ test('a container gone between list and inspect is a note, not an error: the sca
     assert.ok(engine.requests.every((q) => q.startsWith('GET ')), engine.requests.join('\n'));
     assert.ok(engine.requests.some((q) => q.startsWith('GET /v1.41/containers/json')), engine.requests.join('\n'));
   } finally {
+    await engine.close();
+  }
+});
+
+test('ssh://user@host:port: the API through `ssh -o BatchMode=yes … HOST docker system dial-stdio`, as the docker CLI does', async () => {
+  const engine = await fakeEngine({});
+  const bin = mkdtempSync(join(tmpdir(), 'ma-fake-ssh-'));
+  try {
+    // A stand-in for ssh: records its arguments and carries its stdin/stdout to the (fake) engine's socket.
+    const log = join(bin, 'args.jsonl');
+    writeFileSync(
+      join(bin, 'ssh'),
+      `#!${process.execPath}\nrequire('fs').appendFileSync(${JSON.stringify(log)}, JSON.stringify(process.argv.slice(2)) + '\\n');\n` +
+        `const s = require('net').connect(${JSON.stringify(engine.dockerHost.replace(/^unix:\/\//, ''))}); process.stdin.pipe(s); s.pipe(process.stdout);\n`,
+    );
+    chmodSync(join(bin, 'ssh'), 0o755);
+    const host = new LiveHost();
+    const r = await scanAsync(host, 'ssh://auditor@node7.example.invalid:2222', { PATH: `${bin}:${process.env['PATH'] ?? ''}` });
+    assert.ok(r.report.summary.complete, r.stderr);
+    assert.ok(r.report.findings.some((f) => f.subject.kind === 'container'), 'containers were read over ssh');
+    assert.ok(r.report.notifications.some((n) => n.message.includes('the Docker engine is not local')), 'no /proc for a remote engine');
+    const calls = readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as string[]);
+    assert.ok(calls.length >= 1);
+    for (const args of calls) assert.equal(args, ['-o', 'BatchMode=yes', '-p', '2222', '-l', 'auditor', '--', 'node7.example.invalid', 'docker', 'system', 'dial-stdio']);
+    assert.ok(engine.requests.every((q) => q.startsWith('GET ')), engine.requests.join('\n'));
+  } finally {
+    rmSync(bin, { recursive: true, force: true });
+    await engine.close();
+  }
+});
+
+/** A CA, a server certificate for 127.0.0.1 and a client certificate, made with openssl in `dir`. */
+function certificates(dir: string): void {
+  const ssl = (args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
+  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes'];
+  ssl(['req', '-x509', ...ec, '-keyout', 'ca-key.pem', '-out', 'ca.pem', '-days', '1', '-subj', '/CN=mesh-audit test CA']);
+  for (const [name, cn, ext] of [['server', '127.0.0.1', 'subjectAltName=IP:127.0.0.1'], ['client', 'auditor', 'extendedKeyUsage=clientAuth']] as const) {
+    writeFileSync(join(dir, `${name}.ext`), `${ext}\n`);
+    ssl(['req', ...ec, '-keyout', `${name}-key.pem`, '-out', `${name}.csr`, '-subj', `/CN=${cn}`]);
+    ssl(['x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.pem', '-CAkey', 'ca-key.pem', '-CAcreateserial', '-out', `${name}-cert.pem`, '-days', '1', '-extfile', `${name}.ext`]);
+  }
+}
+
+test('tcp with DOCKER_TLS_VERIFY: the engine is checked against DOCKER_CERT_PATH/ca.pem and our cert.pem/key.pem are shown to it', async () => {
+  const engine = await fakeEngine({});
+  const dir = mkdtempSync(join(tmpdir(), 'ma-tls-'));
+  const read = (name: string) => readFileSync(join(dir, name));
+  certificates(dir);
+  const client = join(dir, 'client');
+  mkdirSync(client);
+  writeFileSync(join(client, 'ca.pem'), read('ca.pem'));
+  writeFileSync(join(client, 'cert.pem'), read('client-cert.pem'));
+  writeFileSync(join(client, 'key.pem'), read('client-key.pem'));
+  const strangers = join(dir, 'strangers');
+  mkdirSync(strangers); // no ca.pem: the system's CAs, which do not know ours
+  // An engine behind TLS on loopback that wants a client certificate from our CA.
+  const socketPath = engine.dockerHost.replace(/^unix:\/\//, '');
+  const server = createTlsServer({ key: read('server-key.pem'), cert: read('server-cert.pem'), ca: read('ca.pem'), requestCert: true, rejectUnauthorized: true }, (req, res) => {
+    const forward = httpRequest({ socketPath, method: req.method, path: req.url, headers: req.headers }, (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+    });
+    req.pipe(forward);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `tcp://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  try {
+    const trusted = await scanAsync(new LiveHost(), url, { DOCKER_TLS_VERIFY: '1', DOCKER_CERT_PATH: client });
+    assert.ok(trusted.report.summary.complete, trusted.stderr);
+    assert.ok(trusted.report.findings.some((f) => f.subject.kind === 'container'), 'containers were read over TLS');
+    const unknown = await scanAsync(new LiveHost(), url, { DOCKER_TLS_VERIFY: '1', DOCKER_CERT_PATH: strangers });
+    assert.is(unknown.code, 3);
+    assert.match(unknown.stderr, `cannot reach the Docker engine at ${url}: ping: the engine's TLS certificate is not trusted (`);
+    assert.ok(unknown.report.findings.every((f) => f.subject.kind !== 'container'), 'nothing read from an engine that could not be verified');
+  } finally {
+    server.close();
+    rmSync(dir, { recursive: true, force: true });
     await engine.close();
   }
 });

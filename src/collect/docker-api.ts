@@ -1,18 +1,6 @@
-import http from 'node:http';
-import https from 'node:https';
-import { createRequire } from 'node:module';
-import type { Duplex } from 'node:stream';
-import { inspect } from 'node:util';
-import Modem from 'docker-modem';
+import { EngineHttp, ResponseTooLargeError } from './engine-http.js';
 import type { ContainerInspect } from './inspect.js';
 import type { DockerEndpoint } from './docker-endpoint.js';
-
-// docker-modem logs whole response bodies (container env, credentials included) under DEBUG=modem
-// or DEBUG=*, and that would reach stderr, which cron mails. Switch its debug output off for good.
-{
-  const requireFromModem = createRequire(createRequire(import.meta.url).resolve('docker-modem'));
-  (requireFromModem('debug') as { disable(): string }).disable();
-}
 
 export interface ContainerSummary {
   Id: string;
@@ -42,12 +30,12 @@ export const MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
 /**
  * The only door to the Docker Engine: ping, version, info, list and inspect — all GET requests.
  * Nothing here can create, start, stop, exec or pull; errors never carry response bodies.
- * Every answer is bounded in time (its own limit and the collection's deadline, even when
- * docker-modem never settles), in size (`maxResponseBytes`), and checked to be the JSON expected.
+ * Every answer is bounded in time (its own limit and the collection's deadline), in size
+ * (`maxResponseBytes`), and checked to be the JSON expected.
  */
 export class ReadOnlyDocker {
   private constructor(
-    private readonly modem: Modem,
+    private readonly http: EngineHttp,
     readonly endpoint: DockerEndpoint,
     readonly apiVersion: string,
     readonly serverVersion: string,
@@ -60,54 +48,61 @@ export class ReadOnlyDocker {
    * it speaks and uses that, never a pinned old one.
    */
   static async connect(endpoint: DockerEndpoint, options: { requestTimeoutMs: number; deadline: AbortSignal; maxResponseBytes?: number }): Promise<ReadOnlyDocker> {
-    const base = { ...modemOptions(endpoint), agent: boundedAgent(endpoint, options.maxResponseBytes ?? MAX_RESPONSE_BYTES) } as Modem.ConstructorOptions;
-    const probe = new Modem(base);
+    const http = new EngineHttp(endpoint, options.maxResponseBytes ?? MAX_RESPONSE_BYTES);
     const limits = { requestTimeoutMs: options.requestTimeoutMs, deadline: options.deadline };
-    await call('ping', limits, (abortSignal) => get(probe, '/_ping', abortSignal));
-    const version = checked('version', await call('version', limits, (abortSignal) => get(probe, '/version', abortSignal)), isEngineVersion);
-    const modem = new Modem({ ...base, version: `v${version.ApiVersion}` });
-    return new ReadOnlyDocker(modem, endpoint, version.ApiVersion, version.Version, options.requestTimeoutMs, options.deadline);
+    try {
+      await call('ping', limits, (signal) => answerOf(http, '/_ping', signal, 'ping'));
+      const version = checked('version', await call('version', limits, (signal) => answerOf(http, '/version', signal, 'json')), isEngineVersion);
+      return new ReadOnlyDocker(http, endpoint, version.ApiVersion, version.Version, options.requestTimeoutMs, options.deadline);
+    } catch (err) {
+      http.close();
+      throw err;
+    }
+  }
+
+  /** Closes the connections kept open (nothing is pending once the collection is over). */
+  close(): void {
+    this.http.close();
   }
 
   private get limits(): Limits {
     return { requestTimeoutMs: this.requestTimeoutMs, deadline: this.deadline };
   }
 
+  private getJson(what: string, path: string): Promise<unknown> {
+    return call(what, this.limits, (signal) => answerOf(this.http, `/v${this.apiVersion}${path}`, signal, 'json'));
+  }
+
   async info(): Promise<Record<string, unknown>> {
-    return checked('info', await call('info', this.limits, (abortSignal) => get(this.modem, '/info', abortSignal)), isObject);
+    return checked('info', await this.getJson('info', '/info'), isObject);
   }
 
   async listContainers(): Promise<ContainerSummary[]> {
-    const list = await call('list containers', this.limits, (abortSignal) => get(this.modem, '/containers/json?', abortSignal, { all: true }));
+    const list = await this.getJson('list containers', '/containers/json?all=1');
     return checked('list containers', list, (v): v is ContainerSummary[] => Array.isArray(v) && v.every((c) => isObject(c) && isContainerId(c['Id'])));
   }
 
   async inspectContainer(id: string): Promise<ContainerInspect> {
     const what = `inspect ${id.slice(0, 12)}`;
     if (!isContainerId(id)) throw new Error(`${what}: not a container id`);
-    const inspect = await call(what, this.limits, (abortSignal) => get(this.modem, `/containers/${id}/json?`, abortSignal));
+    const inspect = await this.getJson(what, `/containers/${id}/json`);
     return checked(what, inspect, (v): v is ContainerInspect => isObject(v) && isContainerId(v['Id']) && typeof v['Name'] === 'string');
   }
 }
 
-/**
- * The one request this module makes: a GET through docker-modem, the transport dockerode is built on.
- * dockerode itself is not loaded: its entry point pulls in gRPC and protobufjs for BuildKit sessions,
- * ~85 ms of start-up for a tool that only reads (test/bench/startup.bench.ts).
- */
-function get(modem: Modem, path: string, abortSignal: AbortSignal, query?: Record<string, string | number | boolean>): Promise<unknown> {
-  return new Promise((resolve, reject) => {
-    modem.dial(
-      {
-        path,
-        method: 'GET',
-        ...(query ? { options: query } : {}),
-        abortSignal,
-        statusCodes: { 200: true },
-      } as Modem.DialOptions,
-      (err, data) => (err ? reject(err) : resolve(data)),
-    );
-  });
+/** Something that is not the answer expected (its bytes are never quoted). */
+class NotJsonError extends Error {}
+
+/** The answer's JSON (or, for `ping`, that it said OK); any status but 200 is an EngineHttpError. */
+async function answerOf(http: EngineHttp, path: string, signal: AbortSignal, kind: 'json' | 'ping'): Promise<unknown> {
+  const answer = await http.get(path, signal);
+  if (answer.status !== 200) throw Object.assign(new Error(`HTTP ${answer.status}`), { statusCode: answer.status });
+  if (kind === 'ping') return answer.body.toString('utf8');
+  try {
+    return JSON.parse(answer.body.toString('utf8')) as unknown;
+  } catch {
+    throw new NotJsonError();
+  }
 }
 
 interface Limits {
@@ -121,94 +116,22 @@ const isContainerId = (v: unknown): v is string => typeof v === 'string' && /^[0
 const isEngineVersion = (v: unknown): v is EngineVersion =>
   isObject(v) && typeof v['Version'] === 'string' && typeof v['ApiVersion'] === 'string' && /^\d+\.\d+$/.test(v['ApiVersion']);
 
-/**
- * docker-modem hands back the raw bytes when an answer is not JSON (a truncated or foreign body):
- * anything but the JSON expected is refused here, in one line, without quoting it.
- */
+/** Anything but the JSON expected is refused here, in one line, without quoting it. */
 function checked<T>(what: string, value: unknown, check: (v: unknown) => v is T): T {
   if (check(value)) return value;
-  throw new Error(`${what}: ${Buffer.isBuffer(value) || typeof value === 'string' ? 'the engine\'s answer is not JSON' : 'the engine\'s answer is not the JSON expected'}`);
-}
-
-/** The engine sent more than the limit: the connection is cut and nothing of it is kept. */
-class ResponseTooLargeError extends Error {
-  constructor(readonly limit: number) {
-    super(`answer larger than ${Math.round(limit / (1024 * 1024))} MB`);
-  }
-}
-
-/**
- * The agent of every request (one per connection, no keep-alive), for two gaps of docker-modem:
- * - it buffers a whole answer before parsing it and offers no size limit: the bytes each connection
- *   receives are counted and the connection is cut past the limit;
- * - it never settles a request whose connection is cut in the middle of an answer (it only listens
- *   for the answer's end and the request's errors): an answer that closes incomplete is turned into
- *   an error of its request.
- * (Over ssh, docker-modem brings its own agent; these then do not apply, and the time limits remain.)
- */
-function boundedAgent(endpoint: DockerEndpoint, limit: number): http.Agent {
-  const agent = endpoint.protocol === 'https' ? new https.Agent({ keepAlive: false }) : new http.Agent({ keepAlive: false });
-  const internals = agent as unknown as {
-    createConnection: (...args: unknown[]) => Duplex | undefined;
-    addRequest: (req: http.ClientRequest, ...rest: unknown[]) => void;
-  };
-  const create = internals.createConnection.bind(agent);
-  internals.createConnection = (...args: unknown[]) => {
-    const socket = create(...args);
-    let received = 0;
-    socket?.on('data', (chunk: Buffer) => {
-      received += chunk.length;
-      if (received > limit) socket.destroy(new ResponseTooLargeError(limit));
-    });
-    return socket;
-  };
-  const addRequest = internals.addRequest.bind(agent);
-  internals.addRequest = (req, ...rest) => {
-    req.on('response', (res: http.IncomingMessage) => {
-      res.on('close', () => {
-        if (!res.complete && req.listenerCount('error') > 0) req.emit('error', Object.assign(new Error('the connection was cut in the middle of the answer'), { code: 'ECONNRESET' }));
-      });
-    });
-    addRequest(req, ...rest);
-  };
-  return cheapToInspect(agent, 'Agent');
-}
-
-/**
- * docker-modem `util.inspect()`s every request's options (showHidden, depth null) whether or not its
- * debug output is on; the options hold the agent, with its live sockets and their requests, and the
- * abort signal. That walk cost more CPU than the requests themselves, and grew with the requests in
- * flight: these objects print as one word instead (what is printed is never used).
- */
-function cheapToInspect<T extends object>(value: T, word: string): T {
-  Object.defineProperty(value, inspect.custom, { value: () => `[${word}]`, enumerable: false });
-  return value;
-}
-
-function modemOptions(endpoint: DockerEndpoint): Modem.ConstructorOptions {
-  // docker-modem starts from DOCKER_HOST's own defaults and only then applies these options: a tcp
-  // or ssh DOCKER_HOST would leave its host (and protocol) in place, and a host wins over socketPath —
-  // the engine chosen by --docker-host would be silently replaced by DOCKER_HOST's. Clear them.
-  if (endpoint.socketPath !== undefined) return { socketPath: endpoint.socketPath, host: undefined, port: undefined, protocol: 'http' } as Modem.ConstructorOptions;
-  return {
-    protocol: endpoint.protocol,
-    host: endpoint.host,
-    port: endpoint.port,
-    ...(endpoint.username !== undefined ? { username: endpoint.username } : {}),
-  };
+  throw new Error(`${what}: the engine's answer is not the JSON expected`);
 }
 
 /**
  * Runs one request under its own time limit and the collection's deadline, and turns any failure
- * into an error that says what failed in one line. The wait is raced against the limits with a timer
- * that keeps the process alive: docker-modem never settles a request whose connection is cut in the
- * middle of an answer, and the process would otherwise just end, with no report, when nothing else is
- * pending. docker-modem errors carry the response body in `json`: it is dropped here, never printed.
+ * into an error that says what failed in one line. The wait is also raced against the limits, with a
+ * timer that keeps the process alive, so that no request can outlive them. Errors never carry what
+ * the engine answered.
  */
 async function call<T>(what: string, limits: Limits, run: (abortSignal: AbortSignal) => Promise<T>): Promise<T> {
   const ownLimit = new AbortController();
   const timer = setTimeout(() => ownLimit.abort(), limits.requestTimeoutMs);
-  const signal = cheapToInspect(AbortSignal.any([ownLimit.signal, limits.deadline]), 'AbortSignal');
+  const signal = AbortSignal.any([ownLimit.signal, limits.deadline]);
   let onAbort = (): void => undefined;
   const aborted = new Promise<never>((_, reject) => {
     onAbort = () => reject(Object.assign(new Error('aborted'), { name: 'TimeoutError' }));
@@ -220,6 +143,7 @@ async function call<T>(what: string, limits: Limits, run: (abortSignal: AbortSig
   } catch (err) {
     const e = err as { statusCode?: unknown; code?: unknown; name?: unknown; message?: unknown };
     if (err instanceof ResponseTooLargeError) throw new Error(`${what}: the engine's answer is too large (${err.message}); not read`);
+    if (err instanceof NotJsonError) throw new Error(`${what}: the engine's answer is not JSON`);
     if (typeof e.statusCode === 'number') throw new EngineHttpError(e.statusCode, what);
     if (signal.aborted || e.name === 'AbortError' || e.name === 'TimeoutError' || e.code === 'ABORT_ERR') throw new Error(`${what}: no answer in time`);
     const code = typeof e.code === 'string' ? e.code : undefined;
@@ -244,6 +168,8 @@ function describeErrno(code: string): string {
     case 'ETIMEDOUT':
       return 'connection timed out (ETIMEDOUT)';
     default:
+      // Node's TLS failures: UNABLE_TO_VERIFY_LEAF_SIGNATURE, CERT_HAS_EXPIRED, ERR_TLS_CERT_ALTNAME_INVALID, …
+      if (/CERT|TLS|SSL/.test(code)) return `the engine's TLS certificate is not trusted (${code}): check DOCKER_CERT_PATH (ca.pem, cert.pem, key.pem)`;
       return code;
   }
 }

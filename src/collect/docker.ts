@@ -7,7 +7,7 @@ import { containerFromInspect, type ContainerInspect } from './inspect.js';
 export interface DockerCollectOptions {
   endpoint: DockerEndpoint;
   safe: SafeValueMaker;
-  /** Each request's own limit (docker-modem's timeout only measures inactivity). */
+  /** Each request's own limit, whole answer included (not only inactivity). */
   requestTimeoutMs?: number;
   /** The whole collection's limit. */
   deadlineMs?: number;
@@ -57,6 +57,14 @@ export async function collectDocker(options: DockerCollectOptions): Promise<Dock
     problems.push({ source: 'docker', subject: options.endpoint.url, message: `cannot reach the Docker engine at ${options.endpoint.url}: ${(err as Error).message}` });
     return { docker: null, containers: [], problems, notes };
   }
+  try {
+    return await collectWith(api, options, problems, notes);
+  } finally {
+    api.close();
+  }
+}
+
+async function collectWith(api: ReadOnlyDocker, options: DockerCollectOptions, problems: Problem[], notes: Problem[]): Promise<DockerCollection> {
   const docker: DockerInfo = {
     endpoint: options.endpoint.url,
     serverVersion: api.serverVersion,
@@ -70,10 +78,8 @@ export async function collectDocker(options: DockerCollectOptions): Promise<Dock
     problems.push({ source: 'docker', subject: options.endpoint.url, message: `cannot list containers: ${(err as Error).message}` });
     return { docker, containers: [], problems, notes };
   }
-  // 8 at once: 300 inspects took 312 ms one at a time and 203 ms at 8 on a 2-CPU machine, and more
-  // gained nothing (test/bench/scan.bench.ts). (At 2, before: docker-modem util.inspect()ed each
-  // request's agent with its live sockets, a cost that grew with the requests in flight; see
-  // cheapToInspect in docker-api.ts.)
+  // 8 at once, on connections kept open: 300 inspects took 312 ms one at a time and ~160 ms at 8 on
+  // a 2-CPU machine, and more gained nothing (test/bench/scan.bench.ts).
   const inspected = await mapLimited(summaries, options.concurrency ?? DEFAULT_INSPECT_CONCURRENCY, async (summary): Promise<Container | null> => {
     const label = summary.Names?.[0]?.replace(/^\//, '') ?? summary.Id.slice(0, 12);
     let inspect: ContainerInspect;

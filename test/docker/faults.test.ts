@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { collectDocker } from '../../src/collect/docker.js';
+import { ReadOnlyDocker } from '../../src/collect/docker-api.js';
 import { resolveEndpoint } from '../../src/collect/docker-endpoint.js';
 import { createSafeValueMaker } from '../../src/secret/value.js';
 import { PACKAGE_ROOT } from '../../src/paths.js';
@@ -312,6 +313,43 @@ it('the per-request limit (10 s in the CLI) ends one slow request while the dead
     assert.match(r.problems[0]!.message, 'no answer in time');
     for (const name of [B, C]) assert.ok(r.containers.some((c) => c.name === name), `${fault.kind}: ${name} kept`);
     assert.ok(p.requests.some((q) => q.fault === fault.kind));
+  }
+});
+
+it('connections are kept for the next request, and the size limit still counts each answer on its own', async () => {
+  const p = proxy!;
+  p.setFaults([]);
+  const limits = { requestTimeoutMs: 5000, deadline: AbortSignal.timeout(30_000) };
+  const sizes = await (async () => {
+    const api = await ReadOnlyDocker.connect(resolveEndpoint(p.dockerHost), limits);
+    try {
+      return await Promise.all([A, B, C].map(async (name) => JSON.stringify(await api.inspectContainer(ids[name]!)).length));
+    } finally {
+      api.close();
+    }
+  })();
+  // Room for the largest answer (with its headers), far less than the 30 answers below together.
+  const limit = Math.max(...sizes) + 4096;
+  const api = await ReadOnlyDocker.connect(resolveEndpoint(p.dockerHost), { ...limits, maxResponseBytes: limit });
+  try {
+    p.clearRecord();
+    for (let round = 0; round < 10; round++) {
+      for (const name of [A, B, C]) assert.is((await api.inspectContainer(ids[name]!)).Id, ids[name], `round ${round}: ${name}`);
+    }
+    assert.is(p.requests.length, 30);
+    assert.is(new Set(p.requests.map((r) => r.connection)).size, 1, 'one after the other, the 30 requests share one connection');
+    assert.ok(30 * Math.min(...sizes) > limit, 'together the answers pass the limit many times');
+  } finally {
+    api.close();
+  }
+  const tooSmall = await ReadOnlyDocker.connect(resolveEndpoint(p.dockerHost), { ...limits, maxResponseBytes: Math.min(...sizes) - 1 });
+  try {
+    await tooSmall.inspectContainer(ids[A]!).then(
+      () => assert.unreachable('an answer larger than the limit was read'),
+      (err: Error) => assert.match(err.message, "the engine's answer is too large"),
+    );
+  } finally {
+    tooSmall.close();
   }
 });
 

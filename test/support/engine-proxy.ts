@@ -25,6 +25,8 @@ export interface ProxiedRequest {
   bodyBytes: number;
   /** Which rule's fault was applied (its label, or its fault kind), or null when forwarded untouched. */
   fault: string | null;
+  /** The client connection it came on (1, 2, … in the order they were opened); 0 for refused ones. */
+  connection?: number;
 }
 
 export type Fault =
@@ -273,7 +275,10 @@ export async function engineProxy(upstreamDockerHost: string, initialFaults: Fau
     socket.destroy();
   };
 
+  const connections = new WeakMap<object, number>();
+  let connectionCount = 0;
   const server: Server = createServer((req, res) => {
+    if (!connections.has(req.socket)) connections.set(req.socket, ++connectionCount);
     openResponses.add(res);
     res.on('close', () => openResponses.delete(res));
     const url = req.url ?? '/';
@@ -281,7 +286,7 @@ export async function engineProxy(upstreamDockerHost: string, initialFaults: Fau
     const info: RequestInfo = { method: req.method ?? 'GET', url, path, unversioned: unversioned(path) };
     const entry = rules.find((r) => (r.rule.times === undefined || r.used < r.rule.times) && r.rule.match(info));
     if (entry) entry.used += 1;
-    const record: ProxiedRequest = { method: info.method, url, path, bodyBytes: 0, fault: entry ? (entry.rule.label ?? entry.rule.fault.kind) : null };
+    const record: ProxiedRequest = { method: info.method, url, path, bodyBytes: 0, fault: entry ? (entry.rule.label ?? entry.rule.fault.kind) : null, connection: connections.get(req.socket)! };
     requests.push(record);
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => {
