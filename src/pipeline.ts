@@ -2,26 +2,42 @@ import { buildSubjects } from './facts/subjects.js';
 import { evaluate } from './evaluate/evaluate.js';
 import type { LoadedRule, Profile } from './policy/types.js';
 import type { Report } from './report/report.js';
+import type { Evaluation } from './evaluate/finding.js';
 import type { Snapshot } from './snapshot/types.js';
 import { TOOL_NAME, TOOL_URI, TOOL_VERSION } from './version.js';
 import { applyBaseline, type BaselineFinding } from './report/baseline.js';
 import { applyWaivers, WAIVER_EXPIRED_RULE, type Waiver } from './report/waivers.js';
 
-/** The pure core, top to bottom: snapshot -> facts -> findings -> a report for every writer. */
+/** The rules a profile runs (all of them without one). */
+export function rulesOf(rules: readonly LoadedRule[], profile: Profile | undefined): LoadedRule[] {
+  return rules.filter((r) => profile === undefined || r.profiles.includes(profile));
+}
+
+/** The pure core for one host: snapshot -> facts -> findings. `rules` already selected (rulesOf). */
+export function auditSnapshot(snapshot: Snapshot, history: readonly Snapshot[], rules: readonly LoadedRule[]): Evaluation {
+  return evaluate(snapshot, buildSubjects(snapshot, history), rules);
+}
+
+/** The report of evaluations already made, for every writer. */
+export function reportOf(evaluations: Evaluation[], rules: readonly LoadedRule[], options: { now: Date; startedAt?: Date }): Report {
+  return {
+    tool: { name: TOOL_NAME, version: TOOL_VERSION, uri: TOOL_URI },
+    generatedAt: options.now.toISOString(),
+    rules: [...rules],
+    evaluations,
+    durationSeconds: Math.max(0, (options.now.getTime() - (options.startedAt ?? options.now).getTime()) / 1000),
+  };
+}
+
+/** The pure core, top to bottom: snapshots -> facts -> findings -> a report for every writer. */
 export function auditSnapshots(
   snapshots: readonly Snapshot[],
   history: readonly Snapshot[],
   rules: readonly LoadedRule[],
   options: { profile?: Profile | undefined; now: Date; startedAt?: Date },
 ): Report {
-  const selected = rules.filter((r) => options.profile === undefined || r.profiles.includes(options.profile));
-  return {
-    tool: { name: TOOL_NAME, version: TOOL_VERSION, uri: TOOL_URI },
-    generatedAt: options.now.toISOString(),
-    rules: [...selected],
-    evaluations: snapshots.map((s) => evaluate(s, buildSubjects(s, history), selected)),
-    durationSeconds: Math.max(0, (options.now.getTime() - (options.startedAt ?? options.now).getTime()) / 1000),
-  };
+  const selected = rulesOf(rules, options.profile);
+  return reportOf(snapshots.map((s) => auditSnapshot(s, history, selected)), selected, options);
 }
 
 /**

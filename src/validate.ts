@@ -26,7 +26,9 @@ export function schemaFingerprint(schema: object): string {
 export function ajvFor(options: { source?: boolean } = {}): Ajv2020 {
   const { Ajv2020 } = require('ajv/dist/2020.js') as typeof import('ajv/dist/2020.js');
   const addFormats = require('ajv-formats') as typeof import('ajv-formats');
-  const ajv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true, ...(options.source ? { code: { source: true } } : {}) });
+  // Patterns without the `u` flag: all of ours are ASCII, and the digest patterns, tried on every env
+  // value of every snapshot, ran twice as fast.
+  const ajv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true, unicodeRegExp: false, ...(options.source ? { code: { source: true } } : {}) });
   addFormats.default(ajv);
   return ajv;
 }

@@ -153,6 +153,40 @@ test('the same snapshot evaluated twice gives byte-identical SARIF and JSON, tim
   assert.is(outputs[0]![1], outputs[1]![1]);
 });
 
+test('a fleet of snapshot files evaluated in worker threads (--jobs 3) gives the very reports of the main thread (--jobs 1)', async () => {
+  const dir = tempDir();
+  const files = Array.from({ length: 10 }, (_, i) => {
+    const snapshot = JSON.parse(readFileSync(example(['045', '097', 'clean', 'demo'][i % 4]!, 'snapshot.json'), 'utf8')) as { host: { hostname: string } };
+    snapshot.host.hostname = `fleet-${String(i).padStart(2, '0')}`;
+    const file = join(dir, `host-${i}.json`);
+    writeFileSync(file, JSON.stringify(snapshot));
+    return file;
+  });
+  const reports = async (jobs: string) => {
+    const out = tempDir();
+    const r = await runCli(['evaluate', ...files, '--history', example('demo', 'history'), '--jobs', jobs, '--format', 'json,sarif', '--out', out, '--fail-on', 'none']);
+    assert.is(r.code, 0, r.stderr);
+    return ['mesh-audit.json', 'mesh-audit.sarif'].map((f) => readFileSync(join(out, f), 'utf8'));
+  };
+  const [json, sarif] = await reports('3');
+  const [jsonMain, sarifMain] = await reports('1');
+  assert.is(json, jsonMain);
+  assert.is(sarif, sarifMain);
+  assert.equal((JSON.parse(json!) as { hosts: { hostname: string }[] }).hosts.map((h) => h.hostname), files.map((_, i) => `fleet-${String(i).padStart(2, '0')}`));
+
+  // Two bad files: the run ends with exit 2 and names the first of them in the order given, whichever
+  // worker met it first; nothing is written.
+  writeFileSync(files[3]!, '{"schema": "mesh-audit/snapshot@1", ');
+  writeFileSync(files[7]!, 'not json');
+  const out = tempDir();
+  const bad = await runCli(['evaluate', ...files, '--jobs', '3', '--out', out]);
+  assert.is(bad.code, 2);
+  assert.match(bad.stderr, `${files[3]}: snapshot is not valid JSON`);
+  assert.not.match(bad.stderr, files[7]!);
+  assert.equal(readdirSync(out), []);
+  assert.is((await runCli(['evaluate', ...files, '--jobs', '0'])).code, 2);
+});
+
 test('no raw value of the demo host appears in any output, saved snapshot or golden file', async () => {
   // The raw values the examples were built from (scripts/build-examples.ts); all fake.
   const RAW = ['example-db-pass', 'example-secret-key-0001', 'example-runner-token-0001', 'example-pg-pass', 'example-pass@'];

@@ -1,7 +1,9 @@
 import type { CAC, Command } from 'cac';
 import { ExitCode, MeshAuditError } from '../errors.js';
 import { exitCodeOf, FAIL_ON_VALUES, type FailOn } from '../outcome.js';
-import { auditSnapshots, triage } from '../pipeline.js';
+import { auditSnapshot, reportOf, rulesOf, triage } from '../pipeline.js';
+import type { Evaluation } from '../evaluate/finding.js';
+import { evaluateInWorkers, workersFor, WORKERS_FROM_FILES } from './evaluate-workers.js';
 import { postAlerts } from '../alert/alertmanager.js';
 import { alertsOf } from '../report/alerts.js';
 import { loadReportFile, previousReport, type ReportFile } from '../report/report-file.js';
@@ -27,6 +29,7 @@ export interface AuditOptions {
   keep?: string | number;
   alertmanager?: string;
   alertTtl?: string | number;
+  jobs?: string | number;
 }
 
 export function parseCount(flag: string, value: unknown, fallback: number): number {
@@ -56,8 +59,11 @@ export function parseProfile(value: unknown): Profile | undefined {
 }
 
 /** Evaluate loaded snapshots and write the reports; shared by `evaluate` and `scan --snapshot`. */
+/** What is evaluated: snapshots at hand (a live scan's), or saved snapshot files. */
+export type SnapshotSource = { snapshots: Iterable<Snapshot> } | { files: readonly string[] };
+
 export async function auditAndReport(
-  snapshots: Snapshot[],
+  source: SnapshotSource,
   options: AuditOptions,
   ctx: CommandContext,
   preloadedHistory?: { snapshots: Snapshot[]; problems: Problem[] },
@@ -74,10 +80,23 @@ export async function auditAndReport(
   const waivers = options.waivers !== undefined ? { source: options.waivers, waivers: await loadWaivers(options.waivers, rules) } : undefined;
   const baseline = await baselineOf(options.baseline, options.out);
   const history = preloadedHistory ?? (options.history !== undefined ? await loadHistory(options.history) : { snapshots: [], problems: [] });
-  const withHistoryProblems = snapshots.map((s) => (history.problems.length > 0 ? { ...s, problems: [...s.problems, ...history.problems] } : s));
-
+  const selected = rulesOf(rules, profile);
+  const jobs = options.jobs === undefined ? undefined : parseCount('--jobs', options.jobs, 1);
+  const workers = 'files' in source && preloadedHistory === undefined ? workersFor(source.files.length, jobs) : 0;
+  let evaluations: Evaluation[];
+  if ('files' in source && workers > 0) {
+    evaluations = await evaluateInWorkers(source.files, { policies: list(options.policy), profile, historyDir: options.history }, workers);
+  } else {
+    // One snapshot at a time: each is dropped once evaluated, so a fleet's worth is never held at once
+    // (1,000 snapshots of 100 containers took 1.4 GB when all were loaded first; test/bench/fleet.bench.ts).
+    evaluations = [];
+    for await (const snapshot of snapshotsOf(source)) {
+      const withHistoryProblems = history.problems.length > 0 ? { ...snapshot, problems: [...snapshot.problems, ...history.problems] } : snapshot;
+      evaluations.push(auditSnapshot(withHistoryProblems, history.snapshots, selected));
+    }
+  }
   const now = ctx.now();
-  const evaluated = auditSnapshots(withHistoryProblems, history.snapshots, rules, { profile, now, startedAt });
+  const evaluated = reportOf(evaluations, selected, { now, startedAt });
   const report = triage(evaluated, { ...(waivers ? { waivers } : {}), ...(baseline ? { baseline } : {}), now });
 
   const written = await writeReports(report, formats, options.out, ctx, keep);
@@ -93,6 +112,12 @@ export async function auditAndReport(
     }
   }
   return code;
+}
+
+/** Each snapshot when its turn comes: nothing is written until all are evaluated, and a bad one is still exit 2. */
+async function* snapshotsOf(source: SnapshotSource): AsyncGenerator<Snapshot> {
+  if ('snapshots' in source) yield* source.snapshots;
+  else for (const path of source.files) yield await loadSnapshot(path);
 }
 
 /** The options of every command that evaluates and reports: policy, format, output, exit threshold. */
@@ -115,13 +140,10 @@ export function registerEvaluate(cli: CAC, ctx: CommandContext): void {
   addAuditOptions(
     cli
       .command('evaluate <...snapshots>', 'Evaluate saved snapshots (no live host is read)')
-      .option('--history <dir>', 'Folder of earlier snapshots of the same hosts: former targets of ledger ids'),
+      .option('--history <dir>', 'Folder of earlier snapshots of the same hosts: former targets of ledger ids')
+      .option('--jobs <n>', `Snapshots evaluated at once, in worker threads (default: one per CPU from ${WORKERS_FROM_FILES} files on; 1: all on the main thread)`),
   )
     .example('mesh-audit evaluate examples/045/snapshot.json')
     .example('mesh-audit evaluate examples/097/snapshot.json --history examples/097/history --format json --out -')
-    .action(async (paths: string[], options: AuditOptions) => {
-      const snapshots: Snapshot[] = [];
-      for (const path of paths) snapshots.push(await loadSnapshot(path));
-      return auditAndReport(snapshots, options, ctx);
-    });
+    .action(async (paths: string[], options: AuditOptions) => auditAndReport({ files: paths }, options, ctx));
 }

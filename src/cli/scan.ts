@@ -128,7 +128,7 @@ export function registerScan(cli: CAC, ctx: CommandContext): void {
     .action(async (options: CollectFlags & AuditOptions & { snapshot?: string }) => {
       const startedAt = ctx.now();
       const acquired = await acquireSnapshot(options, ctx);
-      const code = await auditAndReport(acquired.snapshots, { ...options, keep: acquired.keepCount }, ctx, acquired.history, startedAt);
+      const code = await auditAndReport({ snapshots: acquired.snapshots }, { ...options, keep: acquired.keepCount }, ctx, acquired.history, startedAt);
       await acquired.keep();
       return code;
     });

@@ -1,0 +1,36 @@
+/*
+ * One worker of evaluate-workers.ts: loads the rules and the history once, then evaluates the snapshot
+ * files it is sent, one at a time, and answers with each evaluation (or the error, as text).
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { MeshAuditError } from '../errors.js';
+import { auditSnapshot, rulesOf } from '../pipeline.js';
+import { loadPolicies } from '../policy/load.js';
+import { loadHistory } from '../snapshot/history.js';
+import { loadSnapshot } from '../snapshot/load.js';
+import type { WorkerAnswer, WorkerJob, WorkerSetup } from './evaluate-workers.js';
+
+const setup = workerData as WorkerSetup;
+const ready = (async () => {
+  const rules = rulesOf((await loadPolicies(setup.policies)).flatMap((p) => p.rules), setup.profile);
+  const history = setup.historyDir !== undefined ? await loadHistory(setup.historyDir) : { snapshots: [], problems: [] };
+  return { rules, history };
+})();
+// A setup that fails is said with the first job (the main thread loaded the same things first, so
+// this is not expected).
+ready.catch(() => undefined);
+
+parentPort!.on('message', (job: WorkerJob) => {
+  void (async () => {
+    let answer: WorkerAnswer;
+    try {
+      const { rules, history } = await ready;
+      const snapshot = await loadSnapshot(job.path);
+      const withHistoryProblems = history.problems.length > 0 ? { ...snapshot, problems: [...snapshot.problems, ...history.problems] } : snapshot;
+      answer = { index: job.index, evaluation: auditSnapshot(withHistoryProblems, history.snapshots, rules) };
+    } catch (err) {
+      answer = { index: job.index, error: (err as Error).message, usage: err instanceof MeshAuditError };
+    }
+    parentPort!.postMessage(answer);
+  })();
+});
