@@ -29,21 +29,32 @@ export function formerTargets(current: Snapshot, history: readonly Snapshot[]): 
     .map(({ s }) => s);
   const timeline = [...earlier, current];
 
-  // id -> ordered observations (time, target, type)
-  const seen = new Map<string, { at: string; target: string; type: string }[]>();
-  for (const snap of timeline) {
-    for (const rec of snap.ledger.entries) {
-      const { id, target, type } = rec.entry;
-      if (!rec.valid || id === undefined || target === undefined) continue;
-      const list = seen.get(id) ?? [];
-      list.push({ at: snap.takenAt, target, type: type ?? 'unknown' });
-      seen.set(id, list);
-    }
-  }
-
   const currentById = new Map(
     current.ledger.entries.filter((r) => r.valid && r.entry.id !== undefined).map((r) => [r.entry.id!, r.entry]),
   );
+  const observed = (rec: Snapshot['ledger']['entries'][number]): rec is typeof rec & { entry: { id: string; target: string } } =>
+    rec.valid && rec.entry.id !== undefined && rec.entry.target !== undefined;
+  // Most ids never moved: only those seen with a target other than today's are followed through time.
+  const moved = new Set<string>();
+  for (const snap of timeline) {
+    for (const rec of snap.ledger.entries) {
+      if (observed(rec) && rec.entry.target !== (currentById.get(rec.entry.id)?.target ?? null)) moved.add(rec.entry.id);
+    }
+  }
+
+  // id -> ordered observations (time, target, type), for the ids that moved
+  const seen = new Map<string, { at: string; target: string; type: string }[]>();
+  if (moved.size > 0) {
+    for (const snap of timeline) {
+      for (const rec of snap.ledger.entries) {
+        if (!observed(rec) || !moved.has(rec.entry.id)) continue;
+        const list = seen.get(rec.entry.id) ?? [];
+        list.push({ at: snap.takenAt, target: rec.entry.target, type: rec.entry.type ?? 'unknown' });
+        seen.set(rec.entry.id, list);
+      }
+    }
+  }
+
   const out: FormerTarget[] = [];
   for (const [id, observations] of seen) {
     const now = currentById.get(id);

@@ -109,6 +109,13 @@ export function buildSubjects(snapshot: Snapshot, history: readonly Snapshot[] =
     const byTarget = validByTypeTarget.get(type);
     if (!byTarget) return [];
     if (targets.length === 1) return byTarget.get(targets[0]!)?.map((x) => x.r) ?? [];
+    // A container by name and id: most have no claim, or claims by one of them only.
+    if (targets.length === 2) {
+      const a = byTarget.get(targets[0]!);
+      const b = targets[1] === targets[0] ? undefined : byTarget.get(targets[1]!);
+      if (!b) return a?.map((x) => x.r) ?? [];
+      if (!a) return b.map((x) => x.r);
+    }
     const lists = [...new Set(targets)].map((t) => byTarget.get(t) ?? []).filter((l) => l.length > 0);
     if (lists.length === 0) return [];
     if (lists.length === 1) return lists[0]!.map((x) => x.r);
@@ -232,8 +239,8 @@ export function buildSubjects(snapshot: Snapshot, history: readonly Snapshot[] =
       managed_root: managedRootOf(f.path),
       claimed_by: claims.map((r) => r.entry.id!),
       claimed: claims.length > 0,
-      referenced_by: [...(referencedBy.get(f.path) ?? [])],
-      mounted_by: [...(mountedBy.get(f.path) ?? [])],
+      referenced_by: referencedBy.get(f.path) ?? [],
+      mounted_by: mountedBy.get(f.path) ?? [],
       formerly_claimed_by: formerlyOf('file', f.path),
     };
     return {
