@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import type { Ajv2020 } from 'ajv/dist/2020.js';
-import type { ValidateFunction } from 'ajv';
+import type { ErrorObject, ValidateFunction } from 'ajv';
 
 /** Every JSON Schema mesh-audit checks input against, by the name its precompiled validator has. */
 export type SchemaName = 'snapshot' | 'config' | 'report' | 'waivers' | 'ledgerEntry' | 'policy';
@@ -11,7 +11,14 @@ export const GENERATED_VALIDATORS = './generated/validators.cjs';
 
 interface GeneratedValidators {
   fingerprints: Partial<Record<SchemaName, string>>;
+  /** Each validator's module is loaded when first asked for (a command needs two or three of six). */
   validators: Partial<Record<SchemaName, ValidateFunction>>;
+}
+
+/** A check of data against one schema; after a failed check, `errors` says why (Ajv's errors). */
+export interface Validator<T> {
+  (data: unknown): data is T;
+  errors: ErrorObject[] | null;
 }
 
 const require = createRequire(import.meta.url);
@@ -38,11 +45,18 @@ export function ajvFor(options: { source?: boolean } = {}): Ajv2020 {
  * schema, else compiled now. Compiling the schemas took ~170 ms of every start (Ajv generates and
  * evals code); the precompiled module loads in a few ms, and Ajv itself is then never loaded.
  */
-export function validatorFor<T = unknown>(name: SchemaName, schema: object): ValidateFunction<T> {
-  generated ??= loadGenerated();
-  const ready = generated?.validators[name];
-  if (ready && generated?.fingerprints[name] === schemaFingerprint(schema)) return ready as ValidateFunction<T>;
-  return ajvFor().compile<T>(schema);
+export function validatorFor<T = unknown>(name: SchemaName, schema: object): Validator<T> {
+  // Made on first use, not at import: modules declare their validators at the top, and most
+  // commands never check most schemas.
+  let real: ValidateFunction<T> | undefined;
+  const check = ((data: unknown): data is T => {
+    real ??= isPrecompiled(name, schema) ? (generated!.validators[name] as ValidateFunction<T>) : ajvFor().compile<T>(schema);
+    const ok = real(data);
+    check.errors = real.errors ?? null;
+    return ok;
+  }) as Validator<T>;
+  check.errors = null;
+  return check;
 }
 
 /** Whether `schema` would be checked by the validator compiled at build time (tests, bench). */

@@ -1,7 +1,7 @@
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
-import https from 'node:https';
+import type https from 'node:https';
+import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { Duplex } from 'node:stream';
@@ -14,6 +14,11 @@ import type { DockerEndpoint } from './docker-endpoint.js';
  * size limit, never settled a request whose connection was cut mid-answer, and util.inspect()ed every
  * request's options (agent and live sockets included) even with its debugging off.
  */
+
+const require = createRequire(import.meta.url);
+/** Loaded only for the endpoints that use them (TLS alone costs ~9 ms of a start). */
+const httpsModule = (): typeof https => require('node:https') as typeof https;
+const childProcess = (): typeof import('node:child_process') => require('node:child_process') as typeof import('node:child_process');
 
 /** The engine sent more than the limit: the connection is cut and nothing of it is kept. */
 export class ResponseTooLargeError extends Error {
@@ -48,7 +53,7 @@ export class EngineHttp {
     if (endpoint.protocol === 'https') {
       // Always verified (against DOCKER_CERT_PATH/ca.pem, else the system's CAs): an audit that could
       // be answered by anyone on the path is worse than none.
-      this.agent = new https.Agent({ ...keep, ...tlsFiles(env), rejectUnauthorized: true });
+      this.agent = new (httpsModule().Agent)({ ...keep, ...tlsFiles(env), rejectUnauthorized: true });
     } else {
       this.agent = new http.Agent(keep);
       if (endpoint.protocol === 'ssh') {
@@ -75,7 +80,7 @@ export class EngineHttp {
           : this.endpoint.protocol === 'ssh'
             ? {}
             : { host: this.endpoint.host, port: this.endpoint.port };
-      const req = (this.endpoint.protocol === 'https' ? https : http).request({
+      const req = (this.endpoint.protocol === 'https' ? httpsModule() : http).request({
         ...target,
         agent: this.agent,
         method: 'GET',
@@ -140,7 +145,7 @@ function sshDialStdio(endpoint: DockerEndpoint): Duplex {
   const args = ['-o', 'BatchMode=yes', '-p', String(endpoint.port ?? 22)];
   if (endpoint.username !== undefined) args.push('-l', endpoint.username);
   args.push('--', endpoint.host ?? '', 'docker', 'system', 'dial-stdio');
-  const child = spawn('ssh', args, { stdio: ['pipe', 'pipe', 'ignore'] });
+  const child = childProcess().spawn('ssh', args, { stdio: ['pipe', 'pipe', 'ignore'] });
   const socket = Duplex.from({ readable: child.stdout, writable: child.stdin });
   child.on('error', (err) => socket.destroy(err));
   socket.on('close', () => child.kill());

@@ -4,8 +4,7 @@ import { createRequire } from 'node:module';
 import { readInput } from '../read-input.js';
 import { join } from 'node:path';
 import type { Document, LineCounter } from 'yaml';
-import type { ValidateFunction } from 'ajv';
-import { validatorFor } from '../validate.js';
+import { validatorFor, type Validator } from '../validate.js';
 import { MeshAuditError } from '../errors.js';
 import { packageFile } from '../paths.js';
 import { SUBJECT_FIELDS } from '../facts/fields.js';
@@ -53,7 +52,7 @@ export async function readPolicySchema(): Promise<object> {
   return JSON.parse(await readFile(packageFile('policies', 'policy.schema.json'), 'utf8')) as object;
 }
 
-let validatePack: ValidateFunction | undefined;
+let validatePack: Validator<unknown> | undefined;
 async function packValidator() {
   if (!validatePack) {
     validatePack = validatorFor('policy', await readPolicySchema());
