@@ -117,6 +117,9 @@ for (const r of results) {
   md.push('');
   if (notes.length > 0) md.push('Notes:', '', ...notes, '');
 }
+// What the profiles said about these figures (kept by hand beside the benchmarks).
+const profiles = join(root, 'test', 'bench', 'PROFILES.md');
+if (existsSync(profiles)) md.push(readFileSync(profiles, 'utf8').trim(), '');
 writeFileSync(join(root, 'BENCHMARKS.md'), md.join('\n'));
 console.error(`bench: wrote BENCHMARKS.md (${results.filter((r) => !r.result).length} failed)`);
 process.exit(results.every((r) => r.result) ? 0 : 1);
