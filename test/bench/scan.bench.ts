@@ -64,7 +64,7 @@ async function main(): Promise<void> {
     const version = e.docker(['version', '--format', '{{.Server.Version}}']).trim();
     const figures: Figure[] = [
       ratioFigure(`scan, ${RUNNING + STOPPED} containers (${RUNNING} running), SARIF + JSON`, scans, 'docker inspect $(docker ps -aq)', refs, 1.0,
-        `median of ${ROUNDS}, interleaved; all scan runs ms: ${scans.map(round).join(', ')}; docker runs ms: ${refs.map(round).join(', ')}; scan exit ${lastCode}; engine ${version}`),
+        `median of ${ROUNDS}, interleaved; all scan runs ms: ${scans.map((ms) => round(ms)).join(', ')}; docker runs ms: ${refs.map((ms) => round(ms)).join(', ')}; scan exit ${lastCode}; engine ${version}`),
       { label: 'fixture set-up (300 create + 100 start)', value: round(setupMs), unit: 'ms', notes: 'not a target, for orientation' },
       { label: 'docker CLI spread (max-min)', value: round(Math.max(...refs) - Math.min(...refs)), unit: 'ms', notes: `median ${round(median(refs))} ms` },
     ];

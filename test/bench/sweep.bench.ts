@@ -68,7 +68,7 @@ function main(): void {
     if (hashed !== total) throw new Error(`the scan hashed ${hashed} of ${total} files: not the reference's work`);
     const figures: Figure[] = [
       ratioFigure(`scan --managed-root, ${total} files (${LARGE} × 200 MB)`, scans, 'find -type f | xargs sha256sum', refs, 1.5,
-        `median of ${ROUNDS} after one warm-up each, interleaved; scan ms: ${scans.map(round).join(', ')}; reference ms: ${refs.map(round).join(', ')}; ` +
+        `median of ${ROUNDS} after one warm-up each, interleaved; scan ms: ${scans.map((ms) => round(ms)).join(', ')}; reference ms: ${refs.map((ms) => round(ms)).join(', ')}; ` +
           `the scan (--max-files ${maxFiles}) hashed ${hashed} of ${total} files (${parsed.files.length} records), as the reference does, then evaluated them (one finding per file: none is claimed) and wrote its JSON report and its snapshot`),
       { label: 'files hashed by the scan', value: hashed, unit: 'files', notes: `of ${total}; records ${parsed.files.length}` },
       { label: 'tree set-up (write)', value: round(setupMs), unit: 'ms', notes: 'not a target, for orientation' },
