@@ -76,7 +76,7 @@ it('no raw env value of this test appears in any report or saved snapshot', () =
   }
 });
 
-it('with DEBUG=* and NODE_DEBUG=http,net no raw value reaches stdout or stderr (docker-modem logs bodies)', () => {
+it('with DEBUG=* and NODE_DEBUG=http,net no raw value reaches stdout or stderr (HTTP client debug output can log bodies)', () => {
   const out = host.scan(e!.dockerHost, 'live-045-debug', ['--format', 'text,json'], { DEBUG: '*', NODE_DEBUG: 'http,net' });
   for (const text of [out.stdout, out.stderr]) assert.not.ok(text.includes(CANARY), 'canary printed');
   assert.is(out.code, 1);

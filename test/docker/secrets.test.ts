@@ -7,7 +7,7 @@ import { LiveHost, envText, sha256 } from './live-host.js';
 
 // Unique canaries wherever a secret can sit, then every output searched for them, their base64 and
 // their URL-encoded forms: reports in every format, the kept snapshot, stdout and stderr — with
-// docker-modem and Node's http debugging switched on.
+// every library's debugging switched on (DEBUG=*) and Node's own http debugging.
 const e = engine();
 const it = e ? test : test.skip;
 const tag = `${process.pid}${Date.now().toString(36)}`;
