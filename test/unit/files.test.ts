@@ -385,6 +385,12 @@ test('large files are hashed by worker threads: same digests as sha256sum, same 
     } finally {
       await pool.close();
     }
+
+    // A worker stopped with a file in hand: the file is read on the main thread, its digest not lost.
+    const stopped = new HashPool(1);
+    const pending = stopped.read(join(root, 'm', 'blob-1.bin'), lstatSync(join(root, 'm', 'blob-1.bin'), { bigint: true }));
+    await stopped.close();
+    assert.equal(await within(pending), { ok: true, sha256: sha(blobs[1]!), size: blobs[1]!.length });
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
