@@ -6,31 +6,19 @@
  * - the bundled policy pack parsed and checked: dist/src/generated/bundled-pack.json, with the
  *   fingerprint of its YAML text (src/policy/load.ts uses it only while the text is unchanged).
  */
-import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import standaloneCode from 'ajv/dist/standalone/index.js';
-import { ledgerEntrySchema } from '../src/collect/ledger-entries.js';
-import { configSchema } from '../src/config.js';
-import { DEFAULT_POLICY, packFingerprint, parsePolicyPack, PRECOMPILED_PACK, readPolicySchema, type PrecompiledPack } from '../src/policy/load.js';
-import { readFileSync } from 'node:fs';
-import { reportSchema } from '../src/report/report-file.js';
-import { waiversSchema } from '../src/report/waivers-file.js';
-import { snapshotSchema } from '../src/snapshot/schema.js';
-import { ajvFor, GENERATED_VALIDATORS, schemaFingerprint, type SchemaName } from '../src/validate.js';
+import { DEFAULT_POLICY, packFingerprint, parsePolicyPack, PRECOMPILED_PACK, type PrecompiledPack } from '../src/policy/load.js';
+import { allSchemas } from '../src/schemas.js';
+import { ajvFor, GENERATED_VALIDATORS, schemaFingerprint } from '../src/validate.js';
 
 const validateModule = join(dirname(fileURLToPath(import.meta.url)), '..', 'src', 'validate.js');
 const target = join(dirname(validateModule), GENERATED_VALIDATORS);
 const outDir = dirname(target);
 
-const schemas: Record<SchemaName, object> = {
-  snapshot: snapshotSchema,
-  config: configSchema,
-  report: reportSchema,
-  waivers: waiversSchema,
-  ledgerEntry: ledgerEntrySchema,
-  policy: await readPolicySchema(),
-};
+const schemas = await allSchemas();
 
 /** Written whole or not at all: a half-written module would break every command. */
 function writeWhole(path: string, text: string): void {

@@ -1,0 +1,19 @@
+import { ledgerEntrySchema } from './collect/ledger-entries.js';
+import { configSchema } from './config.js';
+import { readPolicySchema } from './policy/load.js';
+import { reportSchema } from './report/report-file.js';
+import { waiversSchema } from './report/waivers-file.js';
+import { snapshotSchema } from './snapshot/schema.js';
+import type { SchemaName } from './validate.js';
+
+/** Every JSON Schema mesh-audit checks input against, by name (what the build precompiles). */
+export async function allSchemas(): Promise<Record<SchemaName, object>> {
+  return {
+    snapshot: snapshotSchema,
+    config: configSchema,
+    report: reportSchema,
+    waivers: waiversSchema,
+    ledgerEntry: ledgerEntrySchema,
+    policy: await readPolicySchema(),
+  };
+}
