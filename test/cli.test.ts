@@ -185,6 +185,10 @@ test('a fleet of snapshot files evaluated in worker threads (--jobs 3) gives the
   assert.not.match(bad.stderr, files[7]!);
   assert.equal(readdirSync(out), []);
   assert.is((await runCli(['evaluate', ...files, '--jobs', '0'])).code, 2);
+  // A history folder that cannot be read is said once, as on the main thread (each worker reads it).
+  const noHistory = await runCli(['evaluate', ...files.slice(8), ...files.slice(0, 2), '--history', join(dir, 'none'), '--jobs', '2', '--out', tempDir()]);
+  assert.is(noHistory.code, 2);
+  assert.match(noHistory.stderr, `${join(dir, 'none')}: cannot read history folder (ENOENT)`);
 });
 
 test('no raw value of the demo host appears in any output, saved snapshot or golden file', async () => {

@@ -16,8 +16,7 @@ const ready = (async () => {
   const history = setup.historyDir !== undefined ? await loadHistory(setup.historyDir) : { snapshots: [], problems: [] };
   return { rules, history };
 })();
-// A setup that fails is said with the first job (the main thread loaded the same things first, so
-// this is not expected).
+// A setup that fails (a history folder that cannot be read) is answered to every job, as its error.
 ready.catch(() => undefined);
 
 parentPort!.on('message', (job: WorkerJob) => {

@@ -75,18 +75,19 @@ export async function auditAndReport(
   const profile = parseProfile(options.profile);
   const keep = parseCount('--keep', options.keep, 30);
   const ttlHours = parseCount('--alert-ttl', options.alertTtl, 25);
+  const jobs = options.jobs === undefined ? undefined : parseCount('--jobs', options.jobs, 1);
+  const workers = 'files' in source && preloadedHistory === undefined ? workersFor(source.files.length, jobs) : 0;
   const packs = await loadPolicies(list(options.policy));
   const rules = packs.flatMap((p) => p.rules);
   const waivers = options.waivers !== undefined ? { source: options.waivers, waivers: await loadWaivers(options.waivers, rules) } : undefined;
   const baseline = await baselineOf(options.baseline, options.out);
-  const history = preloadedHistory ?? (options.history !== undefined ? await loadHistory(options.history) : { snapshots: [], problems: [] });
   const selected = rulesOf(rules, profile);
-  const jobs = options.jobs === undefined ? undefined : parseCount('--jobs', options.jobs, 1);
-  const workers = 'files' in source && preloadedHistory === undefined ? workersFor(source.files.length, jobs) : 0;
   let evaluations: Evaluation[];
   if ('files' in source && workers > 0) {
+    // Each worker loads the history itself (a folder it cannot read is still exit 2, from the first file).
     evaluations = await evaluateInWorkers(source.files, { policies: list(options.policy), profile, historyDir: options.history }, workers);
   } else {
+    const history = preloadedHistory ?? (options.history !== undefined ? await loadHistory(options.history) : { snapshots: [], problems: [] });
     // One snapshot at a time: each is dropped once evaluated, so a fleet's worth is never held at once
     // (1,000 snapshots of 100 containers took 1.4 GB when all were loaded first; test/bench/fleet.bench.ts).
     evaluations = [];

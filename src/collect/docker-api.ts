@@ -93,7 +93,7 @@ export class ReadOnlyDocker {
 /** Something that is not the answer expected (its bytes are never quoted). */
 class NotJsonError extends Error {}
 
-/** The answer's JSON (or, for `ping`, that it said OK); any status but 200 is an EngineHttpError. */
+/** The answer's JSON (the text, for `ping`); any status but 200 is thrown with it (call() makes it an EngineHttpError). */
 async function answerOf(http: EngineHttp, path: string, signal: AbortSignal, kind: 'json' | 'ping'): Promise<unknown> {
   const answer = await http.get(path, signal);
   if (answer.status !== 200) throw Object.assign(new Error(`HTTP ${answer.status}`), { statusCode: answer.status });

@@ -49,8 +49,6 @@ export interface FileCollectOptions {
 export const DEFAULT_MAX_FILES = 20_000;
 export const DEFAULT_MAX_ENV_BYTES = 1024 * 1024;
 
-export { errnoCode, readRegularFile, type ReadResult };
-
 const DIR_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_DIRECTORY;
 
 // ---------------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 import { ledgerRecord } from './ledger-entries.js';
-import { errnoCode, isHostPath, kindOf, locate, resolveRoot } from './files.js';
-import { readRegularFile } from './read-file.js';
+import { isHostPath, kindOf, locate, resolveRoot } from './files.js';
+import { errnoCode, readRegularFile } from './read-file.js';
 import type { SafeValueMaker } from '../secret/value.js';
 import type { Ledger, LedgerRecord, Problem } from '../snapshot/types.js';
 

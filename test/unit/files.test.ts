@@ -7,7 +7,8 @@ import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, rmSync, symli
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { collectFiles, locate, readRegularFile, type FileCollectOptions } from '../../src/collect/files.js';
+import { collectFiles, locate, type FileCollectOptions } from '../../src/collect/files.js';
+import { readRegularFile } from '../../src/collect/read-file.js';
 import { HashPool, HASH_IN_WORKER_BYTES } from '../../src/collect/hash-pool.js';
 import { createSafeValueMaker } from '../../src/secret/value.js';
 import type { FileRecord } from '../../src/snapshot/types.js';
