@@ -59,6 +59,8 @@ export interface InventoryRow {
   /** A container's name or a file's path. */
   id: string;
   standing: Standing;
+  /** `findings`: a rule of the profile put it there (tag `standing:…`); `facts`: no rule did, it stands on its claims. */
+  standingFrom: 'findings' | 'facts';
   /** True when a finding about it blocks the migration (see `blockers`). */
   blocking: boolean;
   /** Ledger entries that claim it now (or claimed it, for a stale one). */
@@ -81,7 +83,7 @@ export interface Inventory {
   ports: PortRow[];
   /** Nothing blocks: no error finding and no finding putting a resource in a blocking standing. */
   ready: boolean;
-  /** Blocking resources per standing. */
+  /** Blocking resources per blocking standing (a resource blocked by another finding is named in `blockers`). */
   blocking: Partial<Record<Standing, number>>;
   /** Every finding that blocks, in report order. */
   blockers: Blocker[];
@@ -192,7 +194,7 @@ export function buildInventory(subjects: SubjectSets, findings: readonly Finding
     const ruled = PRECEDENCE.find((s) => taggedStandings.includes(s));
     const standing = ruled ?? d.plain;
     const blocking = d.findings.some((f) => f.severity === 'error') || (ruled !== undefined && blocks(ruled));
-    return { kind: d.kind, id: d.id, standing, blocking, entries: d.entries, detail: detailOf(d, standing, ruled !== undefined), findings: d.findings.map((f) => ({ ruleId: f.ruleId, severity: f.severity, message: f.message })) };
+    return { kind: d.kind, id: d.id, standing, standingFrom: ruled !== undefined ? ('findings' as const) : ('facts' as const), blocking, entries: d.entries, detail: detailOf(d, standing, ruled !== undefined), findings: d.findings.map((f) => ({ ruleId: f.ruleId, severity: f.severity, message: f.message })) };
   });
 
   const openBy = subjects.containers.map((s) => ({ name: str(s.data['name']), open: numbers(s.data['open_ports']) }));
@@ -211,7 +213,7 @@ export function buildInventory(subjects: SubjectSets, findings: readonly Finding
   const order = new Map(STANDINGS.map((s, i) => [s.standing, i]));
   rows.sort((a, b) => order.get(a.standing)! - order.get(b.standing)! || compareText(a.kind, b.kind) || compareText(a.id, b.id));
   const blocking: Partial<Record<Standing, number>> = {};
-  for (const r of rows) if (r.blocking) blocking[r.standing] = (blocking[r.standing] ?? 0) + 1;
+  for (const r of rows) if (r.blocking && r.standingFrom === 'findings' && blocks(r.standing)) blocking[r.standing] = (blocking[r.standing] ?? 0) + 1;
   return { rows, ports: ports.sort((a, b) => compareText(a.container, b.container)), ready: blockers.length === 0, blocking, blockers };
 }
 

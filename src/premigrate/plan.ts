@@ -106,6 +106,8 @@ export function buildPlan(inventory: Inventory, subjects: SubjectSets): Adoption
   const plan: AdoptionPlan = { record: [], remove: [], recreate: [], resolve: [], review: [], notes: [] };
   const planned = new Set<string>();
   const mark = (row: InventoryRow) => planned.add(`${row.kind} ${row.id}`);
+  // A step only for what a rule put in its standing and blocks: a rule's finding is its reason.
+  const ruled = (row: InventoryRow) => row.standingFrom === 'findings' && row.blocking;
 
   for (const row of inventory.rows) {
     const c = row.kind === 'container' ? containerData.get(row.id) : undefined;
@@ -120,7 +122,7 @@ export function buildPlan(inventory: Inventory, subjects: SubjectSets): Adoption
       } else if (str(f!['sha256']) !== null) entry.digest = str(f!['sha256'])!;
       plan.record.push(orderedEntry(entry));
       mark(row);
-    } else if ((row.standing === 'stale-former-target' || row.standing === 'mesh-unclaimed') && row.blocking && (c || f)) {
+    } else if ((row.standing === 'stale-former-target' || row.standing === 'mesh-unclaimed') && ruled(row) && (c || f)) {
       const d = (c ?? f)!;
       const former = (Array.isArray(d['formerly_claimed_by']) ? (d['formerly_claimed_by'] as Record<string, unknown>[]) : []).map((x) => ({
         id: String(x['id']),
@@ -147,12 +149,12 @@ export function buildPlan(inventory: Inventory, subjects: SubjectSets): Adoption
           : { last_claimed: former, referenced_by: Array.isArray(f!['referenced_by']) ? (f!['referenced_by'] as string[]) : [] },
       });
       mark(row);
-    } else if (row.standing === 'drifted' && row.blocking) {
+    } else if (row.standing === 'drifted' && ruled(row)) {
       const labelled = str(((c?.['mesh'] ?? {}) as Record<string, unknown>)['module']);
       const declared = ledger.find((e) => row.entries.includes(String(e['id'])) && str(e['module']) !== null);
       plan.recreate.push({ container: row.id, entries: row.entries, module: labelled ?? (declared ? str(declared['module']) : null), reason: reasons(row) });
       mark(row);
-    } else if (row.standing === 'double-claimed' && row.blocking) {
+    } else if (row.standing === 'double-claimed' && ruled(row)) {
       plan.resolve.push({ kind: row.kind, target: row.id, entries: row.entries, reason: reasons(row) });
       mark(row);
     }
