@@ -1,6 +1,5 @@
 import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createRequire } from 'node:module';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawnSync } from 'node:child_process';
@@ -8,31 +7,10 @@ import { ledgerRecord } from '../src/collect/ledger-entries.js';
 import { PACKAGE_ROOT } from '../src/paths.js';
 import { createSafeValueMaker } from '../src/secret/value.js';
 import { example, runCli, tempDir } from './support/cli.js';
+import { planSchemaErrors, type PlanNode } from './support/plan-schema.js';
 import { multitoolErrors } from './support/multitool.js';
 
 const UPDATE = process.env['UPDATE_GOLDEN'] === '1';
-const require = createRequire(import.meta.url);
-
-/** The shipped plan schema compiled here with Ajv itself, not through the product's own validator. */
-function planSchemaErrors(plan: unknown): string[] {
-  const { Ajv2020 } = require('ajv/dist/2020.js') as typeof import('ajv/dist/2020.js');
-  const addFormats = require('ajv-formats') as typeof import('ajv-formats');
-  const ajv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true });
-  addFormats.default(ajv);
-  const validate = ajv.compile(JSON.parse(readFileSync(join(PACKAGE_ROOT, 'policies', 'adoption-plan.schema.json'), 'utf8')));
-  return validate(plan) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath} ${e.message ?? ''}`);
-}
-
-interface PlanNode {
-  ready: boolean;
-  verdict: string;
-  record: { id: string; type: string; target: string; origin: string; holds?: number[]; applied_at: null }[];
-  remove: { kind: string; target: string; command: string; reason: string[] }[];
-  recreate: { container: string; module: string | null; entries: string[] }[];
-  resolve: { target: string; entries: string[] }[];
-  review: { ruleId: string; subject: string }[];
-}
-
 /** A copy of the resolved node's snapshot, changed by `edit`, written to a temp file. */
 function resolvedVariant(edit: (snap: { ledger: { entries: unknown[] } } & Record<string, unknown>) => void): string {
   const dir = tempDir();
