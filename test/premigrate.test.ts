@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -78,8 +78,8 @@ test('the adopted node: every standing with the right resources, the ports, and 
 
 test('the adopted node\'s adoption plan: record, remove, resolve, review; valid against the shipped schema; golden', async () => {
   const out = tempDir();
-  const planFile = join(out, 'plans', 'adoption-plan.json');
-  const r = await runCli(['premigrate', '--snapshot', example('adopted-node', 'snapshot.json'), '--format', 'json', '--out', out, '--plan', planFile]);
+  const planFile = join(out, 'adoption-plan.json');
+  const r = await runCli(['premigrate', '--snapshot', example('adopted-node', 'snapshot.json'), '--format', 'json', '--out', out, '--plan', 'adoption-plan.json']);
   assert.is(r.code, 1, r.stderr);
   assert.match(r.stderr, `wrote ${planFile}`);
   const text = readFileSync(planFile, 'utf8');
@@ -103,7 +103,7 @@ test('the adopted node\'s adoption plan: record, remove, resolve, review; valid 
 test('every entry the plan proposes is a well-formed ledger entry: merged into the ledger, the node reads it as found', async () => {
   const dir = tempDir();
   const planFile = join(dir, 'plan.json');
-  await runCli(['premigrate', '--snapshot', example('adopted-node', 'snapshot.json'), '--format', 'text', '--plan', planFile]);
+  await runCli(['premigrate', '--snapshot', example('adopted-node', 'snapshot.json'), '--format', 'text', '--out', dir, '--plan', 'plan.json']);
   const plan = JSON.parse(readFileSync(planFile, 'utf8')) as { nodes: PlanNode[] };
   const safe = createSafeValueMaker();
   for (const entry of plan.nodes[0]!.record) {
@@ -126,7 +126,7 @@ test('a malformed ledger entry makes the node not ready (MA3005), and the verdic
 
 test('a drifted container stands as "drifted", blocks, and the plan recreates it with its module (045)', async () => {
   const out = tempDir();
-  const r = await runCli(['premigrate', '--snapshot', example('045', 'snapshot.json'), '--format', 'text,json,md', '--out', out, '--plan', join(out, 'plan.json')]);
+  const r = await runCli(['premigrate', '--snapshot', example('045', 'snapshot.json'), '--format', 'text,json,md', '--out', out, '--plan', 'plan.json']);
   assert.is(r.code, 1, r.stderr);
   const doc = JSON.parse(readFileSync(join(out, 'premigration.json'), 'utf8')) as { nodes: { ready: boolean; inventory: { id: string; standing: string }[] }[] };
   assert.is(doc.nodes[0]!.inventory.find((row) => row.id === 'gitea-server')?.standing, 'drifted');
@@ -171,14 +171,23 @@ test('--out - writes the one chosen format to stdout and makes no folder named -
   assert.match(two.stderr, '--out - writes one format to stdout');
 });
 
-test('the plan is written with the reports\' safety: a folder that is a symlink is refused', async () => {
+test('the plan is a file of the output folder, written with the reports\' safety', async () => {
   const dir = tempDir();
   mkdirSync(join(dir, 'real'));
   symlinkSync(join(dir, 'real'), join(dir, 'link'));
-  const r = await runCli(['premigrate', '--snapshot', example('adopted-node', 'snapshot.json'), '--format', 'text', '--plan', join(dir, 'link', 'plan.json')]);
-  assert.is(r.code, 3, r.stderr);
-  assert.match(r.stderr, 'symlink');
+  const snap = example('adopted-node', 'snapshot.json');
+  const viaLink = await runCli(['premigrate', '--snapshot', snap, '--format', 'text', '--out', join(dir, 'link'), '--plan', 'plan.json']);
+  assert.is(viaLink.code, 3, viaLink.stderr);
+  assert.match(viaLink.stderr, 'symlink');
   assert.not.ok(existsSync(join(dir, 'real', 'plan.json')));
+  for (const bad of [join(dir, 'elsewhere.json'), '../plan.json', '.hidden', 'premigration.json']) {
+    const r = await runCli(['premigrate', '--snapshot', snap, '--format', 'text', '--out', join(dir, 'real'), '--plan', bad]);
+    assert.is(r.code, 2, `${bad}: ${r.stderr}`);
+    assert.match(r.stderr, '--plan');
+  }
+  const toStdout = await runCli(['premigrate', '--snapshot', snap, '--format', 'json', '--out', '-', '--plan', 'plan.json']);
+  assert.is(toStdout.code, 2);
+  assert.equal(readdirSync(join(dir, 'real')), [], 'nothing written on bad usage');
 });
 
 test('the same node with its problems resolved: "ready", exit 0', async () => {
@@ -197,6 +206,25 @@ test('an incomplete snapshot gives no verdict: exit 3', async () => {
   const r = await runCli(['premigrate', '--snapshot', join(dir, 's.json'), '--format', 'text']);
   assert.is(r.code, 3);
   assert.match(r.stdout, 'Verdict: INCOMPLETE');
+  assert.match(r.stdout, 'this plan may miss resources');
+});
+
+test('a container on the host network whose sockets were not read: its entry has no holds, and a note says so (unknown is not none)', async () => {
+  const dir = tempDir();
+  const snap = JSON.parse(readFileSync(example('adopted-node', 'snapshot.json'), 'utf8'));
+  const adhoc = snap.containers.find((c: { name: string }) => c.name === 'adhoc-debug');
+  adhoc.networkMode = 'host';
+  adhoc.proc = { available: false, reason: 'not run as root' };
+  writeFileSync(join(dir, 's.json'), JSON.stringify(snap));
+  mkdirSync(join(dir, 'history'));
+  writeFileSync(join(dir, 'history', 'before.json'), readFileSync(example('adopted-node', 'history', '2026-10-01T03-00-00Z.json')));
+  const r = await runCli(['premigrate', '--snapshot', join(dir, 's.json'), '--format', 'text', '--out', join(dir, 'out'), '--plan', 'plan.json']);
+  const plan = JSON.parse(readFileSync(join(dir, 'out', 'plan.json'), 'utf8')) as { nodes: PlanNode[] };
+  const entry = plan.nodes[0]!.record.find((e) => e.target === 'adhoc-debug');
+  assert.ok(entry, r.stdout);
+  assert.not.ok('holds' in entry!, JSON.stringify(entry));
+  assert.ok(plan.nodes[0]!.notes.some((n) => n.includes('found.adhoc-debug: the ports adhoc-debug listens on were not read (not run as root)')), JSON.stringify(plan.nodes[0]!.notes));
+  assert.equal(planSchemaErrors(plan), []);
 });
 
 test.run();

@@ -1,5 +1,4 @@
 import type { CAC } from 'cac';
-import { basename, dirname } from 'node:path';
 import { ExitCode, MeshAuditError } from '../errors.js';
 import { buildSubjects } from '../facts/subjects.js';
 import { auditSnapshots } from '../pipeline.js';
@@ -44,16 +43,22 @@ export function registerPremigrate(cli: CAC, ctx: CommandContext): void {
     .option('--policy <path>', 'Policy pack file or folder; repeatable (default: the shipped mesh-core pack)')
     .option('--format <list>', 'Comma-separated: text (stdout), json, sarif, md (a summary for a change ticket)', { default: 'text,json,sarif,md' })
     .option('--out <dir>', 'Output folder for the json, sarif and md files, or - for the one chosen format on stdout', { default: 'reports' })
-    .option('--plan <file>', 'Also write the adoption plan (JSON, policies/adoption-plan.schema.json) to this file')
-    .example('sudo mesh-audit premigrate --managed-root /etc/mesh --plan reports/adoption-plan.json')
+    .option('--plan <file>', 'Also write the adoption plan (JSON, policies/adoption-plan.schema.json) as this file of the output folder')
+    .example('sudo mesh-audit premigrate --managed-root /etc/mesh --plan adoption-plan.json')
     .example('mesh-audit premigrate --snapshot examples/adopted-node/snapshot.json --history examples/adopted-node/history')
     .example('mesh-audit premigrate --snapshot examples/adopted-node/snapshot.json --format md --out -')
     .action(async (options: PremigrateOptions) => {
       // Everything that can be wrong with the invocation is checked before the host is read.
       const out = String(options.out);
       const formats = parseFormats(options.format, out);
-      if (options.plan !== undefined && (typeof options.plan !== 'string' || options.plan === '' || options.plan === '-')) {
-        throw new MeshAuditError('--plan needs a file name (the plan is written as a file, never to stdout)');
+      // The plan is a file of the output folder, like the reports: nothing is written anywhere else.
+      if (options.plan !== undefined) {
+        const name = String(options.plan);
+        if (typeof options.plan !== 'string' || name === '' || name.includes('/') || name.startsWith('.') || name === '-') {
+          throw new MeshAuditError(`--plan takes a file name, written into the output folder (--out), not '${name}'`);
+        }
+        if (Object.values(FORMATS).some((f) => f.file === name)) throw new MeshAuditError(`--plan ${name} would overwrite a report of the same name; choose another name`);
+        if (out === '-') throw new MeshAuditError('--plan writes into the output folder; with --out - there is none (name a folder with --out)');
       }
       const startedAt = ctx.now();
       const packs = await loadPolicies(list(options.policy));
@@ -67,13 +72,16 @@ export function registerPremigrate(cli: CAC, ctx: CommandContext): void {
         // the subjects give only facts: names, ports, claims.
         const subjects = buildSubjects(s, acquired.history.snapshots);
         const inventory = buildInventory(subjects, evaluation.findings, report.rules);
+        const plan = buildPlan(inventory, subjects);
+        // Unknown is never absent: what was not read may hide resources the plan would have named.
+        if (!evaluation.complete) plan.notes.unshift('the node was not read whole (see the report\'s not checked): this plan may miss resources, and the node has no verdict');
         return {
           host: s.host.hostname,
           takenAt: s.takenAt,
           complete: evaluation.complete,
           notChecked: evaluation.notifications.filter((n) => n.level === 'error').map((n) => n.message),
           inventory,
-          plan: buildPlan(inventory, subjects),
+          plan,
         };
       });
       const result: PremigrationReport = { report, nodes };
@@ -81,14 +89,10 @@ export function registerPremigrate(cli: CAC, ctx: CommandContext): void {
       const files = formats.filter((f) => FORMATS[f].file !== null);
       if (out === '-') {
         if (files[0] !== undefined) ctx.stdout(FORMATS[files[0]].render(result));
-      } else if (files.length > 0) {
+      } else if (files.length > 0 || options.plan !== undefined) {
         await prepareOutputDir(out);
         for (const f of files) ctx.stderr(`wrote ${await writeFileAtomic(out, FORMATS[f].file!, FORMATS[f].render(result))}\n`);
-      }
-      if (options.plan !== undefined && planSchema !== undefined) {
-        // The same safety as the reports: the folder is checked, the file written atomically without following links.
-        await prepareOutputDir(dirname(options.plan));
-        ctx.stderr(`wrote ${await writeFileAtomic(dirname(options.plan), basename(options.plan), renderAdoptionPlan(result, planSchema))}\n`);
+        if (options.plan !== undefined && planSchema !== undefined) ctx.stderr(`wrote ${await writeFileAtomic(out, options.plan, renderAdoptionPlan(result, planSchema))}\n`);
       }
       await acquired.keep();
       if (nodes.some((n) => !n.complete)) return ExitCode.Incomplete;

@@ -106,7 +106,7 @@ it('round trip: the plan of a node that is not ready, carried out as an operator
     const notes = host.write(host.path('notes.txt'), 'written by hand\n');
 
     const planFile = join(host.out, 'adoption-plan.json');
-    const before = premigrate(['--plan', planFile]);
+    const before = premigrate(['--plan', 'adoption-plan.json']);
     assert.is(before.code, 1, before.stdout + before.stderr);
     assert.match(before.stdout, 'Verdict: not ready');
     const plan = JSON.parse(readFileSync(planFile, 'utf8')) as { nodes: PlanNode[] };
@@ -145,7 +145,7 @@ it('round trip: the plan of a node that is not ready, carried out as an operator
     eng.docker(['rm', '-f', names.app]);
     runContainer(eng, names.app, ['--network', 'none', '--env-file', appEnv, ...appLabels(appEnv)], ['sleep', '3600']);
 
-    const after = premigrate(['--plan', planFile]);
+    const after = premigrate(['--plan', 'adoption-plan.json']);
     assert.is(after.code, 0, after.stdout + after.stderr);
     assert.match(after.stdout, 'Verdict: ready');
     const done = JSON.parse(readFileSync(planFile, 'utf8')) as { nodes: PlanNode[] };
