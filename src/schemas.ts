@@ -1,6 +1,7 @@
 import { ledgerEntrySchema } from './collect/ledger-entries.js';
 import { configSchema } from './config.js';
 import { readPolicySchema } from './policy/load.js';
+import { readAdoptionPlanSchema } from './premigrate/plan-schema.js';
 import { reportSchema } from './report/report-file.js';
 import { waiversSchema } from './report/waivers-file.js';
 import { snapshotSchema } from './snapshot/schema.js';
@@ -15,5 +16,6 @@ export async function allSchemas(): Promise<Record<SchemaName, object>> {
     waivers: waiversSchema,
     ledgerEntry: ledgerEntrySchema,
     policy: await readPolicySchema(),
+    adoptionPlan: await readAdoptionPlanSchema(),
   };
 }

@@ -4,7 +4,7 @@ import type { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 
 /** Every JSON Schema mesh-audit checks input against, by the name its precompiled validator has. */
-export type SchemaName = 'snapshot' | 'config' | 'report' | 'waivers' | 'ledgerEntry' | 'policy';
+export type SchemaName = 'snapshot' | 'config' | 'report' | 'waivers' | 'ledgerEntry' | 'policy' | 'adoptionPlan';
 
 /** Where `npm run build` writes the validators compiled ahead (scripts/build-validators.ts). */
 export const GENERATED_VALIDATORS = './generated/validators.cjs';

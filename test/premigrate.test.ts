@@ -1,11 +1,39 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { spawnSync } from 'node:child_process';
+import { ledgerRecord } from '../src/collect/ledger-entries.js';
+import { PACKAGE_ROOT } from '../src/paths.js';
+import { createSafeValueMaker } from '../src/secret/value.js';
 import { example, runCli, tempDir } from './support/cli.js';
+import { planSchemaErrors, type PlanNode } from './support/plan-schema.js';
 import { multitoolErrors } from './support/multitool.js';
 
 const UPDATE = process.env['UPDATE_GOLDEN'] === '1';
+/** A copy of the resolved node's snapshot, changed by `edit`, written to a temp file. */
+function resolvedVariant(edit: (snap: { ledger: { entries: unknown[] } } & Record<string, unknown>) => void): string {
+  const dir = tempDir();
+  const snap = JSON.parse(readFileSync(example('adopted-node', 'resolved', 'snapshot.json'), 'utf8'));
+  edit(snap);
+  writeFileSync(join(dir, 's.json'), JSON.stringify(snap));
+  return join(dir, 's.json');
+}
+
+const SITE_PACK = `schema: mesh-audit/policy@1
+pack: {id: site, name: site rules, version: 1.0.0}
+rules:
+  - id: SITE001
+    name: no-host-network-on-adopted-node
+    title: No container runs on the host network
+    severity: error
+    subject: containers
+    assert: {"!": {"var": "host_network"}}
+    message: "{name} runs on the host network"
+    help: "A site's own rule."
+    tags: [site]
+    profiles: [premigration]
+`;
 
 function golden(file: string, text: string): void {
   if (UPDATE) writeFileSync(file, text);
@@ -44,12 +72,129 @@ test('the adopted node: every standing with the right resources, the ports, and 
   const md = readFileSync(join(out, 'premigration.md'), 'utf8');
   assert.match(md, '**Verdict: not ready');
   assert.match(md, '| unknown-unrecorded | container `adhoc-debug` |');
+  assert.match(md, '### Adoption plan');
+  assert.match(md, '| `docker rm -f web-web.server` | stale-former-target |');
+});
+
+test('the adopted node\'s adoption plan: record, remove, resolve, review; valid against the shipped schema; golden', async () => {
+  const out = tempDir();
+  const planFile = join(out, 'adoption-plan.json');
+  const r = await runCli(['premigrate', '--snapshot', example('adopted-node', 'snapshot.json'), '--format', 'json', '--out', out, '--plan', 'adoption-plan.json']);
+  assert.is(r.code, 1, r.stderr);
+  assert.match(r.stderr, `wrote ${planFile}`);
+  const text = readFileSync(planFile, 'utf8');
+  const plan = JSON.parse(text) as { schemaVersion: string; nodes: PlanNode[] };
+  assert.equal(planSchemaErrors(plan), []);
+  assert.is(plan.schemaVersion, 'mesh-audit/adoption-plan@1');
+  const node = plan.nodes[0]!;
+  assert.is(node.ready, false);
+  assert.equal(node.record.map((e) => [e.id, e.type, e.target, e.origin, e.applied_at]), [
+    ['found.adhoc-debug', 'container', 'adhoc-debug', 'found', null],
+    ['found.notes.txt', 'file', '/etc/mesh/notes.txt', 'found', null],
+  ]);
+  assert.equal(node.record[0]!.holds, [], 'adhoc-debug listens on no host port');
+  assert.equal(node.remove.map((x) => x.command), ['docker rm -f metrics-agent', 'docker rm -f web-web.server', 'rm /etc/mesh/web/old.conf']);
+  assert.ok(node.remove[1]!.reason.some((why) => why.startsWith('MA2003: web.server moved from web-web.server to web')), JSON.stringify(node.remove[1]));
+  assert.equal(node.resolve.map((x) => [x.target, [...x.entries].sort()]), [['proxy', ['edge.proxy', 'proxy.server']]]);
+  assert.equal(node.review.map((x) => [x.ruleId, x.subject]), [['MA3001', 'ledger-entry cache.server']]);
+  golden(example('adopted-node', 'expected-plan.json'), text.replace(/"generatedAt": "[^"]+"/, '"generatedAt": "TIME"'));
+});
+
+test('every entry the plan proposes is a well-formed ledger entry: merged into the ledger, the node reads it as found', async () => {
+  const dir = tempDir();
+  const planFile = join(dir, 'plan.json');
+  await runCli(['premigrate', '--snapshot', example('adopted-node', 'snapshot.json'), '--format', 'text', '--out', dir, '--plan', 'plan.json']);
+  const plan = JSON.parse(readFileSync(planFile, 'utf8')) as { nodes: PlanNode[] };
+  const safe = createSafeValueMaker();
+  for (const entry of plan.nodes[0]!.record) {
+    const rec = ledgerRecord(JSON.parse(JSON.stringify(entry)), 1, safe);
+    assert.ok(rec.valid, `${entry.id}: ${rec.errors.join('; ')}`);
+    assert.is(rec.entry.origin, 'found');
+  }
+});
+
+test('a malformed ledger entry makes the node not ready (MA3005), and the verdict names it', async () => {
+  const file = resolvedVariant((snap) => {
+    snap.ledger.entries.push({ line: 40, valid: false, errors: ['entry must have required property \'target\''], entry: { id: 'broken.entry', type: 'container' } });
+  });
+  const r = await runCli(['premigrate', '--snapshot', file, '--format', 'text']);
+  assert.is(r.code, 1, r.stdout);
+  assert.match(r.stdout, 'Verdict: not ready: MA3005 (ledger-entry broken.entry)');
+  assert.match(r.stdout, 'MA3005 error ledger-entry broken.entry: ledger entry broken.entry (line 40) is not well formed');
+  assert.match(r.stdout, 'review (1)');
+});
+
+test('a drifted container stands as "drifted", blocks, and the plan recreates it with its module (045)', async () => {
+  const out = tempDir();
+  const r = await runCli(['premigrate', '--snapshot', example('045', 'snapshot.json'), '--format', 'text,json,md', '--out', out, '--plan', 'plan.json']);
+  assert.is(r.code, 1, r.stderr);
+  const doc = JSON.parse(readFileSync(join(out, 'premigration.json'), 'utf8')) as { nodes: { ready: boolean; inventory: { id: string; standing: string }[] }[] };
+  assert.is(doc.nodes[0]!.inventory.find((row) => row.id === 'gitea-server')?.standing, 'drifted');
+  assert.match(r.stdout, '✗ drifted from what it was built from (1)');
+  assert.match(r.stdout, 'Verdict: not ready: 1 drifted');
+  const md = readFileSync(join(out, 'premigration.md'), 'utf8');
+  assert.match(md, '**Verdict: not ready: 1 drifted**');
+  assert.match(md, '| drifted | container `gitea-server` |');
+  const plan = JSON.parse(readFileSync(join(out, 'plan.json'), 'utf8')) as { nodes: PlanNode[] };
+  assert.equal(plan.nodes[0]!.recreate.map((x) => [x.container, x.module, x.entries]), [['gitea-server', 'gitea', ['gitea.server']]]);
+  assert.equal(planSchemaErrors(plan), []);
+});
+
+test('a custom pack changes the verdict: an error rule of its own blocks a ready node; without the ownership rules the adopted node blocks on nothing they say', async () => {
+  const dir = tempDir();
+  writeFileSync(join(dir, 'site.yaml'), SITE_PACK);
+  const withSite = await runCli(['premigrate', '--snapshot', example('adopted-node', 'resolved', 'snapshot.json'), '--format', 'text', '--policy', join(PACKAGE_ROOT, 'policies', 'mesh-core.yaml'), '--policy', join(dir, 'site.yaml')]);
+  assert.is(withSite.code, 1, withSite.stdout);
+  assert.match(withSite.stdout, 'Verdict: not ready: SITE001 (container legacy-db), SITE001 (container web), SITE001 (container web-alt)');
+
+  // The site pack alone: nothing says the adopted node's unclaimed or stale resources block; its host-network containers do.
+  const alone = await runCli(['premigrate', '--snapshot', example('adopted-node', 'snapshot.json'), '--format', 'text', '--policy', join(dir, 'site.yaml')]);
+  assert.is(alone.code, 1);
+  assert.match(alone.stdout, 'Verdict: not ready: SITE001 (container legacy-db), SITE001 (container web), SITE001 (container web-web.server)');
+  assert.not.match(alone.stdout, 'unknown-unrecorded');
+  assert.match(alone.stdout, 'adhoc-debug     running, image registry.example.invalid/busybox:1; no rule of the profile objects');
+
+  writeFileSync(join(dir, 'quiet.yaml'), SITE_PACK.replace('assert: {"!": {"var": "host_network"}}', 'assert: true'));
+  const quiet = await runCli(['premigrate', '--snapshot', example('adopted-node', 'snapshot.json'), '--format', 'text', '--policy', join(dir, 'quiet.yaml')]);
+  assert.is(quiet.code, 0, quiet.stdout);
+  assert.match(quiet.stdout, 'Verdict: ready');
+});
+
+test('--out - writes the one chosen format to stdout and makes no folder named -', async () => {
+  const dir = tempDir();
+  const r = spawnSync(process.execPath, [join(PACKAGE_ROOT, 'bin', 'mesh-audit.js'), 'premigrate', '--snapshot', example('adopted-node', 'snapshot.json'), '--format', 'md', '--out', '-'], { cwd: dir, encoding: 'utf8', timeout: 60_000 });
+  assert.is(r.status, 1, r.stderr);
+  assert.match(r.stdout, /^## Pre-migration check: adopted-7/);
+  assert.not.ok(existsSync(join(dir, '-')), 'no folder named -');
+  const two = await runCli(['premigrate', '--snapshot', example('adopted-node', 'snapshot.json'), '--format', 'md,json', '--out', '-']);
+  assert.is(two.code, 2);
+  assert.match(two.stderr, '--out - writes one format to stdout');
+});
+
+test('the plan is a file of the output folder, written with the reports\' safety', async () => {
+  const dir = tempDir();
+  mkdirSync(join(dir, 'real'));
+  symlinkSync(join(dir, 'real'), join(dir, 'link'));
+  const snap = example('adopted-node', 'snapshot.json');
+  const viaLink = await runCli(['premigrate', '--snapshot', snap, '--format', 'text', '--out', join(dir, 'link'), '--plan', 'plan.json']);
+  assert.is(viaLink.code, 3, viaLink.stderr);
+  assert.match(viaLink.stderr, 'symlink');
+  assert.not.ok(existsSync(join(dir, 'real', 'plan.json')));
+  for (const bad of [join(dir, 'elsewhere.json'), '../plan.json', '.hidden', 'premigration.json']) {
+    const r = await runCli(['premigrate', '--snapshot', snap, '--format', 'text', '--out', join(dir, 'real'), '--plan', bad]);
+    assert.is(r.code, 2, `${bad}: ${r.stderr}`);
+    assert.match(r.stderr, '--plan');
+  }
+  const toStdout = await runCli(['premigrate', '--snapshot', snap, '--format', 'json', '--out', '-', '--plan', 'plan.json']);
+  assert.is(toStdout.code, 2);
+  assert.equal(readdirSync(join(dir, 'real')), [], 'nothing written on bad usage');
 });
 
 test('the same node with its problems resolved: "ready", exit 0', async () => {
   const r = await runCli(['premigrate', '--snapshot', example('adopted-node', 'resolved', 'snapshot.json'), '--format', 'text']);
   assert.is(r.code, 0, r.stdout);
   assert.match(r.stdout, 'Verdict: ready');
+  assert.not.match(r.stdout, 'Adoption plan');
   golden(example('adopted-node', 'resolved', 'expected.txt'), r.stdout);
 });
 
@@ -61,6 +206,25 @@ test('an incomplete snapshot gives no verdict: exit 3', async () => {
   const r = await runCli(['premigrate', '--snapshot', join(dir, 's.json'), '--format', 'text']);
   assert.is(r.code, 3);
   assert.match(r.stdout, 'Verdict: INCOMPLETE');
+  assert.match(r.stdout, 'this plan may miss resources');
+});
+
+test('a container on the host network whose sockets were not read: its entry has no holds, and a note says so (unknown is not none)', async () => {
+  const dir = tempDir();
+  const snap = JSON.parse(readFileSync(example('adopted-node', 'snapshot.json'), 'utf8'));
+  const adhoc = snap.containers.find((c: { name: string }) => c.name === 'adhoc-debug');
+  adhoc.networkMode = 'host';
+  adhoc.proc = { available: false, reason: 'not run as root' };
+  writeFileSync(join(dir, 's.json'), JSON.stringify(snap));
+  mkdirSync(join(dir, 'history'));
+  writeFileSync(join(dir, 'history', 'before.json'), readFileSync(example('adopted-node', 'history', '2026-10-01T03-00-00Z.json')));
+  const r = await runCli(['premigrate', '--snapshot', join(dir, 's.json'), '--format', 'text', '--out', join(dir, 'out'), '--plan', 'plan.json']);
+  const plan = JSON.parse(readFileSync(join(dir, 'out', 'plan.json'), 'utf8')) as { nodes: PlanNode[] };
+  const entry = plan.nodes[0]!.record.find((e) => e.target === 'adhoc-debug');
+  assert.ok(entry, r.stdout);
+  assert.not.ok('holds' in entry!, JSON.stringify(entry));
+  assert.ok(plan.nodes[0]!.notes.some((n) => n.includes('found.adhoc-debug: the ports adhoc-debug listens on were not read (not run as root)')), JSON.stringify(plan.nodes[0]!.notes));
+  assert.equal(planSchemaErrors(plan), []);
 });
 
 test.run();

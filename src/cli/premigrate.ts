@@ -4,9 +4,12 @@ import { buildSubjects } from '../facts/subjects.js';
 import { auditSnapshots } from '../pipeline.js';
 import { loadPolicies } from '../policy/load.js';
 import { buildInventory } from '../premigrate/inventory.js';
+import { buildPlan } from '../premigrate/plan.js';
+import { readAdoptionPlanSchema } from '../premigrate/plan-schema.js';
 import { renderPremigrationJson } from '../report/premigration/json.js';
 import { renderPremigrationMarkdown } from '../report/premigration/markdown.js';
 import type { Premigration, PremigrationReport } from '../report/premigration/model.js';
+import { renderAdoptionPlan } from '../report/premigration/plan.js';
 import { renderPremigrationText } from '../report/premigration/text.js';
 import { renderSarif } from '../report/sarif.js';
 import { prepareOutputDir, writeFileAtomic } from '../write/atomic.js';
@@ -22,45 +25,74 @@ const FORMATS = {
 } as const;
 type Format = keyof typeof FORMATS;
 
-function parseFormats(value: unknown): Format[] {
+function parseFormats(value: unknown, out: string): Format[] {
   const names = String(value).split(',').map((s) => s.trim()).filter(Boolean);
   for (const n of names) if (!Object.hasOwn(FORMATS, n)) throw new MeshAuditError(`unknown format '${n}' (known: ${Object.keys(FORMATS).join(', ')})`);
   if (names.length === 0) throw new MeshAuditError('--format needs at least one format');
-  return [...new Set(names)] as Format[];
+  const formats = [...new Set(names)] as Format[];
+  if (out === '-' && formats.length > 1) throw new MeshAuditError('--out - writes one format to stdout; choose one with --format');
+  return formats;
 }
 
+type PremigrateOptions = AcquireOptions & { policy?: string | string[]; format: string; plan?: string };
+
 export function registerPremigrate(cli: CAC, ctx: CommandContext): void {
-  addCollectOptions(cli.command('premigrate', 'Pre-migration check of an adopted node: every resource\'s standing, its ports, and a verdict'))
+  addCollectOptions(cli.command('premigrate', 'Pre-migration check of an adopted node: every resource\'s standing, its ports, a verdict and an adoption plan'))
     .option('--snapshot <file>', 'Check a saved snapshot instead of reading the host')
     .option('--history <dir>', 'Folder of earlier snapshots (default: the history kept under --out)')
     .option('--policy <path>', 'Policy pack file or folder; repeatable (default: the shipped mesh-core pack)')
     .option('--format <list>', 'Comma-separated: text (stdout), json, sarif, md (a summary for a change ticket)', { default: 'text,json,sarif,md' })
-    .option('--out <dir>', 'Output folder for the json, sarif and md files', { default: 'reports' })
-    .example('sudo mesh-audit premigrate --managed-root /etc/mesh')
+    .option('--out <dir>', 'Output folder for the json, sarif and md files, or - for the one chosen format on stdout', { default: 'reports' })
+    .option('--plan <file>', 'Also write the adoption plan (JSON, policies/adoption-plan.schema.json) as this file of the output folder')
+    .example('sudo mesh-audit premigrate --managed-root /etc/mesh --plan adoption-plan.json')
     .example('mesh-audit premigrate --snapshot examples/adopted-node/snapshot.json --history examples/adopted-node/history')
-    .action(async (options: AcquireOptions & { policy?: string | string[]; format: string }) => {
-      const formats = parseFormats(options.format);
+    .example('mesh-audit premigrate --snapshot examples/adopted-node/snapshot.json --format md --out -')
+    .action(async (options: PremigrateOptions) => {
+      // Everything that can be wrong with the invocation is checked before the host is read.
+      const out = String(options.out);
+      const formats = parseFormats(options.format, out);
+      // The plan is a file of the output folder, like the reports: nothing is written anywhere else.
+      if (options.plan !== undefined) {
+        const name = String(options.plan);
+        if (typeof options.plan !== 'string' || name === '' || name.includes('/') || name.startsWith('.') || name === '-') {
+          throw new MeshAuditError(`--plan takes a file name, written into the output folder (--out), not '${name}'`);
+        }
+        if (Object.values(FORMATS).some((f) => f.file === name)) throw new MeshAuditError(`--plan ${name} would overwrite a report of the same name; choose another name`);
+        if (out === '-') throw new MeshAuditError('--plan writes into the output folder; with --out - there is none (name a folder with --out)');
+      }
       const startedAt = ctx.now();
       const packs = await loadPolicies(list(options.policy));
+      const planSchema = options.plan !== undefined ? await readAdoptionPlanSchema() : undefined;
       const acquired = await acquireSnapshot(options, ctx);
       const snapshots = acquired.snapshots.map((s) => (acquired.history.problems.length > 0 ? { ...s, problems: [...s.problems, ...acquired.history.problems] } : s));
       const report = auditSnapshots(snapshots, acquired.history.snapshots, packs.flatMap((p) => p.rules), { profile: 'premigration', now: ctx.now(), startedAt });
       const nodes: Premigration[] = snapshots.map((s, i) => {
         const evaluation = report.evaluations[i]!;
+        // The standings and the verdict come from the findings of the profile's rules (report.rules);
+        // the subjects give only facts: names, ports, claims.
+        const subjects = buildSubjects(s, acquired.history.snapshots);
+        const inventory = buildInventory(subjects, evaluation.findings, report.rules);
+        const plan = buildPlan(inventory, subjects);
+        // Unknown is never absent: what was not read may hide resources the plan would have named.
+        if (!evaluation.complete) plan.notes.unshift('the node was not read whole (see the report\'s not checked): this plan may miss resources, and the node has no verdict');
         return {
           host: s.host.hostname,
           takenAt: s.takenAt,
           complete: evaluation.complete,
           notChecked: evaluation.notifications.filter((n) => n.level === 'error').map((n) => n.message),
-          inventory: buildInventory(buildSubjects(s, acquired.history.snapshots)),
+          inventory,
+          plan,
         };
       });
       const result: PremigrationReport = { report, nodes };
-      if (formats.includes('text')) ctx.stdout(FORMATS.text.render(result, ctx.color));
+      if (formats.includes('text')) ctx.stdout(FORMATS.text.render(result, out === '-' ? false : ctx.color));
       const files = formats.filter((f) => FORMATS[f].file !== null);
-      if (files.length > 0) {
-        await prepareOutputDir(options.out);
-        for (const f of files) ctx.stderr(`wrote ${await writeFileAtomic(options.out, FORMATS[f].file!, FORMATS[f].render(result))}\n`);
+      if (out === '-') {
+        if (files[0] !== undefined) ctx.stdout(FORMATS[files[0]].render(result));
+      } else if (files.length > 0 || options.plan !== undefined) {
+        await prepareOutputDir(out);
+        for (const f of files) ctx.stderr(`wrote ${await writeFileAtomic(out, FORMATS[f].file!, FORMATS[f].render(result))}\n`);
+        if (options.plan !== undefined && planSchema !== undefined) ctx.stderr(`wrote ${await writeFileAtomic(out, options.plan, renderAdoptionPlan(result, planSchema))}\n`);
       }
       await acquired.keep();
       if (nodes.some((n) => !n.complete)) return ExitCode.Incomplete;

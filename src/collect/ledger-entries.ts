@@ -15,7 +15,8 @@ export const ledgerEntrySchema = {
     holds: { type: 'array', items: { type: 'integer', minimum: 1, maximum: 65535 } },
     digest: { type: 'string', pattern: '^sha256:[0-9a-f]{64}$' },
     sources: { type: 'array', items: { type: 'string', pattern: '^/' } },
-    applied_at: { type: 'string', format: 'date-time' },
+    // null: never applied by the host — what an adoption plan proposes for a resource it found.
+    applied_at: { type: ['string', 'null'], format: 'date-time' },
   },
   if: { properties: { type: { const: 'file' } }, required: ['type'] },
   then: { properties: { target: { type: 'string', pattern: '^/' } } },
@@ -42,7 +43,8 @@ export function ledgerRecord(raw: unknown, line: number, safe: SafeValueMaker): 
   const probe = (field: string, value: unknown): boolean => validateEntry({ id: 'x', type, target: '/x', [field]: value });
   const entry: Partial<LedgerEntry> = {};
   for (const field of KNOWN_FIELDS) {
-    if (Object.hasOwn(obj, field) && probe(field, obj[field])) (entry as Record<string, unknown>)[field] = obj[field];
+    // A null (`applied_at: null`) says "none": kept as an absent field.
+    if (Object.hasOwn(obj, field) && obj[field] !== null && probe(field, obj[field])) (entry as Record<string, unknown>)[field] = obj[field];
   }
   // A field nested deeper than any ledger needs is not kept: walking or writing it would overflow the
   // stack (secretSafe, JSON.stringify of the snapshot, schema checks), and the scan would report nothing.

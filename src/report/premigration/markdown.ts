@@ -1,22 +1,57 @@
 import { STANDINGS } from '../../premigrate/inventory.js';
+import { isEmptyPlan } from '../../premigrate/plan.js';
 import { verdictOf, type PremigrationReport } from './model.js';
 
 const md = (s: string): string => s.replace(/\|/g, '\\|').replace(/`/g, "'");
+/** A command in a table cell: code, with what Markdown would read as a cell border escaped. */
+const code = (s: string): string => `\`${s.replace(/\|/g, '\\|').replace(/`/g, "'")}\``;
 
 /** A summary an operator pastes into a change ticket. */
 export function renderPremigrationMarkdown(p: PremigrationReport): string {
   const out: string[] = [];
   for (const node of p.nodes) {
-    out.push(`## Pre-migration check: ${md(node.host)}`, '', `**Verdict: ${verdictOf(node)}**`, '', `Snapshot taken ${node.takenAt} by ${p.report.tool.name} ${p.report.tool.version}.`, '');
+    out.push(`## Pre-migration check: ${md(node.host)}`, '', `**Verdict: ${md(verdictOf(node))}**`, '', `Snapshot taken ${node.takenAt} by ${p.report.tool.name} ${p.report.tool.version}.`, '');
     out.push('| standing | count | blocks | meaning |', '|---|---|---|---|');
     for (const s of STANDINGS) {
-      const n = node.inventory.rows.filter((r) => r.standing === s.standing).length;
-      out.push(`| ${s.title} | ${n} | ${s.blocking ? (n > 0 ? 'yes' : 'no') : '-'} | ${md(s.meaning)} |`);
+      const rows = node.inventory.rows.filter((r) => r.standing === s.standing);
+      const blocking = rows.filter((r) => r.blocking).length;
+      out.push(`| ${s.title} | ${rows.length} | ${s.blocking ? (blocking > 0 ? `yes (${blocking})` : 'no') : '-'} | ${md(s.meaning)} |`);
     }
-    const blocking = node.inventory.rows.filter((r) => STANDINGS.find((s) => s.standing === r.standing)!.blocking);
+    const blocking = node.inventory.rows.filter((r) => r.blocking);
     if (blocking.length > 0) {
       out.push('', '### To resolve before migrating', '', '| standing | resource | ledger entries | detail |', '|---|---|---|---|');
       for (const r of blocking) out.push(`| ${r.standing} | ${r.kind} \`${md(r.id)}\` | ${md(r.entries.join(', ')) || '-'} | ${md(r.detail)} |`);
+    }
+    if (node.inventory.blockers.length > 0) {
+      out.push('', '### Blocking findings', '', '| rule | severity | subject | message |', '|---|---|---|---|');
+      for (const b of node.inventory.blockers) out.push(`| ${b.ruleId} | ${b.severity} | ${b.subject.kind} \`${md(b.subject.id)}\` | ${md(b.message)} |`);
+    }
+    const plan = node.plan;
+    if (!isEmptyPlan(plan)) {
+      out.push('', '### Adoption plan', '', 'Proposed by mesh-audit, never carried out by it: review each step.');
+      if (plan.record.length > 0) {
+        out.push('', 'Record in the ledger as found (merge into the host agent\'s ledger):', '', '```json', ...plan.record.map((e) => JSON.stringify(e)), '```');
+      }
+      if (plan.remove.length > 0) {
+        out.push('', 'Remove:', '', '| command | standing | why |', '|---|---|---|');
+        for (const r of plan.remove) out.push(`| ${code(r.command)} | ${r.standing} | ${md(r.reason.join('; '))} |`);
+      }
+      if (plan.recreate.length > 0) {
+        out.push('', 'Recreate (re-apply the module):', '', '| container | entries | module | why |', '|---|---|---|---|');
+        for (const r of plan.recreate) out.push(`| \`${md(r.container)}\` | ${md(r.entries.join(', ')) || '-'} | ${md(r.module ?? '-')} | ${md(r.reason.join('; '))} |`);
+      }
+      if (plan.resolve.length > 0) {
+        out.push('', 'Resolve (keep one entry per target):', '');
+        for (const r of plan.resolve) out.push(`- ${r.kind} \`${md(r.target)}\` is claimed by ${r.entries.map((e) => `\`${md(e)}\``).join(' and ')}`);
+      }
+      if (plan.review.length > 0) {
+        out.push('', 'Review (blocking findings no step above resolves):', '');
+        for (const r of plan.review) out.push(`- ${r.ruleId} ${md(r.subject)}: ${md(r.message)}`);
+      }
+      if (plan.notes.length > 0) {
+        out.push('', 'Notes:', '');
+        for (const n of plan.notes) out.push(`- ${md(n)}`);
+      }
     }
     const conflicts = node.inventory.ports.filter((x) => x.alsoBoundBy.length > 0);
     if (conflicts.length > 0) {

@@ -1,4 +1,5 @@
 import type { Inventory } from '../../premigrate/inventory.js';
+import type { AdoptionPlan } from '../../premigrate/plan.js';
 import type { Report } from '../report.js';
 
 /** What the pre-migration check hands the person who decides, for one node. */
@@ -9,17 +10,24 @@ export interface Premigration {
   complete: boolean;
   notChecked: string[];
   inventory: Inventory;
+  plan: AdoptionPlan;
 }
 
 export const PREMIGRATION_SCHEMA = 'mesh-audit/premigration@1';
 
-/** The verdict line: ready only when nothing blocks and everything was read. */
+/**
+ * The verdict line: ready only when no finding blocks and everything was read; otherwise the blocking
+ * resources per standing, then every blocking finding not already counted there, by rule and subject.
+ */
 export function verdictOf(p: Premigration): string {
   if (!p.complete) return 'INCOMPLETE: the node could not be read whole; no verdict';
   if (p.inventory.ready) return 'ready';
-  return `not ready: ${Object.entries(p.inventory.blocking)
-    .map(([standing, n]) => `${n} ${standing}`)
-    .join(', ')}`;
+  const standings = Object.entries(p.inventory.blocking).map(([standing, n]) => `${n} ${standing}`);
+  const counted = new Set(p.inventory.rows.filter((r) => r.blocking && r.standingFrom === 'findings' && Object.hasOwn(p.inventory.blocking, r.standing)).map((r) => `${r.kind} ${r.id}`));
+  const others = p.inventory.blockers
+    .filter((b) => b.resource === null || !counted.has(`${b.resource.kind} ${b.resource.id}`))
+    .map((b) => `${b.ruleId} (${b.subject.kind} ${b.subject.id})`);
+  return `not ready: ${[...standings, ...others].join(', ')}`;
 }
 
 export interface PremigrationReport {

@@ -1,0 +1,184 @@
+import { compareText } from '../compare.js';
+import type { SubjectSets } from '../facts/subjects.js';
+import type { Severity } from '../policy/types.js';
+import type { Inventory, InventoryRow } from './inventory.js';
+
+/**
+ * The adoption plan of a node: what an operator would do to make it ready, derived from its
+ * inventory (pure). mesh-audit prints it and never carries it out.
+ */
+export interface AdoptionPlan {
+  /** Proposed ledger entries, in the ledger's own format, for resources of unknown origin the operator may keep. */
+  record: ProposedEntry[];
+  /** Stale resources at a former target, and resources the mesh wrote that nothing claims. */
+  remove: Removal[];
+  /** Drifted containers: recreate them by re-applying their module. */
+  recreate: Recreation[];
+  /** Targets two ledger entries claim. */
+  resolve: Resolution[];
+  /** Blocking findings no step above resolves: each needs a person's decision. */
+  review: Review[];
+  /** What the plan could not fill in (a port list not read), to do by hand. */
+  notes: string[];
+}
+
+/** A ledger entry as the host agent writes it (src/collect/ledger-entries.ts), for a resource it found. */
+export interface ProposedEntry {
+  id: string;
+  type: 'container' | 'file';
+  target: string;
+  origin: 'found';
+  /** The host ports it really listens on or publishes; absent when they could not be read. */
+  holds?: number[];
+  /** A file's sha256 as it is now. */
+  digest?: string;
+  /** The host never applied it. */
+  applied_at: null;
+}
+
+export interface Removal {
+  kind: 'container' | 'file';
+  target: string;
+  /** The command an operator would run; printed, never executed. */
+  command: string;
+  standing: 'stale-former-target' | 'mesh-unclaimed';
+  reason: string[];
+  evidence: {
+    status?: string;
+    network_mode?: string;
+    /** Host ports it has open (published, or listening on the host network). */
+    open_ports?: number[] | null;
+    exposed_endpoints?: string[];
+    labels?: { module: string | null; resource: string | null };
+    /** The ledger entries that last claimed it, and when. */
+    last_claimed?: { id: string; moved_to: string | null; changed_at: string; last_seen: string }[];
+    /** Ledger entries that name it as a source. */
+    referenced_by?: string[];
+  };
+}
+
+export interface Recreation {
+  container: string;
+  entries: string[];
+  /** The module to re-apply (its label, else its ledger entry's), or null when neither says. */
+  module: string | null;
+  reason: string[];
+}
+
+export interface Resolution {
+  kind: 'container' | 'file';
+  target: string;
+  entries: string[];
+  reason: string[];
+}
+
+export interface Review {
+  ruleId: string;
+  severity: Severity;
+  subject: string;
+  message: string;
+}
+
+const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+const numbers = (v: unknown): number[] => (Array.isArray(v) ? v.filter((x): x is number => typeof x === 'number') : []);
+
+/** A word a POSIX shell reads as itself: bare when it is plainly safe, else single-quoted. */
+export function shellWord(s: string): string {
+  return /^[A-Za-z0-9_./:@%+=,-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+/** `found.<name>`: a container's name or a file's base name, made unique against the ledger and each other. */
+function proposedId(row: InventoryRow, taken: Set<string>): string {
+  const base = row.kind === 'container' ? row.id : (row.id.split('/').pop() ?? row.id);
+  const stem = `found.${base.replace(/[^A-Za-z0-9_.-]/g, '-') || 'file'}`;
+  let id = stem;
+  for (let n = 2; taken.has(id); n++) id = `${stem}-${n}`;
+  taken.add(id);
+  return id;
+}
+
+export function buildPlan(inventory: Inventory, subjects: SubjectSets): AdoptionPlan {
+  const containerData = new Map(subjects.containers.map((s) => [String(s.data['name']), s.data]));
+  const fileData = new Map(subjects.files.map((s) => [String(s.data['path']), s.data]));
+  const ledger = subjects.ledger.map((s) => s.data);
+  const taken = new Set(ledger.map((d) => String(d['entry_id'] ?? d['id'])));
+  const reasons = (row: InventoryRow) => row.findings.map((f) => `${f.ruleId}: ${f.message}`);
+  const plan: AdoptionPlan = { record: [], remove: [], recreate: [], resolve: [], review: [], notes: [] };
+  const planned = new Set<string>();
+  const mark = (row: InventoryRow) => planned.add(`${row.kind} ${row.id}`);
+  // A step only for what a rule put in its standing and blocks: a rule's finding is its reason.
+  const ruled = (row: InventoryRow) => row.standingFrom === 'findings' && row.blocking;
+
+  for (const row of inventory.rows) {
+    const c = row.kind === 'container' ? containerData.get(row.id) : undefined;
+    const f = row.kind === 'file' ? fileData.get(row.id) : undefined;
+    if (row.standing === 'unknown-unrecorded' && (c || f)) {
+      const entry: ProposedEntry = { id: proposedId(row, taken), type: row.kind, target: row.id, origin: 'found', applied_at: null };
+      if (c) {
+        // On the host network the ports come from /proc; when it was not read they are not known, not none.
+        if (c['host_network'] === true && c['proc_available'] !== true) {
+          plan.notes.push(`${entry.id}: the ports ${row.id} listens on were not read (${str(c['proc_reason']) ?? 'no /proc'}); add its holds by hand`);
+        } else entry.holds = numbers(c['open_ports']);
+      } else if (str(f!['sha256']) !== null) entry.digest = str(f!['sha256'])!;
+      plan.record.push(orderedEntry(entry));
+      mark(row);
+    } else if ((row.standing === 'stale-former-target' || row.standing === 'mesh-unclaimed') && ruled(row) && (c || f)) {
+      const d = (c ?? f)!;
+      const former = (Array.isArray(d['formerly_claimed_by']) ? (d['formerly_claimed_by'] as Record<string, unknown>[]) : []).map((x) => ({
+        id: String(x['id']),
+        moved_to: str(x['current_target']),
+        changed_at: String(x['changed_at']),
+        last_seen: String(x['last_seen']),
+      }));
+      const mesh = (c?.['mesh'] ?? {}) as Record<string, unknown>;
+      plan.remove.push({
+        kind: row.kind,
+        target: row.id,
+        command: row.kind === 'container' ? `docker rm -f ${shellWord(row.id)}` : `rm ${shellWord(row.id)}`,
+        standing: row.standing,
+        reason: reasons(row),
+        evidence: c
+          ? {
+              status: String(c['status']),
+              network_mode: String(c['network_mode']),
+              open_ports: c['host_network'] === true && c['proc_available'] !== true ? null : numbers(c['open_ports']),
+              exposed_endpoints: Array.isArray(c['exposed_endpoints']) ? (c['exposed_endpoints'] as string[]) : [],
+              labels: { module: str(mesh['module']), resource: str(mesh['resource']) },
+              last_claimed: former,
+            }
+          : { last_claimed: former, referenced_by: Array.isArray(f!['referenced_by']) ? (f!['referenced_by'] as string[]) : [] },
+      });
+      mark(row);
+    } else if (row.standing === 'drifted' && ruled(row)) {
+      const labelled = str(((c?.['mesh'] ?? {}) as Record<string, unknown>)['module']);
+      const declared = ledger.find((e) => row.entries.includes(String(e['id'])) && str(e['module']) !== null);
+      plan.recreate.push({ container: row.id, entries: row.entries, module: labelled ?? (declared ? str(declared['module']) : null), reason: reasons(row) });
+      mark(row);
+    } else if (row.standing === 'double-claimed' && ruled(row)) {
+      plan.resolve.push({ kind: row.kind, target: row.id, entries: row.entries, reason: reasons(row) });
+      mark(row);
+    }
+  }
+  for (const b of inventory.blockers) {
+    if (b.resource && planned.has(`${b.resource.kind} ${b.resource.id}`)) continue;
+    plan.review.push({ ruleId: b.ruleId, severity: b.severity, subject: `${b.subject.kind} ${b.subject.id}`, message: b.message });
+  }
+  plan.record.sort((a, b) => compareText(a.id, b.id));
+  return plan;
+}
+
+/** The ledger's own field order. */
+function orderedEntry(e: ProposedEntry): ProposedEntry {
+  return {
+    id: e.id,
+    type: e.type,
+    target: e.target,
+    origin: e.origin,
+    ...(e.holds !== undefined ? { holds: e.holds } : {}),
+    ...(e.digest !== undefined ? { digest: e.digest } : {}),
+    applied_at: null,
+  };
+}
+
+export const isEmptyPlan = (p: AdoptionPlan): boolean =>
+  p.record.length + p.remove.length + p.recreate.length + p.resolve.length + p.review.length + p.notes.length === 0;
