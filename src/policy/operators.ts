@@ -34,6 +34,14 @@ const digestOf = (v: unknown): unknown => (isRecord(v) && Object.hasOwn(v, 'dige
 
 export const CUSTOM_OPERATORS: readonly OperatorDoc[] = [
   {
+    name: 'all_equal_to',
+    usage: '{"all_equal_to": [LIST, VALUE]}',
+    doc:
+      'True when every item of LIST equals VALUE (deep equality); true for an empty list. It compares, it runs no test per item: ' +
+      'for that, `{"none": [LIST, {"!": TEST}]}` holds on an empty list, where `all` is false.',
+    fn: (list, value) => asArray(list).every((x) => sameValue(x, value)),
+  },
+  {
     name: 'count',
     usage: '{"count": [LIST]}',
     doc:
@@ -46,14 +54,6 @@ export const CUSTOM_OPERATORS: readonly OperatorDoc[] = [
       if (v === null || v === undefined) return 0;
       throw new TypeError(`count takes a list, an object or a string, not a ${typeof v}`);
     },
-  },
-  {
-    name: 'all_equal_to',
-    usage: '{"all_equal_to": [LIST, VALUE]}',
-    doc:
-      'True when every item of LIST equals VALUE (deep equality); true for an empty list. It compares, it runs no test per item: ' +
-      'for that, `{"none": [LIST, {"!": TEST}]}` holds on an empty list, where `all` is false.',
-    fn: (list, value) => asArray(list).every((x) => sameValue(x, value)),
   },
   {
     name: 'difference',

@@ -110,6 +110,15 @@ shape('a password with an unencoded / does not leak as a host or port', () => {
   }
 });
 
+shape('the examples of the README are what shapeOf gives', async () => {
+  const { readFileSync } = await import('node:fs');
+  const { packageFile } = await import('../../src/paths.js');
+  const readme = readFileSync(packageFile('README.md'), 'utf8');
+  const rows = [...readme.matchAll(/^\| `([^`]+)`[^|]*\| `([^`]+)` \|$/gm)].filter((m) => !m[1]!.startsWith('{'));
+  assert.ok(rows.length >= 5, `${rows.length} rows`);
+  for (const [, value, shown] of rows) assert.is(shapeOf(value!), shown, value);
+});
+
 shape.run();
 
 const maker = suite('createSafeValueMaker');
