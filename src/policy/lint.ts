@@ -35,6 +35,10 @@ function varWithoutDefault(v: unknown): string | undefined {
   return (typeof args[0] === 'string' && args[0] !== '') || typeof args[0] === 'number' ? String(args[0]) : undefined;
 }
 
+/** A number written, or what an arithmetic operation or `count` gives. */
+const NUMBER_OPERATORS = new Set(['count', '+', '-', '*', '/', '%', 'min', 'max']);
+const isNumberLike = (v: unknown): boolean => typeof v === 'number' || (isOperation(v) && NUMBER_OPERATORS.has(Object.keys(v)[0]!));
+
 const literalType = (v: unknown): string | undefined =>
   isOperation(v) ? undefined : v === null ? 'null' : Array.isArray(v) ? (v.some(isOperation) ? undefined : 'array') : typeof v;
 const NUMERIC_TEXT = /^\s*[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?\s*$/;
@@ -60,14 +64,14 @@ function walk(expr: unknown, at: string, earlier: readonly unknown[], out: Found
   const argAt = (i: number) => (Array.isArray(raw) ? `${at}/${escape(op)}/${i}` : `${at}/${escape(op)}`);
 
   if (ORDERING.has(op)) {
-    const number = args.find((a) => typeof a === 'number');
+    const number = args.find(isNumberLike);
     args.forEach((a, i) => {
       const path = varWithoutDefault(a);
       if (path !== undefined && number !== undefined) {
         out.push({
           pointer: argAt(i),
           code: 'missing-compares-as-zero',
-          message: `${show(a)} is compared with ${number}, and where "${path}" is missing it is null, which compares as 0 (${show({ [op]: [null, number] })} is ${jsonLogicCompare(op, 0, number)}): check it first, e.g. {"!==": [${show(a)}, null]}, or give a default that fails safe, {"var": ["${path}", DEFAULT]}`,
+          message: `${show(a)} is compared with the number ${show(number)}, and where "${path}" is missing it is null, which compares as 0 (${show({ [op]: [null, 1] })} is ${jsonLogicCompare(op, 0, 1)}): check it first, e.g. {"!==": [${show(a)}, null]}, or give a default that fails safe, {"var": ["${path}", DEFAULT]}`,
         });
       }
       if (typeof a === 'string' && NUMERIC_TEXT.test(a)) {

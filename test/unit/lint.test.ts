@@ -35,6 +35,7 @@ rules:
       ]}
     let:
       newer: {">": [{"var": "image"}, "10"]}
+      more: {">": [{"var": "n"}, {"count": [{"var": "holds"}]}]}
     message: m
     help: h
     tags: []
@@ -75,6 +76,7 @@ test('each trap is a warning with its file, line, rule and field; what is writte
     '23 T2 assert all-on-empty-list',
     '24 T2 assert some-on-empty-list',
     '27 T2 let/newer numbers-compared-as-text',
+    '28 T2 let/more missing-compares-as-zero',
   ]);
   assert.ok(warnings.every((w) => w.file === file));
   const text = (code: string) => warnings.find((w) => w.code === code)!.message;
@@ -88,7 +90,7 @@ test('`rules lint` prints file:line warnings and exits 1; `rules test` prints th
   const lint = await runCli(['rules', 'lint', '--policy', file]);
   assert.is(lint.code, 1);
   assert.match(lint.stdout, `${file}:9: warning: rule T1: assert: `);
-  assert.match(lint.stdout, /\n6 warnings\n$/);
+  assert.match(lint.stdout, /\n7 warnings\n$/);
   writeFileSync(join(dir, 'traps.cases.yaml'), ['T1', 'T2', 'T3'].map((id) => `${id}:\n  pass: []\n  fail: []\n`).join(''));
   const cases = await runCli(['rules', 'test', '--policy', file]);
   assert.match(cases.stdout, `warn ${file}:9: warning: rule T1: assert: `);
