@@ -1,6 +1,7 @@
 import type { CAC } from 'cac';
 import { MeshAuditError } from '../errors.js';
 import { loadCases, runCases } from '../policy/cases.js';
+import { formatWarning, lintPack } from '../policy/lint.js';
 import { loadPolicies } from '../policy/load.js';
 import { ruleCatalogue } from '../report/catalogue.js';
 import type { LoadedRule } from '../policy/types.js';
@@ -29,11 +30,12 @@ function showRule(rule: LoadedRule): string {
 
 export function registerRules(cli: CAC, ctx: CommandContext): void {
   cli
-    .command('rules <action> [rule]', 'Rules of the policy packs: list | show RULE | test | docs')
+    .command('rules <action> [rule]', 'Rules of the policy packs: list | show RULE | test | lint | docs')
     .option('--policy <path>', 'Policy pack file or folder; repeatable (default: the shipped mesh-core pack)')
     .example('mesh-audit rules list')
     .example('mesh-audit rules show no-unclaimed-container')
     .example('mesh-audit rules test')
+    .example('mesh-audit rules lint --policy my-pack.yaml')
     .action(async (action: string, ruleRef: string | undefined, options: { policy?: string | string[] }) => {
       const packs = await loadPolicies(list(options.policy));
       const rules = packs.flatMap((p) => p.rules).sort((a, b) => (a.id < b.id ? -1 : 1));
@@ -51,9 +53,17 @@ export function registerRules(cli: CAC, ctx: CommandContext): void {
           ctx.stdout(showRule(rule));
           return 0;
         }
+        case 'lint': {
+          const warnings = (await Promise.all(packs.map(lintPack))).flat();
+          for (const w of warnings) ctx.stdout(`${formatWarning(w)}\n`);
+          ctx.stdout(`${warnings.length} warning${warnings.length === 1 ? '' : 's'}\n`);
+          return warnings.length > 0 ? 1 : 0;
+        }
         case 'test': {
           let failed = 0;
           let total = 0;
+          // The lint's warnings come first; they are advice and do not fail the cases.
+          for (const w of (await Promise.all(packs.map(lintPack))).flat()) ctx.stdout(`warn ${formatWarning(w)}\n`);
           for (const pack of packs) {
             const results = runCases(pack.rules, await loadCases(pack));
             for (const r of results) {
@@ -69,7 +79,7 @@ export function registerRules(cli: CAC, ctx: CommandContext): void {
           ctx.stdout(ruleCatalogue(rules));
           return 0;
         default:
-          throw new MeshAuditError(`unknown rules action '${action}' (list, show, test, docs)`);
+          throw new MeshAuditError(`unknown rules action '${action}' (list, show, test, lint, docs)`);
       }
     });
 }

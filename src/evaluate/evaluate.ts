@@ -1,7 +1,7 @@
 import { hash } from 'node:crypto';
 import { compareText } from '../compare.js';
 import type { Subject, SubjectSets } from '../facts/subjects.js';
-import { applyLogic, truthy } from '../policy/logic.js';
+import { applyLogic, mayReadNames, truthy } from '../policy/logic.js';
 import { renderTemplate } from '../policy/template.js';
 import type { LoadedRule, Severity } from '../policy/types.js';
 import type { Problem, Snapshot } from '../snapshot/types.js';
@@ -72,27 +72,10 @@ const readsLets = new WeakMap<LoadedRule, boolean>();
 function assertReadsLets(rule: LoadedRule): boolean {
   let answer = readsLets.get(rule);
   if (answer === undefined) {
-    answer = mayRead(rule.assert, new Set(Object.keys(rule.let ?? {})));
+    answer = mayReadNames(rule.assert, new Set(Object.keys(rule.let ?? {})));
     readsLets.set(rule, answer);
   }
   return answer;
-}
-
-/** A `var` whose path starts with one of `names` (any dotted prefix), or one the rule computes or lists by name. */
-function mayRead(expr: unknown, names: ReadonlySet<string>): boolean {
-  if (Array.isArray(expr)) return expr.some((e) => mayRead(e, names));
-  if (expr === null || typeof expr !== 'object') return false;
-  return Object.entries(expr).some(([op, args]) => {
-    if (op === 'missing' || op === 'missing_some') return true;
-    if (op === 'var') {
-      const path = Array.isArray(args) ? args[0] : args;
-      if (typeof path === 'number') return false;
-      if (typeof path !== 'string') return true;
-      const parts = path.split('.');
-      return parts.some((_, i) => names.has(parts.slice(0, i + 1).join('.'))) || mayRead(args, names);
-    }
-    return mayRead(args, names);
-  });
 }
 
 function toList(value: unknown): unknown[] {

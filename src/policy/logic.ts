@@ -40,9 +40,17 @@ function pathParts(path: string): readonly string[] {
   return parts;
 }
 
+/**
+ * Whether a value has own properties a path can step into: objects and arrays, and strings, whose own
+ * properties are their indexes and `length` (`{"var": "name.length"}`, `{"var": "name.0"}`), as in
+ * json-logic-js. Numbers and booleans have none (json-logic-js would reach `toFixed` and the like).
+ * A string passes as `object`: Object.hasOwn and indexing treat it as its String wrapper.
+ */
+const steppable = (data: unknown): data is object => (typeof data === 'object' && data !== null) || typeof data === 'string';
+
 export function resolvePath(data: unknown, parts: readonly string[]): unknown {
   if (parts.length === 0) return data;
-  if (data === null || typeof data !== 'object') return undefined;
+  if (!steppable(data)) return undefined;
   if (parts.length === 1) return Object.hasOwn(data, parts[0]!) ? (data as Record<string, unknown>)[parts[0]!] : undefined;
   for (let take = parts.length; take >= 1; take--) {
     const key = parts.slice(0, take).join('.');
@@ -63,12 +71,12 @@ export function pathResolver(parts: readonly string[]): (data: unknown) => unkno
   if (parts.length > 6) return (data) => resolvePath(data, parts);
   if (parts.length === 1) {
     const key = parts[0]!;
-    return (data) => (data !== null && typeof data === 'object' && Object.hasOwn(data, key) ? (data as Record<string, unknown>)[key] : undefined);
+    return (data) => (steppable(data) && Object.hasOwn(data, key) ? (data as Record<string, unknown>)[key] : undefined);
   }
   const tries: { key: string; rest: (data: unknown) => unknown }[] = [];
   for (let take = parts.length; take >= 1; take--) tries.push({ key: parts.slice(0, take).join('.'), rest: pathResolver(parts.slice(take)) });
   return (data) => {
-    if (data === null || typeof data !== 'object') return undefined;
+    if (!steppable(data)) return undefined;
     for (const { key, rest } of tries) {
       if (Object.hasOwn(data, key)) {
         const found = rest((data as Record<string, unknown>)[key]);
@@ -91,6 +99,18 @@ export const KNOWN_OPERATORS: ReadonlySet<string> = new Set([
 export type Logic = unknown;
 
 /**
+ * Operators a rule author may write expecting something else: refused when a pack loads, with what
+ * to write instead (README, "Writing rules").
+ */
+const REFUSED_OPERATORS: Readonly<Record<string, string>> = Object.assign(Object.create(null) as Record<string, string>, {
+  log: "unknown operator 'log' (removed: it prints to stdout, where JSON or SARIF may be written)",
+  every:
+    "operator 'every' is not part of mesh-audit's JSON Logic: it once compared each item with a value rather than running a test per item. " +
+    'For a test per item that holds on an empty list write {"none": [LIST, {"!": TEST}]}; ' +
+    'to compare each item with a value, {"all_equal_to": [LIST, VALUE]}',
+});
+
+/**
  * Problems of an expression found without running it: unknown operators, and objects that are
  * not operations (a single-key object would be taken for one and throw only at evaluation).
  * Paths are JSON Pointers relative to the expression.
@@ -103,10 +123,33 @@ export function checkLogic(expr: Logic, at = ''): { path: string; message: strin
     return [{ path: at, message: `an object here must be one operation like {"var": "name"}, found keys ${JSON.stringify(keys)}` }];
   }
   const op = keys[0]!;
+  const refused = REFUSED_OPERATORS[op];
+  if (refused !== undefined) return [{ path: at, message: refused }];
   if (!KNOWN_OPERATORS.has(op)) {
     return [{ path: at, message: `unknown operator '${op}' (JSON Logic takes every single-key object for an operation: objects cannot be written literally in a rule)` }];
   }
   return checkLogic((expr as Record<string, unknown>)[op], `${at}/${escapePointer(op)}`);
+}
+
+/**
+ * Whether an expression may read one of `names` from its data (when in doubt, it may): a `var` whose
+ * path starts with one of them (any dotted prefix), a `var` of the whole data (`{"var": ""}`, which
+ * `get` and the like then look into), a path that is computed, or `missing`/`missing_some`.
+ */
+export function mayReadNames(expr: unknown, names: ReadonlySet<string>): boolean {
+  if (Array.isArray(expr)) return expr.some((e) => mayReadNames(e, names));
+  if (expr === null || typeof expr !== 'object') return false;
+  return Object.entries(expr).some(([op, args]) => {
+    if (op === 'missing' || op === 'missing_some') return true;
+    if (op === 'var') {
+      const path = Array.isArray(args) ? args[0] : args;
+      if (typeof path !== 'string' && typeof path !== 'number') return true;
+      if (path === '') return true;
+      const parts = String(path).split('.');
+      return parts.some((_, i) => names.has(parts.slice(0, i + 1).join('.'))) || mayReadNames(args, names);
+    }
+    return mayReadNames(args, names);
+  });
 }
 
 const escapePointer = (s: string): string => s.replace(/~/g, '~0').replace(/\//g, '~1');

@@ -4,6 +4,8 @@
  * Operators receive already-evaluated arguments.
  */
 
+import deepEqual from 'fast-deep-equal';
+
 type Operator = (...args: unknown[]) => unknown;
 
 export interface OperatorDoc {
@@ -16,9 +18,12 @@ export interface OperatorDoc {
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const asArray = (v: unknown): unknown[] => (Array.isArray(v) ? v : v === null || v === undefined ? [] : [v]);
 const own = (o: Record<string, unknown>, k: string): unknown => (Object.hasOwn(o, k) ? o[k] : undefined);
-/** Deep equality as JSON sees it; two strings (most of what rules compare) without serializing them. */
-const sameValue = (a: unknown, b: unknown): boolean =>
-  typeof a === 'string' && typeof b === 'string' ? a === b : JSON.stringify(a) === JSON.stringify(b);
+/**
+ * Deep equality of JSON values: objects whatever the order of their keys, numbers as `===` does (0 and
+ * -0 equal) except that NaN equals NaN, and NaN or Infinity never equal to null (comparing JSON text
+ * got both wrong). fast-deep-equal is what ajv compares with.
+ */
+const sameValue = (a: unknown, b: unknown): boolean => deepEqual(a, b);
 /** Items of a list that pass `keep`, in order, each once (deep equality). */
 function distinctWhere(list: unknown, keep: (x: unknown) => boolean): unknown[] {
   const out: unknown[] = [];
@@ -29,10 +34,26 @@ const digestOf = (v: unknown): unknown => (isRecord(v) && Object.hasOwn(v, 'dige
 
 export const CUSTOM_OPERATORS: readonly OperatorDoc[] = [
   {
+    name: 'all_equal_to',
+    usage: '{"all_equal_to": [LIST, VALUE]}',
+    doc:
+      'True when every item of LIST equals VALUE (deep equality); true for an empty list. It compares, it runs no test per item: ' +
+      'for that, `{"none": [LIST, {"!": TEST}]}` holds on an empty list, where `all` is false.',
+    fn: (list, value) => asArray(list).every((x) => sameValue(x, value)),
+  },
+  {
     name: 'count',
     usage: '{"count": [LIST]}',
-    doc: 'Number of items in a list (0 for null); number of own keys of an object.',
-    fn: (v) => (Array.isArray(v) ? v.length : isRecord(v) ? Object.keys(v).length : 0),
+    doc:
+      'Number of items in a list (0 for null); number of own keys of an object; length of a string, as `{"var": "s.length"}` gives it ' +
+      '(UTF-16 units). A number or boolean is an error, not 0.',
+    fn: (v) => {
+      if (Array.isArray(v)) return v.length;
+      if (isRecord(v)) return Object.keys(v).length;
+      if (typeof v === 'string') return v.length;
+      if (v === null || v === undefined) return 0;
+      throw new TypeError(`count takes a list, an object or a string, not a ${typeof v}`);
+    },
   },
   {
     name: 'difference',
@@ -55,17 +76,11 @@ export const CUSTOM_OPERATORS: readonly OperatorDoc[] = [
     },
   },
   {
-    name: 'every',
-    usage: '{"every": [LIST, VALUE]}',
-    doc: 'True when every item of LIST equals VALUE; true for an empty list (unlike `all`, which is false on an empty list).',
-    fn: (list, value) => asArray(list).every((x) => sameValue(x, value)),
-  },
-  {
     name: 'get',
     usage: '{"get": [OBJECT, KEY, DEFAULT?]}',
-    doc: "Own property KEY of OBJECT, taken whole (a key may contain dots: `mesh.module`); DEFAULT or null when absent.",
+    doc: "Own property KEY of OBJECT, taken whole (a key may contain dots: `mesh.module`); DEFAULT or null when absent. A string's own properties are its indexes and `length`.",
     fn: (obj, key, fallback) => {
-      const v = isRecord(obj) || Array.isArray(obj) ? own(obj as Record<string, unknown>, String(key)) : undefined;
+      const v = isRecord(obj) || Array.isArray(obj) || typeof obj === 'string' ? own(obj as Record<string, unknown>, String(key)) : undefined;
       return v === undefined ? (fallback === undefined ? null : fallback) : v;
     },
   },

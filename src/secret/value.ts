@@ -1,10 +1,11 @@
 import { createHmac, randomBytes } from 'node:crypto';
+import { isIPv6 } from 'node:net';
 
 /** A value that may be a secret, as it is stored in a snapshot: never the raw value. */
 export interface SafeValue {
   /** `hmac-sha256:<hex>` under a key made fresh for one scan: equality works inside a snapshot only. */
   digest: string;
-  /** What is safe to read: for a URL its scheme, host and port; otherwise its length. */
+  /** What is safe to read (see shapeOf): for a URL its scheme, a host that is no credential, port and structure; otherwise its length. */
   shape: string;
 }
 
@@ -21,34 +22,56 @@ export function createSafeValueMaker(key: Buffer = randomBytes(32)): SafeValueMa
 }
 
 const SCHEME = /^([a-zA-Z][a-zA-Z0-9+.-]*):\/\/(.*)$/s;
-const HOST_PORT = /^(\[[0-9a-zA-Z:.%]*\]|[^:\s]*)(?::(\d*))?$/;
 
 /**
- * The readable shape of a value: `postgresql://…@:20000/…` keeps exactly what 045 showed
- * (an empty host stays visibly empty), anything else becomes `<N chars>`.
- * As in WHATWG URL parsing, the authority ends at the first `/`, `?` or `#`, and userinfo runs to
- * its last `@`, so a password holding `@` stays hidden.
+ * The readable shape of a value. What a shape may show, and nothing else (everything else is `…`):
+ * - for a URL written `scheme://…`: the scheme; whether there is userinfo (`…@`, never what it holds);
+ *   the host only when it is plainly not a credential — empty (045's `postgresql://…@:20000/…` shows
+ *   an empty host), an IPv4 address, an IPv6 address in brackets, `localhost`, or a lowercase DNS name
+ *   with a dot and a top-level label of letters (`db.mesh.internal`); a port of at most five digits
+ *   (up to 65535); and the structure of the rest: `/` alone, `/…` for a longer path, `?…` for a query,
+ *   `#…` for a fragment. A one-word host (`redis://<token>`) is `…`.
+ * - anything else (plain text, `token:<x>`, `user:password`): its length, `<N chars>`.
+ * As in WHATWG URL parsing, the authority ends at the first `/`, `?` or `#`, and userinfo runs to its
+ * last `@`, so a password holding `@` stays hidden; an `@` only after the authority may be a password
+ * holding `/`, and then only the scheme is shown.
  */
 export function shapeOf(raw: string): string {
   const url = SCHEME.exec(raw);
-  if (url) {
-    const [, scheme, rest] = url as unknown as [string, string, string];
-    const end = rest.search(/[/?#]/);
-    const authority = end < 0 ? rest : rest.slice(0, end);
-    const tail = end < 0 ? '' : rest.slice(end);
-    const at = authority.lastIndexOf('@');
-    const hostPort = HOST_PORT.exec(at < 0 ? authority : authority.slice(at + 1));
-    // An `@` only after the authority may be a password holding `/`: then nothing is shown.
-    if (hostPort && !(at < 0 && tail.includes('@'))) {
-      const [, host, port] = hostPort;
-      return (
-        `${scheme}://` +
-        (at >= 0 ? '…@' : '') +
-        (host ?? '') +
-        (port !== undefined ? `:${port}` : '') +
-        (tail === '' ? '' : tail === '/' ? '/' : '/…')
-      );
-    }
-  }
-  return `<${[...raw].length} chars>`;
+  if (!url) return `<${[...raw].length} chars>`;
+  const [, scheme, rest] = url as unknown as [string, string, string];
+  const end = rest.search(/[/?#]/);
+  const authority = end < 0 ? rest : rest.slice(0, end);
+  const tail = end < 0 ? '' : rest.slice(end);
+  const at = authority.lastIndexOf('@');
+  if (at < 0 && tail.includes('@')) return `${scheme}://…`;
+  const { host, port } = splitHostPort(at < 0 ? authority : authority.slice(at + 1));
+  return `${scheme}://${at >= 0 ? '…@' : ''}${shownHost(host)}${port === undefined ? '' : `:${shownPort(port)}`}${tailShape(tail)}`;
+}
+
+function splitHostPort(hostPort: string): { host: string; port: string | undefined } {
+  const close = hostPort.startsWith('[') ? hostPort.indexOf(']') : -1;
+  const colon = hostPort.indexOf(':', close < 0 ? 0 : close);
+  if (hostPort.startsWith('[') && close < 0) return { host: hostPort, port: undefined };
+  return colon < 0 ? { host: hostPort, port: undefined } : { host: hostPort.slice(0, colon), port: hostPort.slice(colon + 1) };
+}
+
+const OCTET = '(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])';
+const IPV4 = new RegExp(`^${OCTET}(?:\\.${OCTET}){3}$`);
+const DNS_NAME = /^(?=.{1,253}$)(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
+
+function shownHost(host: string): string {
+  if (host === '' || host === 'localhost' || IPV4.test(host) || DNS_NAME.test(host)) return host;
+  if (host.startsWith('[') && host.endsWith(']') && isIPv6(host.slice(1, -1))) return host;
+  return '…';
+}
+
+const shownPort = (port: string): string => (port === '' || (/^[0-9]{1,5}$/.test(port) && Number(port) <= 65535) ? port : '…');
+
+function tailShape(tail: string): string {
+  const query = tail.indexOf('?');
+  const fragment = tail.indexOf('#');
+  const pathEnd = Math.min(query < 0 ? tail.length : query, fragment < 0 ? tail.length : fragment);
+  const path = tail.slice(0, pathEnd);
+  return (path === '' || path === '/' ? path : '/…') + (query >= 0 && (fragment < 0 || query < fragment) ? '?…' : '') + (fragment >= 0 ? '#…' : '');
 }

@@ -52,7 +52,7 @@ check('nested valid expressions with built-in, control and custom operators pass
   const expr = {
     and: [
       { '>': [{ count: [{ env_diff: [{ var: 'container.env' }, { var: 'source.env' }] }] }, 0] },
-      { every: [{ pluck: [{ var: 'ports' }, 'hostIp'] }, '127.0.0.1'] },
+      { all_equal_to: [{ pluck: [{ var: 'ports' }, 'hostIp'] }, '127.0.0.1'] },
       { if: [{ starts_with: [{ var: 'name' }, 'mesh-'] }, { get: [{ var: 'labels' }, 'mesh.module', '-'] }, false] },
       { some: [{ var: 'xs' }, { in: [{ var: '' }, { keys: [{ var: 'labels' }] }] }] },
       { '!!': [{ join: [{ difference: [[1, 2], { intersection: [[1], [1]] }] }, ','] }] },

@@ -35,20 +35,20 @@ envDiff('no held env: every composed key differs; no composed env: nothing', () 
 
 envDiff.run();
 
-// ---------------------------------------------------------------- every vs all
+// ---------------------------------------------------------------- all_equal_to vs all
 
-const every = suite('every');
+const every = suite('all_equal_to');
 
-every('every over an empty list is true, while json-logic all over an empty list is false', () => {
-  assert.is(applyLogic({ every: [{ var: 'xs' }, true] }, { xs: [] }), true);
+every('all_equal_to over an empty list is true, while json-logic all over an empty list is false', () => {
+  assert.is(applyLogic({ all_equal_to: [{ var: 'xs' }, true] }, { xs: [] }), true);
   assert.is(applyLogic({ all: [{ var: 'xs' }, { var: '' }] }, { xs: [] }), false);
 });
 
-every('every compares each item with the value', () => {
-  assert.is(applyLogic({ every: [{ var: 'xs' }, '127.0.0.1'] }, { xs: ['127.0.0.1', '127.0.0.1'] }), true);
-  assert.is(applyLogic({ every: [{ var: 'xs' }, '127.0.0.1'] }, { xs: ['127.0.0.1', '0.0.0.0'] }), false);
+every('all_equal_to compares each item with the value', () => {
+  assert.is(applyLogic({ all_equal_to: [{ var: 'xs' }, '127.0.0.1'] }, { xs: ['127.0.0.1', '127.0.0.1'] }), true);
+  assert.is(applyLogic({ all_equal_to: [{ var: 'xs' }, '127.0.0.1'] }, { xs: ['127.0.0.1', '0.0.0.0'] }), false);
   // deep equality, not loose equality
-  assert.is(applyLogic({ every: [{ var: 'xs' }, 1] }, { xs: ['1'] }), false);
+  assert.is(applyLogic({ all_equal_to: [{ var: 'xs' }, 1] }, { xs: ['1'] }), false);
 });
 
 every.run();

@@ -20,7 +20,47 @@ shape('an IPv6 host in brackets is kept whole', () => {
 shape('a URL without userinfo has no …@', () => {
   assert.is(shapeOf('https://git.example.org:3000'), 'https://git.example.org:3000');
   assert.is(shapeOf('https://git.example.org/'), 'https://git.example.org/');
-  assert.is(shapeOf('https://git.example.org/api/v1?token=abc'), 'https://git.example.org/…');
+  assert.is(shapeOf('https://git.example.org/api/v1?token=abc'), 'https://git.example.org/…?…');
+});
+
+shape('the rest keeps its structure: a path, a query, a fragment, each as …', () => {
+  assert.is(shapeOf('https://git.example.org?token=abc'), 'https://git.example.org?…');
+  assert.is(shapeOf('https://git.example.org/x#frag'), 'https://git.example.org/…#…');
+  assert.is(shapeOf('https://git.example.org/?a=1#f'), 'https://git.example.org/?…#…');
+});
+
+shape('a host is shown only when it is plainly not a credential', () => {
+  // Shown: IPv4, IPv6 in brackets, localhost, a lowercase DNS name with a dot and a top-level label of letters.
+  assert.is(shapeOf('postgresql://u:p@127.0.0.1:20000/db'), 'postgresql://…@127.0.0.1:20000/…');
+  assert.is(shapeOf('http://localhost:3000'), 'http://localhost:3000');
+  assert.is(shapeOf('postgresql://u:p@db.mesh.internal:20000/db'), 'postgresql://…@db.mesh.internal:20000/…');
+  // Hidden: one word, anything with capitals, symbols or a top-level label with digits, a bad IP.
+  assert.is(shapeOf('http://db:5432'), 'http://…:5432');
+  assert.is(shapeOf('http://Db.Example.org'), 'http://…');
+  assert.is(shapeOf('http://eyJhbGciOi.eyJzdWIi.SflKxwRJ/'), 'http://…/');
+  assert.is(shapeOf('http://abc.d3f'), 'http://…');
+  assert.is(shapeOf('http://10.0.0.300'), 'http://…');
+  assert.is(shapeOf('http://[not-v6]:80'), 'http://…:80');
+});
+
+shape('a token where the host goes is hidden (issue 15: it was printed verbatim)', () => {
+  assert.is(shapeOf('redis://Zx9-tokenvalue-81'), 'redis://…');
+  assert.is(shapeOf('token://Zx9-tokenvalue-81'), 'token://…');
+  assert.is(shapeOf('postgresql://Zx9-tokenvalue-81:5432/db'), 'postgresql://…:5432/…');
+  assert.is(shapeOf('postgresql://Zx9-tokenvalue-81@:5432/db'), 'postgresql://…@:5432/…');
+});
+
+shape('a port is at most five digits up to 65535; anything else there is hidden', () => {
+  assert.is(shapeOf('redis://db.internal:6379'), 'redis://db.internal:6379');
+  assert.is(shapeOf('redis://db.internal:'), 'redis://db.internal:');
+  assert.is(shapeOf('redis://db.internal:86753091'), 'redis://db.internal:…');
+  assert.is(shapeOf('redis://db.internal:70000'), 'redis://db.internal:…');
+  assert.is(shapeOf('redis://db.internal:pa55word'), 'redis://db.internal:…');
+});
+
+shape('a value with a scheme but no // shows nothing but its length (token:X, user:password)', () => {
+  assert.is(shapeOf('token:Zx9-tokenvalue-81'), '<23 chars>');
+  assert.is(shapeOf('admin:hunter2hunter2'), '<20 chars>');
 });
 
 shape('a plain string gives its length', () => {
@@ -66,7 +106,17 @@ shape('a password with an unencoded / does not leak as a host or port', () => {
   for (const raw of ['postgresql://gitea:1234/xyzzy@db.internal:5432/gitea', 'postgresql://gitea:plugh/xyzzy@db.internal/gitea']) {
     const s = shapeOf(raw);
     assert.not.ok(s.includes('1234') || s.includes('plugh') || s.includes('xyzzy') || s.includes('gitea:'), `${raw} -> ${s}`);
+    assert.is(s, 'postgresql://…');
   }
+});
+
+shape('the examples of the README are what shapeOf gives', async () => {
+  const { readFileSync } = await import('node:fs');
+  const { packageFile } = await import('../../src/paths.js');
+  const readme = readFileSync(packageFile('README.md'), 'utf8');
+  const rows = [...readme.matchAll(/^\| `([^`]+)`[^|]*\| `([^`]+)` \|$/gm)].filter((m) => !m[1]!.startsWith('{'));
+  assert.ok(rows.length >= 5, `${rows.length} rows`);
+  for (const [, value, shown] of rows) assert.is(shapeOf(value!), shown, value);
 });
 
 shape.run();

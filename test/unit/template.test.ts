@@ -81,7 +81,11 @@ render('lists render comma-separated', () => {
 });
 
 render('inherited properties are not reachable', () => {
-  assert.is(renderTemplate('{constructor} {name.length}', { name: 'abc' }), '- -');
+  assert.is(renderTemplate('{constructor} {name.toUpperCase} {n.toFixed}', { name: 'abc', n: 1 }), '- - -');
+});
+
+render('a string\'s own properties are reachable, as in rules: {name.length}', () => {
+  assert.is(renderTemplate('{name.length} {name.0}', { name: 'abc' }), '3 a');
 });
 
 render.run();
