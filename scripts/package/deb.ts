@@ -56,6 +56,7 @@ export function buildDeb(input: DebInput): string {
   chmodSync(join(tree, 'var', 'lib', 'mesh-audit'), 0o750);
 
   put('usr/share/doc/mesh-audit/copyright', from('packaging/deb/copyright'));
+  put('usr/share/lintian/overrides/mesh-audit', from('packaging/deb/lintian-overrides'));
   put('usr/share/doc/mesh-audit/changelog.gz', gz(changelog(input)));
   if (existsSync(join(input.root, 'man', 'mesh-audit.1'))) put('usr/share/man/man1/mesh-audit.1.gz', gz(from('man/mesh-audit.1')));
   for (const c of COMPLETIONS) {

@@ -1,6 +1,6 @@
 /*
  * The bundle made into a Node single executable application (Node 20's SEA): a preparation blob from
- * the bundle, injected with postject into a copy of the node binary running this script.
+ * the bundle, injected with postject into a stripped copy of the node binary running this script.
  */
 import { execFileSync } from 'node:child_process';
 import { chmodSync, copyFileSync, writeFileSync } from 'node:fs';
@@ -20,6 +20,9 @@ export function makeSingleExecutable(bundle: string, work: string, output: strin
   execFileSync(process.execPath, ['--experimental-sea-config', config], { stdio: ['ignore', 'ignore', 'inherit'] });
   copyFileSync(process.execPath, output);
   chmodSync(output, 0o755);
+  // Node's symbols and debug sections are no use on the hosts (and lintian refuses them): stripped
+  // before the blob goes in (stripping after would drop the blob's section).
+  execFileSync('strip', ['--strip-unneeded', output]);
   const postject = createRequire(import.meta.url).resolve('postject/dist/cli.js');
   // postject prints a warning per note section it does not know (nothing to act on): shown only on failure.
   try {
