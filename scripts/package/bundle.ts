@@ -39,7 +39,7 @@ async function bundleOne(input: BundleInput, entry: string, workers: Record<stri
     // used where src/embedded.ts is empty, i.e. never inside the single executable).
     define: { 'import.meta.url': '__meshAuditModuleUrl' },
     banner: { js: 'var __meshAuditModuleUrl = require("node:url").pathToFileURL(__filename).href;' },
-    plugins: [embeddedFiles(input, workers), sameRequire(input.root), noNativeAddons()],
+    plugins: [embeddedFiles(input, workers), sameRequire(input.root), optionalModulesAbsent()],
   });
   return result.outputFiles[0]!.text;
 }
@@ -81,25 +81,32 @@ function sameRequire(root: string): Plugin {
     setup(b) {
       b.onLoad({ filter: /\.js$/ }, (args) => {
         if (!args.path.startsWith(join(root, 'dist', 'src'))) return undefined;
-        const contents = readFileSync(args.path, 'utf8');
-        return line.test(contents) ? { contents: contents.replace(line, ''), loader: 'js' } : undefined;
+        const contents = readFileSync(args.path, 'utf8').replace(line, '');
+        // Any other use would load from disk at run time, where the single executable has nothing.
+        if (contents.includes('createRequire(')) throw new Error(`${args.path}: createRequire used other than as \`const require = createRequire(import.meta.url);\`, which the bundle cannot follow`);
+        return { contents, loader: 'js' };
       });
     },
   };
 }
 
 /**
- * Native add-ons cannot be loaded from inside a single executable. The ones dockerode's transport
- * may pull in (ssh2's `sshcrypto.node`, `cpu-features`) are optional: each is required in a try/catch
- * with a JavaScript fallback, so here each is a module that fails to load, as if not built.
+ * Modules a dependency requires inside a try/catch, with a fallback, that must not be looked for on
+ * disk: a single executable's require() knows only Node's own modules, and asking it for another one
+ * prints a warning on stderr (which cron mails). Native add-ons cannot be in a single executable at
+ * all: those dockerode's transport may pull in (ssh2's `sshcrypto.node`, `cpu-features`) are optional.
+ * `supports-color` is the optional colour probe of `debug` (docker-modem's logger). Each is bundled
+ * as a module that fails to load, as if not installed.
  */
-function noNativeAddons(): Plugin {
+const OPTIONAL_MODULES = /^(cpu-features|supports-color)$|\.node$/;
+
+function optionalModulesAbsent(): Plugin {
   return {
-    name: 'no-native-addons',
+    name: 'optional-modules-absent',
     setup(b) {
-      b.onResolve({ filter: /^cpu-features$|\.node$/ }, (args) => ({ path: args.path, namespace: 'native-addon' }));
-      b.onLoad({ filter: /.*/, namespace: 'native-addon' }, (args) => ({
-        contents: `throw new Error(${JSON.stringify(`${args.path}: native add-ons are not part of the single executable`)});`,
+      b.onResolve({ filter: OPTIONAL_MODULES }, (args) => ({ path: args.path, namespace: 'absent' }));
+      b.onLoad({ filter: /.*/, namespace: 'absent' }, (args) => ({
+        contents: `throw new Error(${JSON.stringify(`${args.path}: not part of the single executable`)});`,
         loader: 'js',
       }));
     },

@@ -44,6 +44,7 @@ async function traced(dir: string, program: string, args: string[]): Promise<Pro
   assert.ok(exec, `the program was run under strace: ${r.stderr}`);
   // Nothing else is started: no node, no shell (env itself is the first execve).
   assert.equal(calls.filter((c) => c.name === 'execve' && c.result === '0').map((c) => c.args[0]), ['"/usr/bin/env"', JSON.stringify(program)]);
+  assert.not.match(r.stderr, 'single-executable', 'a module looked for on disk (a SEA require() warning)');
   const opens = calls.filter((c) => c.name === 'openat' && !c.result.startsWith('-1')).map((c) => ({ pid: c.pid, path: JSON.parse(c.args[1]!) as string }));
   return { ...r, opens, mainPid: exec.pid };
 }
