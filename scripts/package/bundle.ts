@@ -35,8 +35,8 @@ async function bundleOne(input: BundleInput, entry: string, workers: Record<stri
     keepNames: true, // error classes are told apart by name (cac's CACError)
     legalComments: 'none',
     logLevel: 'warning',
-    // import.meta does not exist in CommonJS: the module's URL is the program's own path (only
-    // used where src/embedded.ts is empty, i.e. never inside the single executable).
+    // import.meta does not exist in CommonJS: the module's URL is the program's own path, so that
+    // the URLs built from it stay valid (a worker's file, unused when its code is embedded).
     define: { 'import.meta.url': '__meshAuditModuleUrl' },
     banner: { js: 'var __meshAuditModuleUrl = require("node:url").pathToFileURL(__filename).href;' },
     plugins: [embeddedFiles(input, workers), sameRequire(input.root), optionalModulesAbsent()],
