@@ -4,8 +4,10 @@
  *   and validators.cjs, with the fingerprint of the schema each came from (src/validate.ts uses one
  *   only while its schema is unchanged);
  * - the bundled policy pack parsed and checked: dist/src/generated/bundled-pack.json, with the
- *   fingerprint of its YAML text (src/policy/load.ts uses it only while the text is unchanged).
+ *   fingerprint of its YAML text (src/policy/load.ts uses it only while the text is unchanged);
+ * - the commit the build is made from, for `--version`: dist/src/generated/build-info.json.
  */
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,6 +15,7 @@ import standaloneCode from 'ajv/dist/standalone/index.js';
 import { DEFAULT_POLICY, packFingerprint, parsePolicyPack, PRECOMPILED_PACK, type PrecompiledPack } from '../src/policy/load.js';
 import { allSchemas } from '../src/schemas.js';
 import { ajvFor, GENERATED_VALIDATORS, schemaFingerprint } from '../src/validate.js';
+import { BUILD_INFO } from '../src/version.js';
 
 const validateModule = join(dirname(fileURLToPath(import.meta.url)), '..', 'src', 'validate.js');
 const target = join(dirname(validateModule), GENERATED_VALIDATORS);
@@ -46,3 +49,16 @@ const bundled: PrecompiledPack = {
 };
 writeWhole(join(dirname(join(dirname(validateModule), 'policy', 'load.js')), PRECOMPILED_PACK), `${JSON.stringify(bundled)}\n`);
 process.stderr.write(`build: ${Object.keys(schemas).length} validators and the bundled pack (${bundled.rules.length} rules) precompiled into ${outDir}\n`);
+
+writeWhole(join(dirname(validateModule), BUILD_INFO), `${JSON.stringify({ commit: gitCommit(join(dirname(validateModule), '..', '..')) })}\n`);
+
+/** The commit checked out in `dir`, '-dirty' when tracked files differ from it; 'unknown' outside git. */
+export function gitCommit(dir: string): string {
+  const git = (...args: string[]) => execFileSync('git', ['-C', dir, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+  try {
+    const commit = git('rev-parse', '--short=12', 'HEAD');
+    return git('status', '--porcelain', '--untracked-files=no') === '' ? commit : `${commit}-dirty`;
+  } catch {
+    return 'unknown';
+  }
+}

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { EMBEDDED } from './embedded.js';
 
 /** The package's own folder (where package.json is), found from this module wherever it was compiled to. */
 function findPackageRoot(): string {
@@ -13,5 +14,9 @@ function findPackageRoot(): string {
   return dir;
 }
 
-export const PACKAGE_ROOT = findPackageRoot();
-export const packageFile = (...parts: string[]): string => join(PACKAGE_ROOT, ...parts);
+/** The package folder; none in the single executable, which carries its files inside (src/embedded.ts). */
+export const PACKAGE_ROOT: string = EMBEDDED ? '' : findPackageRoot();
+export const packageFile = (...parts: string[]): string => {
+  if (EMBEDDED) throw new Error(`${join(...parts)}: the single executable has no package folder (see src/embedded.ts)`);
+  return join(PACKAGE_ROOT, ...parts);
+};

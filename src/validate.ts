@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
+import { EMBEDDED } from './embedded.js';
 import type { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 
@@ -66,6 +67,7 @@ export function isPrecompiled(name: SchemaName, schema: object): boolean {
 }
 
 function loadGenerated(): GeneratedValidators | null {
+  if (EMBEDDED) return EMBEDDED.validators as GeneratedValidators;
   try {
     return require(GENERATED_VALIDATORS) as GeneratedValidators;
   } catch {

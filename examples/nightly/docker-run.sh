@@ -1,14 +1,20 @@
 #!/bin/sh
-# The scanner in a container, with the host mounted read-only at /host.
+# The scanner in a container (image mesh-audit:latest, built by packaging/image/build-image.sh from
+# `npm run package`), with the host mounted read-only at /host.
 #   --pid host        container processes' /proc entries are visible (env, sockets, bind mounts)
 #   /:/host:ro        the host's files, read-only; --root /host maps them back to host paths
 #   docker.sock       the Engine API; mesh-audit only sends GET requests (ping, version, info, list, inspect),
 #                     but a read-only mount does not make the API read-only: trust the image you run
 #   /var/lib/mesh-audit  the only writable place: reports and history
+# Arguments are added to the scan's (e.g. --hostname web-1). The environment may override the socket
+# (DOCKER_SOCKET), the config folder (MESH_AUDIT_CONFIG_DIR), the output folder (MESH_AUDIT_OUT) and
+# the image (MESH_AUDIT_IMAGE); `docker` itself follows DOCKER_HOST.
+set -eu
 exec docker run --rm --pid host --network none \
   -v /:/host:ro \
-  -v /var/run/docker.sock:/var/run/docker.sock \
-  -v /var/lib/mesh-audit:/var/lib/mesh-audit \
-  -v /etc/mesh-audit:/etc/mesh-audit:ro \
-  mesh-audit:latest \
-  scan --root /host --config /etc/mesh-audit/config.yaml --out /var/lib/mesh-audit --format sarif,json --profile nightly
+  -v "${DOCKER_SOCKET:-/var/run/docker.sock}:/var/run/docker.sock" \
+  -v "${MESH_AUDIT_OUT:-/var/lib/mesh-audit}:/var/lib/mesh-audit" \
+  -v "${MESH_AUDIT_CONFIG_DIR:-/etc/mesh-audit}:/etc/mesh-audit:ro" \
+  "${MESH_AUDIT_IMAGE:-mesh-audit:latest}" \
+  scan --root /host --docker-host unix:///var/run/docker.sock --config /etc/mesh-audit/config.yaml \
+  --out /var/lib/mesh-audit --format sarif,json --profile nightly "$@"

@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startWorker } from '../start-worker.js';
 import { MeshAuditError } from '../errors.js';
 import type { Evaluation } from '../evaluate/finding.js';
 import type { Profile } from '../policy/types.js';
@@ -43,7 +44,7 @@ export async function evaluateInWorkers(paths: readonly string[], setup: WorkerS
   const evaluations: Evaluation[] = new Array(paths.length);
   const failures: Array<{ index: number; error: string; usage: boolean }> = [];
   let next = 0;
-  const workers = Array.from({ length: count }, () => new Worker(new URL('./evaluate-worker.js', import.meta.url), { workerData: setup }));
+  const workers = Array.from({ length: count }, () => startWorker('evaluate', new URL('./evaluate-worker.js', import.meta.url), { workerData: setup }));
   try {
     await Promise.all(
       workers.map(

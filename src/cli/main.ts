@@ -1,6 +1,6 @@
 import { cac } from 'cac';
 import { ExitCode, MeshAuditError } from '../errors.js';
-import { TOOL_NAME, TOOL_VERSION } from '../version.js';
+import { TOOL_COMMIT, TOOL_NAME, TOOL_VERSION } from '../version.js';
 import type { CAC } from 'cac';
 import type { CommandContext } from './context.js';
 import { useColor } from './output.js';
@@ -61,7 +61,7 @@ export async function main(argv: string[], ctx: CommandContext = defaultContext(
     return ExitCode.Incomplete;
   }
   cli.help();
-  cli.version(TOOL_VERSION);
+  cli.version(`${TOOL_VERSION} (commit ${TOOL_COMMIT})`);
   try {
     cli.parse(joinDashValues(argv), { run: false });
     if (cli.options['help'] || cli.options['version']) return ExitCode.Ok;

@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
-import { createRequire } from 'node:module';
 import type { Worker } from 'node:worker_threads';
+import { startWorker } from '../start-worker.js';
 import { readRegularFile, type ExpectedFile, type ReadResult } from './read-file.js';
 
 /**
@@ -54,9 +54,7 @@ export class HashPool {
 
   private worker(): Worker {
     if (this.workers.length < this.size) {
-      // worker_threads is loaded with the first large file: most scans have none.
-      const { Worker } = createRequire(import.meta.url)('node:worker_threads') as typeof import('node:worker_threads');
-      const worker = new Worker(new URL('./hash-worker.js', import.meta.url));
+      const worker = startWorker('hash', new URL('./hash-worker.js', import.meta.url));
       worker.on('message', (answer: HashAnswer) => {
         const job = this.waiting.get(answer.id);
         if (!job) return;

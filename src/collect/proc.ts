@@ -306,7 +306,9 @@ class FileError extends Error {}
 export async function hostKind(hostRoot: string, source: string): Promise<'file' | 'other' | 'unknown'> {
   if (!source.startsWith('/')) return 'unknown';
   const parts = source.split('/').filter((part) => part !== '' && part !== '.');
-  if (parts.length === 0 || parts.includes('..')) return 'unknown';
+  if (parts.includes('..')) return 'unknown';
+  // The host's root folder itself (`-v /:/host:ro`, how examples/nightly/docker-run.sh runs the scanner).
+  if (parts.length === 0) return 'other';
   const base = hostRoot.replace(/\/+$/, '');
   try {
     if (base === '') {

@@ -6,13 +6,17 @@ import { join } from 'node:path';
 import type { Document, LineCounter } from 'yaml';
 import { validatorFor, type Validator } from '../validate.js';
 import { MeshAuditError } from '../errors.js';
+import { EMBEDDED } from '../embedded.js';
 import { packageFile } from '../paths.js';
 import { SUBJECT_FIELDS } from '../facts/fields.js';
 import { checkLogic } from './logic.js';
 import { placeholders } from './template.js';
 import type { LoadedRule, PolicyPack, Rule } from './types.js';
 
-export const DEFAULT_POLICY = packageFile('policies', 'mesh-core.yaml');
+/** How the single executable names the pack it carries inside (not a file: the text is read from EMBEDDED). */
+export const EMBEDDED_POLICY_PATH = '<built-in>/policies/mesh-core.yaml';
+/** The shipped pack. */
+export const DEFAULT_POLICY = EMBEDDED ? EMBEDDED_POLICY_PATH : packageFile('policies', 'mesh-core.yaml');
 
 const require = createRequire(import.meta.url);
 /** The yaml package, loaded when a YAML text is parsed (the bundled pack usually is not: see below). */
@@ -39,7 +43,7 @@ function precompiled(file: string, text: string): PolicyPack | undefined {
   if (file !== DEFAULT_POLICY) return undefined;
   let ready: PrecompiledPack;
   try {
-    ready = require(PRECOMPILED_PACK) as PrecompiledPack;
+    ready = (EMBEDDED?.bundledPack ?? require(PRECOMPILED_PACK)) as PrecompiledPack;
   } catch {
     return undefined; // not built (tsc alone)
   }
@@ -49,7 +53,7 @@ function precompiled(file: string, text: string): PolicyPack | undefined {
 
 /** The JSON Schema of a policy pack, shipped beside the pack (editors use it too). */
 export async function readPolicySchema(): Promise<object> {
-  return JSON.parse(await readFile(packageFile('policies', 'policy.schema.json'), 'utf8')) as object;
+  return JSON.parse(EMBEDDED?.files['policies/policy.schema.json'] ?? (await readFile(packageFile('policies', 'policy.schema.json'), 'utf8'))) as object;
 }
 
 let validatePack: Validator<unknown> | undefined;
@@ -113,7 +117,7 @@ function fail(file: string, line: number, ruleId: string | undefined, message: s
 }
 
 export async function loadPolicyFile(file: string): Promise<PolicyPack> {
-  const text = await readInput(file, 'policy');
+  const text = (file === DEFAULT_POLICY ? EMBEDDED?.files['policies/mesh-core.yaml'] : undefined) ?? (await readInput(file, 'policy'));
   return precompiled(file, text) ?? parsePolicyPack(file, text);
 }
 
@@ -160,6 +164,7 @@ export async function parsePolicyPack(file: string, text: string): Promise<Polic
 
 /** A path is a pack file or a folder of them (`*.yaml`/`*.yml`, not `*.cases.yaml`). */
 async function expandPolicyPath(path: string): Promise<string[]> {
+  if (path === DEFAULT_POLICY && EMBEDDED) return [path];
   let info;
   try {
     info = await stat(path);

@@ -221,6 +221,8 @@ test('hostKind: through the host root, links never followed there', async () => 
   assert.is(await hostKind(hostRoot, '/srv/etc/passwd'), 'unknown', 'a symlink component under --root');
   assert.is(await hostKind(hostRoot, '/srv/../etc/passwd'), 'unknown');
   assert.is(await hostKind('/', tmp), 'other');
+  assert.is(await hostKind(hostRoot, '/'), 'other', "the host's / itself (docker run -v /:/host:ro) is a folder");
+  assert.is(await hostKind('/', '/'), 'other');
   assert.is(await hostKind('/', join(hostRoot, 'srv', 'app', 'app.env')), 'file');
 });
 

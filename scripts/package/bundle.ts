@@ -1,0 +1,114 @@
+/*
+ * The whole program as one CommonJS file for Node's single executable (SEA runs one CommonJS script,
+ * whose require() knows only Node's own modules): the compiled code (dist/src) bundled by esbuild,
+ * with src/embedded.ts replaced by the files a package folder would hold and each worker's own bundle.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { build, type Plugin } from 'esbuild';
+
+export interface BundleInput {
+  root: string;
+  version: string;
+  commit: string;
+}
+
+const WORKERS = { hash: 'dist/src/collect/hash-worker.js', evaluate: 'dist/src/cli/evaluate-worker.js' } as const;
+
+/** The main program's code, ready for `node --experimental-sea-config`. */
+export async function bundleProgram(input: BundleInput): Promise<string> {
+  const workers: Record<string, string> = {};
+  for (const [name, entry] of Object.entries(WORKERS)) workers[name] = await bundleOne(input, join(input.root, entry), {});
+  const entry = join(input.root, 'dist', 'src', 'cli', 'single-executable.js');
+  return bundleOne(input, entry, workers);
+}
+
+async function bundleOne(input: BundleInput, entry: string, workers: Record<string, string>): Promise<string> {
+  const result = await build({
+    entryPoints: [entry],
+    bundle: true,
+    platform: 'node',
+    target: 'node20',
+    format: 'cjs',
+    write: false,
+    minify: true,
+    keepNames: true, // error classes are told apart by name (cac's CACError)
+    legalComments: 'none',
+    logLevel: 'warning',
+    // import.meta does not exist in CommonJS: the module's URL is the program's own path, so that
+    // the URLs built from it stay valid (a worker's file, unused when its code is embedded).
+    define: { 'import.meta.url': '__meshAuditModuleUrl' },
+    banner: { js: 'var __meshAuditModuleUrl = require("node:url").pathToFileURL(__filename).href;' },
+    plugins: [embeddedFiles(input, workers), sameRequire(input.root), optionalModulesAbsent()],
+  });
+  return result.outputFiles[0]!.text;
+}
+
+/** src/embedded.ts filled: the package files, the precompiled validators and pack, the workers. */
+function embeddedFiles(input: BundleInput, workers: Record<string, string>): Plugin {
+  const text = (path: string) => readFileSync(join(input.root, path), 'utf8');
+  const files = Object.fromEntries(['policies/mesh-core.yaml', 'policies/policy.schema.json'].map((p) => [p, text(p)]));
+  return {
+    name: 'embedded-files',
+    setup(b) {
+      b.onLoad({ filter: /[\\/]dist[\\/]src[\\/]embedded\.js$/ }, () => ({
+        resolveDir: join(input.root, 'dist', 'src'),
+        loader: 'js',
+        contents: [
+          `export const EMBEDDED = {`,
+          `  version: ${JSON.stringify(input.version)},`,
+          `  commit: ${JSON.stringify(input.commit)},`,
+          `  files: ${JSON.stringify(files)},`,
+          `  validators: require('./generated/validators.cjs'),`,
+          `  bundledPack: require('./generated/bundled-pack.json'),`,
+          `  workers: ${JSON.stringify(workers)},`,
+          `};`,
+        ].join('\n'),
+      }));
+    },
+  };
+}
+
+/**
+ * The modules that load a dependency lazily do it through `createRequire(import.meta.url)`, which a
+ * bundler cannot follow: in the bundle they use the bundle's own require, so `yaml` and the others
+ * are bundled (and still loaded only when first used).
+ */
+function sameRequire(root: string): Plugin {
+  const line = /^const require = createRequire\(import\.meta\.url\);$/m;
+  return {
+    name: 'same-require',
+    setup(b) {
+      b.onLoad({ filter: /\.js$/ }, (args) => {
+        if (!args.path.startsWith(join(root, 'dist', 'src'))) return undefined;
+        const contents = readFileSync(args.path, 'utf8').replace(line, '');
+        // Any other use would load from disk at run time, where the single executable has nothing.
+        if (contents.includes('createRequire(')) throw new Error(`${args.path}: createRequire used other than as \`const require = createRequire(import.meta.url);\`, which the bundle cannot follow`);
+        return { contents, loader: 'js' };
+      });
+    },
+  };
+}
+
+/**
+ * Modules a dependency requires inside a try/catch, with a fallback, that must not be looked for on
+ * disk: a single executable's require() knows only Node's own modules, and asking it for another one
+ * prints a warning on stderr (which cron mails). Native add-ons cannot be in a single executable at
+ * all: those dockerode's transport may pull in (ssh2's `sshcrypto.node`, `cpu-features`) are optional.
+ * `supports-color` is the optional colour probe of `debug` (docker-modem's logger). Each is bundled
+ * as a module that fails to load, as if not installed.
+ */
+const OPTIONAL_MODULES = /^(cpu-features|supports-color)$|\.node$/;
+
+function optionalModulesAbsent(): Plugin {
+  return {
+    name: 'optional-modules-absent',
+    setup(b) {
+      b.onResolve({ filter: OPTIONAL_MODULES }, (args) => ({ path: args.path, namespace: 'absent' }));
+      b.onLoad({ filter: /.*/, namespace: 'absent' }, (args) => ({
+        contents: `throw new Error(${JSON.stringify(`${args.path}: not part of the single executable`)});`,
+        loader: 'js',
+      }));
+    },
+  };
+}

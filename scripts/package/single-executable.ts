@@ -1,0 +1,33 @@
+/*
+ * The bundle made into a Node single executable application (Node 20's SEA): a preparation blob from
+ * the bundle, injected with postject into a stripped copy of the node binary running this script.
+ */
+import { execFileSync } from 'node:child_process';
+import { chmodSync, copyFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+
+/** The fuse Node looks for to know it carries a blob (Node's SEA documentation). */
+const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
+
+export function makeSingleExecutable(bundle: string, work: string, output: string): void {
+  const main = join(work, 'mesh-audit.cjs');
+  const blob = join(work, 'sea-prep.blob');
+  const config = join(work, 'sea-config.json');
+  writeFileSync(main, bundle);
+  // The code cache compiles the bundle at build time: a start does not parse ~1 MB of JavaScript.
+  writeFileSync(config, JSON.stringify({ main, output: blob, disableExperimentalSEAWarning: true, useCodeCache: true }));
+  execFileSync(process.execPath, ['--experimental-sea-config', config], { stdio: ['ignore', 'ignore', 'inherit'] });
+  copyFileSync(process.execPath, output);
+  chmodSync(output, 0o755);
+  // Node's symbols and debug sections are no use on the hosts (and lintian refuses them): stripped
+  // before the blob goes in (stripping after would drop the blob's section).
+  execFileSync('strip', ['--strip-unneeded', output]);
+  const postject = createRequire(import.meta.url).resolve('postject/dist/cli.js');
+  // postject prints a warning per note section it does not know (nothing to act on): shown only on failure.
+  try {
+    execFileSync(process.execPath, [postject, output, 'NODE_SEA_BLOB', blob, '--sentinel-fuse', SEA_FUSE], { stdio: 'pipe' });
+  } catch (err) {
+    throw new Error(`postject failed: ${String((err as { stderr?: Buffer }).stderr ?? err)}`);
+  }
+}

@@ -1,0 +1,266 @@
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { PACKAGE_ROOT } from '../../src/paths.js';
+import { example, spawnCli, tempDir } from '../support/cli.js';
+import { parseTrace, runProcess, straceBinary, type ProcessRun } from '../support/strace.js';
+import { engine, removeContainers, runContainer } from './engine.js';
+import { envText, LiveHost, sha256, type LiveReport } from './live-host.js';
+
+/*
+ * What `npm run package` builds (dist/package), installed and run as an operator would: the single
+ * executable alone in an empty folder with an empty environment, the .deb installed into a scratch
+ * root, the image run against the test engine as examples/nightly/docker-run.sh runs it.
+ * .ci/run builds the package before `npm test`; in CI a missing package is a failure.
+ */
+const PKG = join(PACKAGE_ROOT, 'dist', 'package');
+const BINARY = join(PKG, 'mesh-audit-linux-x64');
+const VERSION = (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+const DEB = join(PKG, `mesh-audit_${VERSION}_amd64.deb`);
+const ROOTFS = join(PKG, 'mesh-audit-image-rootfs.tar');
+const built = existsSync(BINARY) && existsSync(DEB) && existsSync(ROOTFS);
+const ci = process.env['CI'] === 'true';
+if (!built && !ci) process.stderr.write('package.test: dist/package not built (npm run package): skipped\n');
+const it = built ? test : test.skip;
+
+(ci ? test : test.skip)('the package is built (.ci/run runs `npm run package` before `npm test`)', () => {
+  assert.ok(built, `${PKG} lacks the executable, the .deb or the image's rootfs: run \`npm run package\``);
+});
+
+const strace = straceBinary();
+const e = built ? engine() : null;
+
+const run = (cmd: string, args: string[], cwd = '/'): { code: number; stdout: string; stderr: string } => {
+  const r = spawnSync(cmd, args, { cwd, encoding: 'utf8', timeout: 300_000, maxBuffer: 64 * 1024 * 1024 });
+  return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+};
+
+/** `env -i PROGRAM ARGS` under `strace -f` (file opens only): which thread opened what. */
+async function traced(dir: string, program: string, args: string[]): Promise<ProcessRun & { opens: { pid: number; path: string }[]; mainPid: number }> {
+  const tracePath = join(tempDir('ma-pkg-trace-'), 'trace');
+  // UV_USE_IO_URING=0: libuv's io_uring would do file opens where ptrace cannot see them.
+  const r = await runProcess(strace!, ['-f', '-qq', '-e', 'trace=execve,openat', '-o', tracePath, '--', 'env', '-i', 'UV_USE_IO_URING=0', program, ...args], { cwd: dir, timeoutMs: 300_000 });
+  const calls = parseTrace(readFileSync(tracePath, 'utf8')).calls;
+  const exec = calls.find((c) => c.name === 'execve' && c.args[0] === JSON.stringify(program) && c.result === '0');
+  assert.ok(exec, `the program was run under strace: ${r.stderr}`);
+  // Nothing else is started: no node, no shell (env itself is the first execve).
+  assert.equal(calls.filter((c) => c.name === 'execve' && c.result === '0').map((c) => c.args[0]), ['"/usr/bin/env"', JSON.stringify(program)]);
+  assert.not.match(r.stderr, 'single-executable', 'a module looked for on disk (a SEA require() warning)');
+  const opens = calls.filter((c) => c.name === 'openat' && !c.result.startsWith('-1')).map((c) => ({ pid: c.pid, path: JSON.parse(c.args[1]!) as string }));
+  return { ...r, opens, mainPid: exec.pid };
+}
+
+/** The single executable copied alone into an empty folder. */
+function alone(): string {
+  const dir = tempDir('ma-pkg-alone-');
+  copyFileSync(BINARY, join(dir, 'mesh-audit-linux-x64'));
+  return dir;
+}
+
+const findingsOf = (json: string) => (JSON.parse(json) as LiveReport).findings.map((f) => `${f.ruleId} ${f.subject.id} ${f.discriminator ?? ''}`).sort();
+
+it('the binary, alone in an empty folder with an empty environment (no node on PATH), prints its version and commit', () => {
+  const dir = alone();
+  const r = run('env', ['-i', './mesh-audit-linux-x64', '--version'], dir);
+  assert.is(r.code, 0, r.stderr);
+  assert.match(r.stdout, new RegExp(`^mesh-audit/${VERSION.replace(/\./g, '\\.')} \\(commit [0-9a-f]{12}(-dirty)? *\\)`));
+  assert.is(r.stderr, '', 'no warning (SEA, require) on stderr');
+});
+
+it('the binary evaluates a shipped example with the pack inside it, reading no file of the repository', async () => {
+  if (!strace) throw new Error('strace is needed');
+  const dir = alone();
+  copyFileSync(example('045', 'snapshot.json'), join(dir, 'snapshot.json'));
+  const r = await traced(dir, './mesh-audit-linux-x64', ['evaluate', 'snapshot.json', '--format', 'json', '--out', '-']);
+  assert.is(r.code, 1, r.stderr);
+  const npm = spawnCli(['evaluate', example('045', 'snapshot.json'), '--format', 'json', '--out', '-']);
+  assert.equal(findingsOf(r.stdout), findingsOf(npm.stdout));
+  assert.ok(findingsOf(r.stdout).length >= 3, 'the 045 findings');
+  const outside = r.opens.filter((o) => o.path.startsWith(PACKAGE_ROOT) || o.path.includes('policies') || o.path.includes('node_modules'));
+  assert.equal(outside, [], 'files of the repository were opened');
+});
+
+it('the binary evaluates 9 snapshots in worker threads (--jobs 4): each snapshot is opened by a worker, the report is the one thread gives', async () => {
+  const dir = alone();
+  const names = Array.from({ length: 9 }, (_, i) => `s${i + 1}.json`);
+  for (const name of names) copyFileSync(example('demo', 'snapshot.json'), join(dir, name));
+  const r = await traced(dir, './mesh-audit-linux-x64', ['evaluate', ...names, '--jobs', '4', '--format', 'json', '--out', 'w4', '--fail-on', 'none']);
+  assert.is(r.code, 0, r.stderr);
+  for (const name of names) {
+    const by = r.opens.filter((o) => o.path.endsWith(name)).map((o) => o.pid);
+    assert.ok(by.length > 0 && by.every((pid) => pid !== r.mainPid), `${name} opened by ${by.join(',')} (main thread ${r.mainPid})`);
+  }
+  const one = run('env', ['-i', './mesh-audit-linux-x64', 'evaluate', ...names, '--jobs', '1', '--format', 'json', '--out', 'w1', '--fail-on', 'none'], dir);
+  assert.is(one.code, 0, one.stderr);
+  assert.equal(findingsOf(readFileSync(join(dir, 'w4', 'mesh-audit.json'), 'utf8')), findingsOf(readFileSync(join(dir, 'w1', 'mesh-audit.json'), 'utf8')));
+});
+
+/** A 045 host on the test engine (as test/docker/scan-045.test.ts builds it) with a 5 MiB file under the managed root. */
+function host045(tag: string): { host: LiveHost; app: string; appEnv: string; blob: string; blobDigest: string } {
+  const eng = e!;
+  const host = new LiveHost();
+  const app = `ma-pkg-${tag}-${process.pid}`;
+  const appEnv = host.write(host.path('app', 'app.env'), envText({ DATABASE_URL: 'postgresql://app:pw@:20000/app', APP_MODE: 'prod' }));
+  const blobBytes = createHash('sha512').update(tag).digest();
+  const blobData = Buffer.concat(Array.from({ length: (5 * 1024 * 1024) / blobBytes.length }, () => blobBytes));
+  const blob = host.path('app', 'model.bin');
+  mkdirSync(join(host.managedRoot, 'app'), { recursive: true });
+  writeFileSync(blob, blobData);
+  runContainer(eng, app, ['--network', 'none', '--env-file', appEnv, '--label', 'mesh.module=app', '--label', 'mesh.resource=app.server', '--label', `mesh.sources=${appEnv}`, '--label', `mesh.source-digests=${sha256(readFileSync(appEnv, 'utf8'))}`], ['sleep', '3600']);
+  host.ledger([
+    { id: 'app.server', type: 'container', origin: 'declared', target: app, sources: [appEnv] },
+    { id: 'app.env', type: 'file', origin: 'declared', target: appEnv },
+    { id: 'app.model', type: 'file', origin: 'declared', target: blob },
+  ]);
+  host.replaceByRename(appEnv, envText({ DATABASE_URL: 'postgresql://app:pw@db.mesh.internal:20000/app', APP_MODE: 'prod' }));
+  mkdirSync(host.out, { recursive: true, mode: 0o750 });
+  return { host, app, appEnv, blob, blobDigest: `sha256:${createHash('sha256').update(blobData).digest('hex')}` };
+}
+
+function assert045(report: LiveReport, app: string, appEnv: string, stderr: string): void {
+  assert.ok(report.summary.complete, `complete scan: ${stderr} ${JSON.stringify(report.notifications)}`);
+  const drift = report.findings.filter((f) => f.subject.id === app && f.ruleName === 'container-env-matches-composed-file');
+  assert.equal(drift.map((f) => f.discriminator), [`${appEnv}#DATABASE_URL`]);
+}
+
+const keptSnapshot = (out: string, hostname: string) => {
+  const dir = join(out, 'history', hostname);
+  return readFileSync(join(dir, readdirSync(dir).find((n) => n.endsWith('.json'))!), 'utf8');
+};
+
+it('the binary, alone with an empty environment, scans the test engine live: the 045 drift found, the 5 MiB file hashed by a worker thread', async () => {
+  if (!e) throw new Error('the test engine is needed');
+  const { host, app, appEnv, blob, blobDigest } = host045('bin');
+  try {
+    const dir = alone();
+    const r = await traced(dir, './mesh-audit-linux-x64', ['scan', '--docker-host', e.dockerHost, '--ledger', host.ledgerPath, '--managed-root', host.managedRoot, '--hostname', 'pkg-bin', '--out', host.out, '--format', 'json']);
+    assert.is(r.code, 1, r.stderr);
+    assert045(JSON.parse(readFileSync(join(host.out, 'mesh-audit.json'), 'utf8')) as LiveReport, app, appEnv, r.stderr);
+    const by = r.opens.filter((o) => o.path === blob).map((o) => o.pid);
+    assert.ok(by.length > 0 && by.every((pid) => pid !== r.mainPid), `${blob} opened by ${by.join(',')} (main thread ${r.mainPid})`);
+    assert.ok(keptSnapshot(host.out, 'pkg-bin').includes(blobDigest), 'the kept snapshot holds the digest the worker computed');
+  } finally {
+    removeContainers(e, [app]);
+  }
+});
+
+// ---------------------------------------------------------------------------------------------
+// The .deb
+
+/** The paths the README's Install section says the package installs (lines ending "(when built)" are optional). */
+function readmeFileList(): { required: string[]; optional: string[] } {
+  const readme = readFileSync(join(PACKAGE_ROOT, 'README.md'), 'utf8');
+  const block = /<!-- deb-files -->\s*```[a-z]*\n([\s\S]*?)```/.exec(readme);
+  assert.ok(block, 'README has the list of installed files (<!-- deb-files --> then a code block)');
+  const lines = block[1]!.split('\n').map((l) => l.trim()).filter((l) => l.startsWith('/'));
+  const path = (l: string) => l.split(/\s+/)[0]!;
+  return { required: lines.filter((l) => !l.endsWith('(when built)')).map(path), optional: lines.filter((l) => l.endsWith('(when built)')).map(path) };
+}
+
+it('the .deb: sane metadata (dpkg-deb --info), its files are the README\'s list, lintian reports no error', () => {
+  const info = run('dpkg-deb', ['--info', DEB]);
+  assert.is(info.code, 0, info.stderr);
+  for (const field of ['Package: mesh-audit', `Version: ${VERSION}`, 'Architecture: amd64', 'Maintainer: ', 'Depends: libc6', 'Section: admin', 'Description: ']) assert.match(info.stdout, field);
+  assert.match(info.stdout, /Installed-Size: \d{5,}/);
+  const contents = run('dpkg-deb', ['--contents', DEB]);
+  assert.is(contents.code, 0, contents.stderr);
+  const entries = contents.stdout.trim().split('\n').map((l) => ({ mode: l.split(/\s+/)[0]!, owner: l.split(/\s+/)[1]!, path: l.replace(/^.* \.\//, '/').replace(/\/$/, '') }));
+  for (const entry of entries) assert.is(entry.owner, 'root/root', entry.path);
+  const files = entries.filter((x) => !x.mode.startsWith('d')).map((x) => x.path);
+  const { required, optional } = readmeFileList();
+  const listed = new Set([...required, ...optional]);
+  assert.equal(files.filter((f) => !listed.has(f)), [], 'files the README does not list');
+  assert.equal(required.filter((f) => f !== '/var/lib/mesh-audit' && !files.includes(f)), [], 'files the README lists that the package lacks');
+  assert.equal(entries.find((x) => x.path === '/var/lib/mesh-audit')?.mode, 'drwxr-x---');
+  const lintian = run('lintian', ['--no-tag-display-limit', DEB]);
+  const errors = lintian.stdout.split('\n').filter((l) => l.startsWith('E:'));
+  assert.equal(errors, [], lintian.stdout);
+  assert.ok(lintian.code === 0 || errors.length === 0, lintian.stderr);
+});
+
+it('the .deb installs into a scratch root: binary, pack, units that verify, conffile, 0750 state folder; the installed binary runs; purge removes config and state', () => {
+  const root = tempDir('ma-pkg-root-');
+  for (const d of ['var/lib/dpkg/info', 'var/lib/dpkg/updates', 'var/lib/dpkg/triggers']) mkdirSync(join(root, d), { recursive: true });
+  writeFileSync(join(root, 'var', 'lib', 'dpkg', 'status'), '');
+  // No chroot (the scratch root has no shell): the maintainer scripts act under $DPKG_ROOT.
+  const dpkg = (args: string[]) => run('dpkg', [`--root=${root}`, '--force-script-chrootless', '--force-depends', '--force-not-root', '--log=/dev/null', ...args]);
+  const install = dpkg(['--install', DEB]);
+  assert.is(install.code, 0, install.stderr + install.stdout);
+  const state = statSync(join(root, 'var', 'lib', 'mesh-audit'));
+  assert.is(state.mode & 0o777, 0o750);
+  const status = run('dpkg-query', [`--admindir=${join(root, 'var', 'lib', 'dpkg')}`, '-W', '-f=${Status}\n${Conffiles}', 'mesh-audit']);
+  assert.match(status.stdout, 'install ok installed');
+  assert.match(status.stdout, / \/etc\/mesh-audit\/config\.yaml [0-9a-f]{32}/);
+  assert.match(readFileSync(join(root, 'etc', 'mesh-audit', 'config.yaml'), 'utf8'), /^# /);
+  assert.ok(existsSync(join(root, 'usr', 'share', 'mesh-audit', 'policies', 'mesh-core.yaml')));
+  assert.not.ok(existsSync(join(root, 'etc', 'systemd', 'system', 'timers.target.wants', 'mesh-audit.timer')), 'the timer is not enabled');
+
+  // The base system's targets, as any host has them (Debian's systemd package): the units' own deps.
+  for (const unit of readdirSync('/lib/systemd/system').filter((n) => n.endsWith('.target'))) {
+    if (!existsSync(join(root, 'lib', 'systemd', 'system', unit))) copyFileSync(join('/lib/systemd/system', unit), join(root, 'lib', 'systemd', 'system', unit));
+  }
+  const verify = run('systemd-analyze', ['verify', `--root=${root}`, '/lib/systemd/system/mesh-audit.service', '/lib/systemd/system/mesh-audit.timer']);
+  assert.is(verify.code, 0, verify.stderr);
+  assert.not.match(verify.stderr, 'mesh-audit', verify.stderr);
+
+  const bin = join(root, 'usr', 'bin', 'mesh-audit');
+  const version = run('env', ['-i', bin, '--version']);
+  assert.match(version.stdout, `mesh-audit/${VERSION} (commit `);
+  const dir = tempDir('ma-pkg-deb-');
+  copyFileSync(example('045', 'snapshot.json'), join(dir, 'snapshot.json'));
+  const embedded = run('env', ['-i', bin, 'evaluate', 'snapshot.json', '--format', 'json', '--out', '-'], dir);
+  const shipped = run('env', ['-i', bin, 'evaluate', 'snapshot.json', '--policy', join(root, 'usr', 'share', 'mesh-audit', 'policies', 'mesh-core.yaml'), '--format', 'json', '--out', '-'], dir);
+  assert.is(embedded.code, 1, embedded.stderr);
+  assert.equal(findingsOf(embedded.stdout), findingsOf(shipped.stdout), 'the installed pack is the embedded one');
+
+  const purge = dpkg(['--purge', 'mesh-audit']);
+  assert.is(purge.code, 0, purge.stderr + purge.stdout);
+  for (const gone of ['usr/bin/mesh-audit', 'etc/mesh-audit/config.yaml', 'var/lib/mesh-audit']) assert.not.ok(existsSync(join(root, gone)), `${gone} left after purge`);
+});
+
+it('the installed binary scans the test engine live with workers (045 drift, 5 MiB file hashed)', async () => {
+  if (!e) throw new Error('the test engine is needed');
+  const root = tempDir('ma-pkg-x-');
+  assert.is(run('dpkg-deb', ['-x', DEB, root]).code, 0);
+  const { host, app, appEnv, blob, blobDigest } = host045('deb');
+  try {
+    const r = await traced(host.dir, join(root, 'usr', 'bin', 'mesh-audit'), ['scan', '--docker-host', e.dockerHost, '--ledger', host.ledgerPath, '--managed-root', host.managedRoot, '--hostname', 'pkg-deb', '--out', host.out, '--format', 'json']);
+    assert.is(r.code, 1, r.stderr);
+    assert045(JSON.parse(readFileSync(join(host.out, 'mesh-audit.json'), 'utf8')) as LiveReport, app, appEnv, r.stderr);
+    assert.ok(r.opens.some((o) => o.path === blob && o.pid !== r.mainPid), 'hashed by a worker');
+    assert.ok(keptSnapshot(host.out, 'pkg-deb').includes(blobDigest));
+  } finally {
+    removeContainers(e, [app]);
+  }
+});
+
+// ---------------------------------------------------------------------------------------------
+// The image
+
+it('the image, built from the rootfs with packaging/image/build-image.sh, runs scan as docker-run.sh shows (host read-only at /host, --pid host) and finds the 045 drift', () => {
+  if (!e) throw new Error('the test engine is needed');
+  const env = { ...process.env, DOCKER_HOST: e.dockerHost };
+  const built = spawnSync('sh', [join(PACKAGE_ROOT, 'packaging', 'image', 'build-image.sh'), ROOTFS, VERSION], { env, encoding: 'utf8', timeout: 300_000 });
+  assert.is(built.status, 0, built.stderr);
+  assert.match(e.docker(['image', 'inspect', '--format', '{{json .Config.Entrypoint}}', 'mesh-audit:latest']), '["/usr/bin/mesh-audit"]');
+  const { host, app, appEnv } = host045('img');
+  try {
+    const configDir = tempDir('ma-pkg-etc-');
+    writeFileSync(join(configDir, 'config.yaml'), `ledger: ${host.ledgerPath}\nmanagedRoots:\n  - ${host.managedRoot}\n`);
+    const socket = e.dockerHost.replace(/^unix:\/\//, '');
+    const r = spawnSync('sh', [join(PACKAGE_ROOT, 'examples', 'nightly', 'docker-run.sh'), '--hostname', 'pkg-img'], {
+      env: { ...env, DOCKER_SOCKET: socket, MESH_AUDIT_CONFIG_DIR: configDir, MESH_AUDIT_OUT: host.out },
+      encoding: 'utf8',
+      timeout: 300_000,
+    });
+    assert.is(r.status, 1, r.stderr);
+    assert045(JSON.parse(readFileSync(join(host.out, 'mesh-audit.json'), 'utf8')) as LiveReport, app, appEnv, r.stderr);
+  } finally {
+    removeContainers(e, [app]);
+  }
+});
+
+test.run();
