@@ -1,4 +1,5 @@
 import type { CAC } from 'cac';
+import { join } from 'node:path';
 import { ExitCode, MeshAuditError } from '../errors.js';
 import { buildSubjects } from '../facts/subjects.js';
 import { auditSnapshots } from '../pipeline.js';
@@ -9,7 +10,9 @@ import { renderPremigrationMarkdown } from '../report/premigration/markdown.js';
 import type { Premigration, PremigrationReport } from '../report/premigration/model.js';
 import { renderPremigrationText } from '../report/premigration/text.js';
 import { renderSarif } from '../report/sarif.js';
-import { prepareOutputDir, writeFileAtomic } from '../write/atomic.js';
+import { writeFileAtomic } from '../write/atomic.js';
+import { parseLockTimeout } from './evaluate.js';
+import { withOutputFolder, type OutputFolder } from './output.js';
 import { list, type CommandContext } from './context.js';
 import { acquireSnapshot, addCollectOptions, type AcquireOptions } from './scan.js';
 
@@ -38,11 +41,23 @@ export function registerPremigrate(cli: CAC, ctx: CommandContext): void {
     .option('--out <dir>', 'Output folder for the json, sarif and md files', { default: 'reports' })
     .example('sudo mesh-audit premigrate --managed-root /etc/mesh')
     .example('mesh-audit premigrate --snapshot examples/adopted-node/snapshot.json --history examples/adopted-node/history')
-    .action(async (options: AcquireOptions & { policy?: string | string[]; format: string }) => {
+    .option('--lock-timeout <seconds>', 'How long to wait while another run holds --out before giving up with exit 3')
+    .action(async (options: AcquireOptions & { policy?: string | string[]; format: string; lockTimeout?: string | number }) => {
       const formats = parseFormats(options.format);
+      const lockTimeout = parseLockTimeout(options.lockTimeout);
+      const files = formats.filter((f) => FORMATS[f].file !== null);
+      const live = options.snapshot === undefined && options.history === undefined;
+      // One run at a time in an output folder: it holds this run's files and the scanner's own history.
+      if (options.out !== '-' && (files.length > 0 || live)) return withOutputFolder(options.out, lockTimeout, (folder) => premigrate(options, formats, folder));
+      return premigrate(options, formats);
+    });
+
+  async function premigrate(options: AcquireOptions & { policy?: string | string[] }, formats: Format[], folder?: OutputFolder): Promise<number> {
       const startedAt = ctx.now();
       const packs = await loadPolicies(list(options.policy));
-      const acquired = await acquireSnapshot(options, ctx);
+      const acquired = await acquireSnapshot(options, ctx, folder);
+      const notKept = await acquired.keep();
+      acquired.snapshots = acquired.snapshots.map((s) => (notKept.length > 0 ? { ...s, problems: [...s.problems, ...notKept] } : s));
       const snapshots = acquired.snapshots.map((s) => (acquired.history.problems.length > 0 ? { ...s, problems: [...s.problems, ...acquired.history.problems] } : s));
       const report = auditSnapshots(snapshots, acquired.history.snapshots, packs.flatMap((p) => p.rules), { profile: 'premigration', now: ctx.now(), startedAt });
       const nodes: Premigration[] = snapshots.map((s, i) => {
@@ -58,12 +73,13 @@ export function registerPremigrate(cli: CAC, ctx: CommandContext): void {
       const result: PremigrationReport = { report, nodes };
       if (formats.includes('text')) ctx.stdout(FORMATS.text.render(result, ctx.color));
       const files = formats.filter((f) => FORMATS[f].file !== null);
-      if (files.length > 0) {
-        await prepareOutputDir(options.out);
-        for (const f of files) ctx.stderr(`wrote ${await writeFileAtomic(options.out, FORMATS[f].file!, FORMATS[f].render(result))}\n`);
+      if (files.length > 0 && folder !== undefined) {
+        for (const f of files) {
+          await writeFileAtomic(folder.dir, FORMATS[f].file!, FORMATS[f].render(result));
+          ctx.stderr(`wrote ${join(options.out, FORMATS[f].file!)}\n`);
+        }
       }
-      await acquired.keep();
       if (nodes.some((n) => !n.complete)) return ExitCode.Incomplete;
       return nodes.every((n) => n.inventory.ready) ? ExitCode.Ok : ExitCode.Findings;
-    });
+  }
 }
