@@ -146,15 +146,18 @@ export async function replaceWithSymlink(dir: string, name: string, target: stri
     const temp = tempPath(dir, name, tempName());
     try {
       await symlink(target, temp);
+      trackPending(temp);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || attempt >= 5) throw new WriteFailure(join(dir, name), err);
       continue;
     }
     try {
       await rename(temp, join(dir, name));
+      untrackPending(temp);
       await syncFolder(dir);
     } catch (err) {
       await unlink(temp).catch(() => undefined);
+      untrackPending(temp);
       throw new WriteFailure(join(dir, name), err);
     }
     return;

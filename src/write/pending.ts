@@ -15,7 +15,8 @@ export function removePendingSync(): string[] {
   const removed: string[] = [];
   for (const path of pending) {
     try {
-      rmSync(path, { recursive: true, force: true });
+      // Retried: a write already in flight on libuv's threads may add a file after the first sweep.
+      rmSync(path, { recursive: true, force: true, maxRetries: 5, retryDelay: 20 });
       removed.push(path);
     } catch {
       // left for the next run's clean-up
