@@ -45,12 +45,11 @@ function leftovers(dir: string): string[] {
   return found;
 }
 
-/** The published set: `latest` names one complete run folder, and every report name resolves into it. */
+/** The published set: every report name resolves into one existing run folder that holds exactly that set. */
 function publishedSet(out: string, names: string[]): string {
-  const latest = readlinkSync(join(out, 'latest'));
-  assert.match(latest, /^runs\/\d{6,}-\d{8}T\d{9}Z$/);
-  const run = realpathSync(join(out, latest));
-  for (const name of names) assert.is(dirname(realpathSync(join(out, name))), run, `${name} belongs to the published run`);
+  const folders = new Set(names.map((name) => dirname(realpathSync(join(out, name)))));
+  assert.is(folders.size, 1, `one run behind all of ${names.join(', ')}: ${[...folders].join(', ')}`);
+  const run = [...folders][0]!;
   assert.equal(readdirSync(run).sort(), [...names].sort(), 'the run folder holds exactly its set');
   return run;
 }
@@ -77,8 +76,9 @@ test('1. concurrent runs: 3 at once into one --out, 20 rounds, --keep 1 --baseli
     assert.ok(json.baseline !== undefined && json.baseline.includes('/runs/'), `round ${round}: baseline ${json.baseline}`);
     assert.equal(json.findings.filter((f) => f.state !== 'unchanged'), [], `round ${round}: nothing new against the previous run`);
     // Every run took its own number: the published one is the last of them.
-    assert.is(Number(/^(\d+)-/.exec(run.split('/').pop()!)![1]), runs);
+    assert.is(Number(/^(\d+)-/.exec(run.split('/').pop()!)?.[1]), runs, `round ${round}: the run numbered ${runs} is published`);
   }
+  assert.match(readlinkSync(join(out, 'latest')), /^runs\/\d{6,}-\d{8}T\d{9}Z$/, 'latest names the run folder');
 });
 
 test('1. a second run waits for the first up to --lock-timeout, then exits 3 naming the holder\'s pid', async () => {
@@ -97,8 +97,11 @@ test('1. a second run waits for the first up to --lock-timeout, then exits 3 nam
     assert.match(waited.stderr, '--lock-timeout');
     assert.not.ok(existsSync(join(out, 'runs')), 'nothing written while the other run held the folder');
   } finally {
-    holder.kill('SIGKILL');
-    await new Promise((r) => holder.once('close', r));
+    if (holder.exitCode === null && holder.signalCode === null) {
+      const closed = new Promise((r) => holder.once('close', r));
+      holder.kill('SIGKILL');
+      await closed;
+    }
   }
   // The kernel dropped the lock with its holder: the folder is free again.
   const after = await cli(['evaluate', DEMO, '--out', out, '--format', 'json', '--lock-timeout', '0', '--fail-on', 'none']);
@@ -113,8 +116,8 @@ test('2. a clock moved back a month loses nothing: the run just written stays pu
   const back = await evaluate(FIXED_NOW);
   assert.is(back.code, 0, back.stderr);
   const run = publishedSet(out, ['mesh-audit.json', 'mesh-audit.sarif']);
-  assert.match(run, /\/000002-20261001T000000000Z$/, 'the newest run is the one written last, whatever its time');
-  assert.is(readJson(join(out, 'mesh-audit.json')).generatedAt, FIXED_NOW.toISOString());
+  assert.is(readJson(join(run, 'mesh-audit.json')).generatedAt, FIXED_NOW.toISOString(), 'the published run is the one written last, whatever its time');
+  assert.equal(readdirSync(join(out, 'runs')), [run.split('/').pop()]);
 
   const dir = tempDir();
   const ledger = join(dir, 'ledger.json');
@@ -254,7 +257,8 @@ test('5. SIGTERM mid-run: one line on stderr, exit 143, no partial set; killed r
   const out = join(dir, 'reports');
   const small = ['evaluate', DEMO, '--history', DEMO_HISTORY, '--out', out, '--format', 'json,sarif,jsonl,prom', '--keep', '3', '--fail-on', 'none'];
   for (let i = 0; i < 3; i++) assert.is((await cli(small)).code, 0);
-  const published = readlinkSync(join(out, 'latest'));
+  const names = ['mesh-audit.json', 'mesh-audit.jsonl', 'mesh-audit.prom', 'mesh-audit.sarif'];
+  const published = publishedSet(out, names);
   const complete = readdirSync(join(out, 'runs')).sort();
 
   // A long run, stopped as soon as it starts writing its run folder.
@@ -264,7 +268,8 @@ test('5. SIGTERM mid-run: one line on stderr, exit 143, no partial set; killed r
   child.stderr.setEncoding('utf8').on('data', (t: string) => (stderr += t));
   let caught = false;
   const watcher = watch(join(out, 'runs'), (_event, name) => {
-    if (!caught && String(name).startsWith('.incomplete-')) {
+    // The first new entry in runs/ is the run starting to write its folder.
+    if (!caught && name !== null && !complete.includes(String(name))) {
       caught = true;
       child.kill('SIGTERM');
     }
@@ -277,7 +282,7 @@ test('5. SIGTERM mid-run: one line on stderr, exit 143, no partial set; killed r
   assert.is(code, 143, `exit 143 (${signal}): ${stderr}`);
   assert.match(stderr, /^mesh-audit: stopped by SIGTERM; nothing published/m);
   assert.equal(leftovers(out), [], 'no temp file, no unpublished run folder');
-  assert.is(readlinkSync(join(out, 'latest')), published, 'the previous set is still the published one');
+  assert.is(publishedSet(out, names), published, 'the previous set is still the published one');
   assert.equal(readdirSync(join(out, 'runs')).sort(), complete);
 
   // What a run killed outright (SIGKILL) leaves: an unpublished run folder and temp files, here and in history.
@@ -294,7 +299,7 @@ test('5. SIGTERM mid-run: one line on stderr, exit 143, no partial set; killed r
   const runs = readdirSync(join(out, 'runs')).sort();
   assert.is(runs.length, 3, '--keep 3 counts complete runs only');
   assert.equal(runs.slice(0, 2), complete.slice(1), 'the two newest earlier complete runs are kept');
-  publishedSet(out, ['mesh-audit.json', 'mesh-audit.jsonl', 'mesh-audit.prom', 'mesh-audit.sarif']);
+  assert.is(publishedSet(out, names).split('/').pop(), runs[2]);
 });
 
 test('6. --out link/ and link/. are the symlink link: refused (exit 3), nothing written through it', async () => {

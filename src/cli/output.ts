@@ -5,7 +5,9 @@ import { renderSarif } from '../report/sarif.js';
 import { renderText } from '../report/text.js';
 import type { Report } from '../report/report.js';
 import { ExitCode, MeshAuditError } from '../errors.js';
-import { lstat, mkdir, readdir, readlink, rename, rmdir, unlink } from 'node:fs/promises';
+import { mkdirSync, renameSync, rmSync, symlinkSync } from 'node:fs';
+import { lstat, readdir, readlink, rmdir, unlink } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { NotRegularFile, readRegularInput } from '../read-input.js';
 import { prepareOutputDir, replaceWithSymlink, syncFolder, WriteFailure, writeFileAtomic } from '../write/atomic.js';
@@ -204,23 +206,33 @@ export async function writeReports(report: Report, formats: FormatName[], out: s
 async function publishRun(report: Report, files: FormatName[], folder: OutputFolder, keep: number): Promise<string[]> {
   const runs = await prepareOutputDir(join(folder.dir, RUNS));
   const base = runNameOf(folder.sequence, report.generatedAt);
-  const partial = await makeFreshFolder(runs, `${INCOMPLETE}${base}`);
-  trackPending(partial);
+  const partial = makeFreshFolder(runs, `${INCOMPLETE}${base}`);
   let final: string | null = null;
   try {
     for (const f of files) await writeFileAtomic(partial, FORMATS[f].file!, FORMATS[f].render(report));
     final = await freeName(runs, base);
+    // The renames are synchronous, each with the bookkeeping of what is pending around it, so that a
+    // signal is handled before or after a step, never inside one: a stopped run removes its unpublished
+    // folder, and never a published one.
+    const finalPath = join(runs, final);
+    const latestTemp = join(folder.dir, `.${LATEST}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
     try {
-      await rename(partial, join(runs, final));
+      trackPending(finalPath);
+      renameSync(partial, finalPath);
       untrackPending(partial);
-      trackPending(join(runs, final));
-      await syncFolder(runs);
+      trackPending(latestTemp);
+      symlinkSync(`${RUNS}/${final}`, latestTemp);
+      // The one rename that publishes the whole set.
+      renameSync(latestTemp, join(folder.dir, LATEST));
+      untrackPending(latestTemp);
+      untrackPending(finalPath);
     } catch (err) {
-      throw new WriteFailure(join(runs, final), err);
+      rmSync(latestTemp, { force: true });
+      untrackPending(latestTemp);
+      throw new WriteFailure(join(folder.dir, LATEST), err);
     }
-    // The one rename that publishes the whole set.
-    await replaceWithSymlink(folder.dir, LATEST, `${RUNS}/${final}`);
-    untrackPending(join(runs, final));
+    await syncFolder(runs);
+    await syncFolder(folder.dir);
   } catch (err) {
     untrackPending(partial);
     await removeRunFolder(partial);
@@ -248,12 +260,14 @@ async function publishRun(report: Report, files: FormatName[], folder: OutputFol
   return written;
 }
 
-/** A new folder `runs/name` (or `name-2`…): never one that something else already occupies. */
-async function makeFreshFolder(runs: string, name: string): Promise<string> {
+/** A new folder `runs/name` (or `name-2`…), never one that something else already occupies; pending until published. */
+function makeFreshFolder(runs: string, name: string): string {
   for (let n = 1; ; n++) {
     const path = join(runs, n === 1 ? name : `${name}-${n}`);
     try {
-      await mkdir(path, { mode: 0o750 });
+      // Synchronous, and tracked at once: a signal cannot come between making it and knowing it.
+      mkdirSync(path, { mode: 0o750 });
+      trackPending(path);
       return path;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || n > 100) throw new WriteFailure(path, err);

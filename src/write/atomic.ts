@@ -95,7 +95,6 @@ export async function writeFileAtomic(dir: string, name: string, data: string, t
     throw new WriteFailure(target, err);
   }
   const { handle, temp } = opened;
-  trackPending(temp);
   try {
     await handle.writeFile(data, 'utf8');
     await handle.sync();
@@ -122,10 +121,13 @@ const tempPath = (dir: string, name: string, unique: string): string => join(dir
 async function openExclusive(dir: string, name: string, tempName: () => string) {
   for (let attempt = 0; ; attempt++) {
     const temp = tempPath(dir, name, tempName());
+    // Tracked before it exists: a signal handled while the open is in flight still finds it.
+    trackPending(temp);
     try {
       const handle = await open(temp, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY | constants.O_NOFOLLOW, 0o640);
       return { handle, temp };
     } catch (err) {
+      untrackPending(temp);
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || attempt >= 5) throw err;
     }
   }
@@ -144,10 +146,11 @@ export async function syncFolder(dir: string): Promise<void> {
 export async function replaceWithSymlink(dir: string, name: string, target: string, tempName: () => string = randomTempName): Promise<void> {
   for (let attempt = 0; ; attempt++) {
     const temp = tempPath(dir, name, tempName());
+    trackPending(temp);
     try {
       await symlink(target, temp);
-      trackPending(temp);
     } catch (err) {
+      untrackPending(temp);
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || attempt >= 5) throw new WriteFailure(join(dir, name), err);
       continue;
     }
