@@ -53,33 +53,33 @@ export function registerPremigrate(cli: CAC, ctx: CommandContext): void {
     });
 
   async function premigrate(options: AcquireOptions & { policy?: string | string[] }, formats: Format[], folder?: OutputFolder): Promise<number> {
-      const startedAt = ctx.now();
-      const packs = await loadPolicies(list(options.policy));
-      const acquired = await acquireSnapshot(options, ctx, folder);
-      const notKept = await acquired.keep();
-      acquired.snapshots = acquired.snapshots.map((s) => (notKept.length > 0 ? { ...s, problems: [...s.problems, ...notKept] } : s));
-      const snapshots = acquired.snapshots.map((s) => (acquired.history.problems.length > 0 ? { ...s, problems: [...s.problems, ...acquired.history.problems] } : s));
-      const report = auditSnapshots(snapshots, acquired.history.snapshots, packs.flatMap((p) => p.rules), { profile: 'premigration', now: ctx.now(), startedAt });
-      const nodes: Premigration[] = snapshots.map((s, i) => {
-        const evaluation = report.evaluations[i]!;
-        return {
-          host: s.host.hostname,
-          takenAt: s.takenAt,
-          complete: evaluation.complete,
-          notChecked: evaluation.notifications.filter((n) => n.level === 'error').map((n) => n.message),
-          inventory: buildInventory(buildSubjects(s, acquired.history.snapshots)),
-        };
-      });
-      const result: PremigrationReport = { report, nodes };
-      if (formats.includes('text')) ctx.stdout(FORMATS.text.render(result, ctx.color));
-      const files = formats.filter((f) => FORMATS[f].file !== null);
-      if (files.length > 0 && folder !== undefined) {
-        for (const f of files) {
-          await writeFileAtomic(folder.dir, FORMATS[f].file!, FORMATS[f].render(result));
-          ctx.stderr(`wrote ${join(options.out, FORMATS[f].file!)}\n`);
-        }
+    const startedAt = ctx.now();
+    const packs = await loadPolicies(list(options.policy));
+    const acquired = await acquireSnapshot(options, ctx, folder);
+    const notKept = await acquired.keep();
+    acquired.snapshots = acquired.snapshots.map((s) => (notKept.length > 0 ? { ...s, problems: [...s.problems, ...notKept] } : s));
+    const snapshots = acquired.snapshots.map((s) => (acquired.history.problems.length > 0 ? { ...s, problems: [...s.problems, ...acquired.history.problems] } : s));
+    const report = auditSnapshots(snapshots, acquired.history.snapshots, packs.flatMap((p) => p.rules), { profile: 'premigration', now: ctx.now(), startedAt });
+    const nodes: Premigration[] = snapshots.map((s, i) => {
+      const evaluation = report.evaluations[i]!;
+      return {
+        host: s.host.hostname,
+        takenAt: s.takenAt,
+        complete: evaluation.complete,
+        notChecked: evaluation.notifications.filter((n) => n.level === 'error').map((n) => n.message),
+        inventory: buildInventory(buildSubjects(s, acquired.history.snapshots)),
+      };
+    });
+    const result: PremigrationReport = { report, nodes };
+    if (formats.includes('text')) ctx.stdout(FORMATS.text.render(result, ctx.color));
+    const files = formats.filter((f) => FORMATS[f].file !== null);
+    if (files.length > 0 && folder !== undefined) {
+      for (const f of files) {
+        await writeFileAtomic(folder.dir, FORMATS[f].file!, FORMATS[f].render(result));
+        ctx.stderr(`wrote ${join(options.out, FORMATS[f].file!)}\n`);
       }
-      if (nodes.some((n) => !n.complete)) return ExitCode.Incomplete;
-      return nodes.every((n) => n.inventory.ready) ? ExitCode.Ok : ExitCode.Findings;
+    }
+    if (nodes.some((n) => !n.complete)) return ExitCode.Incomplete;
+    return nodes.every((n) => n.inventory.ready) ? ExitCode.Ok : ExitCode.Findings;
   }
 }
