@@ -252,7 +252,7 @@ function fleet(dir: string, count: number): string[] {
   });
 }
 
-test('5. SIGTERM mid-run: one line on stderr, exit 143, no partial set; killed runs\' leftovers are cleaned and never counted by --keep', async () => {
+test('5. SIGTERM or SIGINT mid-run: one line on stderr, exit 143 or 130, no partial set; killed runs\' leftovers are cleaned and never counted by --keep', async () => {
   const dir = tempDir();
   const out = join(dir, 'reports');
   const small = ['evaluate', DEMO, '--history', DEMO_HISTORY, '--out', out, '--format', 'json,sarif,jsonl,prom', '--keep', '3', '--fail-on', 'none'];
@@ -261,29 +261,31 @@ test('5. SIGTERM mid-run: one line on stderr, exit 143, no partial set; killed r
   const published = publishedSet(out, names);
   const complete = readdirSync(join(out, 'runs')).sort();
 
-  // A long run, stopped as soon as it starts writing its run folder.
+  // A long run, stopped as soon as it starts writing its run folder: by SIGTERM (systemd, timeout(1)), then by SIGINT (Ctrl-C).
   const files = fleet(dir, 300);
-  const child = spawn(process.execPath, [BIN, 'evaluate', ...files, '--history', DEMO_HISTORY, '--out', out, '--format', 'json,sarif,jsonl,prom', '--keep', '3', '--jobs', '1', '--fail-on', 'none'], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  child.stderr.setEncoding('utf8').on('data', (t: string) => (stderr += t));
-  let caught = false;
-  const watcher = watch(join(out, 'runs'), (_event, name) => {
-    // The first new entry in runs/ is the run starting to write its folder.
-    if (!caught && name !== null && !complete.includes(String(name))) {
-      caught = true;
-      child.kill('SIGTERM');
-    }
-  });
-  const guard = setTimeout(() => child.kill('SIGKILL'), 120_000);
-  const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.once('close', (c, s) => resolve([c, s])));
-  clearTimeout(guard);
-  watcher.close();
-  assert.ok(caught, `the run was stopped while writing (exit ${code} ${signal}): ${stderr}`);
-  assert.is(code, 143, `exit 143 (${signal}): ${stderr}`);
-  assert.match(stderr, /^mesh-audit: stopped by SIGTERM; nothing published/m);
-  assert.equal(leftovers(out), [], 'no temp file, no unpublished run folder');
-  assert.is(publishedSet(out, names), published, 'the previous set is still the published one');
-  assert.equal(readdirSync(join(out, 'runs')).sort(), complete);
+  for (const [sent, expected] of [['SIGTERM', 143], ['SIGINT', 130]] as const) {
+    const child = spawn(process.execPath, [BIN, 'evaluate', ...files, '--history', DEMO_HISTORY, '--out', out, '--format', 'json,sarif,jsonl,prom', '--keep', '3', '--jobs', '1', '--fail-on', 'none'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (t: string) => (stderr += t));
+    let caught = false;
+    const watcher = watch(join(out, 'runs'), (_event, name) => {
+      // The first new entry in runs/ is the run starting to write its folder.
+      if (!caught && name !== null && !complete.includes(String(name))) {
+        caught = true;
+        child.kill(sent);
+      }
+    });
+    const guard = setTimeout(() => child.kill('SIGKILL'), 120_000);
+    const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.once('close', (c, s) => resolve([c, s])));
+    clearTimeout(guard);
+    watcher.close();
+    assert.ok(caught, `the run was stopped while writing (exit ${code} ${signal}): ${stderr}`);
+    assert.is(code, expected, `${sent}: exit ${expected} (${signal}): ${stderr}`);
+    assert.match(stderr, new RegExp(`^mesh-audit: stopped by ${sent}; nothing published`, 'm'));
+    assert.equal(leftovers(out), [], 'no temp file, no unpublished run folder');
+    assert.is(publishedSet(out, names), published, 'the previous set is still the published one');
+    assert.equal(readdirSync(join(out, 'runs')).sort(), complete);
+  }
 
   // What a run killed outright (SIGKILL) leaves: an unpublished run folder and temp files, here and in history.
   const killed = join(out, 'runs', '.incomplete-000099-20261001T000000000Z');
