@@ -249,7 +249,15 @@ async function publishRun(report: Report, files: FormatName[], folder: OutputFol
     const path = join(folder.dir, name);
     if (files.includes(f)) {
       // Each name is a link through `latest`; made once, then left alone.
-      if ((await readlink(path).catch(() => null)) !== `${LATEST}/${name}`) await replaceWithSymlink(folder.dir, name, `${LATEST}/${name}`);
+      if ((await readlink(path).catch(() => null)) !== `${LATEST}/${name}`) {
+        try {
+          await replaceWithSymlink(folder.dir, name, `${LATEST}/${name}`);
+        } catch (err) {
+          // The set is published (latest/ names it); only this name could not be made to point there.
+          if (err instanceof WriteFailure) throw new MeshAuditError(`${err.message}; this run's reports are published under ${join(folder.named, LATEST)}/`, ExitCode.Incomplete);
+          throw err;
+        }
+      }
       written.push(join(folder.named, name));
     } else if ((await lstat(path).catch(() => null))?.isSymbolicLink()) {
       // This run has no such report: the name would point at nothing (or at an older run's).
