@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readRegularInput } from './read-input.js';
 import { hostname as osHostname } from 'node:os';
 import { join } from 'node:path';
 import { collectDocker } from './collect/docker.js';
@@ -24,7 +24,7 @@ export async function resolveHostname(settings: ScanSettings): Promise<string> {
   if (settings.root !== '/') {
     // The scanner runs in a container: the host's name is in the host's files, not in ours.
     try {
-      const name = (await readFile(join(settings.root, 'etc', 'hostname'), 'utf8')).trim();
+      const name = (await readRegularInput(join(settings.root, 'etc', 'hostname'))).toString('utf8').trim();
       if (name.length > 0) return name;
     } catch {
       // fall through to our own name

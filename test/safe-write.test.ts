@@ -15,10 +15,12 @@ test('reports are written mode 0640, into a run folder, with the latest names po
   const out = join(tempDir(), 'reports');
   const r = await evaluateInto(out);
   assert.is(r.code, 0, r.stderr);
-  const target = readlinkSync(join(out, 'mesh-audit.json'));
-  assert.match(target, /^runs\/\d{8}T\d{9}Z\/mesh-audit\.json$/);
-  assert.is(statSync(join(out, target)).mode & 0o777, 0o640);
-  assert.equal(readdirSync(join(out, 'runs', target.split('/')[1]!)).sort(), ['mesh-audit.json', 'mesh-audit.sarif']);
+  assert.is(readlinkSync(join(out, 'mesh-audit.json')), 'latest/mesh-audit.json');
+  assert.is(readlinkSync(join(out, 'mesh-audit.sarif')), 'latest/mesh-audit.sarif');
+  const run = readlinkSync(join(out, 'latest'));
+  assert.match(run, /^runs\/000001-20261001T000000000Z$/);
+  assert.is(statSync(join(out, run, 'mesh-audit.json')).mode & 0o777, 0o640);
+  assert.equal(readdirSync(join(out, run)).sort(), ['mesh-audit.json', 'mesh-audit.sarif']);
 });
 
 test('a symlink planted at a destination name is replaced, never followed', async () => {
@@ -31,7 +33,8 @@ test('a symlink planted at a destination name is replaced, never followed', asyn
   symlinkSync(victim, join(out, 'mesh-audit.sarif'));
   assert.is((await evaluateInto(out)).code, 0);
   assert.is(readFileSync(victim, 'utf8'), 'precious\n');
-  assert.match(readlinkSync(join(out, 'mesh-audit.json')), /^runs\//);
+  assert.is(readlinkSync(join(out, 'mesh-audit.json')), 'latest/mesh-audit.json');
+  assert.match(readlinkSync(join(out, 'latest')), /^runs\//);
 });
 
 test('a symlink planted at the temp name is never opened: another name is taken', async () => {
@@ -52,10 +55,13 @@ test('a planted run folder (a symlink where the next run folder would go) is not
   mkdirSync(join(out, 'runs'), { recursive: true, mode: 0o750 });
   const elsewhere = join(dir, 'elsewhere');
   mkdirSync(elsewhere);
-  symlinkSync(elsewhere, join(out, 'runs', '20261001T000000000Z'));
+  symlinkSync(elsewhere, join(out, 'runs', '000001-20261001T000000000Z'));
+  symlinkSync(elsewhere, join(out, 'runs', '.incomplete-000001-20261001T000000000Z'));
   assert.is((await evaluateInto(out)).code, 0);
   assert.equal(readdirSync(elsewhere), []);
-  assert.is(readlinkSync(join(out, 'mesh-audit.json')), 'runs/20261001T000000000Z-2/mesh-audit.json');
+  // The planted name is passed over: this run takes the next number, and writes only its own folder.
+  assert.is(readlinkSync(join(out, 'latest')), 'runs/000002-20261001T000000000Z');
+  assert.ok(lstatSync(join(out, 'runs', '000001-20261001T000000000Z')).isSymbolicLink(), 'the planted link is left alone');
 });
 
 test('an output folder that is a symlink, world-writable or owned by another user is refused: exit 3, nothing written', async () => {
@@ -107,9 +113,10 @@ test('retention keeps the newest N runs; the latest names point at the newest', 
     const r = await runCli(['evaluate', SNAPSHOT, '--out', out, '--format', 'json', '--keep', '2'], new Date(`2026-10-${day}T00:00:00Z`));
     assert.is(r.code, 0);
   }
-  assert.equal(readdirSync(join(out, 'runs')).sort(), ['20261002T000000000Z', '20261003T000000000Z']);
-  assert.is(readlinkSync(join(out, 'mesh-audit.json')), 'runs/20261003T000000000Z/mesh-audit.json');
-  assert.not.ok(existsSync(join(out, 'runs', '20261001T000000000Z')));
+  assert.equal(readdirSync(join(out, 'runs')).sort(), ['000002-20261002T000000000Z', '000003-20261003T000000000Z']);
+  assert.is(readlinkSync(join(out, 'latest')), 'runs/000003-20261003T000000000Z');
+  assert.is(readlinkSync(join(out, 'mesh-audit.json')), 'latest/mesh-audit.json');
+  assert.not.ok(existsSync(join(out, 'runs', '000001-20261001T000000000Z')));
 });
 
 test.run();

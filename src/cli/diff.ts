@@ -10,7 +10,7 @@ export function registerDiff(cli: CAC, ctx: CommandContext): void {
   cli
     .command('diff <old> <new>', 'Compare two JSON reports: new, updated, absent and unchanged findings')
     .option('--format <format>', 'text or json', { default: 'text' })
-    .example('mesh-audit diff reports/runs/20261128T031500000Z/mesh-audit.json reports/mesh-audit.json')
+    .example('mesh-audit diff reports/runs/000041-20261128T031500000Z/mesh-audit.json reports/mesh-audit.json')
     .action(async (oldPath: string, newPath: string, options: { format: string }) => {
       if (options.format !== 'text' && options.format !== 'json') throw new MeshAuditError(`--format must be text or json, not '${options.format}'`);
       const [older, newer] = [await loadReportFile(oldPath), await loadReportFile(newPath)];

@@ -3,6 +3,7 @@ import { ExitCode, MeshAuditError } from '../errors.js';
 import { exitCodeOf, FAIL_ON_VALUES, type FailOn } from '../outcome.js';
 import { auditSnapshot, reportOf, rulesOf, triage } from '../pipeline.js';
 import type { Evaluation } from '../evaluate/finding.js';
+import type { Report } from '../report/report.js';
 import { evaluateInWorkers, workersFor, WORKERS_FROM_FILES } from './evaluate-workers.js';
 import { postAlerts } from '../alert/alertmanager.js';
 import { alertsOf } from '../report/alerts.js';
@@ -13,7 +14,7 @@ import type { Profile } from '../policy/types.js';
 import { loadHistory } from '../snapshot/history.js';
 import { loadSnapshot } from '../snapshot/load.js';
 import type { Problem, Snapshot } from '../snapshot/types.js';
-import { parseFormats, writeReports } from './output.js';
+import { DEFAULT_LOCK_TIMEOUT_SECONDS, fileFormatsOf, latestJsonReport, parseFormats, withOutputFolder, writeReports, type OutputFolder } from './output.js';
 import { list, type CommandContext } from './context.js';
 
 export interface AuditOptions {
@@ -30,6 +31,7 @@ export interface AuditOptions {
   alertmanager?: string;
   alertTtl?: string | number;
   jobs?: string | number;
+  lockTimeout?: string | number;
 }
 
 export function parseCount(flag: string, value: unknown, fallback: number): number {
@@ -39,11 +41,25 @@ export function parseCount(flag: string, value: unknown, fallback: number): numb
   return n;
 }
 
-async function baselineOf(option: string | undefined, out: string): Promise<ReportFile | undefined> {
+async function baselineOf(option: string | undefined, out: string, folder: OutputFolder | undefined): Promise<ReportFile | undefined> {
   if (option === undefined) return undefined;
   if (option !== 'auto') return loadReportFile(option);
-  if (out === '-') throw new MeshAuditError('--baseline auto reads the previous report in --out; with --out - name the baseline file');
-  return (await previousReport(out)) ?? { source: '(none: first run)', generatedAt: '', findings: [] };
+  if (out === '-' || folder === undefined) throw new MeshAuditError('--baseline auto reads the previous report in --out; with --out - name the baseline file');
+  return (await previousReport(await latestJsonReport(folder.dir))) ?? { source: '(none: first run)', generatedAt: '', findings: [] };
+}
+
+/** `--lock-timeout`: seconds to wait for another run holding the output folder (0: do not wait). */
+export function parseLockTimeout(value: unknown): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new MeshAuditError(`--lock-timeout must be a whole number of seconds (0 or more), not '${String(value)}'`);
+  return n;
+}
+
+/** Whether a run writes into (or reads back from) the --out folder, and so must hold it. */
+export function usesOutputFolder(options: AuditOptions, ownHistory = false): boolean {
+  if (options.out === '-') return false;
+  return ownHistory || options.baseline === 'auto' || fileFormatsOf(parseFormats(options.format)).length > 0;
 }
 
 export function parseFailOn(value: unknown): FailOn {
@@ -68,6 +84,7 @@ export async function auditAndReport(
   ctx: CommandContext,
   preloadedHistory?: { snapshots: Snapshot[]; problems: Problem[] },
   startedAt: Date = ctx.now(),
+  folder?: OutputFolder,
 ): Promise<number> {
   // Everything that can be wrong with the invocation is checked before anything is evaluated.
   const formats = parseFormats(options.format);
@@ -76,11 +93,12 @@ export async function auditAndReport(
   const keep = parseCount('--keep', options.keep, 30);
   const ttlHours = parseCount('--alert-ttl', options.alertTtl, 25);
   const jobs = options.jobs === undefined ? undefined : parseCount('--jobs', options.jobs, 1);
+  const lockTimeout = parseLockTimeout(options.lockTimeout);
   const workers = 'files' in source && preloadedHistory === undefined ? workersFor(source.files.length, jobs) : 0;
   const packs = await loadPolicies(list(options.policy));
   const rules = packs.flatMap((p) => p.rules);
   const waivers = options.waivers !== undefined ? { source: options.waivers, waivers: await loadWaivers(options.waivers, rules) } : undefined;
-  const baseline = await baselineOf(options.baseline, options.out);
+  const named = options.baseline !== undefined && options.baseline !== 'auto' ? await baselineOf(options.baseline, options.out, folder) : undefined;
   const selected = rulesOf(rules, profile);
   let evaluations: Evaluation[];
   if ('files' in source && workers > 0) {
@@ -98,10 +116,16 @@ export async function auditAndReport(
   }
   const now = ctx.now();
   const evaluated = reportOf(evaluations, selected, { now, startedAt });
-  const report = triage(evaluated, { ...(waivers ? { waivers } : {}), ...(baseline ? { baseline } : {}), now });
-
-  const written = await writeReports(report, formats, options.out, ctx, keep);
-  for (const path of written) ctx.stderr(`wrote ${path}\n`);
+  const publish = async (held: OutputFolder | undefined): Promise<Report> => {
+    const baseline = named ?? (await baselineOf(options.baseline, options.out, held));
+    const report = triage(evaluated, { ...(waivers ? { waivers } : {}), ...(baseline ? { baseline } : {}), now });
+    const written = await writeReports(report, formats, options.out, ctx, keep, held);
+    for (const path of written) ctx.stderr(`wrote ${path}\n`);
+    return report;
+  };
+  // One run at a time in an output folder: held (here, or by the scan from reading its history) from
+  // reading the previous report to publishing this run's; nothing is touched there before evaluation.
+  const report = folder === undefined && usesOutputFolder(options) ? await withOutputFolder(options.out, lockTimeout, publish) : await publish(folder);
   const code = exitCodeOf(report, failOn, { onlyNew: options.failOnNew === true });
   if (options.alertmanager !== undefined) {
     try {
@@ -132,6 +156,7 @@ export function addAuditOptions(command: Command): Command {
     .option('--baseline <file|auto>', 'An earlier JSON report: mark findings new, unchanged or updated, list the absent; auto: the previous report in --out')
     .option('--waivers <file>', 'YAML waivers: rule, subject pattern, justification, expiry')
     .option('--keep <n>', 'Report runs kept under --out (and a scan\'s snapshots of this host) (default 30)')
+    .option('--lock-timeout <seconds>', `How long to wait while another run holds --out before giving up with exit 3 (default ${DEFAULT_LOCK_TIMEOUT_SECONDS})`)
     .option('--alertmanager <url>', 'Post findings as alerts to this Alertmanager (v2 API); absent ones are resolved')
     .option('--alert-ttl <hours>', 'How long a posted alert lasts unless the next run renews it (default 25)')
     .option('--profile <name>', 'Only rules of this profile: nightly, premigration, all', { default: 'all' });

@@ -5,6 +5,8 @@ import type { CAC } from 'cac';
 import type { CommandContext } from './context.js';
 import { useColor } from './output.js';
 
+export { installSignalHandlers } from './signals.js';
+
 type Register = (cli: CAC, ctx: CommandContext) => void;
 
 /**

@@ -1,4 +1,5 @@
 import type { CAC } from 'cac';
+import { join } from 'node:path';
 import { ExitCode, MeshAuditError } from '../errors.js';
 import { buildSubjects } from '../facts/subjects.js';
 import { auditSnapshots } from '../pipeline.js';
@@ -12,7 +13,9 @@ import type { Premigration, PremigrationReport } from '../report/premigration/mo
 import { renderAdoptionPlan } from '../report/premigration/plan.js';
 import { renderPremigrationText } from '../report/premigration/text.js';
 import { renderSarif } from '../report/sarif.js';
-import { prepareOutputDir, writeFileAtomic } from '../write/atomic.js';
+import { writeFileAtomic } from '../write/atomic.js';
+import { parseLockTimeout } from './evaluate.js';
+import { withOutputFolder, type OutputFolder } from './output.js';
 import { list, type CommandContext } from './context.js';
 import { acquireSnapshot, addCollectOptions, type AcquireOptions } from './scan.js';
 
@@ -34,7 +37,7 @@ function parseFormats(value: unknown, out: string): Format[] {
   return formats;
 }
 
-type PremigrateOptions = AcquireOptions & { policy?: string | string[]; format: string; plan?: string };
+type PremigrateOptions = AcquireOptions & { policy?: string | string[]; format: string; plan?: string; lockTimeout?: string | number };
 
 export function registerPremigrate(cli: CAC, ctx: CommandContext): void {
   addCollectOptions(cli.command('premigrate', 'Pre-migration check of an adopted node: every resource\'s standing, its ports, a verdict and an adoption plan'))
@@ -47,10 +50,12 @@ export function registerPremigrate(cli: CAC, ctx: CommandContext): void {
     .example('sudo mesh-audit premigrate --managed-root /etc/mesh --plan adoption-plan.json')
     .example('mesh-audit premigrate --snapshot examples/adopted-node/snapshot.json --history examples/adopted-node/history')
     .example('mesh-audit premigrate --snapshot examples/adopted-node/snapshot.json --format md --out -')
+    .option('--lock-timeout <seconds>', 'How long to wait while another run holds --out before giving up with exit 3')
     .action(async (options: PremigrateOptions) => {
       // Everything that can be wrong with the invocation is checked before the host is read.
       const out = String(options.out);
       const formats = parseFormats(options.format, out);
+      const lockTimeout = parseLockTimeout(options.lockTimeout);
       // The plan is a file of the output folder, like the reports: nothing is written anywhere else.
       if (options.plan !== undefined) {
         const name = String(options.plan);
@@ -60,42 +65,61 @@ export function registerPremigrate(cli: CAC, ctx: CommandContext): void {
         if (Object.values(FORMATS).some((f) => f.file === name)) throw new MeshAuditError(`--plan ${name} would overwrite a report of the same name; choose another name`);
         if (out === '-') throw new MeshAuditError('--plan writes into the output folder; with --out - there is none (name a folder with --out)');
       }
-      const startedAt = ctx.now();
-      const packs = await loadPolicies(list(options.policy));
-      const planSchema = options.plan !== undefined ? await readAdoptionPlanSchema() : undefined;
-      const acquired = await acquireSnapshot(options, ctx);
-      const snapshots = acquired.snapshots.map((s) => (acquired.history.problems.length > 0 ? { ...s, problems: [...s.problems, ...acquired.history.problems] } : s));
-      const report = auditSnapshots(snapshots, acquired.history.snapshots, packs.flatMap((p) => p.rules), { profile: 'premigration', now: ctx.now(), startedAt });
-      const nodes: Premigration[] = snapshots.map((s, i) => {
-        const evaluation = report.evaluations[i]!;
-        // The standings and the verdict come from the findings of the profile's rules (report.rules);
-        // the subjects give only facts: names, ports, claims.
-        const subjects = buildSubjects(s, acquired.history.snapshots);
-        const inventory = buildInventory(subjects, evaluation.findings, report.rules);
-        const plan = buildPlan(inventory, subjects);
-        // Unknown is never absent: what was not read may hide resources the plan would have named.
-        if (!evaluation.complete) plan.notes.unshift('the node was not read whole (see the report\'s not checked): this plan may miss resources, and the node has no verdict');
-        return {
-          host: s.host.hostname,
-          takenAt: s.takenAt,
-          complete: evaluation.complete,
-          notChecked: evaluation.notifications.filter((n) => n.level === 'error').map((n) => n.message),
-          inventory,
-          plan,
-        };
-      });
-      const result: PremigrationReport = { report, nodes };
-      if (formats.includes('text')) ctx.stdout(FORMATS.text.render(result, out === '-' ? false : ctx.color));
       const files = formats.filter((f) => FORMATS[f].file !== null);
-      if (out === '-') {
-        if (files[0] !== undefined) ctx.stdout(FORMATS[files[0]].render(result));
-      } else if (files.length > 0 || options.plan !== undefined) {
-        await prepareOutputDir(out);
-        for (const f of files) ctx.stderr(`wrote ${await writeFileAtomic(out, FORMATS[f].file!, FORMATS[f].render(result))}\n`);
-        if (options.plan !== undefined && planSchema !== undefined) ctx.stderr(`wrote ${await writeFileAtomic(out, options.plan, renderAdoptionPlan(result, planSchema))}\n`);
+      const live = options.snapshot === undefined && options.history === undefined;
+      // One run at a time in an output folder: it holds this run's files and the scanner's own history.
+      if (out !== '-' && (files.length > 0 || live || options.plan !== undefined)) {
+        return withOutputFolder(out, lockTimeout, (folder) => premigrate(options, formats, folder));
       }
-      await acquired.keep();
-      if (nodes.some((n) => !n.complete)) return ExitCode.Incomplete;
-      return nodes.every((n) => n.inventory.ready) ? ExitCode.Ok : ExitCode.Findings;
+      return premigrate(options, formats);
     });
+
+  async function premigrate(options: PremigrateOptions, formats: Format[], folder?: OutputFolder): Promise<number> {
+    const out = String(options.out);
+    const startedAt = ctx.now();
+    const packs = await loadPolicies(list(options.policy));
+    const planSchema = options.plan !== undefined ? await readAdoptionPlanSchema() : undefined;
+    const acquired = await acquireSnapshot(options, ctx, folder);
+    const notKept = await acquired.keep();
+    const snapshots = acquired.snapshots.map((s) => {
+      const problems = [...s.problems, ...notKept, ...acquired.history.problems];
+      return problems.length > s.problems.length ? { ...s, problems } : s;
+    });
+    const report = auditSnapshots(snapshots, acquired.history.snapshots, packs.flatMap((p) => p.rules), { profile: 'premigration', now: ctx.now(), startedAt });
+    const nodes: Premigration[] = snapshots.map((s, i) => {
+      const evaluation = report.evaluations[i]!;
+      // The standings and the verdict come from the findings of the profile's rules (report.rules);
+      // the subjects give only facts: names, ports, claims.
+      const subjects = buildSubjects(s, acquired.history.snapshots);
+      const inventory = buildInventory(subjects, evaluation.findings, report.rules);
+      const plan = buildPlan(inventory, subjects);
+      // Unknown is never absent: what was not read may hide resources the plan would have named.
+      if (!evaluation.complete) plan.notes.unshift('the node was not read whole (see the report\'s not checked): this plan may miss resources, and the node has no verdict');
+      return {
+        host: s.host.hostname,
+        takenAt: s.takenAt,
+        complete: evaluation.complete,
+        notChecked: evaluation.notifications.filter((n) => n.level === 'error').map((n) => n.message),
+        inventory,
+        plan,
+      };
+    });
+    const result: PremigrationReport = { report, nodes };
+    if (formats.includes('text')) ctx.stdout(FORMATS.text.render(result, out === '-' ? false : ctx.color));
+    const files = formats.filter((f) => FORMATS[f].file !== null);
+    if (out === '-') {
+      if (files[0] !== undefined) ctx.stdout(FORMATS[files[0]].render(result));
+    } else if (folder !== undefined) {
+      for (const f of files) {
+        await writeFileAtomic(folder.dir, FORMATS[f].file!, FORMATS[f].render(result));
+        ctx.stderr(`wrote ${join(out, FORMATS[f].file!)}\n`);
+      }
+      if (options.plan !== undefined && planSchema !== undefined) {
+        await writeFileAtomic(folder.dir, options.plan, renderAdoptionPlan(result, planSchema));
+        ctx.stderr(`wrote ${join(out, options.plan)}\n`);
+      }
+    }
+    if (nodes.some((n) => !n.complete)) return ExitCode.Incomplete;
+    return nodes.every((n) => n.inventory.ready) ? ExitCode.Ok : ExitCode.Findings;
+  }
 }

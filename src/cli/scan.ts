@@ -10,8 +10,11 @@ import { prepareOutputDir, writeFileAtomic } from '../write/atomic.js';
 import { DEFAULT_MAX_FILES } from '../collect/files.js';
 import { existsSync } from 'node:fs';
 import { dirname, basename, join, resolve } from 'node:path';
-import { addAuditOptions, auditAndReport, parseCount, type AuditOptions } from './evaluate.js';
+import { addAuditOptions, auditAndReport, parseCount, parseLockTimeout, usesOutputFolder, type AuditOptions } from './evaluate.js';
+import { parseFormats, withOutputFolder, type OutputFolder } from './output.js';
+import { WriteFailure } from '../write/atomic.js';
 import { list, type CommandContext } from './context.js';
+import { loadPolicies } from '../policy/load.js';
 
 interface CollectFlags {
   config?: string;
@@ -72,8 +75,11 @@ export interface Acquired {
   snapshots: Snapshot[];
   history: { snapshots: Snapshot[]; problems: Problem[] };
   keepCount: number;
-  /** Keeps a live snapshot as history under --out (nothing for a saved one). */
-  keep(): Promise<void>;
+  /**
+   * Keeps a live snapshot as history under --out (nothing for a saved one). A snapshot that could not
+   * be kept (a full disk) is a problem of the run, returned to be added to what it reports.
+   */
+  keep(): Promise<Problem[]>;
 }
 
 export type AcquireOptions = CollectFlags & { snapshot?: string; history?: string; out: string };
@@ -82,7 +88,7 @@ export type AcquireOptions = CollectFlags & { snapshot?: string; history?: strin
  * The snapshot a command works on: a saved one (`--snapshot`), or the live host read now, with the
  * history that tells former targets — an explicit folder, else the scanner's own under --out.
  */
-export async function acquireSnapshot(options: AcquireOptions, ctx: CommandContext): Promise<Acquired> {
+export async function acquireSnapshot(options: AcquireOptions, ctx: CommandContext, folder?: OutputFolder): Promise<Acquired> {
   const keepCount = parseCount('--keep', options.keep, 30);
   if (options.snapshot !== undefined) {
     // A saved snapshot's history travels beside it, in `history/`, unless another folder is named.
@@ -90,16 +96,17 @@ export async function acquireSnapshot(options: AcquireOptions, ctx: CommandConte
     const historyDir = options.history ?? (existsSync(beside) ? beside : undefined);
     if (options.history === undefined && historyDir !== undefined) ctx.stderr(`using the history beside the snapshot: ${historyDir}\n`);
     const history = historyDir !== undefined ? await loadHistory(historyDir) : { snapshots: [], problems: [] };
-    return { snapshots: [await loadSnapshot(options.snapshot)], history, keepCount, keep: async () => undefined };
+    return { snapshots: [await loadSnapshot(options.snapshot)], history, keepCount, keep: async () => [] };
   }
   const settings = await settingsOf(options);
   const hostname = await resolveHostname(settings);
-  const ownHistory = options.history === undefined && options.out !== '-';
+  // The scanner's own history lives in the output folder this run holds.
+  const ownHistory = options.history === undefined && folder !== undefined;
   const history =
     options.history !== undefined
       ? await loadHistory(options.history)
       : ownHistory
-        ? await readOwnHistory(options.out, hostname)
+        ? await readOwnHistory(folder!.dir, hostname)
         : { snapshots: [], problems: [] };
   const snapshot = await takeSnapshot({ ...settings, hostname }, history.snapshots, { now: ctx.now, progress: progressOn(ctx) });
   reportProblems(snapshot, ctx);
@@ -108,9 +115,17 @@ export async function acquireSnapshot(options: AcquireOptions, ctx: CommandConte
     history,
     keepCount: settings.keep,
     keep: async () => {
-      if (!ownHistory) return;
-      const kept = await keepSnapshot(options.out, snapshot, settings.keep);
-      ctx.stderr(`kept snapshot ${kept}\n`);
+      if (!ownHistory || folder === undefined) return [];
+      try {
+        const kept = await keepSnapshot(folder.dir, folder.sequence, snapshot, settings.keep);
+        ctx.stderr(`kept snapshot ${kept}\n`);
+        return [];
+      } catch (err) {
+        if (!(err instanceof WriteFailure) && !(err instanceof MeshAuditError)) throw err;
+        const message = `history snapshot not kept: ${err.message}; the next scan will not know this one's targets`;
+        ctx.stderr(`mesh-audit: ${message}\n`);
+        return [{ source: 'history', subject: err instanceof WriteFailure ? err.path : folder.dir, message }];
+      }
     },
   };
 }
@@ -127,10 +142,20 @@ export function registerScan(cli: CAC, ctx: CommandContext): void {
     .example('mesh-audit scan --snapshot examples/demo/snapshot.json')
     .action(async (options: CollectFlags & AuditOptions & { snapshot?: string }) => {
       const startedAt = ctx.now();
-      const acquired = await acquireSnapshot(options, ctx);
-      const code = await auditAndReport({ snapshots: acquired.snapshots }, { ...options, keep: acquired.keepCount }, ctx, acquired.history, startedAt);
-      await acquired.keep();
-      return code;
+      parseFormats(options.format);
+      const lockTimeout = parseLockTimeout(options.lockTimeout);
+      // A policy that does not load is a usage error before the host is read or the folder touched.
+      await loadPolicies(list(options.policy));
+      const scanInto = async (folder?: OutputFolder): Promise<number> => {
+        const acquired = await acquireSnapshot(options, ctx, folder);
+        // The snapshot is kept before the reports are written, so that a failure to keep it is in them.
+        const notKept = await acquired.keep();
+        const snapshots = acquired.snapshots.map((s) => (notKept.length > 0 ? { ...s, problems: [...s.problems, ...notKept] } : s));
+        return auditAndReport({ snapshots }, { ...options, keep: acquired.keepCount }, ctx, acquired.history, startedAt, folder);
+      };
+      // One run at a time in an output folder: held from reading its history to publishing the reports.
+      const live = options.snapshot === undefined && options.history === undefined;
+      return usesOutputFolder(options, live) ? withOutputFolder(options.out, lockTimeout, scanInto) : scanInto();
     });
 
   addCollectOptions(cli.command('snapshot', 'Snapshot this host (read-only) into a file, to evaluate later or elsewhere'))

@@ -6,6 +6,53 @@ export interface RawEnvEntry {
   line: number;
 }
 
+/** An assignment read from bytes: the value is a string when it is valid UTF-8, its raw bytes otherwise. */
+export interface RawEnvBytesEntry {
+  key: string;
+  value: string | Uint8Array;
+  line: number;
+}
+
+/*
+ * Bytes that are not UTF-8, mapped one to one onto characters the parser treats as plain text: ASCII
+ * stays itself (every character the syntax reacts to is ASCII, and no byte of a multi-byte UTF-8
+ * sequence is), any other byte b becomes U+E000 + b, a private-use character that is no whitespace
+ * (Latin-1 would turn byte 0xA0 into a no-break space, which trim() eats).
+ */
+const PRIVATE_BASE = 0xe000;
+const bytesToText = (bytes: Uint8Array): string => {
+  let text = '';
+  for (let i = 0; i < bytes.length; i += 8192) {
+    text += String.fromCharCode(...Array.from(bytes.subarray(i, i + 8192), (b) => (b < 0x80 ? b : PRIVATE_BASE + b)));
+  }
+  return text;
+};
+const textToBytes = (text: string): Buffer => Buffer.from(Array.from(text, (c) => c.charCodeAt(0) & 0xff));
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+const utf8OrNull = (bytes: Uint8Array): string | null => {
+  try {
+    return UTF8.decode(bytes);
+  } catch {
+    return null;
+  }
+};
+
+/**
+ * Parses an env file's bytes. A file of valid UTF-8 is parsed as text (parseEnvFile). In one that is
+ * not, each value that is not valid UTF-8 is kept as its raw bytes, so it is digested as bytes: the
+ * U+FFFD that Docker stores in place of such bytes gives another digest, and the drift is seen
+ * (decoding with replacement made both sides equal by accident).
+ */
+export function parseEnvBytes(content: Uint8Array): RawEnvBytesEntry[] {
+  const text = utf8OrNull(content);
+  if (text !== null) return parseEnvFile(text);
+  const bom = content[0] === 0xef && content[1] === 0xbb && content[2] === 0xbf ? 3 : 0;
+  return parseEnvFile(bytesToText(content.subarray(bom))).map((e) => {
+    const bytes = textToBytes(e.value);
+    return { key: e.key, value: utf8OrNull(bytes) ?? bytes, line: e.line };
+  });
+}
+
 const ASSIGNMENT = /^(?:export[ \t]+)?([A-Za-z_][A-Za-z0-9_.-]*)[ \t]*=[ \t]*(.*)$/s;
 const DOUBLE_ESCAPES: Record<string, string> = { n: '\n', r: '\r', t: '\t', '"': '"', '\\': '\\', $: '$' };
 

@@ -3,7 +3,7 @@ import { realpath } from 'node:fs/promises';
 import { checkDescriptor, closeQuietly, describe, errnoCode, readRegularFile, type ReadResult } from './read-file.js';
 import { HashPool, HASH_IN_WORKER_BYTES } from './hash-pool.js';
 import { basename, isAbsolute, join, posix, resolve } from 'node:path';
-import { parseEnvFile } from './envfile.js';
+import { parseEnvBytes } from './envfile.js';
 import type { SafeValueMaker } from '../secret/value.js';
 import type { FileKind, FileRecord, Problem } from '../snapshot/types.js';
 
@@ -328,7 +328,6 @@ function applyRead(ctx: Context, record: FileRecord, read: ReadResult): void {
   if (read.tooLarge) {
     record.error = `env file larger than ${ctx.maxEnvBytes} bytes: digested, not parsed`;
   } else if (read.content) {
-    const text = new TextDecoder('utf-8').decode(read.content);
-    record.env = parseEnvFile(text).map((e) => ({ key: e.key, value: ctx.safe(e.value), line: e.line }));
+    record.env = parseEnvBytes(read.content).map((e) => ({ key: e.key, value: ctx.safe(e.value), line: e.line }));
   }
 }

@@ -79,7 +79,9 @@ export type ParsedLedger =
 
 /** Parses the ledger's text (BOM already removed) in whichever of the three forms it is. Pure. */
 export function parseLedgerText(text: string, safe: SafeValueMaker): ParsedLedger {
-  if (text.trim() === '') return { ok: true, entries: [], problems: [] };
+  // A host agent that rewrites its ledger in place leaves it empty for a moment: an empty ledger is one
+  // caught mid-rewrite, not a host with nothing applied (which would end every ledger finding as absent).
+  if (text.trim() === '') return { ok: false, message: 'ledger is empty (0 bytes or only whitespace): not read (caught while being rewritten?)' };
   const lines = lineIndex(text);
   let whole: unknown;
   let parsedWhole = false;

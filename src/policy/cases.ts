@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { NotRegularFile, readRegularInput } from '../read-input.js';
 import { evaluateRule } from '../evaluate/evaluate.js';
 import type { Subject } from '../facts/subjects.js';
 import { MeshAuditError } from '../errors.js';
@@ -33,8 +33,10 @@ export async function loadCases(pack: PolicyPack): Promise<Record<string, RuleCa
   const file = casesFileOf(pack.file);
   let text: string;
   try {
-    text = await readFile(file, 'utf8');
-  } catch {
+    text = (await readRegularInput(file)).toString('utf8');
+  } catch (err) {
+    // No cases file is no cases; one that is a FIFO or a device is never read (it could block forever).
+    if (err instanceof NotRegularFile) throw new MeshAuditError(`${file}: cases file ${err.message}`);
     return {};
   }
   const { value } = parseYaml(text, file);

@@ -1,5 +1,3 @@
-import { lstat, readlink } from 'node:fs/promises';
-import { join } from 'node:path';
 import { MeshAuditError } from '../errors.js';
 import { parseJsonInput, readInput } from '../read-input.js';
 import { validatorFor } from '../validate.js';
@@ -53,30 +51,10 @@ export async function loadReportFile(path: string): Promise<ReportFile> {
   };
 }
 
-export const LATEST_JSON = 'mesh-audit.json';
-
 /**
- * The previous JSON report in an output folder (`--baseline auto`), or null on a first run. The
- * `latest` name is followed only when it is one of our own links into `runs/`; a link planted
- * elsewhere is refused rather than read.
+ * The previous JSON report of an output folder (`--baseline auto`), given the path cli/output.ts found
+ * (the newest complete run that has one), or null on a first run.
  */
-export async function previousReport(out: string): Promise<ReportFile | null> {
-  const latest = join(out, LATEST_JSON);
-  let info;
-  try {
-    info = await lstat(latest);
-  } catch {
-    return null;
-  }
-  if (info.isSymbolicLink()) {
-    const target = await readlink(latest);
-    if (!/^runs\/[0-9TZ-]+\/mesh-audit\.json$/.test(target)) {
-      throw new MeshAuditError(`${latest}: points at ${target}, not at a report of this folder; refusing to use it as the baseline`, 3);
-    }
-    const real = join(out, target);
-    if (!(await lstat(real).catch(() => null))?.isFile()) return null;
-    return loadReportFile(real);
-  }
-  if (!info.isFile()) throw new MeshAuditError(`${latest}: not a regular file; refusing to use it as the baseline`, 3);
-  return loadReportFile(latest);
+export async function previousReport(path: string | null): Promise<ReportFile | null> {
+  return path === null ? null : loadReportFile(path);
 }

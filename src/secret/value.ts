@@ -11,13 +11,14 @@ export interface SafeValue {
 
 /** Makes SafeValues under one in-memory key. The key is never exposed, so digests cannot be brute-forced later. */
 export interface SafeValueMaker {
-  (raw: string): SafeValue;
+  /** A string is digested as its UTF-8 bytes; raw bytes (a value that is not valid UTF-8) as they are. */
+  (raw: string | Uint8Array): SafeValue;
 }
 
 export function createSafeValueMaker(key: Buffer = randomBytes(32)): SafeValueMaker {
-  return (raw: string): SafeValue => ({
-    digest: 'hmac-sha256:' + createHmac('sha256', key).update(raw, 'utf8').digest('hex'),
-    shape: shapeOf(raw),
+  return (raw: string | Uint8Array): SafeValue => ({
+    digest: 'hmac-sha256:' + createHmac('sha256', key).update(typeof raw === 'string' ? Buffer.from(raw, 'utf8') : raw).digest('hex'),
+    shape: shapeOf(typeof raw === 'string' ? raw : Buffer.from(raw).toString('utf8')),
   });
 }
 

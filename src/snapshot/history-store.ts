@@ -1,18 +1,24 @@
-import { readdir, unlink } from 'node:fs/promises';
+import { lstat, readdir, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeFileAtomic, prepareOutputDir } from '../write/atomic.js';
 import { loadHistory } from './history.js';
+import { compareHistoryNames, historySequenceOf } from './history-order.js';
 import type { Problem, Snapshot } from './types.js';
 
 /**
  * The scanner's own memory (design section 4, History): each live scan keeps its secret-safe snapshot
- * under `<out>/history/<hostname>/`, so the next scan knows every target an id has had.
+ * under `<out>/history/<hostname>/`, so the next scan knows every target an id has had. Files are
+ * named `snapshot-<run number>-<time>.json`: the run number of the output folder orders them (the
+ * time is shown, not relied on: a clock moved back must not make the newest look oldest).
  */
 export const historyDirOf = (out: string, hostname: string): string => join(out, 'history', hostname.replace(/[^A-Za-z0-9._-]/g, '_'));
 
-const SNAPSHOT_FILE = /^snapshot-\d{8}T\d{6}(\d{3})?Z\.json$/;
-const fileNameOf = (takenAt: string): string => `snapshot-${takenAt.replace(/[-:]/g, '').replace(/\.(\d{3})\d*Z$/, '$1Z').replace(/\.\d*Z$/, 'Z')}.json`;
+/** Names this store wrote, before and since the run number: only these are ever pruned. */
+const SNAPSHOT_FILE = /^snapshot-(\d{6,}-)?\d{8}T\d{6}(\d{3})?Z\.json$/;
+const fileNameOf = (sequence: number, takenAt: string): string =>
+  `snapshot-${String(sequence).padStart(6, '0')}-${takenAt.replace(/[-:]/g, '').replace(/\.(\d{3})\d*Z$/, '$1Z').replace(/\.\d*Z$/, 'Z')}.json`;
 
+/** This host's kept snapshots, oldest first by run number. */
 export async function readOwnHistory(out: string, hostname: string): Promise<{ snapshots: Snapshot[]; problems: Problem[] }> {
   const dir = historyDirOf(out, hostname);
   try {
@@ -23,14 +29,25 @@ export async function readOwnHistory(out: string, hostname: string): Promise<{ s
   return loadHistory(dir);
 }
 
-/** Saves the snapshot and keeps the newest `keep` of this host; only files this store wrote are removed. */
-export async function keepSnapshot(out: string, snapshot: Snapshot, keep: number): Promise<string> {
-  await prepareOutputDir(out);
+/**
+ * Saves the snapshot as run `sequence` of output folder `out` (held by this run) and keeps the newest
+ * `keep` of this host, by run number; the one just written is never removed, and only regular files
+ * this store wrote are (a folder named like a snapshot is left alone).
+ */
+export async function keepSnapshot(out: string, sequence: number, snapshot: Snapshot, keep: number): Promise<string> {
   await prepareOutputDir(join(out, 'history'));
   const dir = historyDirOf(out, snapshot.host.hostname);
   await prepareOutputDir(dir);
-  const written = await writeFileAtomic(dir, fileNameOf(snapshot.takenAt), JSON.stringify(snapshot, null, 2) + '\n');
-  const ours = (await readdir(dir)).filter((n) => SNAPSHOT_FILE.test(n)).sort();
-  for (const old of ours.slice(0, Math.max(0, ours.length - keep))) await unlink(join(dir, old));
+  const name = fileNameOf(sequence, snapshot.takenAt);
+  const written = await writeFileAtomic(dir, name, JSON.stringify(snapshot, null, 2) + '\n');
+  const ours: string[] = [];
+  for (const n of await readdir(dir)) {
+    if (n !== name && SNAPSHOT_FILE.test(n) && (await lstat(join(dir, n)).catch(() => null))?.isFile()) ours.push(n);
+  }
+  ours.sort(compareHistoryNames);
+  for (const old of ours.slice(0, Math.max(0, ours.length - (keep - 1)))) {
+    // Never one from a later run than this one (only possible if the sequence file was reset by hand).
+    if ((historySequenceOf(old) ?? -1) < sequence) await unlink(join(dir, old)).catch(() => undefined);
+  }
   return written;
 }

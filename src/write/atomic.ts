@@ -1,8 +1,10 @@
 import { constants } from 'node:fs';
 import { lstat, mkdir, open, rename, symlink, unlink } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, resolve, sep } from 'node:path';
 import { ExitCode, MeshAuditError } from '../errors.js';
+import { osErrorText } from './os-error.js';
+import { trackPending, untrackPending } from './pending.js';
 
 /**
  * `mkdir -p` that touches only what is missing: the nearest existing ancestor is found with lstat,
@@ -28,14 +30,39 @@ async function makeFolders(dir: string): Promise<void> {
 }
 
 /**
- * Refuses an output folder that another user could tamper with: a symlink, world-writable, or owned
- * by someone else (the nightly job runs as root). Creates it (0750) when missing.
+ * The folder a path names, checked on what the kernel would resolve: `link/` and `link/.` are the
+ * symlink `link` itself (lstat of `link/` would follow it), and a `..` after a symlink would climb
+ * out of the link's target rather than out of the name, so that is refused.
  */
-export async function prepareOutputDir(dir: string): Promise<void> {
+export async function resolvedOutputPath(dir: string): Promise<string> {
+  const absolute = dir.startsWith(sep) ? dir : process.cwd() + sep + dir;
+  let walked: string = sep;
+  for (const part of absolute.split(sep)) {
+    if (part === '' || part === '.') continue;
+    if (part === '..') {
+      if ((await lstat(walked).catch(() => null))?.isSymbolicLink()) {
+        throw new MeshAuditError(`${dir}: '..' after the symlink ${walked}; refusing an output folder reached through a symlink`, ExitCode.Incomplete);
+      }
+      walked = dirname(walked);
+    } else walked = join(walked, part);
+  }
+  return resolve(walked);
+}
+
+/**
+ * Refuses an output folder that another user could tamper with: a symlink, world-writable, or owned
+ * by someone else (the nightly job runs as root). Creates it (0750) when missing. The checks are made
+ * on the resolved path (trailing `/`, `.` and `..` included), which is returned: use it from then on.
+ */
+export async function prepareOutputDir(named: string): Promise<string> {
+  const dir = await resolvedOutputPath(named);
+  if ((await lstat(dir).catch(() => null))?.isSymbolicLink()) {
+    throw new MeshAuditError(`${named}: output folder is a symlink; refusing to write through it`, ExitCode.Incomplete);
+  }
   try {
     await makeFolders(dir);
   } catch (err) {
-    throw new MeshAuditError(`${dir}: cannot create output folder (${(err as NodeJS.ErrnoException).code ?? 'error'})`, ExitCode.Incomplete);
+    throw new MeshAuditError(`${dir}: cannot create output folder: ${osErrorText(err)}`, ExitCode.Incomplete);
   }
   const info = await lstat(dir);
   if (info.isSymbolicLink()) throw new MeshAuditError(`${dir}: output folder is a symlink; refusing to write through it`, ExitCode.Incomplete);
@@ -45,6 +72,14 @@ export async function prepareOutputDir(dir: string): Promise<void> {
   if (uid !== undefined && info.uid !== uid) {
     throw new MeshAuditError(`${dir}: output folder is owned by uid ${info.uid}, not by this user (uid ${uid}); refusing to write there`, ExitCode.Incomplete);
   }
+  return dir;
+}
+
+/** A write that failed: exit 3 with the path and the OS error (a full disk is not an internal error). */
+export class WriteFailure extends MeshAuditError {
+  constructor(readonly path: string, error: unknown) {
+    super(`${path}: cannot write: ${osErrorText(error)}`, ExitCode.Incomplete);
+  }
 }
 
 /**
@@ -53,18 +88,26 @@ export async function prepareOutputDir(dir: string): Promise<void> {
  */
 export async function writeFileAtomic(dir: string, name: string, data: string, tempName: () => string = randomTempName): Promise<string> {
   const target = join(dir, name);
-  const { handle, temp } = await openExclusive(dir, name, tempName);
+  let opened;
+  try {
+    opened = await openExclusive(dir, name, tempName);
+  } catch (err) {
+    throw new WriteFailure(target, err);
+  }
+  const { handle, temp } = opened;
   try {
     await handle.writeFile(data, 'utf8');
     await handle.sync();
     await handle.close();
     await rename(temp, target);
+    untrackPending(temp);
+    await syncFolder(dir);
   } catch (err) {
     await handle.close().catch(() => undefined);
     await unlink(temp).catch(() => undefined);
-    throw err;
+    untrackPending(temp);
+    throw new WriteFailure(target, err);
   }
-  await syncFolder(dir);
   return target;
 }
 
@@ -78,16 +121,19 @@ const tempPath = (dir: string, name: string, unique: string): string => join(dir
 async function openExclusive(dir: string, name: string, tempName: () => string) {
   for (let attempt = 0; ; attempt++) {
     const temp = tempPath(dir, name, tempName());
+    // Tracked before it exists: a signal handled while the open is in flight still finds it.
+    trackPending(temp);
     try {
       const handle = await open(temp, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY | constants.O_NOFOLLOW, 0o640);
       return { handle, temp };
     } catch (err) {
+      untrackPending(temp);
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || attempt >= 5) throw err;
     }
   }
 }
 
-async function syncFolder(dir: string): Promise<void> {
+export async function syncFolder(dir: string): Promise<void> {
   const folder = await open(dir, constants.O_RDONLY | constants.O_DIRECTORY);
   try {
     await folder.sync();
@@ -100,14 +146,23 @@ async function syncFolder(dir: string): Promise<void> {
 export async function replaceWithSymlink(dir: string, name: string, target: string, tempName: () => string = randomTempName): Promise<void> {
   for (let attempt = 0; ; attempt++) {
     const temp = tempPath(dir, name, tempName());
+    trackPending(temp);
     try {
       await symlink(target, temp);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || attempt >= 5) throw err;
+      untrackPending(temp);
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || attempt >= 5) throw new WriteFailure(join(dir, name), err);
       continue;
     }
-    await rename(temp, join(dir, name));
-    await syncFolder(dir);
+    try {
+      await rename(temp, join(dir, name));
+      untrackPending(temp);
+      await syncFolder(dir);
+    } catch (err) {
+      await unlink(temp).catch(() => undefined);
+      untrackPending(temp);
+      throw new WriteFailure(join(dir, name), err);
+    }
     return;
   }
 }

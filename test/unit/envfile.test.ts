@@ -1,6 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { parseEnvFile } from '../../src/collect/envfile.js';
+import { parseEnvBytes, parseEnvFile } from '../../src/collect/envfile.js';
+import { createSafeValueMaker } from '../../src/secret/value.js';
 
 const asMap = (text: string): Record<string, string> => Object.fromEntries(parseEnvFile(text).map((e) => [e.key, e.value]));
 
@@ -98,6 +99,19 @@ test('an unterminated quote does not swallow the rest of the file', () => {
   const entries = parseEnvFile('A="unterminated\nB=2\nC=3');
   assert.equal(entries.map((e) => e.key), ['A', 'B', 'C']);
   assert.equal(entries.map((e) => e.line), [1, 2, 3]);
+});
+
+test('bytes that are not UTF-8: such a value is kept as its bytes (0xA0 and a BOM included), the others as text', () => {
+  const bytes = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('A=caf'), Buffer.from([0xe9]), Buffer.from('\nB=x'), Buffer.from([0xa0]), Buffer.from('\nC=caf\u00e9 # note\n', 'utf8')]);
+  const entries = parseEnvBytes(bytes);
+  assert.equal(entries.map((e) => e.key), ['A', 'B', 'C']);
+  assert.equal(entries[0]!.value, Buffer.from([0x63, 0x61, 0x66, 0xe9]));
+  assert.equal(entries[1]!.value, Buffer.from([0x78, 0xa0]), 'a trailing 0xA0 is a byte, not whitespace');
+  assert.is(entries[2]!.value, 'caf\u00e9');
+  assert.equal(parseEnvBytes(Buffer.from('A=caf\u00e9\n', 'utf8')), parseEnvFile('A=caf\u00e9\n'), 'valid UTF-8 is parsed as text');
+  const safe = createSafeValueMaker(Buffer.alloc(32, 1));
+  assert.is.not(safe(entries[0]!.value).digest, safe('caf\uFFFD').digest, 'never equal to the U+FFFD Docker keeps');
+  assert.is(safe(Buffer.from('caf\u00e9', 'utf8')).digest, safe('caf\u00e9').digest, 'bytes of valid UTF-8 digest as the text');
 });
 
 test.run();

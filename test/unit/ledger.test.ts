@@ -180,11 +180,11 @@ test('a secret in an extra field never appears in the result', async () => {
   assert.not.ok(JSON.stringify(result).includes(CANARY));
 });
 
-test('an empty (or blank) file is an available ledger with no entries', async () => {
+test('an empty (or blank) file is an unavailable ledger, not one with no entries', async () => {
   for (const text of ['', '  \n\n']) {
     const { ledger, problems } = await read(hostWith(text));
-    assert.equal(ledger, { path: LEDGER, available: true, entries: [] });
-    assert.equal(problems, []);
+    assert.equal(ledger, { path: LEDGER, available: false, entries: [] });
+    assert.equal(problems, [{ source: 'ledger', subject: LEDGER, message: `ledger ${LEDGER} is empty (0 bytes or only whitespace): not read (caught while being rewritten?)` }]);
   }
 });
 

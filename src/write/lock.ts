@@ -1,0 +1,73 @@
+import { constants } from 'node:fs';
+import { open, type FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
+import { flock } from 'fs-ext';
+import { ExitCode, MeshAuditError } from '../errors.js';
+import { osErrorText } from './os-error.js';
+
+/*
+ * One run at a time per output folder: an advisory flock(2) on `<out>/.mesh-audit.lock`, held for the
+ * whole run. flock, not a lock file that exists or not: the kernel drops it when the holder's process
+ * ends however it ends (SIGKILL, OOM), so a dead run never leaves the folder locked. Node has no flock
+ * of its own; fs-ext (a small native addon, built by node-gyp on install) calls flock(2) itself, so the
+ * lock is the same one `flock(1)` takes. The holder writes its pid into the file, for the message of
+ * the run that waits.
+ */
+
+export const LOCK_FILE = '.mesh-audit.lock';
+const POLL_MS = 100;
+
+export interface OutputLock {
+  release(): Promise<void>;
+}
+
+const tryFlock = (fd: number): Promise<boolean> =>
+  new Promise((resolve, reject) =>
+    flock(fd, 'exnb', (err) => {
+      if (!err) resolve(true);
+      else if (err.code === 'EAGAIN' || err.code === 'EWOULDBLOCK') resolve(false);
+      else reject(err);
+    }),
+  );
+
+async function holderOf(handle: FileHandle): Promise<string> {
+  const text = (await handle.readFile({ encoding: 'utf8' }).catch(() => '')).trim();
+  return /^\d+$/.test(text) ? `pid ${text}` : 'pid unknown';
+}
+
+/**
+ * Takes the lock of output folder `dir` (already checked by prepareOutputDir), waiting up to
+ * `timeoutSeconds`; past it, exit 3 naming the holder's pid.
+ */
+export async function lockOutputFolder(dir: string, timeoutSeconds: number): Promise<OutputLock> {
+  const path = join(dir, LOCK_FILE);
+  let handle: FileHandle;
+  try {
+    handle = await open(path, constants.O_RDWR | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK, 0o640);
+  } catch (err) {
+    throw new MeshAuditError(`${path}: cannot open the lock file: ${osErrorText(err)}`, ExitCode.Incomplete);
+  }
+  try {
+    if (!(await handle.stat()).isFile()) throw new MeshAuditError(`${path}: the lock file is not a regular file; refusing to use the folder`, ExitCode.Incomplete);
+    const deadline = Date.now() + timeoutSeconds * 1000;
+    while (!(await tryFlock(handle.fd))) {
+      if (Date.now() >= deadline) {
+        throw new MeshAuditError(
+          `${dir}: another mesh-audit run (${await holderOf(handle)}) is writing this output folder; gave up after waiting ${timeoutSeconds} s (--lock-timeout)`,
+          ExitCode.Incomplete,
+        );
+      }
+      await new Promise((r) => setTimeout(r, POLL_MS));
+    }
+    await handle.truncate(0);
+    await handle.write(`${process.pid}\n`, 0);
+  } catch (err) {
+    await handle.close().catch(() => undefined);
+    if (err instanceof MeshAuditError) throw err;
+    throw new MeshAuditError(`${path}: cannot lock the output folder: ${osErrorText(err)}`, ExitCode.Incomplete);
+  }
+  return {
+    // Closing the only descriptor drops the flock.
+    release: () => handle.close().catch(() => undefined),
+  };
+}
