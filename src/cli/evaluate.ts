@@ -82,10 +82,12 @@ export async function auditAndReport(
   const waivers = options.waivers !== undefined ? { source: options.waivers, waivers: await loadWaivers(options.waivers, rules) } : undefined;
   const baseline = await baselineOf(options.baseline, options.out);
   const selected = rulesOf(rules, profile);
+  // JUnit lists every rule x subject checked, passes too: kept only when it is asked for.
+  const recordChecks = formats.includes('junit');
   let evaluations: Evaluation[];
   if ('files' in source && workers > 0) {
     // Each worker loads the history itself (a folder it cannot read is still exit 2, from the first file).
-    evaluations = await evaluateInWorkers(source.files, { policies: list(options.policy), profile, historyDir: options.history }, workers);
+    evaluations = await evaluateInWorkers(source.files, { policies: list(options.policy), profile, historyDir: options.history, recordChecks }, workers);
   } else {
     const history = preloadedHistory ?? (options.history !== undefined ? await loadHistory(options.history) : { snapshots: [], problems: [] });
     // One snapshot at a time: each is dropped once evaluated, so a fleet's worth is never held at once
@@ -93,7 +95,7 @@ export async function auditAndReport(
     evaluations = [];
     for await (const snapshot of snapshotsOf(source)) {
       const withHistoryProblems = history.problems.length > 0 ? { ...snapshot, problems: [...snapshot.problems, ...history.problems] } : snapshot;
-      evaluations.push(auditSnapshot(withHistoryProblems, history.snapshots, selected));
+      evaluations.push(auditSnapshot(withHistoryProblems, history.snapshots, selected, { recordChecks }));
     }
   }
   const now = ctx.now();
@@ -125,7 +127,7 @@ async function* snapshotsOf(source: SnapshotSource): AsyncGenerator<Snapshot> {
 export function addAuditOptions(command: Command): Command {
   return command
     .option('--policy <path>', 'Policy pack file or folder; repeatable (default: the shipped mesh-core pack)')
-    .option('--format <list>', 'Comma-separated: text (stdout), sarif, json, jsonl, prom', { default: 'text,sarif,json' })
+    .option('--format <list>', 'Comma-separated: text (stdout), sarif, json, jsonl, junit, prom', { default: 'text,sarif,json' })
     .option('--out <dir>', 'Output folder for reports (and a scan\'s history), or - for stdout', { default: 'reports' })
     .option('--fail-on <severity>', 'Exit 1 on findings at or above: error, warning, note, none', { default: 'error' })
     .option('--fail-on-new', 'Exit 1 only for new findings (against --baseline) at or above --fail-on')

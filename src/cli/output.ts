@@ -1,7 +1,8 @@
 import { renderJson } from '../report/json.js';
 import { renderJsonl } from '../report/jsonl.js';
 import { renderProm } from '../report/prom.js';
-import { renderSarif } from '../report/sarif.js';
+import { renderJunit } from '../report/junit.js';
+import { renderSarif, renderSarifFiles } from '../report/sarif.js';
 import { renderText } from '../report/text.js';
 import type { Report } from '../report/report.js';
 import { MeshAuditError } from '../errors.js';
@@ -10,14 +11,25 @@ import { join } from 'node:path';
 import { prepareOutputDir, replaceWithSymlink, writeFileAtomic } from '../write/atomic.js';
 import type { CommandContext } from './context.js';
 
-/** Output formats, registered in one sorted list: name, file name, renderer. */
+/**
+ * Output formats, registered in one sorted list: name, file name, renderer; `files`, where a format is
+ * written as several files (SARIF: one per host of a fleet), gives them by name.
+ */
 export const FORMATS = {
   json: { file: 'mesh-audit.json', render: (r: Report) => renderJson(r) },
   jsonl: { file: 'mesh-audit.jsonl', render: (r: Report) => renderJsonl(r) },
+  junit: { file: 'mesh-audit.junit.xml', render: (r: Report) => renderJunit(r) },
   prom: { file: 'mesh-audit.prom', render: (r: Report) => renderProm(r) },
-  sarif: { file: 'mesh-audit.sarif', render: (r: Report) => renderSarif(r) },
+  sarif: { file: 'mesh-audit.sarif', render: (r: Report) => renderSarif(r), files: (r: Report) => renderSarifFiles(r) },
   text: { file: null, render: (r: Report, color = false) => renderText(r, { color }) },
 } as const;
+
+/** The files of one format: its `files` when it has them, else its one file. */
+function filesOf(format: FormatName, report: Report): { name: string; content: string }[] {
+  const f = FORMATS[format];
+  if ('files' in f) return f.files(report);
+  return [{ name: f.file!, content: f.render(report) }];
+}
 export type FormatName = keyof typeof FORMATS;
 
 export function useColor(stream: NodeJS.WriteStream): boolean {
@@ -55,10 +67,11 @@ export async function writeReports(report: Report, formats: FormatName[], out: s
   const run = await newRunFolder(runs, report.generatedAt);
   const written: string[] = [];
   for (const f of files) {
-    const name = FORMATS[f].file!;
-    await writeFileAtomic(join(runs, run), name, FORMATS[f].render(report));
-    await replaceWithSymlink(out, name, `${RUNS}/${run}/${name}`);
-    written.push(join(out, name));
+    for (const { name, content } of filesOf(f, report)) {
+      await writeFileAtomic(join(runs, run), name, content);
+      await replaceWithSymlink(out, name, `${RUNS}/${run}/${name}`);
+      written.push(join(out, name));
+    }
   }
   await pruneRuns(runs, keep);
   return written;
@@ -67,6 +80,7 @@ export async function writeReports(report: Report, formats: FormatName[], out: s
 const RUNS = 'runs';
 const RUN_FOLDER = /^\d{8}T\d{9}Z(-\d+)?$/;
 const OUR_TEMP = /^\.mesh-audit\.[a-z]+\.[\w.]+\.tmp$/;
+const PER_HOST_SARIF = /^mesh-audit\.[\w.-]+\.sarif$/;
 const OUR_FILES = new Set<string>(Object.values(FORMATS).flatMap((f) => (f.file ? [f.file] : [])));
 
 /** `runs/20261129T222441085Z` from the report time; `-2`, `-3`… when two runs share a millisecond. */
@@ -91,7 +105,7 @@ async function pruneRuns(runs: string, keep: number): Promise<void> {
     const info = await lstat(dir);
     if (!info.isDirectory()) continue;
     // Our reports, and temp files a killed run left behind.
-    for (const name of await readdir(dir)) if (OUR_FILES.has(name) || OUR_TEMP.test(name)) await unlink(join(dir, name));
+    for (const name of await readdir(dir)) if (OUR_FILES.has(name) || PER_HOST_SARIF.test(name) || OUR_TEMP.test(name)) await unlink(join(dir, name));
     await rmdir(dir).catch(() => undefined); // something else in there: leave it
   }
 }
