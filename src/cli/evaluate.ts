@@ -6,6 +6,8 @@ import type { Evaluation } from '../evaluate/finding.js';
 import { evaluateInWorkers, workersFor, WORKERS_FROM_FILES } from './evaluate-workers.js';
 import { postAlerts } from '../alert/alertmanager.js';
 import { alertsOf } from '../report/alerts.js';
+import { renderProm } from '../report/prom.js';
+import { writeTextfile } from '../write/textfile.js';
 import { loadReportFile, previousReport, type ReportFile } from '../report/report-file.js';
 import { loadWaivers } from '../report/waivers-file.js';
 import { loadPolicies } from '../policy/load.js';
@@ -29,6 +31,7 @@ export interface AuditOptions {
   keep?: string | number;
   alertmanager?: string;
   alertTtl?: string | number;
+  promFile?: string;
   jobs?: string | number;
 }
 
@@ -103,6 +106,7 @@ export async function auditAndReport(
   const report = triage(evaluated, { ...(waivers ? { waivers } : {}), ...(baseline ? { baseline } : {}), now });
 
   const written = await writeReports(report, formats, options.out, ctx, keep);
+  if (options.promFile !== undefined) written.push(await writeTextfile(String(options.promFile), renderProm(report)));
   for (const path of written) ctx.stderr(`wrote ${path}\n`);
   const code = exitCodeOf(report, failOn, { onlyNew: options.failOnNew === true });
   if (options.alertmanager !== undefined) {
@@ -134,6 +138,7 @@ export function addAuditOptions(command: Command): Command {
     .option('--baseline <file|auto>', 'An earlier JSON report: mark findings new, unchanged or updated, list the absent; auto: the previous report in --out')
     .option('--waivers <file>', 'YAML waivers: rule, subject pattern, justification, expiry')
     .option('--keep <n>', 'Report runs kept under --out (and a scan\'s snapshots of this host) (default 30)')
+    .option('--prom-file <path>', "Also write the Prometheus metrics to this file (node_exporter's textfile folder; mode 0644, replaced atomically)")
     .option('--alertmanager <url>', 'Post findings as alerts to this Alertmanager (v2 API); absent ones are resolved')
     .option('--alert-ttl <hours>', 'How long a posted alert lasts unless the next run renews it (default 25)')
     .option('--profile <name>', 'Only rules of this profile: nightly, premigration, all', { default: 'all' });

@@ -49,12 +49,14 @@ export async function prepareOutputDir(dir: string): Promise<void> {
 
 /**
  * Writes `dir/name` atomically without following symlinks: an exclusive, no-follow temp file in the
- * same folder (mode 0640), fsync, rename. A run killed mid-write leaves the previous file intact.
+ * same folder (mode 0640 unless told, set on the open file so the umask does not change it), fsync,
+ * rename. A run killed mid-write leaves the previous file intact.
  */
-export async function writeFileAtomic(dir: string, name: string, data: string, tempName: () => string = randomTempName): Promise<string> {
+export async function writeFileAtomic(dir: string, name: string, data: string, tempName: () => string = randomTempName, mode = 0o640): Promise<string> {
   const target = join(dir, name);
   const { handle, temp } = await openExclusive(dir, name, tempName);
   try {
+    if (mode !== 0o640) await handle.chmod(mode);
     await handle.writeFile(data, 'utf8');
     await handle.sync();
     await handle.close();
