@@ -179,6 +179,16 @@ test('baseline: a finding gone since is a pass at level none, its severity kept;
   assertConvertersTakeIt(file);
 });
 
+test('the pre-migration SARIF of the adopted-node example: no GitHub ingestion error, every result converted', async () => {
+  const out = join(tempDir(), 'reports');
+  await runCli(['premigrate', '--snapshot', example('adopted-node', 'snapshot.json'), '--out', out, '--format', 'sarif']);
+  const file = join(out, 'premigration.sarif');
+  assert.ok(readSarif(file).runs[0]!.results.length > 0);
+  assert.equal(multitoolGhasErrors(file), []);
+  assertConvertersTakeIt(file);
+  assertEveryConsumerCanPlaceIt(file);
+});
+
 test('a fleet of 25 hosts: one SARIF file per host, one category each, no GitHub ingestion error, every result converted', async () => {
   const dir = tempDir();
   const out = join(dir, 'reports');
