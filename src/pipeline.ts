@@ -1,5 +1,5 @@
 import { buildSubjects } from './facts/subjects.js';
-import { evaluate } from './evaluate/evaluate.js';
+import { evaluate, type EvaluateOptions } from './evaluate/evaluate.js';
 import type { LoadedRule, Profile } from './policy/types.js';
 import type { Report } from './report/report.js';
 import type { Evaluation } from './evaluate/finding.js';
@@ -14,8 +14,8 @@ export function rulesOf(rules: readonly LoadedRule[], profile: Profile | undefin
 }
 
 /** The pure core for one host: snapshot -> facts -> findings. `rules` already selected (rulesOf). */
-export function auditSnapshot(snapshot: Snapshot, history: readonly Snapshot[], rules: readonly LoadedRule[]): Evaluation {
-  return evaluate(snapshot, buildSubjects(snapshot, history), rules);
+export function auditSnapshot(snapshot: Snapshot, history: readonly Snapshot[], rules: readonly LoadedRule[], options: EvaluateOptions = {}): Evaluation {
+  return evaluate(snapshot, buildSubjects(snapshot, history), rules, options);
 }
 
 /** The report of evaluations already made, for every writer. */

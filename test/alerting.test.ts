@@ -8,6 +8,13 @@ import { runCli, tempDir } from './support/cli.js';
 import { HostModel } from './support/host-model.js';
 import { writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
+import { postAlerts } from '../src/alert/alertmanager.js';
+import { auditSnapshots, triage } from '../src/pipeline.js';
+import { loadPolicies } from '../src/policy/load.js';
+import { alertsOf } from '../src/report/alerts.js';
+import { loadHistory } from '../src/snapshot/history.js';
+import { loadSnapshot } from '../src/snapshot/load.js';
+import { example } from './support/cli.js';
 
 // A real Alertmanager (Debian's prometheus-alertmanager) on loopback; in CI it must be there.
 const it = hasAlertmanager() || process.env['CI'] === 'true' ? test : test.skip;
@@ -54,6 +61,46 @@ it('findings become alerts with rule, severity, host and fingerprint; absent one
   await run(driftHostSnapshot(dir, 'c', { stray: true }), new Date().toISOString());
   alerts = await am.alerts();
   assert.not.ok(alerts.some((a) => a.labels['alertname'] === 'MeshAuditScanIncomplete'), 'resolved by a complete scan');
+});
+
+it('an alert starts when its finding was first seen, reads well (summary, description, runbook, remediation), and resolves when the finding ends', async () => {
+  am ??= await startAlertmanager();
+  const dir = tempDir();
+  const rules = (await loadPolicies([])).flatMap((p) => p.rules);
+  const reportOf = async (snap: string, now: Date) => auditSnapshots([await loadSnapshot(snap)], [], rules, { now });
+  // The drift was first seen three days ago (the baseline carries firstSeen: Finding.firstSeen).
+  const firstSeen = new Date(Date.now() - 3 * 24 * 3600_000).toISOString();
+  const drifted = await reportOf(driftHostSnapshot(dir, 'first-seen', { drift: true }), new Date());
+  for (const e of drifted.evaluations) for (const f of e.findings) f.firstSeen = firstSeen;
+  await postAlerts(am.url, alertsOf(drifted, { ttlHours: 25 }));
+  const firing = (await am.alerts()).find((a) => a.labels['rule_id'] === 'MA1001' && a.labels['host'] === 'drift-host');
+  assert.ok(firing, 'the drift fires');
+  assert.is(Date.parse(firing!.startsAt), Date.parse(firstSeen), 'startsAt is when it was first seen');
+  assert.ok(Date.parse(firing!.startsAt) < Date.now(), 'startsAt in the past');
+  assert.ok(Date.parse(firing!.endsAt) > Date.now() + 24 * 3600_000, 'lasts until the next nightly run');
+  assert.match(firing!.annotations['summary']!, 'drift-host: Container env matches the composed file it was built from');
+  assert.match(firing!.annotations['description']!, 'DATABASE_URL');
+  assert.is(firing!.annotations['runbook_url'], 'https://github.com/mesh-audit/mesh-audit#ma1001-container-env-matches-composed-file');
+  assert.match(firing!.annotations['remediation']!, 'recreate the container from the current file');
+  assert.is(firing!.labels['resource'], 'app.server');
+
+  // Healed: against its baseline the finding is absent, its alert resolves and leaves the active list.
+  const healed = await reportOf(driftHostSnapshot(dir, 'healed'), new Date());
+  const baseline = { source: 'previous', findings: drifted.evaluations.flatMap((e) => e.findings) };
+  await postAlerts(am.url, alertsOf(triage(healed, { baseline, now: new Date() }), { ttlHours: 25 }));
+  assert.not.ok((await am.alerts()).some((a) => a.labels['rule_id'] === 'MA1001' && a.labels['host'] === 'drift-host'), 'resolved');
+});
+
+test('one root cause, one group: a renamed container\'s MA2001 and MA2003 alerts share their resource label', async () => {
+  const rules = (await loadPolicies([])).flatMap((p) => p.rules);
+  const history = await loadHistory(example('097', 'history'));
+  const report = auditSnapshots([await loadSnapshot(example('097', 'snapshot.json'))], history.snapshots, rules, { now: new Date('2026-10-01T00:00:00Z') });
+  const alerts = alertsOf(report, { ttlHours: 25 });
+  const stale = alerts.find((a) => a.labels['rule_id'] === 'MA2003')!;
+  const unclaimed = alerts.find((a) => a.labels['rule_id'] === 'MA2001' && a.annotations['subject'] === stale.annotations['subject']);
+  assert.ok(unclaimed, 'the renamed container is unclaimed too');
+  assert.is(unclaimed!.labels['resource'], stale.labels['resource']);
+  assert.is(stale.labels['resource'], 'forge.server');
 });
 
 test('Alertmanager unreachable: the reports are still written, one clear line, exit 3', async () => {

@@ -166,7 +166,10 @@ test('a fleet of snapshot files evaluated in worker threads (--jobs 3) gives the
     const out = tempDir();
     const r = await runCli(['evaluate', ...files, '--history', example('demo', 'history'), '--jobs', jobs, '--format', 'json,sarif', '--out', out, '--fail-on', 'none']);
     assert.is(r.code, 0, r.stderr);
-    return ['mesh-audit.json', 'mesh-audit.sarif'].map((f) => readFileSync(join(out, f), 'utf8'));
+    // A fleet's SARIF is one file per host (mesh-audit.HOST.sarif): all of them, in name order.
+    const sarifFiles = readdirSync(out).filter((f) => f.endsWith('.sarif')).sort();
+    assert.is(sarifFiles.length, files.length);
+    return [readFileSync(join(out, 'mesh-audit.json'), 'utf8'), sarifFiles.map((f) => readFileSync(join(out, f), 'utf8')).join('\n')];
   };
   const [json, sarif] = await reports('3');
   const [jsonMain, sarifMain] = await reports('1');

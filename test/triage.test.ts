@@ -115,10 +115,13 @@ test('waivers: a waived finding stays as a SARIF suppression and does not fail; 
   assert.match(r.stdout, 'waived until 2026-12-31');
 
   const sarif = JSON.parse(readFileSync(join(out, 'mesh-audit.sarif'), 'utf8'));
-  const results = sarif.runs[0].results as { suppressions?: { kind: string; status: string; justification: string }[]; ruleId: string }[];
-  assert.ok(results.every((x) => Array.isArray(x.suppressions)), 'suppressions on every result');
-  const suppressed = results.filter((x) => x.suppressions!.length > 0);
+  // The waived result is in a run of its own, where every result has its suppression; the main run has none.
+  type Result = { suppressions?: { kind: string; status: string; justification: string }[]; ruleId: string };
+  const [main, waivedRun] = sarif.runs as { results: Result[] }[];
+  assert.ok(main!.results.every((x) => x.suppressions === undefined), 'no suppressions in the main run');
+  const suppressed = waivedRun!.results;
   assert.is(suppressed.length, 1);
+  assert.ok(suppressed.every((x) => x.suppressions!.length === 1));
   assert.equal({ kind: suppressed[0]!.suppressions![0]!.kind, status: suppressed[0]!.suppressions![0]!.status }, { kind: 'external', status: 'accepted' });
   assert.equal(multitoolErrors(join(out, 'mesh-audit.sarif')), []);
 
@@ -160,7 +163,7 @@ test('JSON Lines: one finding per line with host, rule, severity, state, fingerp
 });
 
 const promTest = hasPromtool() || process.env['CI'] === 'true' ? test : test.skip;
-promTest('the Prometheus textfile passes promtool check metrics and counts findings by rule, severity and state', async () => {
+promTest('the Prometheus textfile passes promtool check metrics and counts findings by rule and severity, new ones apart', async () => {
   const dir = tempDir();
   const out = join(dir, 'reports');
   await runCli(['evaluate', driftHostSnapshot(dir, 'a'), '--out', out, '--format', 'prom']);
@@ -168,8 +171,9 @@ promTest('the Prometheus textfile passes promtool check metrics and counts findi
   const text = readFileSync(join(out, 'mesh-audit.prom'), 'utf8');
   const check = promtoolCheckMetrics(text);
   assert.ok(check.ok, check.output);
-  assert.match(text, /mesh_audit_findings\{host="drift-host",rule_id="MA1001",rule="container-env-matches-composed-file",severity="error",state="new",waived="false"\} 1/);
-  assert.match(text, 'mesh_audit_scan_complete{host="drift-host"} 1');
+  assert.match(text, 'mesh_audit_findings{host="drift-host",rule_id="MA1001",rule="container-env-matches-composed-file",severity="error"} 1');
+  assert.match(text, 'mesh_audit_findings_new{host="drift-host",rule_id="MA1001",rule="container-env-matches-composed-file",severity="error"} 1');
+  assert.match(text, 'mesh_audit_run_complete{host="drift-host"} 1');
   assert.match(text, /mesh_audit_last_run_timestamp_seconds\{host="drift-host"\} \d+/);
   assert.match(text, /mesh_audit_run_duration_seconds\{host="drift-host"\} [\d.]+/);
 });

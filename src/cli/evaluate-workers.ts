@@ -17,6 +17,7 @@ export interface WorkerSetup {
   policies: string[];
   profile: Profile | undefined;
   historyDir: string | undefined;
+  recordChecks?: boolean;
 }
 
 export interface WorkerJob {

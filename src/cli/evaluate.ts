@@ -7,6 +7,8 @@ import type { Report } from '../report/report.js';
 import { evaluateInWorkers, workersFor, WORKERS_FROM_FILES } from './evaluate-workers.js';
 import { postAlerts } from '../alert/alertmanager.js';
 import { alertsOf } from '../report/alerts.js';
+import { renderProm } from '../report/prom.js';
+import { writeTextfile } from '../write/textfile.js';
 import { loadReportFile, previousReport, type ReportFile } from '../report/report-file.js';
 import { loadWaivers } from '../report/waivers-file.js';
 import { loadPolicies } from '../policy/load.js';
@@ -30,6 +32,7 @@ export interface AuditOptions {
   keep?: string | number;
   alertmanager?: string;
   alertTtl?: string | number;
+  promFile?: string;
   jobs?: string | number;
   lockTimeout?: string | number;
 }
@@ -100,10 +103,12 @@ export async function auditAndReport(
   const waivers = options.waivers !== undefined ? { source: options.waivers, waivers: await loadWaivers(options.waivers, rules) } : undefined;
   const named = options.baseline !== undefined && options.baseline !== 'auto' ? await baselineOf(options.baseline, options.out, folder) : undefined;
   const selected = rulesOf(rules, profile);
+  // JUnit lists every rule x subject checked, passes too: kept only when it is asked for.
+  const recordChecks = formats.includes('junit');
   let evaluations: Evaluation[];
   if ('files' in source && workers > 0) {
     // Each worker loads the history itself (a folder it cannot read is still exit 2, from the first file).
-    evaluations = await evaluateInWorkers(source.files, { policies: list(options.policy), profile, historyDir: options.history }, workers);
+    evaluations = await evaluateInWorkers(source.files, { policies: list(options.policy), profile, historyDir: options.history, recordChecks }, workers);
   } else {
     const history = preloadedHistory ?? (options.history !== undefined ? await loadHistory(options.history) : { snapshots: [], problems: [] });
     // One snapshot at a time: each is dropped once evaluated, so a fleet's worth is never held at once
@@ -111,7 +116,7 @@ export async function auditAndReport(
     evaluations = [];
     for await (const snapshot of snapshotsOf(source)) {
       const withHistoryProblems = history.problems.length > 0 ? { ...snapshot, problems: [...snapshot.problems, ...history.problems] } : snapshot;
-      evaluations.push(auditSnapshot(withHistoryProblems, history.snapshots, selected));
+      evaluations.push(auditSnapshot(withHistoryProblems, history.snapshots, selected, { recordChecks }));
     }
   }
   const now = ctx.now();
@@ -120,6 +125,7 @@ export async function auditAndReport(
     const baseline = named ?? (await baselineOf(options.baseline, options.out, held));
     const report = triage(evaluated, { ...(waivers ? { waivers } : {}), ...(baseline ? { baseline } : {}), now });
     const written = await writeReports(report, formats, options.out, ctx, keep, held);
+    if (options.promFile !== undefined) written.push(await writeTextfile(String(options.promFile), renderProm(report)));
     for (const path of written) ctx.stderr(`wrote ${path}\n`);
     return report;
   };
@@ -149,7 +155,7 @@ async function* snapshotsOf(source: SnapshotSource): AsyncGenerator<Snapshot> {
 export function addAuditOptions(command: Command): Command {
   return command
     .option('--policy <path>', 'Policy pack file or folder; repeatable (default: the shipped mesh-core pack)')
-    .option('--format <list>', 'Comma-separated: text (stdout), sarif, json, jsonl, prom', { default: 'text,sarif,json' })
+    .option('--format <list>', 'Comma-separated: text (stdout), sarif, json, jsonl, junit, prom', { default: 'text,sarif,json' })
     .option('--out <dir>', 'Output folder for reports (and a scan\'s history), or - for stdout', { default: 'reports' })
     .option('--fail-on <severity>', 'Exit 1 on findings at or above: error, warning, note, none', { default: 'error' })
     .option('--fail-on-new', 'Exit 1 only for new findings (against --baseline) at or above --fail-on')
@@ -157,6 +163,7 @@ export function addAuditOptions(command: Command): Command {
     .option('--waivers <file>', 'YAML waivers: rule, subject pattern, justification, expiry')
     .option('--keep <n>', 'Report runs kept under --out (and a scan\'s snapshots of this host) (default 30)')
     .option('--lock-timeout <seconds>', `How long to wait while another run holds --out before giving up with exit 3 (default ${DEFAULT_LOCK_TIMEOUT_SECONDS})`)
+    .option('--prom-file <path>', "Also write the Prometheus metrics to this file (node_exporter's textfile folder; mode 0644, replaced atomically)")
     .option('--alertmanager <url>', 'Post findings as alerts to this Alertmanager (v2 API); absent ones are resolved')
     .option('--alert-ttl <hours>', 'How long a posted alert lasts unless the next run renews it (default 25)')
     .option('--profile <name>', 'Only rules of this profile: nightly, premigration, all', { default: 'all' });

@@ -1,7 +1,8 @@
 import { renderJson } from '../report/json.js';
 import { renderJsonl } from '../report/jsonl.js';
 import { renderProm } from '../report/prom.js';
-import { renderSarif } from '../report/sarif.js';
+import { renderJunit } from '../report/junit.js';
+import { renderSarif, renderSarifFiles } from '../report/sarif.js';
 import { renderText } from '../report/text.js';
 import type { Report } from '../report/report.js';
 import { ExitCode, MeshAuditError } from '../errors.js';
@@ -16,14 +17,25 @@ import { osErrorText } from '../write/os-error.js';
 import { trackPending, untrackPending } from '../write/pending.js';
 import type { CommandContext } from './context.js';
 
-/** Output formats, registered in one sorted list: name, file name, renderer. */
+/**
+ * Output formats, registered in one sorted list: name, file name, renderer; `files`, where a format is
+ * written as several files (SARIF: one per host of a fleet), gives them by name.
+ */
 export const FORMATS = {
   json: { file: 'mesh-audit.json', render: (r: Report) => renderJson(r) },
   jsonl: { file: 'mesh-audit.jsonl', render: (r: Report) => renderJsonl(r) },
+  junit: { file: 'mesh-audit.junit.xml', render: (r: Report) => renderJunit(r) },
   prom: { file: 'mesh-audit.prom', render: (r: Report) => renderProm(r) },
-  sarif: { file: 'mesh-audit.sarif', render: (r: Report) => renderSarif(r) },
+  sarif: { file: 'mesh-audit.sarif', render: (r: Report) => renderSarif(r), files: (r: Report) => renderSarifFiles(r) },
   text: { file: null, render: (r: Report, color = false) => renderText(r, { color }) },
 } as const;
+
+/** The files of one format: its `files` when it has them, else its one file. */
+function filesOf(format: FormatName, report: Report): { name: string; content: string }[] {
+  const f = FORMATS[format];
+  if ('files' in f) return f.files(report);
+  return [{ name: f.file!, content: f.render(report) }];
+}
 export type FormatName = keyof typeof FORMATS;
 
 export function useColor(stream: NodeJS.WriteStream): boolean {
@@ -67,6 +79,9 @@ const UNNUMBERED_RUN_FOLDER = /^\d{8}T\d{9}Z(-\d+)?$/;
 /** Temp names of write/atomic.ts: `.<name>.<pid>.<random>.tmp`. */
 const OUR_TEMP = /^\.[\w.-]+\.\d+\.[0-9a-f]{12}\.tmp$/;
 const OUR_FILES = new Set<string>(Object.values(FORMATS).flatMap((f) => (f.file ? [f.file] : [])));
+/** A fleet's SARIF: one file per host (`mesh-audit.HOST.sarif`). */
+const PER_HOST_SARIF = /^mesh-audit\.[\w.-]+\.sarif$/;
+const isOurReport = (name: string): boolean => OUR_FILES.has(name) || PER_HOST_SARIF.test(name);
 
 /** An output folder held by this run: checked, locked, cleaned of killed runs' leftovers, with this run's number. */
 export interface OutputFolder {
@@ -140,7 +155,7 @@ async function removeIfOurs(path: string): Promise<void> {
 async function removeRunFolder(path: string): Promise<void> {
   const info = await lstat(path).catch(() => null);
   if (!info?.isDirectory()) return;
-  for (const name of await namesIn(path)) if (OUR_FILES.has(name) || OUR_TEMP.test(name)) await removeIfOurs(join(path, name));
+  for (const name of await namesIn(path)) if (isOurReport(name) || OUR_TEMP.test(name)) await removeIfOurs(join(path, name));
   await rmdir(path).catch(() => undefined); // something else in there: leave it
 }
 
@@ -208,8 +223,14 @@ async function publishRun(report: Report, files: FormatName[], folder: OutputFol
   const base = runNameOf(folder.sequence, report.generatedAt);
   const partial = makeFreshFolder(runs, `${INCOMPLETE}${base}`);
   let final: string | null = null;
+  const names: string[] = [];
   try {
-    for (const f of files) await writeFileAtomic(partial, FORMATS[f].file!, FORMATS[f].render(report));
+    for (const f of files) {
+      for (const { name, content } of filesOf(f, report)) {
+        await writeFileAtomic(partial, name, content);
+        names.push(name);
+      }
+    }
     final = await freeName(runs, base);
     // The renames are synchronous, each with the bookkeeping of what is pending around it, so that a
     // signal is handled before or after a step, never inside one: a stopped run removes its unpublished
@@ -243,26 +264,25 @@ async function publishRun(report: Report, files: FormatName[], folder: OutputFol
     throw err;
   }
   const written: string[] = [];
-  for (const f of Object.keys(FORMATS) as FormatName[]) {
-    const name = FORMATS[f].file;
-    if (name === null) continue;
+  for (const name of names) {
     const path = join(folder.dir, name);
-    if (files.includes(f)) {
-      // Each name is a link through `latest`; made once, then left alone.
-      if ((await readlink(path).catch(() => null)) !== `${LATEST}/${name}`) {
-        try {
-          await replaceWithSymlink(folder.dir, name, `${LATEST}/${name}`);
-        } catch (err) {
-          // The set is published (latest/ names it); only this name could not be made to point there.
-          if (err instanceof WriteFailure) throw new MeshAuditError(`${err.message}; this run's reports are published under ${join(folder.named, LATEST)}/`, ExitCode.Incomplete);
-          throw err;
-        }
+    // Each name is a link through `latest`; made once, then left alone.
+    if ((await readlink(path).catch(() => null)) !== `${LATEST}/${name}`) {
+      try {
+        await replaceWithSymlink(folder.dir, name, `${LATEST}/${name}`);
+      } catch (err) {
+        // The set is published (latest/ names it); only this name could not be made to point there.
+        if (err instanceof WriteFailure) throw new MeshAuditError(`${err.message}; this run's reports are published under ${join(folder.named, LATEST)}/`, ExitCode.Incomplete);
+        throw err;
       }
-      written.push(join(folder.named, name));
-    } else if ((await lstat(path).catch(() => null))?.isSymbolicLink()) {
-      // This run has no such report: the name would point at nothing (or at an older run's).
-      await unlink(path).catch(() => undefined);
     }
+    written.push(join(folder.named, name));
+  }
+  // A report this run did not write (another format, a host gone from the fleet): its name would point
+  // at nothing, or at an older run's report.
+  for (const name of await namesIn(folder.dir)) {
+    if (!isOurReport(name) || names.includes(name)) continue;
+    if ((await lstat(join(folder.dir, name)).catch(() => null))?.isSymbolicLink()) await unlink(join(folder.dir, name)).catch(() => undefined);
   }
   await pruneRuns(runs, keep, final);
   return written;

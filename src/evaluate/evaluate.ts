@@ -5,7 +5,7 @@ import { applyLogic, mayReadNames, truthy } from '../policy/logic.js';
 import { renderTemplate } from '../policy/template.js';
 import type { LoadedRule, Severity } from '../policy/types.js';
 import type { Problem, Snapshot } from '../snapshot/types.js';
-import type { Evaluation, Finding, Notification } from './finding.js';
+import type { Check, Evaluation, Finding, Notification } from './finding.js';
 
 const FINGERPRINT_VERSION = 'mesh-audit/v1';
 
@@ -27,6 +27,13 @@ function discriminatorOf(rule: LoadedRule, subject: Subject, item: unknown, scop
   const parts = [subject.part, own].filter((p): p is string => p !== null);
   return parts.length === 0 ? null : parts.join('#');
 }
+
+export interface EvaluateOptions {
+  /** Keep what each rule checked (Evaluation.checks), for reports that list passes too (JUnit). */
+  recordChecks?: boolean;
+}
+
+const applies = (rule: LoadedRule, subject: Subject): boolean => rule.where === undefined || truthy(applyLogic(rule.where, subject.data));
 
 /** One rule on one subject: zero or more findings. Throws when an expression fails. */
 export function evaluateRule(rule: LoadedRule, subject: Subject): Finding[] {
@@ -61,6 +68,7 @@ export function evaluateRule(rule: LoadedRule, subject: Subject): Finding[] {
       discriminator,
       message: renderTemplate(rule.message, scope),
       locations: subject.locate(item),
+      ...(subject.resource !== null ? { resource: subject.resource } : {}),
     });
   }
   return findings;
@@ -104,7 +112,7 @@ export const compareFindings = (a: Finding, b: Finding): number =>
  * Rules x subjects -> findings, deterministic. A rule that throws on one subject becomes a
  * notification; every other rule and subject still reports (nothing lost).
  */
-export function evaluate(snapshot: Snapshot, subjects: SubjectSets, rules: readonly LoadedRule[]): Evaluation {
+export function evaluate(snapshot: Snapshot, subjects: SubjectSets, rules: readonly LoadedRule[], options: EvaluateOptions = {}): Evaluation {
   const host = snapshot.host.hostname;
   const fromCollection = (level: Notification['level']) => (p: Problem): Notification => ({
     host,
@@ -117,10 +125,15 @@ export function evaluate(snapshot: Snapshot, subjects: SubjectSets, rules: reado
   const notifications: Notification[] = [...snapshot.problems.map(fromCollection('error')), ...(snapshot.notes ?? []).map(fromCollection('note'))];
   const findings: Finding[] = [];
   const emitted = new Set<string>();
+  const checks: Check[] | undefined = options.recordChecks ? [] : undefined;
   for (const rule of [...rules].sort((a, b) => compareText(a.id, b.id))) {
     for (const subject of subjects[rule.subject]) {
       try {
+        // A subject the rule does not apply to is no check of it (its `where` is evaluated twice only here).
+        const check: Check | undefined =
+          checks && applies(rule, subject) ? { ruleId: rule.id, subject: `${String(subject.data['kind'])} ${String(subject.data['id'])}`, fingerprints: [] } : undefined;
         const found = evaluateRule(rule, subject);
+        if (check) checks!.push(check);
         if (found.length === 0) continue;
         const own = new Set<string>();
         for (const finding of found) {
@@ -132,6 +145,7 @@ export function evaluate(snapshot: Snapshot, subjects: SubjectSets, rules: reado
           const kept = emitted.has(finding.fingerprint) ? nextOccurrence(finding, emitted) : finding;
           emitted.add(kept.fingerprint);
           findings.push(kept);
+          check?.fingerprints.push(kept.fingerprint);
         }
       } catch (err) {
         notifications.push({
@@ -148,8 +162,10 @@ export function evaluate(snapshot: Snapshot, subjects: SubjectSets, rules: reado
   return {
     host,
     takenAt: snapshot.takenAt,
+    ledgerPath: snapshot.ledger.path,
     complete: notifications.every((n) => n.level !== 'error'),
     findings: findings.sort(compareFindings),
     notifications,
+    ...(checks ? { checks } : {}),
   };
 }

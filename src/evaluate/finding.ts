@@ -13,6 +13,10 @@ export interface Finding {
   discriminator: string | null;
   message: string;
   locations: { physical: PhysicalLocation[]; logical: LogicalLocation[] };
+  /** The mesh resource (ledger id) the finding belongs to, when one is known: groups one root cause's findings in alerting. */
+  resource?: string;
+  /** When this finding was first seen (ISO time), carried across baselines; absent when not known. */
+  firstSeen?: string;
   /** Against a baseline: new, unchanged (same fingerprint, message and severity), updated, or absent (gone since). */
   state?: BaselineState;
   /** Set when a waiver accepts the finding: it stays in the output and does not fail the run. */
@@ -44,8 +48,20 @@ export interface Notification {
 export interface Evaluation {
   host: string;
   takenAt: string;
+  /** The ledger file the snapshot read (or would have): the host's record, where reports locate what has no file of its own. */
+  ledgerPath?: string;
   /** False when the snapshot was incomplete or a rule failed on some subject. */
   complete: boolean;
   findings: Finding[];
   notifications: Notification[];
+  /** Only when asked for (JUnit): what each rule checked, one entry per rule and subject it applied to. */
+  checks?: Check[];
+}
+
+/** One rule checked on one subject: its findings' fingerprints (none: it passed). */
+export interface Check {
+  ruleId: string;
+  /** The subject as the rule saw it: a container, a file, a container's source or mount, a ledger entry. */
+  subject: string;
+  fingerprints: string[];
 }

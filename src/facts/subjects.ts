@@ -29,6 +29,11 @@ export interface Subject {
   part: string | null;
   data: Record<string, unknown>;
   locate(item: unknown): SubjectLocations;
+  /**
+   * The mesh resource (ledger id) the subject belongs to, or null: what ties findings of one root cause
+   * together (a renamed container is both unclaimed and stale: one resource).
+   */
+  resource: string | null;
 }
 
 export type SubjectSets = Record<SubjectSetName, Subject[]>;
@@ -134,6 +139,9 @@ export function buildSubjects(snapshot: Snapshot, history: readonly Snapshot[] =
     push(byTarget, f.target, f);
     push(formerById, f.id, f);
   }
+  /** Line of the first valid entry of each id: where a container claimed (or once claimed) by it is located. */
+  const lineOfId = new Map<string, number>();
+  for (const r of valid) if (!lineOfId.has(r.entry.id!)) lineOfId.set(r.entry.id!, r.line);
   const formerlyOf = (type: string, target: string) =>
     (formerByTypeTarget.get(type)?.get(target) ?? []).map((f: FormerTarget) => ({ id: f.id, current_target: f.current_target, changed_at: f.changed_at, last_seen: f.last_seen }));
   /** containers by name and by id: the position of the first one with it. */
@@ -159,6 +167,7 @@ export function buildSubjects(snapshot: Snapshot, history: readonly Snapshot[] =
   // containers
   const containerData = new Map<Container, Record<string, unknown>>();
   const containerClaims = new Map<Container, LedgerRecord[]>();
+  const containerResource = new Map<Container, string | null>();
   const containers: Subject[] = snapshot.containers.map((c) => {
     const claims = claimsOf('container', c.name, c.id);
     containerClaims.set(c, claims);
@@ -206,12 +215,19 @@ export function buildSubjects(snapshot: Snapshot, history: readonly Snapshot[] =
       formerly_claimed_by: formerlyOf('container', c.name),
     };
     containerData.set(c, data);
+    // Located at the ledger entries that claim it, else at those it was once the target of (097).
+    const formerIds = (data.formerly_claimed_by as { id: string }[]).map((f) => f.id);
+    const entryIds = claims.length > 0 ? claims.map((r) => r.entry.id!) : formerIds;
+    const physical = [...new Set(entryIds)].flatMap((id) => (lineOfId.has(id) ? [{ path: ledgerPath, line: lineOfId.get(id)! }] : []));
+    const resource = mesh.resource ?? claims[0]?.entry.id ?? formerIds[0] ?? null;
+    containerResource.set(c, resource);
     return {
       set: 'containers',
       about: { kind: 'container', id: c.name },
       part: null,
       data,
-      locate: () => ({ physical: [], logical: [containerLogical(host, c.name)] }),
+      locate: () => ({ physical, logical: [containerLogical(host, c.name)] }),
+      resource,
     };
   });
 
@@ -249,6 +265,7 @@ export function buildSubjects(snapshot: Snapshot, history: readonly Snapshot[] =
       part: null,
       data,
       locate: () => ({ physical: [{ path: f.path }], logical: [] }),
+      resource: claims[0]?.entry.id ?? (data.formerly_claimed_by as { id: string }[])[0]?.id ?? null,
     };
   });
 
@@ -295,6 +312,7 @@ export function buildSubjects(snapshot: Snapshot, history: readonly Snapshot[] =
         physical: [{ path: ledgerPath, line: r.line }, ...(targetFile && targetFile.kind !== 'missing' ? [{ path: targetFile.path }] : [])],
         logical: [{ kind: 'ledger-entry', name: id, fullyQualifiedName: `${host}/ledger/${id}` }],
       }),
+      resource: e.id ?? null,
     };
   });
 
@@ -337,6 +355,7 @@ export function buildSubjects(snapshot: Snapshot, history: readonly Snapshot[] =
             logical: [containerLogical(host, c.name)],
           };
         },
+        resource: containerResource.get(c) ?? null,
       };
     });
   });
@@ -367,6 +386,7 @@ export function buildSubjects(snapshot: Snapshot, history: readonly Snapshot[] =
           physical: m.type === 'bind' && hostFile ? [{ path: m.source }] : [],
           logical: [containerLogical(host, c.name)],
         }),
+        resource: containerResource.get(c) ?? null,
       };
     }),
   );
@@ -391,6 +411,7 @@ export function buildSubjects(snapshot: Snapshot, history: readonly Snapshot[] =
       ledger_count: snapshot.ledger.entries.length,
     },
     locate: () => ({ physical: [], logical: [{ kind: 'host', name: host, fullyQualifiedName: host }] }),
+    resource: null,
   };
 
   const byId = (a: Subject, b: Subject) => compareText(String(a.data['id']), String(b.data['id']));

@@ -52,6 +52,7 @@ function caseSubject(rule: LoadedRule, data: Record<string, unknown>): Subject {
     part: null,
     data: { host: 'case-host', id, ...data },
     locate: () => ({ physical: [], logical: [] }),
+    resource: null,
   };
 }
 

@@ -1,5 +1,7 @@
 import type { Finding } from '../evaluate/finding.js';
+import type { LoadedRule } from '../policy/types.js';
 import { allFindings, type Report } from './report.js';
+import { helpUriOf, plainText, remediationOf, summaryOf } from './rule-docs.js';
 
 /** An alert as Alertmanager's v2 API takes it (`POST /api/v2/alerts`). */
 export interface PostableAlert {
@@ -13,34 +15,78 @@ export interface PostableAlert {
 export const INCOMPLETE_ALERT = 'MeshAuditScanIncomplete';
 
 /**
- * The alerts of a run (pure). Findings that stand (new, unchanged, updated, not waived) fire until
- * `ttlHours` after this run, long enough to reach the next nightly run, so nothing resolves by itself
- * between two scans; absent and waived findings are resolved (endsAt = now). An incomplete scan
- * fires an alert of its own, and a complete one resolves it.
+ * The alerts of a run (pure). Findings that stand (new, unchanged, updated, not waived) fire from when
+ * they were first seen (`firstSeen`, else this run) until `ttlHours` after this run, long enough to
+ * reach the next nightly run, so nothing resolves by itself between two scans; absent and waived
+ * findings are resolved (endsAt = now). An incomplete scan fires an alert of its own, and a complete
+ * one resolves it.
+ *
+ * Labels: `alertname` (the rule's name), `rule_id`, `severity`, `host`, `fingerprint`, and `resource`
+ * — the mesh resource (ledger id) the finding is about, else its subject — so that one route can
+ * group the findings of one root cause (a renamed container is MA2001 and MA2003 of one resource).
+ * Annotations: `summary`, `description` (the message), `runbook_url` (the rule's README section),
+ * `remediation` (whole), and `message`, `help`, `subject` as before.
  */
 export function alertsOf(report: Report, options: { ttlHours: number }): PostableAlert[] {
   const now = report.generatedAt;
   const until = new Date(Date.parse(now) + options.ttlHours * 3600_000).toISOString();
-  const help = new Map(report.rules.map((r) => [r.id, r.help.split('\n\n')[0]!.replace(/\s*\n\s*/g, ' ').trim()]));
-  const alertOf = (f: Finding, endsAt: string): PostableAlert => ({
-    labels: { alertname: f.ruleName, rule_id: f.ruleId, severity: f.severity, host: f.host, fingerprint: f.fingerprint },
-    annotations: { message: f.message, help: help.get(f.ruleId) ?? '', subject: `${f.subject.kind} ${f.subject.id}` },
-    endsAt,
-  });
+  const rules = new Map(report.rules.map((r) => [r.id, r]));
+  const alertOf = (f: Finding, endsAt: string): PostableAlert => {
+    const rule = rules.get(f.ruleId);
+    // Alertmanager refuses an alert that ends before it starts (a finding seen first "later" than it resolves).
+    const startsAt = f.firstSeen !== undefined && f.firstSeen <= endsAt ? f.firstSeen : now <= endsAt ? now : endsAt;
+    return {
+      labels: {
+        alertname: f.ruleName,
+        rule_id: f.ruleId,
+        severity: f.severity,
+        host: f.host,
+        fingerprint: f.fingerprint,
+        resource: f.resource ?? `${f.subject.kind}/${f.subject.id}`,
+      },
+      annotations: annotationsOf(f, rule),
+      startsAt,
+      endsAt,
+    };
+  };
   const alerts = [
     ...allFindings(report).map((f) => alertOf(f, f.suppressed ? now : until)),
     ...(report.baseline?.absent ?? []).map((f) => alertOf(f, now)),
   ];
   for (const e of report.evaluations) {
     const notChecked = e.notifications.filter((n) => n.level === 'error');
+    const message = e.complete
+      ? `the last scan of ${e.host} was complete`
+      : `the scan of ${e.host} was incomplete: ${notChecked.map((n) => (n.subject && !n.message.includes(n.subject) ? `${n.subject}: ${n.message}` : n.message)).join('; ')}`;
     alerts.push({
       labels: { alertname: INCOMPLETE_ALERT, severity: 'error', host: e.host },
       annotations: {
-        message: e.complete ? 'the last scan was complete' : `the scan of ${e.host} was incomplete: ${notChecked.map((n) => n.message).join('; ')}`,
+        summary: e.complete ? `${e.host}: the mesh-audit scan is complete again` : `${e.host}: the mesh-audit scan was incomplete (${notChecked.length} not checked)`,
+        description: message,
+        message,
+        runbook_url: `${report.tool.uri}#exit-codes`,
         help: 'Something could not be read or a rule failed: the findings are not the whole truth. Fix the source named, then scan again.',
       },
+      startsAt: now,
       endsAt: e.complete ? now : until,
     });
   }
   return alerts;
+}
+
+function annotationsOf(f: Finding, rule: LoadedRule | undefined): Record<string, string> {
+  const subject = `${f.subject.kind} ${f.subject.id}`;
+  return {
+    summary: `${f.host}: ${rule?.title ?? f.ruleName} — ${subject}`,
+    description: f.message,
+    message: f.message,
+    subject,
+    ...(rule
+      ? {
+          runbook_url: helpUriOf(rule),
+          remediation: remediationOf(rule) || plainText(rule.help),
+          help: summaryOf(rule),
+        }
+      : {}),
+  };
 }

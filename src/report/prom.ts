@@ -1,41 +1,81 @@
 import { compareText } from '../compare.js';
+import type { Finding } from '../evaluate/finding.js';
+import type { Severity } from '../policy/types.js';
 import type { Report } from './report.js';
+import { severitiesOf } from './rule-docs.js';
 
 /** Label values escaped as the text exposition format wants: backslash, double quote, newline. */
 const label = (value: string): string => value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
 const labels = (pairs: Record<string, string>): string =>
   '{' + Object.entries(pairs).map(([k, v]) => `${k}="${label(v)}"`).join(',') + '}';
 
+interface Family {
+  name: string;
+  help: string;
+  samples: { labels: Record<string, string>; value: number }[];
+}
+
 /**
- * Prometheus textfile for node_exporter's textfile collector: findings by rule, severity and state,
- * the time of the last run, whether it was complete, and how long it took.
+ * Prometheus textfile for node_exporter's textfile collector. Series are stable from run to run: the
+ * findings of every rule are counted for each severity the rule can give, 0 included, so a series
+ * neither appears with a finding nor vanishes when it is gone (no `state` label that turns `new` into
+ * `unchanged`); findings gone since the baseline are simply no longer counted.
+ *
+ * - `mesh_audit_findings{host,rule_id,rule,severity}`: standing findings (waived ones not counted);
+ * - `mesh_audit_findings_waived{…}`: findings a waiver accepts;
+ * - `mesh_audit_findings_new{…}`: findings new since the baseline (only with `--baseline`);
+ * - `mesh_audit_last_run_timestamp_seconds`, `mesh_audit_run_complete` (0/1),
+ *   `mesh_audit_not_checked` (things not checked), `mesh_audit_run_duration_seconds`; by `host`.
  */
 export function renderProm(report: Report): string {
-  const counts = new Map<string, { labels: Record<string, string>; value: number }>();
-  const count = (f: { host: string; ruleId: string; ruleName: string; severity: string; suppressed?: unknown }, state: string) => {
-    const l = { host: f.host, rule_id: f.ruleId, rule: f.ruleName, severity: f.severity, state, waived: f.suppressed !== undefined ? 'true' : 'false' };
+  const byRule = new Map(report.rules.map((r) => [r.id, r]));
+  const findings = report.evaluations.flatMap((e) => e.findings);
+  // Every (host, rule, severity) that exists before any finding: the rule's severities on each host.
+  const keys = new Map<string, Record<string, string>>();
+  const keyOf = (host: string, ruleId: string, ruleName: string, severity: Severity) => {
+    const l = { host, rule_id: ruleId, rule: ruleName, severity };
     const key = JSON.stringify(l);
-    const entry = counts.get(key) ?? { labels: l, value: 0 };
-    entry.value++;
-    counts.set(key, entry);
+    if (!keys.has(key)) keys.set(key, l);
+    return key;
   };
-  for (const e of report.evaluations) for (const f of e.findings) count(f, f.state ?? 'current');
-  for (const f of report.baseline?.absent ?? []) count(f, 'absent');
-  const series = [...counts.values()].sort((a, b) => compareText(JSON.stringify(a.labels), JSON.stringify(b.labels)));
+  for (const host of new Set(report.evaluations.map((e) => e.host))) {
+    for (const rule of byRule.values()) for (const s of severitiesOf(rule)) keyOf(host, rule.id, rule.name, s);
+  }
+  const count = (which: (f: Finding) => boolean) => {
+    const n = new Map<string, number>();
+    for (const f of findings) {
+      if (!which(f)) continue;
+      const key = keyOf(f.host, f.ruleId, f.ruleName, f.severity);
+      n.set(key, (n.get(key) ?? 0) + 1);
+    }
+    return n;
+  };
+  const standing = count((f) => f.suppressed === undefined);
+  const waived = count((f) => f.suppressed !== undefined);
+  const fresh = count((f) => f.state === 'new' && f.suppressed === undefined);
+  const sorted = [...keys.entries()].sort(([a], [b]) => compareText(a, b));
+  const perKey = (counts: Map<string, number>) => sorted.map(([key, l]) => ({ labels: l, value: counts.get(key) ?? 0 }));
+  const perHost = (value: (e: Report['evaluations'][number]) => number) => {
+    // One sample per host: the same host evaluated twice in one report keeps its last evaluation.
+    const last = new Map(report.evaluations.map((e) => [e.host, e]));
+    return [...last.values()].map((e) => ({ labels: { host: e.host }, value: value(e) }));
+  };
   const at = Date.parse(report.generatedAt) / 1000;
-  const lines = [
-    '# HELP mesh_audit_findings Findings of the last mesh-audit run, by host, rule, severity and state (new, unchanged, updated, absent; current without a baseline).',
-    '# TYPE mesh_audit_findings gauge',
-    ...series.map((s) => `mesh_audit_findings${labels(s.labels)} ${s.value}`),
-    '# HELP mesh_audit_last_run_timestamp_seconds When the last mesh-audit run ended, in seconds since the epoch.',
-    '# TYPE mesh_audit_last_run_timestamp_seconds gauge',
-    ...report.evaluations.map((e) => `mesh_audit_last_run_timestamp_seconds${labels({ host: e.host })} ${at}`),
-    '# HELP mesh_audit_scan_complete 1 when every source was read and every rule ran, 0 when something was not checked.',
-    '# TYPE mesh_audit_scan_complete gauge',
-    ...report.evaluations.map((e) => `mesh_audit_scan_complete${labels({ host: e.host })} ${e.complete ? 1 : 0}`),
-    '# HELP mesh_audit_run_duration_seconds How long the last mesh-audit run took, collection included.',
-    '# TYPE mesh_audit_run_duration_seconds gauge',
-    ...report.evaluations.map((e) => `mesh_audit_run_duration_seconds${labels({ host: e.host })} ${report.durationSeconds}`),
+  const families: Family[] = [
+    { name: 'mesh_audit_findings', help: 'Standing findings of the last mesh-audit run (waived ones not counted), by host, rule and severity.', samples: perKey(standing) },
+    { name: 'mesh_audit_findings_waived', help: 'Findings of the last mesh-audit run that a waiver accepts, by host, rule and severity.', samples: perKey(waived) },
+    ...(report.baseline
+      ? [{ name: 'mesh_audit_findings_new', help: 'Standing findings of the last mesh-audit run that were not in its baseline, by host, rule and severity.', samples: perKey(fresh) }]
+      : []),
+    { name: 'mesh_audit_last_run_timestamp_seconds', help: 'When the last mesh-audit run ended, in seconds since the epoch.', samples: perHost(() => at) },
+    { name: 'mesh_audit_run_complete', help: '1 when every source was read and every rule ran in the last mesh-audit run, 0 when something was not checked.', samples: perHost((e) => (e.complete ? 1 : 0)) },
+    {
+      name: 'mesh_audit_not_checked',
+      help: 'Things the last mesh-audit run could not check (sources not read, rules that failed on a subject).',
+      samples: perHost((e) => e.notifications.filter((n) => n.level === 'error').length),
+    },
+    { name: 'mesh_audit_run_duration_seconds', help: 'How long the last mesh-audit run took, collection included.', samples: perHost(() => report.durationSeconds) },
   ];
+  const lines = families.flatMap((f) => [`# HELP ${f.name} ${f.help}`, `# TYPE ${f.name} gauge`, ...f.samples.map((s) => `${f.name}${labels(s.labels)} ${s.value}`)]);
   return lines.join('\n') + '\n';
 }

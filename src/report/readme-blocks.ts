@@ -1,11 +1,29 @@
 import { SUBJECT_FIELDS } from '../facts/fields.js';
 import type { LoadedRule } from '../policy/types.js';
 import { operatorCatalogue, ruleCatalogue } from './catalogue.js';
+import { remediationOf } from './rule-docs.js';
+import { WAIVER_EXPIRED_RULE } from './waivers.js';
+
+/**
+ * One README section per rule, the target of its `helpUri` in SARIF, its `runbook_url` in alerts and
+ * the link in the text report: `#### MA2001 \`no-unclaimed-container\`` (anchor `ma2001-no-unclaimed-container`).
+ */
+export function ruleReference(rules: readonly LoadedRule[]): string {
+  const all = [...rules, ...(rules.some((r) => r.id === WAIVER_EXPIRED_RULE.id) ? [] : [WAIVER_EXPIRED_RULE])].sort((a, b) => (a.id < b.id ? -1 : 1));
+  return all
+    .map((r) => {
+      const facts = `*${r.title}.* Severity ${r.severity}${r.escalate ? ` (raised to ${[...new Set(r.escalate.map((e) => e.severity))].join(' or ')} when it applies)` : ''}; subject \`${r.subject}\`; tags ${r.tags.map((t) => `\`${t}\``).join(', ')}.`;
+      const help = r.help.trim();
+      return [`#### ${r.id} \`${r.name}\``, '', facts, '', help, ...(remediationOf(r) ? [] : ['', '**Remediation:** see the rule\'s help above.']), ''].join('\n');
+    })
+    .join('\n');
+}
 
 /** The README's generated blocks, by marker name: `<!-- NAME:start -->` … `<!-- NAME:end -->`. */
 export function readmeBlocks(rules: readonly LoadedRule[]): Record<string, string> {
   return {
     rules: ruleCatalogue(rules),
+    'rule-reference': ruleReference(rules),
     operators: operatorCatalogue(),
     subjects: Object.entries(SUBJECT_FIELDS)
       .map(([set, fields]) => `- \`${set}\`: ${fields.map((f) => `\`${f}\``).join(', ')}`)

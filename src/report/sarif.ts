@@ -1,60 +1,124 @@
 import { pathToFileURL } from 'node:url';
-import type { Finding } from '../evaluate/finding.js';
-import type { Severity } from '../policy/types.js';
+import type { Evaluation, Finding, Notification } from '../evaluate/finding.js';
+import type { LoadedRule, Severity } from '../policy/types.js';
 import type { Report } from './report.js';
+import { helpUriOf, isExposureRule, plainText, SECURITY_SEVERITY, summaryOf, worstSeverity } from './rule-docs.js';
 
 /** Versioned key of our partialFingerprints entry (PITFALLS: never fill `fingerprints`). */
 export const FINGERPRINT_KEY = 'meshAuditFinding/v1';
 
-/** Markdown help as plain text: emphasis and code marks dropped, paragraphs kept. */
-const plainText = (markdown: string): string => markdown.trim().replace(/\*\*([^*]+)\*\*/g, '$1').replace(/`([^`]+)`/g, '$1');
+/**
+ * Every file is a URI relative to this base, declared in `originalUriBaseIds` as the host's root
+ * (`file:///`): consumers that want relative locations (GitHub code scanning refuses absolute `file:`
+ * URIs, GH1006) get them, and the host path is still one join away.
+ */
+export const HOST_ROOT = 'HOSTROOT';
+
+/** Where the ledger is by default: the per-host artifact when a snapshot did not say (an old one). */
+const DEFAULT_LEDGER = '/var/lib/mesh-host/ledger.json';
+
+/** GitHub code scanning takes at most 20 runs in one file (GH1004); a fleet is written one file per host. */
+export const MAX_RUNS_PER_FILE = 20;
 
 const level = (s: Severity): 'error' | 'warning' | 'note' => s;
 
-function result(finding: Finding, ruleIndex: number, report: Report) {
-  const physical = finding.locations.physical.map((p) => ({
-    physicalLocation: {
-      artifactLocation: { uri: pathToFileURL(p.path).href },
-      ...(p.line !== undefined ? { region: { startLine: p.line } } : {}),
-    },
-  }));
+/** `/etc/mesh/a b.env` -> `etc/mesh/a%20b.env`: percent-encoded as a URI, relative to HOSTROOT. */
+const relativeUri = (path: string): string => pathToFileURL(path).href.replace(/^file:\/\/\//, '');
+
+function physicalLocation(path: string, line: number | undefined) {
+  // Whole-file findings start at line 1: consumers want a region (GitHub: GH1003).
+  return { artifactLocation: { uri: relativeUri(path), uriBaseId: HOST_ROOT }, region: { startLine: line ?? 1 } };
+}
+
+/**
+ * Every result has a physical location. A container, port or ledger entry is located at its ledger
+ * entry's line (facts/subjects.ts); what has no entry and no file (an unclaimed container, the host)
+ * at the top of the host's ledger — the record that does not claim it — with its logical location kept.
+ */
+function locationsOf(finding: Finding, ledgerPath: string) {
   const logical = finding.locations.logical.map((l) => ({ name: l.name, fullyQualifiedName: l.fullyQualifiedName, kind: 'resource' }));
-  // The first location carries the logical ones too; a result with no file still has a location.
-  const locations =
-    physical.length > 0
-      ? physical.map((loc, i) => (i === 0 && logical.length > 0 ? { ...loc, logicalLocations: logical } : loc))
-      : logical.length > 0
-        ? [{ logicalLocations: logical }]
-        : [];
+  const physical = finding.locations.physical.length > 0 ? finding.locations.physical : [{ path: ledgerPath, line: 1 }];
+  return physical.map((p, i) => ({
+    physicalLocation: physicalLocation(p.path, p.line),
+    ...(i === 0 && logical.length > 0 ? { logicalLocations: logical } : {}),
+  }));
+}
+
+interface RunOptions {
+  baseline: boolean;
+  /** This run holds the waived results: each has a suppression (and no other run has any). */
+  waived: boolean;
+}
+
+function result(finding: Finding, ruleIndex: number, ledgerPath: string, options: RunOptions) {
+  // A finding gone since the baseline is no problem any more: a pass, level none; its severity is kept.
+  const absent = finding.state === 'absent';
   return {
     ruleId: finding.ruleId,
     ...(ruleIndex >= 0 ? { ruleIndex } : {}),
-    level: level(finding.severity),
+    ...(absent ? { kind: 'pass', level: 'none' } : { kind: 'fail', level: level(finding.severity) }),
     message: { text: finding.message },
-    ...(locations.length > 0 ? { locations } : {}),
+    locations: locationsOf(finding, ledgerPath),
     partialFingerprints: { [FINGERPRINT_KEY]: finding.fingerprint },
-    // On every result of the run or on none (PITFALLS, SARIF).
-    ...(report.baseline ? { baselineState: finding.state ?? 'new' } : {}),
-    ...(report.waivers ? { suppressions: suppressionsOf(finding) } : {}),
-    properties: { subject: finding.subject, ...(finding.discriminator !== null ? { discriminator: finding.discriminator } : {}) },
+    // On every result of the run or on none (SARIF 3.27.23, PITFALLS).
+    ...(options.baseline ? { baselineState: finding.state ?? 'new' } : {}),
+    ...(options.waived && finding.suppressed ? { suppressions: [suppressionOf(finding.suppressed)] } : {}),
+    properties: {
+      subject: finding.subject,
+      severity: finding.severity,
+      ...(finding.discriminator !== null ? { discriminator: finding.discriminator } : {}),
+      ...(finding.resource !== undefined ? { resource: finding.resource } : {}),
+      ...(finding.firstSeen !== undefined ? { firstSeen: finding.firstSeen } : {}),
+    },
   };
 }
 
-/** `[]` means checked and not suppressed; SARIF has no expiry field, so it goes in properties. */
-function suppressionsOf(finding: Finding) {
-  if (!finding.suppressed) return [];
-  return [
-    {
-      kind: 'external',
-      status: 'accepted',
-      justification: finding.suppressed.justification,
-      properties: { expires: finding.suppressed.expires, waiver: finding.suppressed.waiver },
-    },
-  ];
+/** SARIF has no expiry field, so it goes in properties. */
+const suppressionOf = (s: NonNullable<Finding['suppressed']>) => ({
+  kind: 'external',
+  status: 'accepted',
+  justification: s.justification,
+  properties: { expires: s.expires, waiver: s.waiver },
+});
+
+/** The notification's text names what was not checked, so it reads alone (a list of EACCES says nothing). */
+function notificationText(n: Notification): string {
+  const subject = n.subject ?? n.source;
+  return n.message.includes(subject) ? n.message : `${subject}: ${n.message}`;
 }
 
-/** SARIF 2.1.0: one run per host, rule metadata from the packs, one notification per thing not checked. */
-export function renderSarif(report: Report): string {
+function ruleDescriptor(r: LoadedRule) {
+  const security = isExposureRule(r);
+  return {
+    id: r.id,
+    name: r.name,
+    shortDescription: { text: r.title },
+    fullDescription: { text: summaryOf(r) },
+    help: { text: plainText(r.help), markdown: r.help.trim() },
+    helpUri: helpUriOf(r),
+    defaultConfiguration: { level: level(r.severity) },
+    properties: {
+      tags: security ? [...new Set([...r.tags, 'security'])] : r.tags,
+      ...(security ? { 'security-severity': SECURITY_SEVERITY[worstSeverity(r)] } : {}),
+      profiles: r.profiles,
+      pack: r.pack,
+    },
+  };
+}
+
+/** One host's evaluation: one run, or two when waivers matched (see `renderSarifRuns`). */
+interface HostRuns {
+  host: string;
+  runs: unknown[];
+}
+
+/**
+ * The runs of each host, in report order. SARIF wants `suppressions` on every result of a run or on
+ * none, and converters (sarif-to-markdown) list every result that has the property, even empty, as
+ * suppressed: so the results a waiver matched go into a run of their own, `mesh-audit/HOST/waived/`,
+ * where each has its suppression, and the host's main run has none.
+ */
+function hostRuns(report: Report): HostRuns[] {
   const rules = [...report.rules].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   const ruleIndex = new Map(rules.map((r, i) => [r.id, i]));
   const driver = {
@@ -62,42 +126,74 @@ export function renderSarif(report: Report): string {
     version: report.tool.version,
     semanticVersion: report.tool.version,
     informationUri: report.tool.uri,
-    rules: rules.map((r) => ({
-      id: r.id,
-      name: r.name,
-      shortDescription: { text: r.title },
-      fullDescription: { text: r.help.split('\n\n')[0]!.replace(/\s*\n\s*/g, ' ').trim() },
-      help: { text: plainText(r.help), markdown: r.help.trim() },
-      ...(r.helpUri !== undefined ? { helpUri: r.helpUri } : {}),
-      defaultConfiguration: { level: level(r.severity) },
-      properties: { tags: r.tags, profiles: r.profiles, pack: r.pack },
-    })),
+    rules: rules.map(ruleDescriptor),
   };
-  const doc = {
-    $schema: 'https://json.schemastore.org/sarif-2.1.0.json',
-    version: '2.1.0',
-    runs: report.evaluations.map((e) => ({
+  const startTimeUtc = new Date(Date.parse(report.generatedAt) - Math.round(report.durationSeconds * 1000)).toISOString();
+  const seen = new Map<string, number>();
+  const byHost = new Map<string, HostRuns>();
+  for (const e of report.evaluations) {
+    const n = (seen.get(e.host) ?? 0) + 1;
+    seen.set(e.host, n);
+    // The same host twice in one report: each run keeps a category of its own.
+    const category = n === 1 ? `mesh-audit/${e.host}/` : `mesh-audit/${e.host}/${n}/`;
+    const ledgerPath = e.ledgerPath ?? DEFAULT_LEDGER;
+    const all = [...e.findings, ...(n === 1 ? (report.baseline?.absent ?? []).filter((f) => f.host === e.host) : [])];
+    const waived = all.filter((f) => f.suppressed !== undefined);
+    const run = (id: string, findings: Finding[], options: RunOptions, notifications: Notification[]) => ({
       tool: { driver },
-      automationDetails: { id: `mesh-audit/${e.host}/` },
-      invocations: [
-        {
-          executionSuccessful: e.complete,
-          endTimeUtc: report.generatedAt,
-          toolExecutionNotifications: e.notifications.map((n) => ({
-            level: n.level,
-            message: { text: n.message },
-            ...(n.kind === 'evaluation' && ruleIndex.has(n.source)
-              ? { associatedRule: { id: n.source, index: ruleIndex.get(n.source)! } }
-              : {}),
-            properties: { kind: n.kind, source: n.source, ...(n.subject !== undefined ? { subject: n.subject } : {}) },
-          })),
-        },
-      ],
-      properties: { host: e.host, snapshotTakenAt: e.takenAt },
-      results: [...e.findings, ...(report.baseline?.absent ?? []).filter((f) => f.host === e.host)].map((f) =>
-        result(f, ruleIndex.get(f.ruleId) ?? -1, report),
-      ),
+      automationDetails: { id },
+      originalUriBaseIds: { [HOST_ROOT]: { uri: 'file:///', description: { text: `The root folder of host ${e.host}: every path is the host's own.` } } },
+      invocations: [invocationOf(e, notifications, ruleIndex, startTimeUtc, report.generatedAt)],
+      properties: { host: e.host, snapshotTakenAt: e.takenAt, ...(options.waived ? { waived: true } : {}) },
+      results: findings.map((f) => result(f, ruleIndex.get(f.ruleId) ?? -1, ledgerPath, options)),
+    });
+    const baseline = report.baseline !== undefined;
+    const runs: unknown[] = [run(category, all.filter((f) => f.suppressed === undefined), { baseline, waived: false }, e.notifications)];
+    if (waived.length > 0) runs.push(run(`${category}waived/`, waived, { baseline, waived: true }, []));
+    const entry = byHost.get(e.host) ?? { host: e.host, runs: [] };
+    entry.runs.push(...runs);
+    byHost.set(e.host, entry);
+  }
+  return [...byHost.values()];
+}
+
+function invocationOf(e: Evaluation, notifications: Notification[], ruleIndex: Map<string, number>, startTimeUtc: string, endTimeUtc: string) {
+  return {
+    executionSuccessful: e.complete,
+    startTimeUtc,
+    endTimeUtc,
+    toolExecutionNotifications: notifications.map((n) => ({
+      level: n.level,
+      message: { text: notificationText(n) },
+      ...(n.kind === 'evaluation' && ruleIndex.has(n.source) ? { associatedRule: { id: n.source, index: ruleIndex.get(n.source)! } } : {}),
+      properties: { kind: n.kind, source: n.source, ...(n.subject !== undefined ? { subject: n.subject } : {}) },
     })),
   };
-  return JSON.stringify(doc, null, 2) + '\n';
+}
+
+const document = (runs: unknown[]): string =>
+  JSON.stringify({ $schema: 'https://json.schemastore.org/sarif-2.1.0.json', version: '2.1.0', runs }, null, 2) + '\n';
+
+/** SARIF 2.1.0, every run in one document (stdout, a single host). */
+export function renderSarif(report: Report): string {
+  return document(hostRuns(report).flatMap((h) => h.runs));
+}
+
+/** `a.b-c_d` stays; anything else in a host name becomes `_` (it is part of a file name). */
+const safeName = (host: string): string => host.replace(/[^A-Za-z0-9._-]/g, '_').replace(/^\.+/, '_');
+
+/**
+ * The SARIF files of a report: `mesh-audit.sarif` for one host; for a fleet one file per host,
+ * `mesh-audit.HOST.sarif` (GitHub takes at most 20 runs a file, and each host is its own category).
+ */
+export function renderSarifFiles(report: Report, baseName = 'mesh-audit'): { name: string; content: string }[] {
+  const hosts = hostRuns(report);
+  if (hosts.length <= 1) return [{ name: `${baseName}.sarif`, content: document(hosts.flatMap((h) => h.runs)) }];
+  const used = new Set<string>();
+  return hosts.map((h) => {
+    let name = `${baseName}.${safeName(h.host)}.sarif`;
+    for (let n = 2; used.has(name); n++) name = `${baseName}.${safeName(h.host)}-${n}.sarif`;
+    used.add(name);
+    return { name, content: document(h.runs) };
+  });
 }

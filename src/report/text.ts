@@ -1,6 +1,7 @@
 import type { Finding } from '../evaluate/finding.js';
 import type { Severity } from '../policy/types.js';
-import { summarize, type Report } from './report.js';
+import { allFindings, summarize, type Report } from './report.js';
+import { helpUriOf, remediationOf } from './rule-docs.js';
 
 export interface TextOptions {
   /** Colour only on a terminal (and never with NO_COLOR): decided by the caller, which knows the stream. */
@@ -62,6 +63,20 @@ export function renderText(report: Report, options: TextOptions): string {
     if (notes.length > 0) {
       lines.push('', paint('dim', `  Notes (${notes.length}):`));
       for (const n of notes) lines.push(`  - [${n.source}] ${n.message}`);
+    }
+    lines.push('');
+  }
+  // What to do about each rule that has findings: its remediation, and where its whole help is.
+  const ruled = [...new Set(allFindings(report).map((f) => f.ruleId))].sort();
+  const rules = new Map(report.rules.map((r) => [r.id, r]));
+  if (ruled.length > 0) {
+    lines.push(paint('bold', 'How to fix'));
+    for (const id of ruled) {
+      const rule = rules.get(id);
+      if (!rule) continue;
+      const remediation = remediationOf(rule);
+      lines.push(`  ${rule.id} ${rule.name}: ${remediation || 'see its help'}`);
+      lines.push(`  ${paint('dim', `  more: ${helpUriOf(rule)}`)}`);
     }
     lines.push('');
   }

@@ -84,9 +84,10 @@ export class WriteFailure extends MeshAuditError {
 
 /**
  * Writes `dir/name` atomically without following symlinks: an exclusive, no-follow temp file in the
- * same folder (mode 0640), fsync, rename. A run killed mid-write leaves the previous file intact.
+ * same folder (mode 0640 unless told, set on the open file so the umask does not change it), fsync,
+ * rename. A run killed mid-write leaves the previous file intact.
  */
-export async function writeFileAtomic(dir: string, name: string, data: string, tempName: () => string = randomTempName): Promise<string> {
+export async function writeFileAtomic(dir: string, name: string, data: string, tempName: () => string = randomTempName, mode = 0o640): Promise<string> {
   const target = join(dir, name);
   let opened;
   try {
@@ -96,6 +97,7 @@ export async function writeFileAtomic(dir: string, name: string, data: string, t
   }
   const { handle, temp } = opened;
   try {
+    if (mode !== 0o640) await handle.chmod(mode);
     await handle.writeFile(data, 'utf8');
     await handle.sync();
     await handle.close();

@@ -13,6 +13,7 @@ import { applyLogic, checkLogic } from '../../src/policy/logic.js';
 const subject = (data: Record<string, unknown>): Subject => ({
   set: 'containers',
   about: { kind: 'container', id: String(data['name'] ?? 'c') },
+  resource: null,
   part: null,
   data: { host: 'h', ...data },
   locate: () => ({ physical: [], logical: [] }),

@@ -50,6 +50,7 @@ const pack = await parsePolicyPack('jsonlogic-suite.yaml', packText);
 const subjectOf = (data: Record<string, unknown>): Subject => ({
   set: 'host',
   about: { kind: 'host', id: 'suite' },
+  resource: null,
   part: null,
   data,
   locate: () => ({ physical: [], logical: [] }),
