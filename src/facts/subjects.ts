@@ -1,6 +1,6 @@
 import type { SubjectSetName } from '../policy/types.js';
 import type { SafeValue } from '../secret/value.js';
-import type { Container, FileRecord, LedgerRecord, Snapshot } from '../snapshot/types.js';
+import type { Container, FileRecord, LedgerRecord, Problem, Snapshot } from '../snapshot/types.js';
 import { compareText } from '../compare.js';
 import { formerTargets, type FormerTarget } from './history.js';
 
@@ -20,6 +20,16 @@ export interface SubjectLocations {
   logical: LogicalLocation[];
 }
 
+/**
+ * A fact of a subject whose source was not read: the field (a dotted path into the subject's data,
+ * the whole of what lies under it) and why. A rule that reads it is not checked on the subject.
+ */
+export interface UnknownFact {
+  field: string;
+  source: Problem['source'];
+  reason: string;
+}
+
 /** One thing a rule runs over: the data rules see, and how a finding about it is named and located. */
 export interface Subject {
   set: SubjectSetName;
@@ -28,7 +38,22 @@ export interface Subject {
   /** Prefix of the finding's discriminator when one subject of this set is one part of a thing (a mount, a source). */
   part: string | null;
   data: Record<string, unknown>;
+  /** The facts of `data` that are unknown (their source was not read); none when absent. */
+  unknown?: UnknownFact[];
   locate(item: unknown): SubjectLocations;
+}
+
+const unknownFacts = (source: Problem['source'], reason: string, fields: readonly string[]): UnknownFact[] => fields.map((field) => ({ field, source, reason }));
+
+/** Facts of a file that come from reading it. */
+const FILE_READ_FIELDS = ['exists', 'file_kind', 'size', 'mode', 'uid', 'gid', 'mtime', 'inode', 'sha256', 'link_target', 'is_env', 'env'] as const;
+
+/** Why a file's facts are unknown, or null when it was read. */
+function fileUnknownReason(file: FileRecord | undefined, path: string): string | null {
+  if (!file) return `${path} was not read`;
+  if (file.error !== undefined) return `${path} not read: ${file.error}`;
+  if (file.kind === 'unknown') return `${path}: kind not known`;
+  return null;
 }
 
 export type SubjectSets = Record<SubjectSetName, Subject[]>;
@@ -88,6 +113,12 @@ export function buildSubjects(snapshot: Snapshot, history: readonly Snapshot[] =
   const valid = snapshot.ledger.entries.filter((r) => r.valid && r.entry.id !== undefined && r.entry.target !== undefined);
   const filesByPath = new Map(snapshot.files.map((f) => [f.path, f]));
   const former = formerTargets(snapshot, history);
+  // What was not read: each subject lists the facts that came from it as unknown.
+  const ledgerUnread = snapshot.ledger.available ? null : `the ledger ${ledgerPath} was not read`;
+  const engineUnread = snapshot.docker === null ? 'the Docker engine was not read' : null;
+  // A container not listed is gone only when every container was listed and inspected.
+  const containersIncomplete =
+    engineUnread ?? (snapshot.problems.some((p) => p.source === 'docker') ? `not every container was read (${snapshot.problems.filter((p) => p.source === 'docker').map((p) => p.subject ?? p.message).join(', ')})` : null);
 
   // Indexes for the joins below (each was a scan of the whole ledger, container list or history per subject).
   const push = <K, V>(map: Map<K, V[]>, key: K, value: V) => {
@@ -206,11 +237,17 @@ export function buildSubjects(snapshot: Snapshot, history: readonly Snapshot[] =
       formerly_claimed_by: formerlyOf('container', c.name),
     };
     containerData.set(c, data);
+    const unknown = [
+      ...(ledgerUnread ? unknownFacts('ledger', ledgerUnread, ['claimed_by', 'claimed', 'origins', 'holds', 'formerly_claimed_by']) : []),
+      // Without /proc a host-network container's sockets are not known (published ports are, from the engine).
+      ...(c.proc.available ? [] : unknownFacts('proc', `/proc of ${c.name} not read: ${c.proc.reason}`, hostNetwork ? ['listening', 'open_ports', 'exposed_endpoints'] : ['listening'])),
+    ];
     return {
       set: 'containers',
       about: { kind: 'container', id: c.name },
       part: null,
       data,
+      ...(unknown.length > 0 ? { unknown } : {}),
       locate: () => ({ physical: [], logical: [containerLogical(host, c.name)] }),
     };
   });
@@ -243,11 +280,18 @@ export function buildSubjects(snapshot: Snapshot, history: readonly Snapshot[] =
       mounted_by: mountedBy.get(f.path) ?? [],
       formerly_claimed_by: formerlyOf('file', f.path),
     };
+    const unreadable = fileUnknownReason(f, f.path);
+    const unknown = [
+      ...(ledgerUnread ? unknownFacts('ledger', ledgerUnread, ['claimed_by', 'claimed', 'referenced_by', 'formerly_claimed_by']) : []),
+      ...(containersIncomplete ? unknownFacts('docker', containersIncomplete, ['mounted_by']) : []),
+      ...(unreadable ? unknownFacts('files', unreadable, FILE_READ_FIELDS) : []),
+    ];
     return {
       set: 'files',
       about: { kind: 'file', id: f.path },
       part: null,
       data,
+      ...(unknown.length > 0 ? { unknown } : {}),
       locate: () => ({ physical: [{ path: f.path }], logical: [] }),
     };
   });
@@ -286,11 +330,17 @@ export function buildSubjects(snapshot: Snapshot, history: readonly Snapshot[] =
       co_claimants: r.valid && type !== null && target !== null ? (validByTypeTarget.get(type)?.get(target) ?? []).filter((o) => o.r !== r).map((o) => o.r.entry.id!) : [],
       former_targets: (e.id === undefined ? [] : (formerById.get(e.id) ?? [])).map((f) => ({ target: f.target, last_seen: f.last_seen, changed_at: f.changed_at })),
     };
+    const fileUnread = type === 'file' && target !== null ? fileUnknownReason(targetFile, target) : null;
+    const unknown = [
+      ...(type === 'container' && !targetContainer && containersIncomplete ? unknownFacts('docker', containersIncomplete, ['present', 'target_container']) : []),
+      ...(fileUnread ? unknownFacts('files', fileUnread, ['present', 'target_file']) : []),
+    ];
     return {
       set: 'ledger',
       about: { kind: 'ledger-entry', id },
       part: null,
       data,
+      ...(unknown.length > 0 ? { unknown } : {}),
       locate: () => ({
         physical: [{ path: ledgerPath, line: r.line }, ...(targetFile && targetFile.kind !== 'missing' ? [{ path: targetFile.path }] : [])],
         logical: [{ kind: 'ledger-entry', name: id, fullyQualifiedName: `${host}/ledger/${id}` }],
@@ -308,10 +358,16 @@ export function buildSubjects(snapshot: Snapshot, history: readonly Snapshot[] =
       const file = filesByPath.get(path);
       const index = mesh.sources.indexOf(path);
       const namedBy = [index >= 0 ? 'label' : null, fromLedger.includes(path) ? 'ledger' : null].filter((s) => s !== null);
+      const unreadable = fileUnknownReason(file, path);
+      const unknown = [
+        ...(ledgerUnread ? unknownFacts('ledger', ledgerUnread, ['container.claimed_by', 'named_by']) : []),
+        ...(unreadable ? unknownFacts('files', unreadable, FILE_READ_FIELDS.map((f) => `source.${f}`)) : []),
+      ];
       return {
         set: 'container_sources',
         about: { kind: 'container', id: c.name },
         part: path,
+        ...(unknown.length > 0 ? { unknown } : {}),
         data: {
           kind: 'container-source',
           id: `${c.name} <- ${path}`,
@@ -346,10 +402,17 @@ export function buildSubjects(snapshot: Snapshot, history: readonly Snapshot[] =
     c.mounts.map((m): Subject => {
       const hostFile = filesByPath.get(m.source);
       const bound = c.proc.available ? c.proc.boundFiles.find((b) => b.destination === m.destination) : undefined;
+      const unreadable = m.type === 'bind' ? fileUnknownReason(hostFile, m.source) : null;
+      const unknown = [
+        // What the container sees is read from /proc for single-file binds only.
+        ...(c.proc.available || !(m.type === 'bind' && hostFile?.kind === 'file') ? [] : unknownFacts('proc', `/proc of ${c.name} not read: ${c.proc.reason}`, ['seen'])),
+        ...(unreadable ? unknownFacts('files', unreadable, ['host_file', 'single_file']) : []),
+      ];
       return {
         set: 'mounts',
         about: { kind: 'container', id: c.name },
         part: m.destination,
+        ...(unknown.length > 0 ? { unknown } : {}),
         data: {
           kind: 'mount',
           id: `${c.name}:${m.destination}`,
@@ -390,6 +453,14 @@ export function buildSubjects(snapshot: Snapshot, history: readonly Snapshot[] =
       file_count: snapshot.files.length,
       ledger_count: snapshot.ledger.entries.length,
     },
+    ...(engineUnread || ledgerUnread
+      ? {
+          unknown: [
+            ...(engineUnread ? unknownFacts('docker', engineUnread, ['container_count']) : []),
+            ...(ledgerUnread ? unknownFacts('ledger', ledgerUnread, ['ledger_count', 'node', 'adopted']) : []),
+          ],
+        }
+      : {}),
     locate: () => ({ physical: [], logical: [{ kind: 'host', name: host, fullyQualifiedName: host }] }),
   };
 

@@ -4,24 +4,47 @@ import { MeshAuditError } from '../errors.js';
 import { loadSnapshot } from './load.js';
 import type { Problem, Snapshot } from './types.js';
 
-/**
- * Reads the earlier snapshots kept in a history folder (`*.json`). One unreadable file is a
- * problem of the scan (it may hide a former target), not the end of it.
- */
-export async function loadHistory(dir: string): Promise<{ snapshots: Snapshot[]; problems: Problem[] }> {
-  let names: string[];
+const jsonFiles = (names: readonly string[]) => names.filter((n) => n.endsWith('.json')).sort();
+
+async function entriesOf(dir: string): Promise<{ name: string; isDirectory: boolean }[]> {
   try {
-    names = (await readdir(dir)).filter((n) => n.endsWith('.json')).sort();
+    return (await readdir(dir, { withFileTypes: true })).map((d) => ({ name: d.name, isDirectory: d.isDirectory() }));
   } catch (err) {
     throw new MeshAuditError(`${dir}: cannot read history folder (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
   }
+}
+
+/**
+ * The snapshot files of a history folder, oldest first per folder (their names are their times).
+ * Accepted: a folder of snapshots (`history/<host>/`), a folder of such folders (`history/`), or a
+ * scanner's output folder (`--out`, whose `history/` is read, not its reports).
+ */
+async function snapshotFilesOf(dir: string): Promise<string[]> {
+  const entries = await entriesOf(dir);
+  const historyRoot = entries.find((e) => e.name === 'history' && e.isDirectory);
+  if (historyRoot) return snapshotFilesOf(join(dir, historyRoot.name));
+  const own = jsonFiles(entries.filter((e) => !e.isDirectory).map((e) => e.name)).map((n) => join(dir, n));
+  if (own.length > 0) return own;
+  const files: string[] = [];
+  for (const sub of entries.filter((e) => e.isDirectory).map((e) => e.name).sort()) {
+    files.push(...jsonFiles((await entriesOf(join(dir, sub))).filter((e) => !e.isDirectory).map((e) => e.name)).map((n) => join(dir, sub, n)));
+  }
+  return files;
+}
+
+/**
+ * Reads the earlier snapshots kept in a history folder (`*.json`), oldest first: the order the facts
+ * use them in. One unreadable file is a problem of the scan (it may hide a former target), not the
+ * end of it.
+ */
+export async function loadHistory(dir: string): Promise<{ snapshots: Snapshot[]; problems: Problem[] }> {
   const snapshots: Snapshot[] = [];
   const problems: Problem[] = [];
-  for (const name of names) {
+  for (const path of await snapshotFilesOf(dir)) {
     try {
-      snapshots.push(await loadSnapshot(join(dir, name)));
+      snapshots.push(await loadSnapshot(path));
     } catch (err) {
-      problems.push({ source: 'history', subject: join(dir, name), message: (err as Error).message.split('\n')[0]! });
+      problems.push({ source: 'history', subject: path, message: (err as Error).message.split('\n')[0]! });
     }
   }
   return { snapshots, problems };
