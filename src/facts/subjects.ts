@@ -48,12 +48,31 @@ const unknownFacts = (source: Problem['source'], reason: string, fields: readonl
 /** Facts of a file that come from reading it. */
 const FILE_READ_FIELDS = ['exists', 'file_kind', 'size', 'mode', 'uid', 'gid', 'mtime', 'inode', 'sha256', 'link_target', 'is_env', 'env'] as const;
 
-/** Why a file's facts are unknown, or null when it was read. */
-function fileUnknownReason(file: FileRecord | undefined, path: string): string | null {
-  if (!file) return `${path} was not read`;
-  if (file.error !== undefined) return `${path} not read: ${file.error}`;
-  if (file.kind === 'unknown') return `${path}: kind not known`;
-  return null;
+/**
+ * The facts of a file that were not read, and why (null: all were). A file read in part (too large
+ * to parse, digested) keeps what was read: its kind, size, digest.
+ */
+function fileUnknown(file: FileRecord | undefined, path: string): { fields: string[]; reason: string } | null {
+  if (!file) return { fields: [...FILE_READ_FIELDS], reason: `${path} was not read` };
+  if (file.kind === 'unknown') return { fields: [...FILE_READ_FIELDS], reason: `${path} not read${file.error !== undefined ? `: ${file.error}` : ''}` };
+  if (file.error === undefined || file.kind === 'missing') return null;
+  const has: Record<(typeof FILE_READ_FIELDS)[number], boolean> = {
+    exists: true,
+    file_kind: true,
+    size: file.size !== undefined,
+    mode: file.mode !== undefined,
+    uid: file.uid !== undefined,
+    gid: file.gid !== undefined,
+    mtime: file.mtime !== undefined,
+    inode: file.inode !== undefined,
+    sha256: file.kind !== 'file' || file.sha256 !== undefined,
+    link_target: file.kind !== 'symlink' || file.linkTarget !== undefined,
+    // An env file not parsed: neither its keys nor whether it is one are known.
+    is_env: file.env !== undefined,
+    env: file.env !== undefined,
+  };
+  const fields = FILE_READ_FIELDS.filter((f) => !has[f]);
+  return fields.length === 0 ? null : { fields, reason: `${path} not read: ${file.error}` };
 }
 
 export type SubjectSets = Record<SubjectSetName, Subject[]>;
@@ -280,11 +299,11 @@ export function buildSubjects(snapshot: Snapshot, history: readonly Snapshot[] =
       mounted_by: mountedBy.get(f.path) ?? [],
       formerly_claimed_by: formerlyOf('file', f.path),
     };
-    const unreadable = fileUnknownReason(f, f.path);
+    const unreadable = fileUnknown(f, f.path);
     const unknown = [
       ...(ledgerUnread ? unknownFacts('ledger', ledgerUnread, ['claimed_by', 'claimed', 'referenced_by', 'formerly_claimed_by']) : []),
       ...(containersIncomplete ? unknownFacts('docker', containersIncomplete, ['mounted_by']) : []),
-      ...(unreadable ? unknownFacts('files', unreadable, FILE_READ_FIELDS) : []),
+      ...(unreadable ? unknownFacts('files', unreadable.reason, unreadable.fields) : []),
     ];
     return {
       set: 'files',
@@ -330,10 +349,12 @@ export function buildSubjects(snapshot: Snapshot, history: readonly Snapshot[] =
       co_claimants: r.valid && type !== null && target !== null ? (validByTypeTarget.get(type)?.get(target) ?? []).filter((o) => o.r !== r).map((o) => o.r.entry.id!) : [],
       former_targets: (e.id === undefined ? [] : (formerById.get(e.id) ?? [])).map((f) => ({ target: f.target, last_seen: f.last_seen, changed_at: f.changed_at })),
     };
-    const fileUnread = type === 'file' && target !== null ? fileUnknownReason(targetFile, target) : null;
+    const fileUnread = type === 'file' && target !== null ? fileUnknown(targetFile, target) : null;
     const unknown = [
       ...(type === 'container' && !targetContainer && containersIncomplete ? unknownFacts('docker', containersIncomplete, ['present', 'target_container']) : []),
-      ...(fileUnread ? unknownFacts('files', fileUnread, ['present', 'target_file']) : []),
+      ...(fileUnread
+        ? unknownFacts('files', fileUnread.reason, [...(fileUnread.fields.includes('exists') ? ['present'] : []), ...fileUnread.fields.map((f) => `target_file.${f}`)])
+        : []),
     ];
     return {
       set: 'ledger',
@@ -358,10 +379,10 @@ export function buildSubjects(snapshot: Snapshot, history: readonly Snapshot[] =
       const file = filesByPath.get(path);
       const index = mesh.sources.indexOf(path);
       const namedBy = [index >= 0 ? 'label' : null, fromLedger.includes(path) ? 'ledger' : null].filter((s) => s !== null);
-      const unreadable = fileUnknownReason(file, path);
+      const unreadable = fileUnknown(file, path);
       const unknown = [
         ...(ledgerUnread ? unknownFacts('ledger', ledgerUnread, ['container.claimed_by', 'named_by']) : []),
-        ...(unreadable ? unknownFacts('files', unreadable, FILE_READ_FIELDS.map((f) => `source.${f}`)) : []),
+        ...(unreadable ? unknownFacts('files', unreadable.reason, unreadable.fields.map((f) => `source.${f}`)) : []),
       ];
       return {
         set: 'container_sources',
@@ -402,11 +423,13 @@ export function buildSubjects(snapshot: Snapshot, history: readonly Snapshot[] =
     c.mounts.map((m): Subject => {
       const hostFile = filesByPath.get(m.source);
       const bound = c.proc.available ? c.proc.boundFiles.find((b) => b.destination === m.destination) : undefined;
-      const unreadable = m.type === 'bind' ? fileUnknownReason(hostFile, m.source) : null;
+      const unreadable = m.type === 'bind' ? fileUnknown(hostFile, m.source) : null;
       const unknown = [
         // What the container sees is read from /proc for single-file binds only.
         ...(c.proc.available || !(m.type === 'bind' && hostFile?.kind === 'file') ? [] : unknownFacts('proc', `/proc of ${c.name} not read: ${c.proc.reason}`, ['seen'])),
-        ...(unreadable ? unknownFacts('files', unreadable, ['host_file', 'single_file']) : []),
+        ...(unreadable
+          ? unknownFacts('files', unreadable.reason, [...(unreadable.fields.includes('file_kind') ? ['single_file'] : []), ...unreadable.fields.filter((f) => f !== 'env').map((f) => `host_file.${f}`)])
+          : []),
       ];
       return {
         set: 'mounts',
