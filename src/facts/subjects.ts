@@ -369,6 +369,41 @@ export function buildSubjects(snapshot: Snapshot, history: readonly Snapshot[] =
     };
   });
 
+  // Keys each env file named in an earlier snapshot of this host: evidence that a key the container
+  // holds came from its composed file, once the file no longer names it.
+  const composedBefore = new Map<string, Set<string>>();
+  for (const earlier of history) {
+    if (earlier.host.hostname !== host) continue;
+    for (const f of earlier.files) {
+      if (!f.env) continue;
+      const keys = composedBefore.get(f.path) ?? new Set<string>();
+      for (const e of f.env) keys.add(e.key);
+      composedBefore.set(f.path, keys);
+    }
+  }
+  /**
+   * Keys the container holds that no env file it was composed from names any more, with the evidence
+   * that they came from the file: the image does not set them (or sets another value), or an earlier
+   * snapshot's file named them. A key with neither (the image not read, no history) is not listed.
+   */
+  const droppedKeys = (c: Container, path: string, allPaths: readonly string[]): { keys: string[]; evidence: Record<string, string> } => {
+    const file = envMap(filesByPath.get(path));
+    if (!file) return { keys: [], evidence: {} };
+    const namedElsewhere = new Set(allPaths.filter((p) => p !== path).flatMap((p) => Object.keys(envMap(filesByPath.get(p)) ?? {})));
+    const evidence: Record<string, string> = {};
+    for (const key of Object.keys(c.env).sort()) {
+      if (Object.hasOwn(file, key) || namedElsewhere.has(key)) continue;
+      if (c.imageEnv !== undefined) {
+        const fromImage = Object.hasOwn(c.imageEnv, key) ? c.imageEnv[key] : undefined;
+        if (fromImage === undefined) evidence[key] = 'the image does not set it';
+        else if (fromImage.digest !== c.env[key]!.digest) evidence[key] = 'the image sets another value';
+      } else if (composedBefore.get(path)?.has(key)) {
+        evidence[key] = 'an earlier snapshot of the file named it';
+      }
+    }
+    return { keys: Object.keys(evidence), evidence };
+  };
+
   // container_sources: a container paired with each file it was built from (labels and ledger)
   const container_sources: Subject[] = snapshot.containers.flatMap((c) => {
     const data = containerData.get(c)!;
@@ -380,9 +415,13 @@ export function buildSubjects(snapshot: Snapshot, history: readonly Snapshot[] =
       const index = mesh.sources.indexOf(path);
       const namedBy = [index >= 0 ? 'label' : null, fromLedger.includes(path) ? 'ledger' : null].filter((s) => s !== null);
       const unreadable = fileUnknown(file, path);
+      // Keys named by any of the container's env files; one of them not read leaves them unknown.
+      const otherUnread = paths.filter((p) => p !== path).map((p) => fileUnknown(filesByPath.get(p), p)).find((u) => u !== null && u.fields.includes('env'));
+      const dropped = droppedKeys(c, path, paths);
       const unknown = [
         ...(ledgerUnread ? unknownFacts('ledger', ledgerUnread, ['container.claimed_by', 'named_by']) : []),
         ...(unreadable ? unknownFacts('files', unreadable.reason, unreadable.fields.map((f) => `source.${f}`)) : []),
+        ...(unreadable?.fields.includes('env') || otherUnread ? unknownFacts('files', (unreadable ?? otherUnread)!.reason, ['dropped_keys', 'dropped_evidence']) : []),
       ];
       return {
         set: 'container_sources',
@@ -406,6 +445,8 @@ export function buildSubjects(snapshot: Snapshot, history: readonly Snapshot[] =
           index: index >= 0 ? index : null,
           recorded_digest: index >= 0 ? (mesh.source_digests[index] ?? null) : null,
           named_by: namedBy,
+          dropped_keys: dropped.keys,
+          dropped_evidence: dropped.evidence,
         },
         locate: (item) => {
           const line = envLine(file, item);
