@@ -5,7 +5,7 @@ import type { Report } from './report/report.js';
 import type { Evaluation } from './evaluate/finding.js';
 import type { Snapshot } from './snapshot/types.js';
 import { TOOL_NAME, TOOL_URI, TOOL_VERSION } from './version.js';
-import { applyBaseline, type BaselineFinding } from './report/baseline.js';
+import { applyBaseline, withFirstSeen, type BaselineFinding } from './report/baseline.js';
 import { applyWaivers, WAIVER_EXPIRED_RULE, type Waiver } from './report/waivers.js';
 
 /** The rules a profile runs (all of them without one). */
@@ -15,7 +15,7 @@ export function rulesOf(rules: readonly LoadedRule[], profile: Profile | undefin
 
 /** The pure core for one host: snapshot -> facts -> findings. `rules` already selected (rulesOf). */
 export function auditSnapshot(snapshot: Snapshot, history: readonly Snapshot[], rules: readonly LoadedRule[], options: EvaluateOptions = {}): Evaluation {
-  return evaluate(snapshot, buildSubjects(snapshot, history), rules, options);
+  return evaluate(snapshot, buildSubjects(snapshot, history), rules, history, options);
 }
 
 /** The report of evaluations already made, for every writer. */
@@ -46,16 +46,16 @@ export function auditSnapshots(
  */
 export function triage(
   report: Report,
-  options: { waivers?: { source: string; waivers: readonly Waiver[] }; baseline?: { source: string; findings: readonly BaselineFinding[] }; now: Date },
+  options: { waivers?: { source: string; waivers: readonly Waiver[] }; baseline?: { source: string; generatedAt?: string; findings: readonly BaselineFinding[] }; now: Date },
 ): Report {
-  let evaluations = report.evaluations;
+  let evaluations = withFirstSeen(report.evaluations);
   let rules = report.rules;
   if (options.waivers) {
     evaluations = applyWaivers(evaluations, options.waivers.waivers, options.now);
     if (evaluations.some((e) => e.findings.some((f) => f.ruleId === WAIVER_EXPIRED_RULE.id))) rules = [...rules, WAIVER_EXPIRED_RULE];
   }
   if (!options.baseline) return { ...report, rules, evaluations, ...(options.waivers ? { waivers: { source: options.waivers.source } } : {}) };
-  const marked = applyBaseline(evaluations, options.baseline.findings);
+  const marked = applyBaseline(evaluations, options.baseline.findings, options.baseline.generatedAt || undefined);
   const absentRules = new Set(marked.absent.map((f) => f.ruleId));
   // An absent finding's rule may be one this run no longer loads (a built-in, another profile).
   if (absentRules.has(WAIVER_EXPIRED_RULE.id) && !rules.includes(WAIVER_EXPIRED_RULE)) rules = [...rules, WAIVER_EXPIRED_RULE];
@@ -63,7 +63,7 @@ export function triage(
     ...report,
     rules,
     evaluations: marked.evaluations,
-    baseline: { source: options.baseline.source, absent: marked.absent },
+    baseline: { source: options.baseline.source, absent: marked.absent, notChecked: marked.notChecked },
     ...(options.waivers ? { waivers: { source: options.waivers.source } } : {}),
   };
 }

@@ -85,7 +85,11 @@ export async function takeSnapshot(settings: ScanSettings, earlier: readonly Sna
   const entries = ledger.ledger.entries.map((r) => r.entry);
   const labelSources = docker.containers.flatMap((c) => (c.labels[settings.labels.sources] ?? '').split(',').map((s) => s.trim()).filter((s) => s.startsWith('/')));
   const ledgerSources = entries.flatMap((e) => e.sources ?? []);
-  const formerFiles = earlier.flatMap((s) => s.ledger.entries.filter((r) => r.entry.type === 'file' && r.entry.target !== undefined).map((r) => r.entry.target!));
+  // Every file target the host's ledgers ever named, and every one the scanner's memory still holds (097).
+  const formerFiles = earlier.flatMap((s) => [
+    ...s.ledger.entries.filter((r) => r.entry.type === 'file' && r.entry.target !== undefined).map((r) => r.entry.target!),
+    ...(s.memory?.formerTargets ?? []).filter((r) => r.type === 'file').map((r) => r.target),
+  ]);
   const paths = [
     ...entries.filter((e) => e.type === 'file' && e.target?.startsWith('/')).map((e) => e.target!),
     ...ledgerSources,

@@ -98,7 +98,12 @@ function engineMissingOnly(s: Scanned, ledgerProblems = 0): void {
   assert.not.ok(s.stderr.includes(CANARY), 'a raw value of the ledger reached stderr');
 }
 
-const good = (id: string, target: string) => ({ id, type: 'container', target, origin: 'declared' });
+/**
+ * A well-formed entry whose target is known to be missing: a file (the engine is not read here, so
+ * whether a container is on the host is unknown and is never reported as missing).
+ */
+const GONE = '/nonexistent-mesh-audit-test';
+const good = (id: string, target: string) => ({ id, type: 'file', target: `${GONE}/${target}`, origin: 'declared' });
 
 test('invalid JSON: the ledger is unavailable with one line saying where, never what; the scan still reports', async () => {
   const text = `{"entries": [ {"id": "a", "type": "container", "target": "x", "token": "${CANARY}" ]`;
@@ -188,14 +193,14 @@ test('duplicate ids: both entries kept; the second is a ledger-well-formed error
     ['web', records[2]!.line, null],
   ]);
   assert.match(wellFormed[2]!.message, `ledger entry web (line ${records[2]!.line}) is not well formed: id is also the id of the entry at line ${records[0]!.line}`);
-  assert.equal(of(s, 'declared-resource-present').map((f) => f.message), ['db declares container db-1, which is not on the host', 'web declares container web-old, which is not on the host']);
+  assert.equal(of(s, 'declared-resource-present').map((f) => f.message), [`db declares file ${GONE}/db-1, which is not on the host`, `web declares file ${GONE}/web-old, which is not on the host`]);
   // Two findings of one rule about two entries with one id are two findings, told apart.
   const fingerprints = s.report.findings.map((f) => f.fingerprint);
   assert.is(new Set(fingerprints).size, fingerprints.length, 'fingerprints are unique');
 });
 
 test('entries without ids on one line (a compact ledger): each is its own finding, none merged away', async () => {
-  const s = await scan(JSON.stringify([{ type: 'container' }, { target: 'x' }, { id: 'ok', type: 'container', target: 'c' }]));
+  const s = await scan(JSON.stringify([{ type: 'container' }, { target: 'x' }, { id: 'ok', type: 'file', target: `${GONE}/c` }]));
   engineMissingOnly(s);
   const wellFormed = of(s, 'ledger-well-formed');
   assert.is(wellFormed.length, 2, JSON.stringify(wellFormed));
@@ -213,9 +218,9 @@ test('__proto__ and constructor keys: no prototype pollution, and the entries ar
     '  "constructor": {"prototype": {"polluted": "top"}},',
     '  "node": "n1",',
     '  "entries": [',
-    `    {"id": "p1", "type": "container", "target": "c1", "__proto__": {"polluted": "${CANARY}"}},`,
-    '    {"id": "p2", "type": "container", "target": "c2", "constructor": {"prototype": {"polluted": "yes"}}},',
-    '    {"id": "__proto__", "type": "container", "target": "constructor"},',
+    `    {"id": "p1", "type": "file", "target": "${GONE}/c1", "__proto__": {"polluted": "${CANARY}"}},`,
+    `    {"id": "p2", "type": "file", "target": "${GONE}/c2", "constructor": {"prototype": {"polluted": "yes"}}},`,
+    `    {"id": "__proto__", "type": "file", "target": "${GONE}/constructor"},`,
     '    {"id": "constructor", "type": "file", "target": "/__proto__/x", "__proto__": []}',
     '  ]',
     '}',

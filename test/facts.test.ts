@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { SUBJECT_FIELDS } from '../src/facts/fields.js';
-import { formerTargets } from '../src/facts/history.js';
+import { formerTargets, historyNotes, withMemory } from '../src/facts/history.js';
 import { buildSubjects } from '../src/facts/subjects.js';
 import { parseSnapshot } from '../src/snapshot/load.js';
 import type { Snapshot } from '../src/snapshot/types.js';
@@ -23,16 +23,51 @@ test('the example snapshots validate against the snapshot schema', () => {
   for (const p of [['045', 'snapshot.json'], ['097', 'snapshot.json'], ['clean', 'snapshot.json'], ['demo', 'snapshot.json']]) load(...p);
 });
 
-test('history: every former target of an id, when it was last seen and when it moved', () => {
+test('history: every former target of an id still on the host, when it was last claimed and when it moved', () => {
   const before = new HostModel('n1', '2026-09-20T00:00:00Z').ledger([{ id: 'a.server', type: 'container', target: 'a-old' }]).build();
   const middle = new HostModel('n1', '2026-09-21T00:00:00Z').ledger([{ id: 'a.server', type: 'container', target: 'a-mid' }]).build();
   const otherHost = new HostModel('n2', '2026-09-21T00:00:00Z').ledger([{ id: 'a.server', type: 'container', target: 'elsewhere' }]).build();
-  const now = new HostModel('n1', '2026-09-22T00:00:00Z').ledger([{ id: 'a.server', type: 'container', target: 'a-new' }]).build();
-  const later = new HostModel('n1', '2026-09-23T00:00:00Z').ledger([{ id: 'a.server', type: 'container', target: 'future' }]).build();
-  assert.equal(formerTargets(now, [later, middle, otherHost, before]), [
+  const now = new HostModel('n1', '2026-09-22T00:00:00Z')
+    .container({ name: 'a-old' })
+    .container({ name: 'a-mid' })
+    .container({ name: 'a-new' })
+    .ledger([{ id: 'a.server', type: 'container', target: 'a-new' }])
+    .build();
+  assert.equal(formerTargets(now, [before, middle, otherHost]), [
     { id: 'a.server', type: 'container', target: 'a-mid', last_seen: '2026-09-21T00:00:00Z', changed_at: '2026-09-22T00:00:00Z', current_target: 'a-new' },
     { id: 'a.server', type: 'container', target: 'a-old', last_seen: '2026-09-20T00:00:00Z', changed_at: '2026-09-21T00:00:00Z', current_target: 'a-new' },
   ]);
+});
+
+test('history: a former target gone from the host ends its memory; one not known to be gone (engine not read) does not', () => {
+  const before = new HostModel('n1', '2026-09-20T00:00:00Z').ledger([{ id: 'a.server', type: 'container', target: 'a-old' }]).build();
+  const gone = new HostModel('n1', '2026-09-22T00:00:00Z').container({ name: 'a-new' }).ledger([{ id: 'a.server', type: 'container', target: 'a-new' }]).build();
+  assert.equal(formerTargets(gone, [before]), []);
+  const engineDown = { ...gone, docker: null, containers: [], problems: [{ source: 'docker' as const, message: 'cannot reach the Docker engine' }] };
+  assert.equal(formerTargets(engineDown, [before]).map((f) => f.target), ['a-old']);
+});
+
+test('history: the memory carried in a snapshot outlives the pruned history it came from (keep 1)', () => {
+  const night1 = new HostModel('n1', '2026-09-20T00:00:00Z').container({ name: 'a-old' }).ledger([{ id: 'a.server', type: 'container', target: 'a-old' }]).build();
+  const night2 = withMemory(new HostModel('n1', '2026-09-21T00:00:00Z').container({ name: 'a-old' }).container({ name: 'a-new' }).ledger([{ id: 'a.server', type: 'container', target: 'a-new' }]).build(), [night1]);
+  // Night 3 sees only night 2 (night 1 is pruned), and night 4 only night 3: the move is still known.
+  const night3 = withMemory(new HostModel('n1', '2026-09-22T00:00:00Z').container({ name: 'a-old' }).container({ name: 'a-new' }).ledger([{ id: 'a.server', type: 'container', target: 'a-new' }]).build(), [night2]);
+  const night4 = new HostModel('n1', '2026-09-23T00:00:00Z').container({ name: 'a-old' }).container({ name: 'a-new' }).ledger([{ id: 'a.server', type: 'container', target: 'a-new' }]).build();
+  assert.equal(formerTargets(night4, [night3]), [
+    { id: 'a.server', type: 'container', target: 'a-old', last_seen: '2026-09-20T00:00:00Z', changed_at: '2026-09-21T00:00:00Z', current_target: 'a-new' },
+  ]);
+  assert.is(night3.memory?.formerTargets[0]?.lastSeenPresent, '2026-09-22T00:00:00Z');
+  // A night with the ledger not read carries the memory forward unchanged.
+  const ledgerDown = withMemory(new HostModel('n1', '2026-09-24T00:00:00Z').container({ name: 'a-old' }).ledgerUnavailable('ledger: EACCES').build(), [night3]);
+  assert.equal(ledgerDown.memory?.formerTargets.map((r) => [r.id, r.target]), [['a.server', 'a-old']]);
+});
+
+test('history: snapshots from the future (a clock that went back) are used in the order given, with a note', () => {
+  const before = new HostModel('n1', '2026-09-25T00:00:00Z').container({ name: 'a-old' }).ledger([{ id: 'a.server', type: 'container', target: 'a-old' }]).build();
+  const now = new HostModel('n1', '2026-09-22T00:00:00Z').container({ name: 'a-old' }).container({ name: 'a-new' }).ledger([{ id: 'a.server', type: 'container', target: 'a-new' }]).build();
+  assert.equal(formerTargets(now, [before]).map((f) => f.target), ['a-old']);
+  assert.match(historyNotes(now, [before])[0] ?? '', /taken after this one/);
+  assert.equal(historyNotes(now, []), []);
 });
 
 test('a container is claimed by name or id, never by a file entry; mesh labels and exposure are read', () => {

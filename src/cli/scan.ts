@@ -2,6 +2,7 @@ import type { CAC, Command } from 'cac';
 import { loadConfigFile, mergeSettings, type ConfigFile, type ScanSettings } from '../config.js';
 import { MeshAuditError } from '../errors.js';
 import { resolveHostname, takeSnapshot } from '../scan.js';
+import { withMemory } from '../facts/history.js';
 import { loadHistory } from '../snapshot/history.js';
 import { keepSnapshot, readOwnHistory } from '../snapshot/history-store.js';
 import { loadSnapshot } from '../snapshot/load.js';
@@ -63,7 +64,7 @@ async function settingsOf(flags: CollectFlags): Promise<ScanSettings> {
 }
 
 /** Each source that could not be read: one clear line on stderr as well as in the reports. */
-function reportProblems(snapshot: Snapshot, ctx: CommandContext): void {
+function reportProblems(snapshot: Pick<Snapshot, 'problems'>, ctx: CommandContext): void {
   for (const p of snapshot.problems) ctx.stderr(`mesh-audit: ${p.message}\n`);
 }
 
@@ -108,8 +109,10 @@ export async function acquireSnapshot(options: AcquireOptions, ctx: CommandConte
       : ownHistory
         ? await readOwnHistory(folder!.dir, hostname)
         : { snapshots: [], problems: [] };
-  const snapshot = await takeSnapshot({ ...settings, hostname }, history.snapshots, { now: ctx.now, progress: progressOn(ctx) });
+  // The memory of former targets travels in the snapshot itself, so pruning history never loses it.
+  const snapshot = withMemory(await takeSnapshot({ ...settings, hostname }, history.snapshots, { now: ctx.now, progress: progressOn(ctx) }), history.snapshots);
   reportProblems(snapshot, ctx);
+  reportProblems({ problems: history.problems }, ctx);
   return {
     snapshots: [snapshot],
     history,
@@ -160,11 +163,20 @@ export function registerScan(cli: CAC, ctx: CommandContext): void {
 
   addCollectOptions(cli.command('snapshot', 'Snapshot this host (read-only) into a file, to evaluate later or elsewhere'))
     .option('-o, --output <file>', 'Where to write the snapshot (its folder must exist and be safe)')
+    .option('--history <dir>', 'Earlier snapshots: a scan\'s --out folder or its history/<host> folder (default: the history/ beside the output file, when there is one)')
     .example('sudo mesh-audit snapshot -o /var/lib/mesh-audit/host.json')
-    .action(async (options: CollectFlags & { output?: string }) => {
+    .example('sudo mesh-audit snapshot -o /tmp/host.json --history /var/lib/mesh-audit')
+    .action(async (options: CollectFlags & { output?: string; history?: string }) => {
       if (options.output === undefined) throw new MeshAuditError('snapshot needs -o FILE (where to write it)');
       const settings = await settingsOf(options);
-      const snapshot = await takeSnapshot(settings, [], { now: ctx.now, progress: progressOn(ctx) });
+      const hostname = await resolveHostname(settings);
+      // The same memory as `scan`: files at former targets are read, and the snapshot carries the table.
+      const beside = join(dirname(resolve(String(options.output))), 'history');
+      const historyDir = options.history ?? (existsSync(beside) ? beside : undefined);
+      if (options.history === undefined && historyDir !== undefined) ctx.stderr(`using the history beside the output: ${historyDir}\n`);
+      const history = historyDir !== undefined ? await loadHistory(historyDir) : { snapshots: [], problems: [] };
+      const taken = await takeSnapshot({ ...settings, hostname }, history.snapshots, { now: ctx.now, progress: progressOn(ctx) });
+      const snapshot = withMemory(history.problems.length > 0 ? { ...taken, problems: [...taken.problems, ...history.problems] } : taken, history.snapshots);
       reportProblems(snapshot, ctx);
       const target = resolve(String(options.output));
       await prepareOutputDir(dirname(target));

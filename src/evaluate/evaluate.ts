@@ -1,11 +1,12 @@
 import { hash } from 'node:crypto';
 import { compareText } from '../compare.js';
-import type { Subject, SubjectSets } from '../facts/subjects.js';
+import type { Subject, SubjectSets, UnknownFact } from '../facts/subjects.js';
 import { applyLogic, mayReadNames, truthy } from '../policy/logic.js';
 import { renderTemplate } from '../policy/template.js';
 import type { LoadedRule, Severity } from '../policy/types.js';
 import type { Problem, Snapshot } from '../snapshot/types.js';
-import type { Check, Evaluation, Finding, Notification } from './finding.js';
+import { historyNotes } from '../facts/history.js';
+import type { Check, Evaluation, Finding, NotChecked, Notification } from './finding.js';
 
 const FINGERPRINT_VERSION = 'mesh-audit/v1';
 
@@ -35,9 +36,123 @@ export interface EvaluateOptions {
 
 const applies = (rule: LoadedRule, subject: Subject): boolean => rule.where === undefined || truthy(applyLogic(rule.where, subject.data));
 
-/** One rule on one subject: zero or more findings. Throws when an expression fails. */
+/** One rule on one subject: zero or more findings (none when facts it reads are unknown). Throws when an expression fails. */
 export function evaluateRule(rule: LoadedRule, subject: Subject): Finding[] {
-  if (rule.where !== undefined && !truthy(applyLogic(rule.where, subject.data))) return [];
+  const outcome = checkRule(rule, subject);
+  return 'findings' in outcome ? outcome.findings : [];
+}
+
+/**
+ * One rule on one subject, three-valued: its findings when every fact it reads is known, else the
+ * unknown facts it would have read (then it says nothing either way). `where` is looked at first: a
+ * subject it leaves out on known facts is checked whatever its other facts are.
+ */
+export function checkRule(rule: LoadedRule, subject: Subject): { findings: Finding[] } | { unknown: UnknownFact[] } {
+  const unknown = subject.unknown ?? [];
+  if (unknown.length > 0) {
+    const reads = fieldsRead(rule);
+    const blocking = unknown.filter((u) => overlaps(reads.where, u.field));
+    if (blocking.length > 0) return { unknown: blocking };
+    if (rule.where !== undefined && !truthy(applyLogic(rule.where, subject.data))) return { findings: [] };
+    const rest = unknown.filter((u) => overlaps(reads.decision, u.field));
+    if (rest.length > 0) return { unknown: rest };
+    return { findings: findingsOf(rule, subject, true) };
+  }
+  return { findings: findingsOf(rule, subject, false) };
+}
+
+/** The subject fields (dotted paths) a rule reads in `where`, and in what decides a finding; null: any field. */
+interface FieldsRead {
+  where: ReadonlySet<string> | null;
+  decision: ReadonlySet<string> | null;
+}
+
+const fieldsReadCache = new WeakMap<LoadedRule, FieldsRead>();
+
+/**
+ * What decides a finding: `where`, `each`, `assert`, `escalate`, `discriminator` and the `let` names
+ * these read (a `let` only for the message does not: the message says what it can).
+ */
+function fieldsRead(rule: LoadedRule): FieldsRead {
+  let answer = fieldsReadCache.get(rule);
+  if (answer) return answer;
+  const lets = rule.let ?? {};
+  const letNames = new Set(Object.keys(lets));
+  const collect = (exprs: unknown[]): Set<string> | null => {
+    const out = new Set<string>();
+    const pending = [...exprs];
+    const expanded = new Set<string>();
+    while (pending.length > 0) {
+      const paths = varPaths(pending.pop());
+      if (paths === null) return null;
+      for (const path of paths) {
+        const head = path.split('.')[0]!;
+        if (head === 'item') continue; // an item of `each`, whose own reads are counted
+        if (letNames.has(head)) {
+          if (!expanded.has(head)) {
+            expanded.add(head);
+            pending.push(lets[head]);
+          }
+          continue;
+        }
+        out.add(path);
+      }
+    }
+    return out;
+  };
+  answer = {
+    where: rule.where === undefined ? new Set() : collect([rule.where]),
+    decision: collect([rule.each, rule.assert, rule.discriminator, ...(rule.escalate ?? []).map((e) => e.when)].filter((e) => e !== undefined)),
+  };
+  fieldsReadCache.set(rule, answer);
+  return answer;
+}
+
+/** Operators whose later arguments are evaluated against each item, not the subject. */
+const ITEM_SCOPED = new Set(['map', 'filter', 'all', 'none', 'some', 'reduce']);
+
+/** Every `var` path an expression reads of its scope; null when one cannot be told (computed, `missing`). */
+function varPaths(expr: unknown): string[] | null {
+  if (Array.isArray(expr)) {
+    const out: string[] = [];
+    for (const e of expr) {
+      const p = varPaths(e);
+      if (p === null) return null;
+      out.push(...p);
+    }
+    return out;
+  }
+  if (expr === null || typeof expr !== 'object') return [];
+  const out: string[] = [];
+  for (const [op, args] of Object.entries(expr)) {
+    if (op === 'missing' || op === 'missing_some') return null;
+    if (op === 'var') {
+      const path = Array.isArray(args) ? args[0] : args;
+      if (typeof path === 'number') continue;
+      if (typeof path !== 'string' || path === '') return null;
+      out.push(path);
+      const fallback = Array.isArray(args) ? varPaths(args.slice(1)) : [];
+      if (fallback === null) return null;
+      out.push(...fallback);
+      continue;
+    }
+    const list = Array.isArray(args) ? args : [args];
+    // Inside map/filter/…, `var` names a field of the item (no parent scope, PITFALLS.md): only the list is the subject's.
+    const read = varPaths(ITEM_SCOPED.has(op) ? list.slice(0, 1).concat(op === 'reduce' ? list.slice(2, 3) : []) : list);
+    if (read === null) return null;
+    out.push(...read);
+  }
+  return out;
+}
+
+const overlaps = (reads: ReadonlySet<string> | null, field: string): boolean => {
+  if (reads === null) return true;
+  for (const path of reads) if (path === field || path.startsWith(`${field}.`) || field.startsWith(`${path}.`)) return true;
+  return false;
+};
+
+function findingsOf(rule: LoadedRule, subject: Subject, whereDone: boolean): Finding[] {
+  if (!whereDone && rule.where !== undefined && !truthy(applyLogic(rule.where, subject.data))) return [];
   const items: unknown[] = rule.each === undefined ? [undefined] : toList(applyLogic(rule.each, subject.data));
   const lets = rule.let === undefined ? [] : Object.entries(rule.let);
   // Most subjects pass: when the assertion reads none of the `let` names, those are worked out only
@@ -112,7 +227,13 @@ export const compareFindings = (a: Finding, b: Finding): number =>
  * Rules x subjects -> findings, deterministic. A rule that throws on one subject becomes a
  * notification; every other rule and subject still reports (nothing lost).
  */
-export function evaluate(snapshot: Snapshot, subjects: SubjectSets, rules: readonly LoadedRule[], options: EvaluateOptions = {}): Evaluation {
+export function evaluate(
+  snapshot: Snapshot,
+  subjects: SubjectSets,
+  rules: readonly LoadedRule[],
+  history: readonly Snapshot[] = [],
+  options: EvaluateOptions = {},
+): Evaluation {
   const host = snapshot.host.hostname;
   const fromCollection = (level: Notification['level']) => (p: Problem): Notification => ({
     host,
@@ -123,16 +244,29 @@ export function evaluate(snapshot: Snapshot, subjects: SubjectSets, rules: reado
     message: p.message,
   });
   const notifications: Notification[] = [...snapshot.problems.map(fromCollection('error')), ...(snapshot.notes ?? []).map(fromCollection('note'))];
+  for (const note of historyNotes(snapshot, history)) notifications.push({ host, level: 'note', kind: 'collection', source: 'history', message: note });
   const findings: Finding[] = [];
+  const notChecked: NotChecked[] = [];
   const emitted = new Set<string>();
   const checks: Check[] | undefined = options.recordChecks ? [] : undefined;
   for (const rule of [...rules].sort((a, b) => compareText(a.id, b.id))) {
     for (const subject of subjects[rule.subject]) {
       try {
+        const outcome = checkRule(rule, subject);
+        if ('unknown' in outcome) {
+          notChecked.push({
+            ruleId: rule.id,
+            subject: { ...subject.about },
+            part: subject.part,
+            sources: [...new Set(outcome.unknown.map((u) => u.source))].sort(),
+            reasons: [...new Set(outcome.unknown.map((u) => u.reason))],
+          });
+          continue;
+        }
+        const found = outcome.findings;
         // A subject the rule does not apply to is no check of it (its `where` is evaluated twice only here).
         const check: Check | undefined =
           checks && applies(rule, subject) ? { ruleId: rule.id, subject: `${String(subject.data['kind'])} ${String(subject.data['id'])}`, fingerprints: [] } : undefined;
-        const found = evaluateRule(rule, subject);
         if (check) checks!.push(check);
         if (found.length === 0) continue;
         const own = new Set<string>();
@@ -159,6 +293,7 @@ export function evaluate(snapshot: Snapshot, subjects: SubjectSets, rules: reado
       }
     }
   }
+  notifications.push(...notCheckedNotifications(host, notChecked));
   return {
     host,
     takenAt: snapshot.takenAt,
@@ -167,5 +302,34 @@ export function evaluate(snapshot: Snapshot, subjects: SubjectSets, rules: reado
     findings: findings.sort(compareFindings),
     notifications,
     ...(checks ? { checks } : {}),
+    ...(notChecked.length > 0 ? { notChecked } : {}),
   };
+}
+
+/**
+ * One error notification per rule and source not read, naming the subjects (the first few): every
+ * format shows what was not checked, and the run is incomplete.
+ */
+function notCheckedNotifications(host: string, notChecked: readonly NotChecked[]): Notification[] {
+  const groups = new Map<string, NotChecked[]>();
+  for (const n of notChecked) {
+    const key = JSON.stringify([n.ruleId, n.sources]);
+    const list = groups.get(key);
+    if (list) list.push(n);
+    else groups.set(key, [n]);
+  }
+  const SHOWN = 5;
+  return [...groups.values()].map((list) => {
+    const first = list[0]!;
+    const names = [...new Set(list.map((n) => `${n.subject.kind} ${n.subject.id}${n.part !== null ? ` (${n.part})` : ''}`))];
+    const shown = names.slice(0, SHOWN).join(', ') + (names.length > SHOWN ? ` and ${names.length - SHOWN} more` : '');
+    return {
+      host,
+      level: 'error' as const,
+      kind: 'evaluation' as const,
+      source: first.ruleId,
+      subject: first.sources.join(','),
+      message: `rule ${first.ruleId} not checked on ${shown}: ${first.reasons[0]}`,
+    };
+  });
 }

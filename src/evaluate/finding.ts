@@ -15,10 +15,13 @@ export interface Finding {
   locations: { physical: PhysicalLocation[]; logical: LogicalLocation[] };
   /** The mesh resource (ledger id) the finding belongs to, when one is known: groups one root cause's findings in alerting. */
   resource?: string;
-  /** When this finding was first seen (ISO time), carried across baselines; absent when not known. */
-  firstSeen?: string;
   /** Against a baseline: new, unchanged (same fingerprint, message and severity), updated, or absent (gone since). */
   state?: BaselineState;
+  /**
+   * When the finding was first seen (RFC 3339): carried from the baseline's finding, else the time of
+   * the snapshot it was found in. Set by triage; Alertmanager's startsAt.
+   */
+  firstSeen?: string;
   /** Set when a waiver accepts the finding: it stays in the output and does not fail the run. */
   suppressed?: Suppression;
 }
@@ -45,15 +48,29 @@ export interface Notification {
   message: string;
 }
 
+/** A rule that was not checked on a subject because facts it reads are unknown (their source was not read). */
+export interface NotChecked {
+  ruleId: string;
+  subject: { kind: string; id: string };
+  /** The part of the subject (a mount's destination, a source path), or null for the whole subject. */
+  part: string | null;
+  /** The sources not read, sorted: docker, ledger, proc, files. */
+  sources: string[];
+  /** Why, one line per unknown fact the rule reads. */
+  reasons: string[];
+}
+
 export interface Evaluation {
   host: string;
   takenAt: string;
   /** The ledger file the snapshot read (or would have): the host's record, where reports locate what has no file of its own. */
   ledgerPath?: string;
-  /** False when the snapshot was incomplete or a rule failed on some subject. */
+  /** False when the snapshot was incomplete, a rule failed on some subject, or a rule was not checked. */
   complete: boolean;
   findings: Finding[];
   notifications: Notification[];
+  /** Rules not checked on subjects whose facts they read are unknown: neither a finding nor its absence. */
+  notChecked?: NotChecked[];
   /** Only when asked for (JUnit): what each rule checked, one entry per rule and subject it applied to. */
   checks?: Check[];
 }

@@ -21,7 +21,7 @@ export const SUBJECT_FIELDS: Record<SubjectSetName, readonly string[]> = {
     'digest', 'sources', 'applied_at', 'extra', 'present', 'target_container', 'target_file', 'co_claimants',
     'former_targets',
   ],
-  container_sources: ['kind', 'id', 'host', 'container', 'source', 'index', 'recorded_digest', 'named_by'],
+  container_sources: ['kind', 'id', 'host', 'container', 'source', 'index', 'recorded_digest', 'named_by', 'dropped_keys', 'dropped_evidence'],
   mounts: ['kind', 'id', 'host', 'container', 'type', 'source', 'destination', 'rw', 'single_file', 'host_file', 'seen'],
   host: [
     'kind', 'id', 'host', 'hostname', 'node', 'adopted', 'complete', 'problems', 'docker_available',

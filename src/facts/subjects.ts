@@ -1,6 +1,6 @@
 import type { SubjectSetName } from '../policy/types.js';
 import type { SafeValue } from '../secret/value.js';
-import type { Container, FileRecord, LedgerRecord, Snapshot } from '../snapshot/types.js';
+import type { Container, FileRecord, LedgerRecord, Problem, Snapshot } from '../snapshot/types.js';
 import { compareText } from '../compare.js';
 import { formerTargets, type FormerTarget } from './history.js';
 
@@ -20,6 +20,16 @@ export interface SubjectLocations {
   logical: LogicalLocation[];
 }
 
+/**
+ * A fact of a subject whose source was not read: the field (a dotted path into the subject's data,
+ * the whole of what lies under it) and why. A rule that reads it is not checked on the subject.
+ */
+export interface UnknownFact {
+  field: string;
+  source: Problem['source'];
+  reason: string;
+}
+
 /** One thing a rule runs over: the data rules see, and how a finding about it is named and located. */
 export interface Subject {
   set: SubjectSetName;
@@ -28,12 +38,46 @@ export interface Subject {
   /** Prefix of the finding's discriminator when one subject of this set is one part of a thing (a mount, a source). */
   part: string | null;
   data: Record<string, unknown>;
+  /** The facts of `data` that are unknown (their source was not read); none when absent. */
+  unknown?: UnknownFact[];
   locate(item: unknown): SubjectLocations;
   /**
    * The mesh resource (ledger id) the subject belongs to, or null: what ties findings of one root cause
    * together (a renamed container is both unclaimed and stale: one resource).
    */
   resource: string | null;
+}
+
+const unknownFacts = (source: Problem['source'], reason: string, fields: readonly string[]): UnknownFact[] => fields.map((field) => ({ field, source, reason }));
+
+/** Facts of a file that come from reading it. */
+const FILE_READ_FIELDS = ['exists', 'file_kind', 'size', 'mode', 'uid', 'gid', 'mtime', 'inode', 'sha256', 'link_target', 'is_env', 'env'] as const;
+
+/**
+ * The facts of a file that were not read, and why (null: all were). A file read in part (too large
+ * to parse, digested) keeps what was read: its kind, size, digest.
+ */
+function fileUnknown(file: FileRecord | undefined, path: string): { fields: string[]; reason: string } | null {
+  if (!file) return { fields: [...FILE_READ_FIELDS], reason: `${path} was not read` };
+  if (file.kind === 'unknown') return { fields: [...FILE_READ_FIELDS], reason: `${path} not read${file.error !== undefined ? `: ${file.error}` : ''}` };
+  if (file.error === undefined || file.kind === 'missing') return null;
+  const has: Record<(typeof FILE_READ_FIELDS)[number], boolean> = {
+    exists: true,
+    file_kind: true,
+    size: file.size !== undefined,
+    mode: file.mode !== undefined,
+    uid: file.uid !== undefined,
+    gid: file.gid !== undefined,
+    mtime: file.mtime !== undefined,
+    inode: file.inode !== undefined,
+    sha256: file.kind !== 'file' || file.sha256 !== undefined,
+    link_target: file.kind !== 'symlink' || file.linkTarget !== undefined,
+    // An env file not parsed: neither its keys nor whether it is one are known.
+    is_env: file.env !== undefined,
+    env: file.env !== undefined,
+  };
+  const fields = FILE_READ_FIELDS.filter((f) => !has[f]);
+  return fields.length === 0 ? null : { fields, reason: `${path} not read: ${file.error}` };
 }
 
 export type SubjectSets = Record<SubjectSetName, Subject[]>;
@@ -93,6 +137,12 @@ export function buildSubjects(snapshot: Snapshot, history: readonly Snapshot[] =
   const valid = snapshot.ledger.entries.filter((r) => r.valid && r.entry.id !== undefined && r.entry.target !== undefined);
   const filesByPath = new Map(snapshot.files.map((f) => [f.path, f]));
   const former = formerTargets(snapshot, history);
+  // What was not read: each subject lists the facts that came from it as unknown.
+  const ledgerUnread = snapshot.ledger.available ? null : `the ledger ${ledgerPath} was not read`;
+  const engineUnread = snapshot.docker === null ? 'the Docker engine was not read' : null;
+  // A container not listed is gone only when every container was listed and inspected.
+  const containersIncomplete =
+    engineUnread ?? (snapshot.problems.some((p) => p.source === 'docker') ? `not every container was read (${snapshot.problems.filter((p) => p.source === 'docker').map((p) => p.subject ?? p.message).join(', ')})` : null);
 
   // Indexes for the joins below (each was a scan of the whole ledger, container list or history per subject).
   const push = <K, V>(map: Map<K, V[]>, key: K, value: V) => {
@@ -221,11 +271,17 @@ export function buildSubjects(snapshot: Snapshot, history: readonly Snapshot[] =
     const physical = [...new Set(entryIds)].flatMap((id) => (lineOfId.has(id) ? [{ path: ledgerPath, line: lineOfId.get(id)! }] : []));
     const resource = mesh.resource ?? claims[0]?.entry.id ?? formerIds[0] ?? null;
     containerResource.set(c, resource);
+    const unknown = [
+      ...(ledgerUnread ? unknownFacts('ledger', ledgerUnread, ['claimed_by', 'claimed', 'origins', 'holds', 'formerly_claimed_by']) : []),
+      // Without /proc a host-network container's sockets are not known (published ports are, from the engine).
+      ...(c.proc.available ? [] : unknownFacts('proc', `/proc of ${c.name} not read: ${c.proc.reason}`, hostNetwork ? ['listening', 'open_ports', 'exposed_endpoints'] : ['listening'])),
+    ];
     return {
       set: 'containers',
       about: { kind: 'container', id: c.name },
       part: null,
       data,
+      ...(unknown.length > 0 ? { unknown } : {}),
       locate: () => ({ physical, logical: [containerLogical(host, c.name)] }),
       resource,
     };
@@ -259,11 +315,18 @@ export function buildSubjects(snapshot: Snapshot, history: readonly Snapshot[] =
       mounted_by: mountedBy.get(f.path) ?? [],
       formerly_claimed_by: formerlyOf('file', f.path),
     };
+    const unreadable = fileUnknown(f, f.path);
+    const unknown = [
+      ...(ledgerUnread ? unknownFacts('ledger', ledgerUnread, ['claimed_by', 'claimed', 'referenced_by', 'formerly_claimed_by']) : []),
+      ...(containersIncomplete ? unknownFacts('docker', containersIncomplete, ['mounted_by']) : []),
+      ...(unreadable ? unknownFacts('files', unreadable.reason, unreadable.fields) : []),
+    ];
     return {
       set: 'files',
       about: { kind: 'file', id: f.path },
       part: null,
       data,
+      ...(unknown.length > 0 ? { unknown } : {}),
       locate: () => ({ physical: [{ path: f.path }], logical: [] }),
       resource: claims[0]?.entry.id ?? (data.formerly_claimed_by as { id: string }[])[0]?.id ?? null,
     };
@@ -303,11 +366,19 @@ export function buildSubjects(snapshot: Snapshot, history: readonly Snapshot[] =
       co_claimants: r.valid && type !== null && target !== null ? (validByTypeTarget.get(type)?.get(target) ?? []).filter((o) => o.r !== r).map((o) => o.r.entry.id!) : [],
       former_targets: (e.id === undefined ? [] : (formerById.get(e.id) ?? [])).map((f) => ({ target: f.target, last_seen: f.last_seen, changed_at: f.changed_at })),
     };
+    const fileUnread = type === 'file' && target !== null ? fileUnknown(targetFile, target) : null;
+    const unknown = [
+      ...(type === 'container' && !targetContainer && containersIncomplete ? unknownFacts('docker', containersIncomplete, ['present', 'target_container']) : []),
+      ...(fileUnread
+        ? unknownFacts('files', fileUnread.reason, [...(fileUnread.fields.includes('exists') ? ['present'] : []), ...fileUnread.fields.map((f) => `target_file.${f}`)])
+        : []),
+    ];
     return {
       set: 'ledger',
       about: { kind: 'ledger-entry', id },
       part: null,
       data,
+      ...(unknown.length > 0 ? { unknown } : {}),
       locate: () => ({
         physical: [{ path: ledgerPath, line: r.line }, ...(targetFile && targetFile.kind !== 'missing' ? [{ path: targetFile.path }] : [])],
         logical: [{ kind: 'ledger-entry', name: id, fullyQualifiedName: `${host}/ledger/${id}` }],
@@ -315,6 +386,41 @@ export function buildSubjects(snapshot: Snapshot, history: readonly Snapshot[] =
       resource: e.id ?? null,
     };
   });
+
+  // Keys each env file named in an earlier snapshot of this host: evidence that a key the container
+  // holds came from its composed file, once the file no longer names it.
+  const composedBefore = new Map<string, Set<string>>();
+  for (const earlier of history) {
+    if (earlier.host.hostname !== host) continue;
+    for (const f of earlier.files) {
+      if (!f.env) continue;
+      const keys = composedBefore.get(f.path) ?? new Set<string>();
+      for (const e of f.env) keys.add(e.key);
+      composedBefore.set(f.path, keys);
+    }
+  }
+  /**
+   * Keys the container holds that no env file it was composed from names any more, with the evidence
+   * that they came from the file: the image does not set them (or sets another value), or an earlier
+   * snapshot's file named them. A key with neither (the image not read, no history) is not listed.
+   */
+  const droppedKeys = (c: Container, path: string, allPaths: readonly string[]): { keys: string[]; evidence: Record<string, string> } => {
+    const file = envMap(filesByPath.get(path));
+    if (!file) return { keys: [], evidence: {} };
+    const namedElsewhere = new Set(allPaths.filter((p) => p !== path).flatMap((p) => Object.keys(envMap(filesByPath.get(p)) ?? {})));
+    const evidence: Record<string, string> = {};
+    for (const key of Object.keys(c.env).sort()) {
+      if (Object.hasOwn(file, key) || namedElsewhere.has(key)) continue;
+      if (c.imageEnv !== undefined) {
+        const fromImage = Object.hasOwn(c.imageEnv, key) ? c.imageEnv[key] : undefined;
+        if (fromImage === undefined) evidence[key] = 'the image does not set it';
+        else if (fromImage.digest !== c.env[key]!.digest) evidence[key] = 'the image sets another value';
+      } else if (composedBefore.get(path)?.has(key)) {
+        evidence[key] = 'an earlier snapshot of the file named it';
+      }
+    }
+    return { keys: Object.keys(evidence), evidence };
+  };
 
   // container_sources: a container paired with each file it was built from (labels and ledger)
   const container_sources: Subject[] = snapshot.containers.flatMap((c) => {
@@ -326,10 +432,20 @@ export function buildSubjects(snapshot: Snapshot, history: readonly Snapshot[] =
       const file = filesByPath.get(path);
       const index = mesh.sources.indexOf(path);
       const namedBy = [index >= 0 ? 'label' : null, fromLedger.includes(path) ? 'ledger' : null].filter((s) => s !== null);
+      const unreadable = fileUnknown(file, path);
+      // Keys named by any of the container's env files; one of them not read leaves them unknown.
+      const otherUnread = paths.filter((p) => p !== path).map((p) => fileUnknown(filesByPath.get(p), p)).find((u) => u !== null && u.fields.includes('env'));
+      const dropped = droppedKeys(c, path, paths);
+      const unknown = [
+        ...(ledgerUnread ? unknownFacts('ledger', ledgerUnread, ['container.claimed_by', 'named_by']) : []),
+        ...(unreadable ? unknownFacts('files', unreadable.reason, unreadable.fields.map((f) => `source.${f}`)) : []),
+        ...(unreadable?.fields.includes('env') || otherUnread ? unknownFacts('files', (unreadable ?? otherUnread)!.reason, ['dropped_keys', 'dropped_evidence']) : []),
+      ];
       return {
         set: 'container_sources',
         about: { kind: 'container', id: c.name },
         part: path,
+        ...(unknown.length > 0 ? { unknown } : {}),
         data: {
           kind: 'container-source',
           id: `${c.name} <- ${path}`,
@@ -347,6 +463,8 @@ export function buildSubjects(snapshot: Snapshot, history: readonly Snapshot[] =
           index: index >= 0 ? index : null,
           recorded_digest: index >= 0 ? (mesh.source_digests[index] ?? null) : null,
           named_by: namedBy,
+          dropped_keys: dropped.keys,
+          dropped_evidence: dropped.evidence,
         },
         locate: (item) => {
           const line = envLine(file, item);
@@ -365,10 +483,19 @@ export function buildSubjects(snapshot: Snapshot, history: readonly Snapshot[] =
     c.mounts.map((m): Subject => {
       const hostFile = filesByPath.get(m.source);
       const bound = c.proc.available ? c.proc.boundFiles.find((b) => b.destination === m.destination) : undefined;
+      const unreadable = m.type === 'bind' ? fileUnknown(hostFile, m.source) : null;
+      const unknown = [
+        // What the container sees is read from /proc for single-file binds only.
+        ...(c.proc.available || !(m.type === 'bind' && hostFile?.kind === 'file') ? [] : unknownFacts('proc', `/proc of ${c.name} not read: ${c.proc.reason}`, ['seen'])),
+        ...(unreadable
+          ? unknownFacts('files', unreadable.reason, [...(unreadable.fields.includes('file_kind') ? ['single_file'] : []), ...unreadable.fields.filter((f) => f !== 'env').map((f) => `host_file.${f}`)])
+          : []),
+      ];
       return {
         set: 'mounts',
         about: { kind: 'container', id: c.name },
         part: m.destination,
+        ...(unknown.length > 0 ? { unknown } : {}),
         data: {
           kind: 'mount',
           id: `${c.name}:${m.destination}`,
@@ -410,6 +537,14 @@ export function buildSubjects(snapshot: Snapshot, history: readonly Snapshot[] =
       file_count: snapshot.files.length,
       ledger_count: snapshot.ledger.entries.length,
     },
+    ...(engineUnread || ledgerUnread
+      ? {
+          unknown: [
+            ...(engineUnread ? unknownFacts('docker', engineUnread, ['container_count']) : []),
+            ...(ledgerUnread ? unknownFacts('ledger', ledgerUnread, ['ledger_count', 'node', 'adopted']) : []),
+          ],
+        }
+      : {}),
     locate: () => ({ physical: [], logical: [{ kind: 'host', name: host, fullyQualifiedName: host }] }),
     resource: null,
   };

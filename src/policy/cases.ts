@@ -17,6 +17,8 @@ interface Case {
   expect?: string[];
   /** For a failing case: the severity every finding must have, after escalation (optional). */
   severity?: string;
+  /** Fields of the subject whose source was not read (e.g. `open_ports` without /proc): the rule must not report on them. */
+  unknown?: string[];
 }
 
 export interface CaseResult {
@@ -44,13 +46,14 @@ export async function loadCases(pack: PolicyPack): Promise<Record<string, RuleCa
   return value as Record<string, RuleCases>;
 }
 
-function caseSubject(rule: LoadedRule, data: Record<string, unknown>): Subject {
+function caseSubject(rule: LoadedRule, data: Record<string, unknown>, unknown: readonly string[] = []): Subject {
   const id = String(data['id'] ?? data['name'] ?? data['path'] ?? 'case');
   return {
     set: rule.subject,
     about: { kind: 'case', id } as unknown as Subject['about'],
     part: null,
     data: { host: 'case-host', id, ...data },
+    ...(unknown.length > 0 ? { unknown: unknown.map((field) => ({ field: String(field), source: 'proc' as const, reason: 'not read (case)' })) } : {}),
     locate: () => ({ physical: [], logical: [] }),
     resource: null,
   };
@@ -71,7 +74,7 @@ export function runCases(rules: readonly LoadedRule[], cases: Record<string, Rul
       for (const c of mine[kind] ?? []) {
         let findings;
         try {
-          findings = evaluateRule(rule, caseSubject(rule, c.subject));
+          findings = evaluateRule(rule, caseSubject(rule, c.subject, c.unknown));
         } catch (err) {
           results.push({ ruleId: rule.id, kind, name: c.name, ok: false, detail: `threw: ${(err as Error).message}` });
           continue;

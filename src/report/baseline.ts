@@ -2,7 +2,7 @@ import { compareFindings } from '../evaluate/evaluate.js';
 import type { BaselineState, Evaluation, Finding } from '../evaluate/finding.js';
 
 /** What a baseline keeps of a finding: what the earlier report said (its JSON findings). */
-export type BaselineFinding = Pick<Finding, 'host' | 'ruleId' | 'ruleName' | 'severity' | 'fingerprint' | 'subject' | 'discriminator' | 'message' | 'locations'>;
+export type BaselineFinding = Pick<Finding, 'host' | 'ruleId' | 'ruleName' | 'severity' | 'fingerprint' | 'subject' | 'discriminator' | 'message' | 'locations' | 'firstSeen'>;
 
 /** A finding's state against the earlier findings, by fingerprint. */
 function stateAgainst(before: ReadonlyMap<string, BaselineFinding>, f: BaselineFinding): Exclude<BaselineState, 'absent'> {
@@ -26,25 +26,45 @@ export function diffFindings(older: readonly BaselineFinding[], newer: readonly 
   return diff;
 }
 
+/** Each finding with the time it was first seen: the snapshot's time, for a finding seen for the first time. */
+export function withFirstSeen(evaluations: readonly Evaluation[]): Evaluation[] {
+  return evaluations.map((e) => ({ ...e, findings: e.findings.map((f) => (f.firstSeen !== undefined ? f : { ...f, firstSeen: e.takenAt })) }));
+}
+
 /**
- * Marks each finding new, unchanged or updated against the baseline's, by fingerprint, and lists
- * the baseline's findings that are gone as absent (pure). A host whose evaluation is incomplete
- * declares nothing absent: what was not read is not gone.
+ * Marks each finding new, unchanged or updated against the baseline's, by fingerprint, and sorts
+ * the baseline's findings not found now (pure):
+ * - on a host whose evaluation is complete, they are absent (gone since);
+ * - on a host whose evaluation is incomplete, they are not checked: carried forward as they were
+ *   (what was not read is not gone), so that the next run, comparing against this one, still knows
+ *   them and finds them neither new nor absent. This is the baseline's last complete knowledge,
+ *   finding by finding.
+ * Every finding keeps the time it was first seen (`firstSeen`) from the baseline.
  */
-export function applyBaseline(evaluations: readonly Evaluation[], baseline: readonly BaselineFinding[]): { evaluations: Evaluation[]; absent: Finding[] } {
+export function applyBaseline(
+  evaluations: readonly Evaluation[],
+  baseline: readonly BaselineFinding[],
+  baselineTime?: string,
+): { evaluations: Evaluation[]; absent: Finding[]; notChecked: Finding[] } {
   const before = new Map(baseline.map((f) => [f.fingerprint, f]));
+  const firstSeenOf = (old: BaselineFinding | undefined, fallback: string): string =>
+    old?.firstSeen ?? (old !== undefined && baselineTime ? baselineTime : fallback);
   const seen = new Set<string>();
   const marked = evaluations.map((e) => ({
     ...e,
     findings: e.findings.map((f): Finding => {
       seen.add(f.fingerprint);
-      return { ...f, state: stateAgainst(before, f) };
+      return { ...f, state: stateAgainst(before, f), firstSeen: firstSeenOf(before.get(f.fingerprint), f.firstSeen ?? e.takenAt) };
     }),
   }));
   const completeHosts = new Set(evaluations.filter((e) => e.complete).map((e) => e.host));
-  const absent = baseline
-    .filter((f) => !seen.has(f.fingerprint) && completeHosts.has(f.host))
-    .map((f): Finding => ({ ...f, locations: f.locations ?? { physical: [], logical: [] }, state: 'absent' }))
-    .sort(compareFindings);
-  return { evaluations: marked, absent };
+  const incompleteHosts = new Set(evaluations.filter((e) => !e.complete).map((e) => e.host));
+  const gone = baseline.filter((f) => !seen.has(f.fingerprint));
+  const asBefore = (f: BaselineFinding, state: BaselineState): Finding => {
+    const firstSeen = f.firstSeen ?? baselineTime;
+    return { ...f, locations: f.locations ?? { physical: [], logical: [] }, state, ...(firstSeen ? { firstSeen } : {}) };
+  };
+  const absent = gone.filter((f) => completeHosts.has(f.host)).map((f) => asBefore(f, 'absent')).sort(compareFindings);
+  const notChecked = gone.filter((f) => incompleteHosts.has(f.host)).map((f) => asBefore(f, 'unchanged')).sort(compareFindings);
+  return { evaluations: marked, absent, notChecked };
 }

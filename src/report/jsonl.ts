@@ -1,14 +1,20 @@
-import { allFindings, type Report } from './report.js';
+import { allFindings, allNotifications, type Report } from './report.js';
 import { helpUriOf } from './rule-docs.js';
 
 /**
  * One finding per line for log shippers; findings gone since the baseline are lines with state
  * `absent`. With the resource a finding belongs to, when it was first seen (when known) and the
- * rule's documentation.
+ * rule's documentation. What was not checked is said too (an incomplete run is never a quiet one): a
+ * line per error notification (`notChecked: true`, no `ruleId`), and the baseline's findings carried
+ * forward unchecked as lines with state `not-checked`.
  */
 export function renderJsonl(report: Report): string {
-  const findings = [...allFindings(report), ...(report.baseline?.absent ?? [])];
+  const carried = (report.baseline?.notChecked ?? []).map((f) => ({ ...f, state: 'not-checked' as const }));
+  const findings = [...allFindings(report), ...(report.baseline?.absent ?? []), ...carried];
   const helpUri = new Map(report.rules.map((r) => [r.id, helpUriOf(r)]));
+  const notChecked = allNotifications(report)
+    .filter((n) => n.level === 'error')
+    .map((n) => JSON.stringify({ time: report.generatedAt, host: n.host, notChecked: true, kind: n.kind, source: n.source, ...(n.subject !== undefined ? { subject: n.subject } : {}), message: n.message }) + '\n');
   return findings
     .map(
       (f) =>
@@ -29,5 +35,6 @@ export function renderJsonl(report: Report): string {
           ...(helpUri.has(f.ruleId) ? { helpUri: helpUri.get(f.ruleId) } : {}),
         }) + '\n',
     )
+    .concat(notChecked)
     .join('');
 }

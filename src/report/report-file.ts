@@ -43,11 +43,13 @@ export async function loadReportFile(path: string): Promise<ReportFile> {
     const e = validateReport.errors![0]!;
     throw new MeshAuditError(`${path}: not a mesh-audit JSON report (${JSON_REPORT_SCHEMA}): ${e.instancePath || '(root)'} ${e.message ?? 'is invalid'}`);
   }
-  const doc = json as unknown as { generatedAt: string; findings: BaselineFinding[] };
+  const doc = json as unknown as { generatedAt: string; findings: BaselineFinding[]; notCheckedFindings?: BaselineFinding[] };
+  // Findings the earlier run carried forward without checking them are still its standing findings.
+  const carried = Array.isArray(doc.notCheckedFindings) ? doc.notCheckedFindings.filter((f) => typeof f?.fingerprint === 'string') : [];
   return {
     source: path,
     generatedAt: doc.generatedAt,
-    findings: doc.findings.map((f) => ({ ...f, discriminator: f.discriminator ?? null, locations: f.locations ?? { physical: [], logical: [] } })),
+    findings: [...doc.findings, ...carried].map((f) => ({ ...f, discriminator: f.discriminator ?? null, locations: f.locations ?? { physical: [], logical: [] } })),
   };
 }
 

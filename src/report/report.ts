@@ -10,8 +10,12 @@ export interface Report {
   evaluations: Evaluation[];
   /** Seconds from the start of the run to the report (collection included for a scan). */
   durationSeconds: number;
-  /** The baseline compared against, when one was: findings then carry a state, and gone ones are here. */
-  baseline?: { source: string; absent: Finding[] };
+  /**
+   * The baseline compared against, when one was: findings then carry a state, and gone ones are here.
+   * `notChecked`: the baseline's findings not found on a host whose run was incomplete — carried
+   * forward as they were (neither gone nor new), so that the next baseline still has them.
+   */
+  baseline?: { source: string; absent: Finding[]; notChecked?: Finding[] };
   /** The waivers file applied, when one was: findings then say whether they are suppressed. */
   waivers?: { source: string };
 }

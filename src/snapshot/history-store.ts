@@ -23,8 +23,11 @@ export async function readOwnHistory(out: string, hostname: string): Promise<{ s
   const dir = historyDirOf(out, hostname);
   try {
     await readdir(dir);
-  } catch {
-    return { snapshots: [], problems: [] };
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    // No folder yet is a first run; a folder that cannot be read may hide former targets: not a first run.
+    if (code === 'ENOENT') return { snapshots: [], problems: [] };
+    return { snapshots: [], problems: [{ source: 'history', subject: dir, message: `${dir}: cannot read the history of this host (${code ?? 'error'}); former targets not checked` }] };
   }
   return loadHistory(dir);
 }

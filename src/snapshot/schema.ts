@@ -97,6 +97,7 @@ export const snapshotSchema = {
             },
           },
           env: safeEnv,
+          imageEnv: safeEnv,
           networkMode: { type: 'string' },
           mounts: {
             type: 'array',
@@ -251,6 +252,29 @@ export const snapshotSchema = {
       },
     },
     notes: { $ref: '#/properties/problems' },
+    memory: {
+      type: 'object',
+      required: ['formerTargets'],
+      additionalProperties: false,
+      properties: {
+        formerTargets: {
+          type: 'array',
+          items: {
+            type: 'object',
+            required: ['id', 'type', 'target', 'movedAt', 'lastClaimed', 'lastSeenPresent'],
+            additionalProperties: false,
+            properties: {
+              id: { type: 'string' },
+              type: { type: 'string' },
+              target: { type: 'string' },
+              movedAt: { type: 'string' },
+              lastClaimed: { type: 'string' },
+              lastSeenPresent: { type: ['string', 'null'] },
+            },
+          },
+        },
+      },
+    },
     problems: {
       type: 'array',
       items: {

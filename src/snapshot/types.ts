@@ -19,6 +19,29 @@ export interface Snapshot {
   problems: Problem[];
   /** Worth knowing, not a failure: a container gone between list and inspect, /proc not readable by design. */
   notes?: Problem[];
+  /**
+   * The scanner's memory as of this snapshot, carried forward from the snapshots before it, so that
+   * pruning history never loses it. Absent in snapshots made before it existed.
+   */
+  memory?: Memory;
+}
+
+export interface Memory {
+  /** Every target a ledger id has had and no longer has, while that target is still on the host. */
+  formerTargets: RememberedTarget[];
+}
+
+/** A target an id moved away from (or left the ledger at): kept until the target is gone from the host. */
+export interface RememberedTarget {
+  id: string;
+  type: string;
+  target: string;
+  /** When the move was first seen (the new entry's applied_at where the ledger has it). */
+  movedAt: string;
+  /** When the ledger last named this target for the id. */
+  lastClaimed: string;
+  /** When the target was last seen present on the host (null: never seen by the scanner). */
+  lastSeenPresent: string | null;
 }
 
 export interface HostInfo {
@@ -65,6 +88,11 @@ export interface Container {
   state: ContainerState;
   /** Config.Env: what the container was created with. */
   env: Record<string, SafeValue>;
+  /**
+   * The image's Config.Env, under the same HMAC key as `env`: present when the image was read, absent
+   * when not (then a key the container holds and its composed file no longer names is unknown drift).
+   */
+  imageEnv?: Record<string, SafeValue>;
   /** HostConfig.NetworkMode: `host`, `none`, `bridge`, `container:<id>`, a network name. */
   networkMode: string;
   mounts: Mount[];

@@ -46,7 +46,30 @@ export class LiveHost {
     }
     return { ...run, report };
   }
+
+  /**
+   * `snapshot -o FILE` (with the scanner's memory: `--history` names the scan's output folder), then
+   * `evaluate FILE`: what a saved snapshot gives, to compare with the live scan.
+   */
+  snapshotThenEvaluate(dockerHost: string, hostname: string): { snapshot: CliRun; evaluate: CliRun; report: LiveReport } {
+    const file = join(this.dir, `saved-${hostname}.json`);
+    const snapshot = spawnCli([
+      'snapshot', '-o', file, '--docker-host', dockerHost, '--ledger', this.ledgerPath, '--managed-root', this.managedRoot,
+      '--hostname', hostname, '--history', this.out,
+    ]);
+    const evaluate = spawnCli(['evaluate', file, '--format', 'json', '--out', '-']);
+    let report: LiveReport;
+    try {
+      report = JSON.parse(evaluate.stdout) as LiveReport;
+    } catch {
+      throw new Error(`snapshot (exit ${snapshot.code}: ${snapshot.stderr}) then evaluate (exit ${evaluate.code}: ${evaluate.stderr}) wrote no report`);
+    }
+    return { snapshot, evaluate, report };
+  }
 }
+
+/** The fingerprints of a report's findings, sorted: what alerting keys on. */
+export const fingerprintsOf = (report: LiveReport): string[] => report.findings.map((f) => f.fingerprint).sort();
 
 export interface LiveFinding {
   ruleId: string;

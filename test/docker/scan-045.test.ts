@@ -4,7 +4,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawnCli } from '../support/cli.js';
 import { engine, removeContainers, runContainer } from './engine.js';
-import { LiveHost, envText, sha256, type LiveReport } from './live-host.js';
+import { fingerprintsOf, LiveHost, envText, sha256, type LiveReport } from './live-host.js';
 
 // 045 on a real engine: a container created from a composed env file of three keys; the file is then
 // rewritten by rename with one key changed.
@@ -64,6 +64,14 @@ it('the kept snapshot, evaluated later with `evaluate`, gives the same findings'
   const again = spawnCli(['evaluate', join(historyDir, kept[0]!), '--format', 'json', '--out', '-']);
   const report = JSON.parse(again.stdout) as LiveReport;
   assert.equal(report.findings, liveReport!.findings);
+});
+
+it('snapshot -o then evaluate gives the fingerprints the scan gave', () => {
+  assert.ok(liveReport);
+  const saved = host.snapshotThenEvaluate(e!.dockerHost, 'live-045');
+  assert.is(saved.snapshot.code, 0, saved.snapshot.stderr);
+  assert.ok(liveReport!.findings.length > 0);
+  assert.equal(fingerprintsOf(saved.report), fingerprintsOf(liveReport!));
 });
 
 it('no raw env value of this test appears in any report or saved snapshot', () => {

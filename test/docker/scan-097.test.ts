@@ -4,7 +4,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawnCli } from '../support/cli.js';
 import { engine, removeContainers, runContainer } from './engine.js';
-import { LiveHost, type LiveReport } from './live-host.js';
+import { fingerprintsOf, LiveHost, type LiveReport } from './live-host.js';
 
 // 097 on a real engine: a ledger entry's target moves from the implicit container name to an
 // explicit one; the host raises the new container and leaves the old one running, on the host
@@ -79,10 +79,19 @@ it('the kept snapshot evaluated later with its history gives the same findings',
   const again = spawnCli(['evaluate', join(dir, kept[1]!), '--history', dir, '--format', 'json', '--out', '-']);
   const report = JSON.parse(again.stdout) as LiveReport;
   assert.equal(report.findings, after!.findings);
-  // Without its history the stale file cannot be known: history is what remembers it.
+  // Without its history too: the kept snapshot carries the memory of former targets itself.
   const alone = JSON.parse(spawnCli(['evaluate', join(dir, kept[1]!), '--format', 'json', '--out', '-']).stdout) as LiveReport;
-  assert.not.ok(alone.findings.some((f) => f.ruleName === 'no-stale-file-at-old-target'));
-  assert.ok(readFileSync(join(dir, kept[0]!), 'utf8').includes(OLD), 'the first snapshot remembers the old target');
+  assert.equal(alone.findings, after!.findings);
+  const memory = (JSON.parse(readFileSync(join(dir, kept[1]!), 'utf8')) as { memory?: { formerTargets: { id: string; target: string }[] } }).memory;
+  assert.equal(memory?.formerTargets.map((r) => r.id).sort(), ['forge.config', 'forge.server'], JSON.stringify(memory));
+});
+
+it('snapshot -o (with the output folder as history) then evaluate gives the fingerprints the scan gave', () => {
+  assert.ok(after);
+  const saved = host.snapshotThenEvaluate(e!.dockerHost, 'live-097');
+  assert.is(saved.snapshot.code, 0, saved.snapshot.stderr);
+  assert.equal(fingerprintsOf(saved.report), fingerprintsOf(after!));
+  assert.ok(saved.report.findings.some((f) => f.ruleName === 'no-stale-file-at-old-target'), 'the file at the former target was read');
 });
 
 it('clean-up: remove the containers this test made', () => {
