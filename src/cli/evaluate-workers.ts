@@ -3,6 +3,7 @@ import { Worker } from 'node:worker_threads';
 import { MeshAuditError } from '../errors.js';
 import type { Evaluation } from '../evaluate/finding.js';
 import type { Profile } from '../policy/types.js';
+import type { Scope } from '../scope.js';
 
 /**
  * Many snapshot files (a fleet) are evaluated by worker threads, one file at a time each: reading
@@ -16,6 +17,9 @@ export interface WorkerSetup {
   policies: string[];
   profile: Profile | undefined;
   historyDir: string | undefined;
+  scope: Scope;
+  /** The run's start (ISO): ignore entries expire against it, as on the main thread. */
+  now: string;
 }
 
 export interface WorkerJob {

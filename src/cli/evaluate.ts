@@ -14,7 +14,10 @@ import { loadHistory } from '../snapshot/history.js';
 import { loadSnapshot } from '../snapshot/load.js';
 import type { Problem, Snapshot } from '../snapshot/types.js';
 import { parseFormats, writeReports } from './output.js';
-import { list, type CommandContext } from './context.js';
+import { list, note, type CommandContext } from './context.js';
+import { EMPTY_SCOPE, type Scope } from '../scope.js';
+import { CONFIG_HELP, parseCount, prepareAudit } from './settings.js';
+import { parseChoice } from './choices.js';
 
 export interface AuditOptions {
   policy?: string | string[];
@@ -30,14 +33,15 @@ export interface AuditOptions {
   alertmanager?: string;
   alertTtl?: string | number;
   jobs?: string | number;
+  include?: string | string[];
+  exclude?: string | string[];
+  ignoreFile?: string;
+  config?: string;
+  /** What is in scope, once worked out from flags, config and ignore files (prepareAudit). */
+  scope?: Scope;
 }
 
-export function parseCount(flag: string, value: unknown, fallback: number): number {
-  if (value === undefined) return fallback;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new MeshAuditError(`${flag} must be a whole number of at least 1, not '${String(value)}'`);
-  return n;
-}
+export { parseCount };
 
 async function baselineOf(option: string | undefined, out: string): Promise<ReportFile | undefined> {
   if (option === undefined) return undefined;
@@ -46,16 +50,12 @@ async function baselineOf(option: string | undefined, out: string): Promise<Repo
   return (await previousReport(out)) ?? { source: '(none: first run)', generatedAt: '', findings: [] };
 }
 
-export function parseFailOn(value: unknown): FailOn {
-  const v = String(value) as FailOn;
-  if (!FAIL_ON_VALUES.includes(v)) throw new MeshAuditError(`--fail-on must be one of ${FAIL_ON_VALUES.join(', ')}, not '${String(value)}'`);
-  return v;
-}
+export const parseFailOn = (value: unknown): FailOn => parseChoice('--fail-on', value, FAIL_ON_VALUES);
 
 export function parseProfile(value: unknown): Profile | undefined {
-  if (value === undefined || value === 'all') return undefined;
-  if (value === 'nightly' || value === 'premigration') return value;
-  throw new MeshAuditError(`--profile must be nightly, premigration or all, not '${String(value)}'`);
+  if (value === undefined) return undefined;
+  const p = parseChoice('--profile', value, ['nightly', 'premigration', 'all'] as const);
+  return p === 'all' ? undefined : p;
 }
 
 /** Evaluate loaded snapshots and write the reports; shared by `evaluate` and `scan --snapshot`. */
@@ -77,6 +77,7 @@ export async function auditAndReport(
   const ttlHours = parseCount('--alert-ttl', options.alertTtl, 25);
   const jobs = options.jobs === undefined ? undefined : parseCount('--jobs', options.jobs, 1);
   const workers = 'files' in source && preloadedHistory === undefined ? workersFor(source.files.length, jobs) : 0;
+  const scope = options.scope ?? EMPTY_SCOPE;
   const packs = await loadPolicies(list(options.policy));
   const rules = packs.flatMap((p) => p.rules);
   const waivers = options.waivers !== undefined ? { source: options.waivers, waivers: await loadWaivers(options.waivers, rules) } : undefined;
@@ -85,7 +86,7 @@ export async function auditAndReport(
   let evaluations: Evaluation[];
   if ('files' in source && workers > 0) {
     // Each worker loads the history itself (a folder it cannot read is still exit 2, from the first file).
-    evaluations = await evaluateInWorkers(source.files, { policies: list(options.policy), profile, historyDir: options.history }, workers);
+    evaluations = await evaluateInWorkers(source.files, { policies: list(options.policy), profile, historyDir: options.history, scope, now: startedAt.toISOString() }, workers);
   } else {
     const history = preloadedHistory ?? (options.history !== undefined ? await loadHistory(options.history) : { snapshots: [], problems: [] });
     // One snapshot at a time: each is dropped once evaluated, so a fleet's worth is never held at once
@@ -93,7 +94,7 @@ export async function auditAndReport(
     evaluations = [];
     for await (const snapshot of snapshotsOf(source)) {
       const withHistoryProblems = history.problems.length > 0 ? { ...snapshot, problems: [...snapshot.problems, ...history.problems] } : snapshot;
-      evaluations.push(auditSnapshot(withHistoryProblems, history.snapshots, selected));
+      evaluations.push(auditSnapshot(withHistoryProblems, history.snapshots, selected, { scope, now: startedAt }));
     }
   }
   const now = ctx.now();
@@ -101,7 +102,7 @@ export async function auditAndReport(
   const report = triage(evaluated, { ...(waivers ? { waivers } : {}), ...(baseline ? { baseline } : {}), now });
 
   const written = await writeReports(report, formats, options.out, ctx, keep);
-  for (const path of written) ctx.stderr(`wrote ${path}\n`);
+  for (const path of written) note(ctx, `wrote ${path}`);
   const code = exitCodeOf(report, failOn, { onlyNew: options.failOnNew === true });
   if (options.alertmanager !== undefined) {
     try {
@@ -123,11 +124,15 @@ async function* snapshotsOf(source: SnapshotSource): AsyncGenerator<Snapshot> {
 
 /** The options of every command that evaluates and reports: policy, format, output, exit threshold. */
 export function addAuditOptions(command: Command): Command {
+  if (!command.options.some((o) => o.name === 'config')) command.option('--config <file>', CONFIG_HELP);
   return command
     .option('--policy <path>', 'Policy pack file or folder; repeatable (default: the shipped mesh-core pack)')
     .option('--format <list>', 'Comma-separated: text (stdout), sarif, json, jsonl, prom', { default: 'text,sarif,json' })
-    .option('--out <dir>', 'Output folder for reports (and a scan\'s history), or - for stdout', { default: 'reports' })
-    .option('--fail-on <severity>', 'Exit 1 on findings at or above: error, warning, note, none', { default: 'error' })
+    .option('--out <dir>', 'Output folder for reports (and a scan\'s history), or - for stdout (default: reports; /var/lib/mesh-audit for root; $MESH_AUDIT_OUT)')
+    .option('--fail-on <severity>', 'Exit 1 on findings at or above: error, warning, note, none (default: error; $MESH_AUDIT_FAIL_ON)')
+    .option('--include <selector>', 'Only these containers or files: label:KEY=VALUE, name:GLOB, path:GLOB; repeatable')
+    .option('--exclude <selector>', 'Leave out containers or files (counted in the summary): label:KEY=VALUE, name:GLOB, path:GLOB; repeatable')
+    .option('--ignore-file <file>', 'Selectors to leave out, one a line, optionally `until YYYY-MM-DD` (default: ./.mesh-auditignore when present)')
     .option('--fail-on-new', 'Exit 1 only for new findings (against --baseline) at or above --fail-on')
     .option('--baseline <file|auto>', 'An earlier JSON report: mark findings new, unchanged or updated, list the absent; auto: the previous report in --out')
     .option('--waivers <file>', 'YAML waivers: rule, subject pattern, justification, expiry')
@@ -146,5 +151,8 @@ export function registerEvaluate(cli: CAC, ctx: CommandContext): void {
   )
     .example('mesh-audit evaluate examples/045/snapshot.json')
     .example('mesh-audit evaluate examples/097/snapshot.json --history examples/097/history --format json --out -')
-    .action(async (paths: string[], options: AuditOptions) => auditAndReport({ files: paths }, options, ctx));
+    .action(async (paths: string[], options: AuditOptions) => {
+      const { audit } = await prepareAudit(options, ctx);
+      return auditAndReport({ files: paths }, audit, ctx);
+    });
 }

@@ -10,7 +10,9 @@ import type { Premigration, PremigrationReport } from '../report/premigration/mo
 import { renderPremigrationText } from '../report/premigration/text.js';
 import { renderSarif } from '../report/sarif.js';
 import { prepareOutputDir, writeFileAtomic } from '../write/atomic.js';
-import { list, type CommandContext } from './context.js';
+import { list, note, type CommandContext } from './context.js';
+import { parseFormatList } from './choices.js';
+import { settingsOf } from './settings.js';
 import { acquireSnapshot, addCollectOptions, type AcquireOptions } from './scan.js';
 
 /** Output formats of the pre-migration check, in one list: name, file, renderer. */
@@ -22,12 +24,7 @@ const FORMATS = {
 } as const;
 type Format = keyof typeof FORMATS;
 
-function parseFormats(value: unknown): Format[] {
-  const names = String(value).split(',').map((s) => s.trim()).filter(Boolean);
-  for (const n of names) if (!Object.hasOwn(FORMATS, n)) throw new MeshAuditError(`unknown format '${n}' (known: ${Object.keys(FORMATS).join(', ')})`);
-  if (names.length === 0) throw new MeshAuditError('--format needs at least one format');
-  return [...new Set(names)] as Format[];
-}
+const parseFormats = (value: unknown): Format[] => parseFormatList(value, Object.keys(FORMATS) as Format[]);
 
 export function registerPremigrate(cli: CAC, ctx: CommandContext): void {
   addCollectOptions(cli.command('premigrate', 'Pre-migration check of an adopted node: every resource\'s standing, its ports, and a verdict'))
@@ -35,11 +32,12 @@ export function registerPremigrate(cli: CAC, ctx: CommandContext): void {
     .option('--history <dir>', 'Folder of earlier snapshots (default: the history kept under --out)')
     .option('--policy <path>', 'Policy pack file or folder; repeatable (default: the shipped mesh-core pack)')
     .option('--format <list>', 'Comma-separated: text (stdout), json, sarif, md (a summary for a change ticket)', { default: 'text,json,sarif,md' })
-    .option('--out <dir>', 'Output folder for the json, sarif and md files', { default: 'reports' })
+    .option('--out <dir>', 'Output folder for the json, sarif and md files (default: reports; /var/lib/mesh-audit for root; $MESH_AUDIT_OUT)')
     .example('sudo mesh-audit premigrate --managed-root /etc/mesh')
     .example('mesh-audit premigrate --snapshot examples/adopted-node/snapshot.json --history examples/adopted-node/history')
-    .action(async (options: AcquireOptions & { policy?: string | string[]; format: string }) => {
-      const formats = parseFormats(options.format);
+    .action(async (flags: Omit<AcquireOptions, 'out'> & { out?: string; policy?: string | string[]; format: string }) => {
+      const formats = parseFormats(flags.format);
+      const options = { ...flags, out: (await settingsOf(flags, ctx)).settings.out };
       const startedAt = ctx.now();
       const packs = await loadPolicies(list(options.policy));
       const acquired = await acquireSnapshot(options, ctx);
@@ -60,7 +58,7 @@ export function registerPremigrate(cli: CAC, ctx: CommandContext): void {
       const files = formats.filter((f) => FORMATS[f].file !== null);
       if (files.length > 0) {
         await prepareOutputDir(options.out);
-        for (const f of files) ctx.stderr(`wrote ${await writeFileAtomic(options.out, FORMATS[f].file!, FORMATS[f].render(result))}\n`);
+        for (const f of files) note(ctx, `wrote ${await writeFileAtomic(options.out, FORMATS[f].file!, FORMATS[f].render(result))}`);
       }
       await acquired.keep();
       if (nodes.some((n) => !n.complete)) return ExitCode.Incomplete;

@@ -1,5 +1,6 @@
 import type { CAC, Command } from 'cac';
-import { loadConfigFile, mergeSettings, type ConfigFile, type ScanSettings } from '../config.js';
+import type { ScanSettings } from '../config.js';
+import { CONFIG_HELP, prepareAudit, settingsOf, type SettingFlags } from './settings.js';
 import { MeshAuditError } from '../errors.js';
 import { resolveHostname, takeSnapshot } from '../scan.js';
 import { loadHistory } from '../snapshot/history.js';
@@ -11,18 +12,9 @@ import { DEFAULT_MAX_FILES } from '../collect/files.js';
 import { existsSync } from 'node:fs';
 import { dirname, basename, join, resolve } from 'node:path';
 import { addAuditOptions, auditAndReport, parseCount, type AuditOptions } from './evaluate.js';
-import { list, type CommandContext } from './context.js';
+import { detail, note, type CommandContext } from './context.js';
 
-interface CollectFlags {
-  config?: string;
-  dockerHost?: string;
-  ledger?: string;
-  root?: string;
-  managedRoot?: string | string[];
-  hostname?: string;
-  keep?: string | number;
-  maxFiles?: string | number;
-}
+type CollectFlags = SettingFlags;
 
 export function addCollectOptions(command: Command): Command {
   return command
@@ -32,31 +24,14 @@ export function addCollectOptions(command: Command): Command {
     .option('--managed-root <dir>', 'A folder the mesh writes into; every file under it is checked; repeatable')
     .option('--hostname <name>', 'Name of the host in reports (default: the host\'s own)')
     .option('--max-files <n>', `At most this many files recorded (managed roots included); past it the scan is incomplete (default ${DEFAULT_MAX_FILES})`)
-    .option('--config <file>', 'YAML config: ledger, managedRoots, labels, dockerHost, root, hostname, keep, dockerTimeoutSeconds, maxFiles');
+    .option('--config <file>', CONFIG_HELP);
 }
 
-const absoluteOrUndefined = (flag: string, value: unknown): string | undefined => {
-  if (value === undefined) return undefined;
-  const s = String(value);
-  if (!s.startsWith('/')) throw new MeshAuditError(`${flag} needs an absolute path, not '${s}'`);
-  return s;
-};
-
-async function settingsOf(flags: CollectFlags): Promise<ScanSettings> {
-  const file = flags.config !== undefined ? await loadConfigFile(flags.config) : {};
-  const keep = flags.keep === undefined ? undefined : parseCount('--keep', flags.keep, 0);
-  const fromFlags: ConfigFile = {};
-  const ledger = absoluteOrUndefined('--ledger', flags.ledger);
-  const root = absoluteOrUndefined('--root', flags.root);
-  if (ledger !== undefined) fromFlags.ledger = ledger;
-  if (root !== undefined) fromFlags.root = root;
-  if (flags.dockerHost !== undefined) fromFlags.dockerHost = String(flags.dockerHost);
-  if (flags.hostname !== undefined) fromFlags.hostname = String(flags.hostname);
-  if (keep !== undefined) fromFlags.keep = keep;
-  if (flags.maxFiles !== undefined) fromFlags.maxFiles = parseCount('--max-files', flags.maxFiles, 1);
-  const roots = list(flags.managedRoot).map((r) => absoluteOrUndefined('--managed-root', r)!);
-  if (roots.length > 0) fromFlags.managedRoots = roots;
-  return mergeSettings(file, fromFlags);
+/** The scan settings of a run, and each one's origin; --verbose tells where the config came from. */
+async function scanSettingsOf(flags: CollectFlags, ctx: CommandContext): Promise<ScanSettings> {
+  const resolved = await settingsOf(flags, ctx);
+  if (resolved.configFile !== undefined) detail(ctx, `config: ${resolved.configFile}`);
+  return resolved.settings;
 }
 
 /** Each source that could not be read: one clear line on stderr as well as in the reports. */
@@ -88,11 +63,11 @@ export async function acquireSnapshot(options: AcquireOptions, ctx: CommandConte
     // A saved snapshot's history travels beside it, in `history/`, unless another folder is named.
     const beside = join(dirname(options.snapshot), 'history');
     const historyDir = options.history ?? (existsSync(beside) ? beside : undefined);
-    if (options.history === undefined && historyDir !== undefined) ctx.stderr(`using the history beside the snapshot: ${historyDir}\n`);
+    if (options.history === undefined && historyDir !== undefined) note(ctx, `using the history beside the snapshot: ${historyDir}`);
     const history = historyDir !== undefined ? await loadHistory(historyDir) : { snapshots: [], problems: [] };
     return { snapshots: [await loadSnapshot(options.snapshot)], history, keepCount, keep: async () => undefined };
   }
-  const settings = await settingsOf(options);
+  const settings = await scanSettingsOf(options, ctx);
   const hostname = await resolveHostname(settings);
   const ownHistory = options.history === undefined && options.out !== '-';
   const history =
@@ -110,7 +85,7 @@ export async function acquireSnapshot(options: AcquireOptions, ctx: CommandConte
     keep: async () => {
       if (!ownHistory) return;
       const kept = await keepSnapshot(options.out, snapshot, settings.keep);
-      ctx.stderr(`kept snapshot ${kept}\n`);
+      note(ctx, `kept snapshot ${kept}`);
     },
   };
 }
@@ -125,8 +100,9 @@ export function registerScan(cli: CAC, ctx: CommandContext): void {
 )
     .example('sudo mesh-audit scan --managed-root /etc/mesh --out /var/lib/mesh-audit')
     .example('mesh-audit scan --snapshot examples/demo/snapshot.json')
-    .action(async (options: CollectFlags & AuditOptions & { snapshot?: string }) => {
+    .action(async (flags: CollectFlags & AuditOptions & { snapshot?: string }) => {
       const startedAt = ctx.now();
+      const { audit: options } = await prepareAudit(flags, ctx);
       const acquired = await acquireSnapshot(options, ctx);
       const code = await auditAndReport({ snapshots: acquired.snapshots }, { ...options, keep: acquired.keepCount }, ctx, acquired.history, startedAt);
       await acquired.keep();
@@ -138,13 +114,13 @@ export function registerScan(cli: CAC, ctx: CommandContext): void {
     .example('sudo mesh-audit snapshot -o /var/lib/mesh-audit/host.json')
     .action(async (options: CollectFlags & { output?: string }) => {
       if (options.output === undefined) throw new MeshAuditError('snapshot needs -o FILE (where to write it)');
-      const settings = await settingsOf(options);
+      const settings = await scanSettingsOf(options, ctx);
       const snapshot = await takeSnapshot(settings, [], { now: ctx.now, progress: progressOn(ctx) });
       reportProblems(snapshot, ctx);
       const target = resolve(String(options.output));
       await prepareOutputDir(dirname(target));
       const written = await writeFileAtomic(dirname(target), basename(target), JSON.stringify(snapshot, null, 2) + '\n');
-      ctx.stderr(`wrote ${written}\n`);
+      note(ctx, `wrote ${written}`);
       return snapshot.problems.length > 0 ? 3 : 0;
     });
 }

@@ -48,4 +48,6 @@ export interface Evaluation {
   complete: boolean;
   findings: Finding[];
   notifications: Notification[];
+  /** Subjects a scope (--include/--exclude, ignore entries) left out, by kind; absent when no scope was given. */
+  excluded?: { containers: number; files: number; ledger: number };
 }

@@ -93,7 +93,7 @@ export function renderSarif(report: Report): string {
           })),
         },
       ],
-      properties: { host: e.host, snapshotTakenAt: e.takenAt },
+      properties: { host: e.host, snapshotTakenAt: e.takenAt, ...(e.excluded ? { excludedByScope: e.excluded } : {}) },
       results: [...e.findings, ...(report.baseline?.absent ?? []).filter((f) => f.host === e.host)].map((f) =>
         result(f, ruleIndex.get(f.ruleId) ?? -1, report),
       ),
