@@ -14,7 +14,7 @@ import { loadHistory } from '../snapshot/history.js';
 import { loadSnapshot } from '../snapshot/load.js';
 import type { Problem, Snapshot } from '../snapshot/types.js';
 import { parseFormats, writeReports } from './output.js';
-import { list, note, type CommandContext } from './context.js';
+import { detail, list, note, type CommandContext } from './context.js';
 import { EMPTY_SCOPE, type Scope } from '../scope.js';
 import { CONFIG_HELP, parseCount, prepareAudit } from './settings.js';
 import { parseChoice } from './choices.js';
@@ -98,6 +98,7 @@ export async function auditAndReport(
     }
   }
   const now = ctx.now();
+  detail(ctx, `evaluated ${evaluations.length} snapshot${evaluations.length === 1 ? '' : 's'} with ${selected.length} rules in ${now.getTime() - startedAt.getTime()} ms`);
   const evaluated = reportOf(evaluations, selected, { now, startedAt });
   const report = triage(evaluated, { ...(waivers ? { waivers } : {}), ...(baseline ? { baseline } : {}), now });
 

@@ -13,6 +13,7 @@ import { existsSync } from 'node:fs';
 import { dirname, basename, join, resolve } from 'node:path';
 import { addAuditOptions, auditAndReport, parseCount, type AuditOptions } from './evaluate.js';
 import { detail, note, type CommandContext } from './context.js';
+import { progressLine } from './progress.js';
 
 type CollectFlags = SettingFlags;
 
@@ -39,9 +40,18 @@ function reportProblems(snapshot: Snapshot, ctx: CommandContext): void {
   for (const p of snapshot.problems) ctx.stderr(`mesh-audit: ${p.message}\n`);
 }
 
-const progressOn = (ctx: CommandContext) => (message: string) => {
-  if (ctx.interactive) ctx.stderr(`mesh-audit: ${message}…\n`);
-};
+/** Reads the host with a progress line (long scans on a terminal) and, with --verbose, what was read and when. */
+async function readHost(settings: ScanSettings, history: Snapshot[], ctx: CommandContext): Promise<Snapshot> {
+  const progress = progressLine(ctx);
+  try {
+    const snapshot = await takeSnapshot(settings, history, { now: ctx.now, progress: (m) => progress.step(m) });
+    progress.done(`read ${snapshot.containers.length} containers, ${snapshot.files.length} files, ${snapshot.ledger.entries.length} ledger entries; ${snapshot.problems.length} sources not read`);
+    return snapshot;
+  } catch (err) {
+    progress.done();
+    throw err;
+  }
+}
 
 export interface Acquired {
   snapshots: Snapshot[];
@@ -76,7 +86,7 @@ export async function acquireSnapshot(options: AcquireOptions, ctx: CommandConte
       : ownHistory
         ? await readOwnHistory(options.out, hostname)
         : { snapshots: [], problems: [] };
-  const snapshot = await takeSnapshot({ ...settings, hostname }, history.snapshots, { now: ctx.now, progress: progressOn(ctx) });
+  const snapshot = await readHost({ ...settings, hostname }, history.snapshots, ctx);
   reportProblems(snapshot, ctx);
   return {
     snapshots: [snapshot],
@@ -115,7 +125,7 @@ export function registerScan(cli: CAC, ctx: CommandContext): void {
     .action(async (options: CollectFlags & { output?: string }) => {
       if (options.output === undefined) throw new MeshAuditError('snapshot needs -o FILE (where to write it)');
       const settings = await scanSettingsOf(options, ctx);
-      const snapshot = await takeSnapshot(settings, [], { now: ctx.now, progress: progressOn(ctx) });
+      const snapshot = await readHost(settings, [], ctx);
       reportProblems(snapshot, ctx);
       const target = resolve(String(options.output));
       await prepareOutputDir(dirname(target));
