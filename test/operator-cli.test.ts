@@ -127,6 +127,24 @@ test('waiver subject globs are real globs: [!u]* waives every container not star
   assert.ok(after.findings.some((f) => f.suppressed !== undefined));
 });
 
+test('a bad policy pack reports every error at once, each with file:line and rule', async () => {
+  const dir = tempDir();
+  const rule = (id: string, name: string, assertion: string, message: string) =>
+    `  - id: ${id}\n    name: ${name}\n    title: T\n    severity: warning\n    subject: containers\n    assert: ${assertion}\n    message: "${message}"\n    help: H\n    tags: []\n    profiles: [nightly]\n`;
+  const pack = write(dir, 'bad.yaml', 'schema: mesh-audit/policy@1\npack: {id: t, name: t, version: "1"}\nrules:\n' +
+    rule('T1', 'one', '{"frobnicate": [1]}', '{name}') + rule('T2', 'two', '{"var": "running"}', '{nmae} is off'));
+  const r = await runCli([...clean, '--format', 'text', '--policy', pack]);
+  assert.is(r.code, 2);
+  assert.match(r.stderr, new RegExp(`${pack}:9: rule T1: assert`));
+  assert.match(r.stderr, `${pack}:20: rule T2: message: unknown placeholder {nmae}`);
+  const schema = write(dir, 'schema.yaml', 'schema: mesh-audit/policy@1\npack: {id: t, name: t, version: "1"}\nrules:\n' +
+    rule('T1', 'one', '{"var": "running"}', '{name}').replace('severity: warning', 'severity: loud') + rule('T2', 'two', '{"var": "running"}', '{name}').replace('subject: containers', 'subject: boxes'));
+  const r2 = await runCli([...clean, '--format', 'text', '--policy', schema]);
+  assert.is(r2.code, 2);
+  assert.match(r2.stderr, `${schema}:7: rule T1: /rules/0/severity must be equal to one of the allowed values`);
+  assert.match(r2.stderr, `${schema}:18: rule T2: /rules/1/subject`);
+});
+
 // --- verbosity ----------------------------------------------------------------------------------
 
 test('--quiet: nothing on stderr for a clean, complete run (reports still written); findings still printed', () => {
@@ -151,8 +169,9 @@ test('--verbose says what was evaluated and how long it took', () => {
 
 test('colour on a terminal only; --no-color and NO_COLOR turn it off', () => {
   const args = [...demo, '--format', 'text'];
-  assert.match(inPty(args).output, '\x1b[', 'colour on a pty');
-  assert.not.match(inPty([...args, '--no-color']).output, '\x1b[');
+  // The test runner sets NO_COLOR=1; empty counts as unset (no-color.org).
+  assert.match(inPty(args, { NO_COLOR: '' }).output, '\x1b[', 'colour on a pty');
+  assert.not.match(inPty([...args, '--no-color'], { NO_COLOR: '' }).output, '\x1b[');
   assert.not.match(inPty(args, { NO_COLOR: '1' }).output, '\x1b[');
   assert.not.match(spawnCli(args).stdout, '\x1b[', 'never into a pipe');
 });
