@@ -188,6 +188,9 @@ test('progress: a line rewritten in place on a terminal once a scan runs long; n
   assert.not.match(short.output, 'reading ledger');
   const piped = spawnCli(args, { MESH_AUDIT_PROGRESS_AFTER_MS: '0' });
   assert.not.match(piped.stderr, 'reading ledger', 'no progress into a log');
+  const verbose = spawnCli([...args, '--verbose']);
+  assert.match(verbose.stderr, /\[\d+ ms\] reading ledger /, 'with --verbose each step, timed, even into a log');
+  assert.match(verbose.stderr, /\[\d+ ms\] read 0 containers, \d+ files, 0 ledger entries; 1 source not read/);
   const quiet = inPty([...args, '--quiet'], { MESH_AUDIT_PROGRESS_AFTER_MS: '0' });
   assert.not.match(quiet.output, 'reading ledger');
   assert.match(quiet.output, 'cannot reach the Docker engine', 'problems are still told under --quiet');
@@ -284,6 +287,18 @@ test('path selectors and an ignore file with expiry; an expired entry checks its
   assert.match(r.stderr, `${bad}:1: unknown selector kind 'lable:' in 'lable:mesh.module=x' (did you mean 'label:'?`);
   assert.match(r.stderr, `${bad}:2: a path selector needs an absolute glob`);
   assert.match(r.stderr, `${bad}:3: 'until' needs a day`);
+});
+
+test('the scope holds when snapshots are evaluated by worker threads; ./.mesh-auditignore is read when present', () => {
+  const snap = example('demo', 'snapshot.json');
+  const one = jsonOf(spawnCli(['evaluate', snap, '--format', 'json', '--out', '-', '--exclude', 'label:mesh.module=forge']).stdout);
+  const two = jsonOf(spawnCli(['evaluate', snap, snap, '--jobs', '2', '--format', 'json', '--out', '-', '--exclude', 'label:mesh.module=forge']).stdout);
+  assert.is(two.summary.excluded!.containers, 2 * one.summary.excluded!.containers);
+  assert.is(two.findings.length, 2 * one.findings.length);
+  const dir = tempDir();
+  write(dir, '.mesh-auditignore', 'label:mesh.module=forge\n');
+  const r = spawnSync(process.execPath, [BIN, 'evaluate', snap, '--format', 'json', '--out', '-'], { cwd: dir, encoding: 'utf8' });
+  assert.equal(jsonOf(r.stdout).summary.excluded, one.summary.excluded);
 });
 
 // --- completions and the man page ---------------------------------------------------------------

@@ -45,7 +45,7 @@ async function readHost(settings: ScanSettings, history: Snapshot[], ctx: Comman
   const progress = progressLine(ctx);
   try {
     const snapshot = await takeSnapshot(settings, history, { now: ctx.now, progress: (m) => progress.step(m) });
-    progress.done(`read ${snapshot.containers.length} containers, ${snapshot.files.length} files, ${snapshot.ledger.entries.length} ledger entries; ${snapshot.problems.length} sources not read`);
+    progress.done(`read ${snapshot.containers.length} containers, ${snapshot.files.length} files, ${snapshot.ledger.entries.length} ledger entries; ${snapshot.problems.length} source${snapshot.problems.length === 1 ? '' : 's'} not read`);
     return snapshot;
   } catch (err) {
     progress.done();
