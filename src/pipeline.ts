@@ -23,7 +23,7 @@ export function auditSnapshot(snapshot: Snapshot, history: readonly Snapshot[], 
   if (!scoped || (isEmptyScope(scoped.scope))) return evaluate(snapshot, subjects, rules);
   const applied = applyScope(subjects, snapshot, scoped.scope, scoped.now);
   const evaluation = evaluate(snapshot, applied.subjects, rules);
-  return { ...evaluation, notifications: [...evaluation.notifications, ...applied.notifications], excluded: applied.excluded };
+  return { ...evaluation, notifications: [...evaluation.notifications, ...applied.notifications], excluded: applied.excluded, outOfScope: applied.outOfScope };
 }
 
 /** The report of evaluations already made, for every writer. */

@@ -120,7 +120,12 @@ const isLive = (e: IgnoreEntry, now: Date) => e.until === undefined || now.toISO
  * A ledger entry goes with its target; a label selector cannot judge a container that is absent,
  * so such an entry stays (a missing resource is never hidden by a selector that cannot see it).
  */
-export function applyScope(subjects: SubjectSets, snapshot: Snapshot, scope: Scope, now: Date): { subjects: SubjectSets; excluded: Excluded; notifications: Notification[] } {
+export function applyScope(
+  subjects: SubjectSets,
+  snapshot: Snapshot,
+  scope: Scope,
+  now: Date,
+): { subjects: SubjectSets; excluded: Excluded; outOfScope: { kind: string; id: string }[]; notifications: Notification[] } {
   const host = snapshot.host.hostname;
   const notifications: Notification[] = scope.ignore
     .filter((e) => !isLive(e, now))
@@ -132,7 +137,7 @@ export function applyScope(subjects: SubjectSets, snapshot: Snapshot, scope: Sco
       subject: e.source,
       message: `ignore entry ${e.source} (${e.selector.text}) expired on ${e.until!}; what it selects is checked again`,
     }));
-  if (isEmptyScope(scope)) return { subjects, excluded: { containers: 0, files: 0, ledger: 0 }, notifications };
+  if (isEmptyScope(scope)) return { subjects, excluded: { containers: 0, files: 0, ledger: 0 }, outOfScope: [], notifications };
   const out = [...scope.exclude, ...scope.ignore.filter((e) => isLive(e, now)).map((e) => e.selector)];
   const containerIncludes = scope.include.filter(forContainers);
   const pathIncludes = scope.include.filter((s) => !forContainers(s));
@@ -172,10 +177,13 @@ export function applyScope(subjects: SubjectSets, snapshot: Snapshot, scope: Sco
     }
   };
   const filtered = {} as SubjectSets;
+  const left = new Map<string, { kind: string; id: string }>();
   for (const [set, list] of Object.entries(subjects) as [keyof SubjectSets, Subject[]][]) {
     filtered[set] = list.filter((s) => {
       const kept = keep(s);
       if (!kept) {
+        const key = `${s.about.kind}\u0000${s.about.id}`;
+        if (!left.has(key)) left.set(key, { ...s.about });
         if (set === 'containers') excluded.containers++;
         else if (set === 'files') excluded.files++;
         else if (set === 'ledger') excluded.ledger++;
@@ -183,5 +191,6 @@ export function applyScope(subjects: SubjectSets, snapshot: Snapshot, scope: Sco
       return kept;
     });
   }
-  return { subjects: filtered, excluded, notifications };
+  const outOfScope = [...left.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, about]) => about);
+  return { subjects: filtered, excluded, outOfScope, notifications };
 }

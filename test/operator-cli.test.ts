@@ -301,6 +301,16 @@ test('the scope holds when snapshots are evaluated by worker threads; ./.mesh-au
   assert.equal(jsonOf(r.stdout).summary.excluded, one.summary.excluded);
 });
 
+test('against a baseline, findings about subjects now out of scope are not declared absent (not checked is not gone)', () => {
+  const dir = tempDir();
+  const baseline = join(dir, 'before.json');
+  writeFileSync(baseline, spawnCli([...demo, '--format', 'json', '--out', '-']).stdout);
+  type WithAbsent = JsonReport & { absent: { subject: { id: string } }[] };
+  const scoped = JSON.parse(spawnCli([...demo, '--format', 'json', '--out', '-', '--baseline', baseline, '--exclude', 'label:mesh.module=forge']).stdout) as WithAbsent;
+  assert.ok(scoped.summary.excluded!.containers > 0);
+  assert.equal(scoped.absent, [], JSON.stringify(scoped.absent.map((f) => f.subject.id)));
+});
+
 // --- completions and the man page ---------------------------------------------------------------
 
 test('completion bash completes commands and each command\'s own options, from the same definitions as --help', () => {

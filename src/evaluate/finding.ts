@@ -50,4 +50,6 @@ export interface Evaluation {
   notifications: Notification[];
   /** Subjects a scope (--include/--exclude, ignore entries) left out, by kind; absent when no scope was given. */
   excluded?: { containers: number; files: number; ledger: number };
+  /** The subjects left out, by identity: a baseline's findings about them are out of scope, not gone. */
+  outOfScope?: { kind: string; id: string }[];
 }

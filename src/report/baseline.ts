@@ -29,7 +29,7 @@ export function diffFindings(older: readonly BaselineFinding[], newer: readonly 
 /**
  * Marks each finding new, unchanged or updated against the baseline's, by fingerprint, and lists
  * the baseline's findings that are gone as absent (pure). A host whose evaluation is incomplete
- * declares nothing absent: what was not read is not gone.
+ * declares nothing absent: what was not read is not gone; nor is a subject the scope left out.
  */
 export function applyBaseline(evaluations: readonly Evaluation[], baseline: readonly BaselineFinding[]): { evaluations: Evaluation[]; absent: Finding[] } {
   const before = new Map(baseline.map((f) => [f.fingerprint, f]));
@@ -42,8 +42,10 @@ export function applyBaseline(evaluations: readonly Evaluation[], baseline: read
     }),
   }));
   const completeHosts = new Set(evaluations.filter((e) => e.complete).map((e) => e.host));
+  // A subject the scope left out is not checked, so its findings are not gone either.
+  const outOfScope = new Set(evaluations.flatMap((e) => (e.outOfScope ?? []).map((s) => `${e.host}\u0000${s.kind}\u0000${s.id}`)));
   const absent = baseline
-    .filter((f) => !seen.has(f.fingerprint) && completeHosts.has(f.host))
+    .filter((f) => !seen.has(f.fingerprint) && completeHosts.has(f.host) && !outOfScope.has(`${f.host}\u0000${f.subject.kind}\u0000${f.subject.id}`))
     .map((f): Finding => ({ ...f, locations: f.locations ?? { physical: [], logical: [] }, state: 'absent' }))
     .sort(compareFindings);
   return { evaluations: marked, absent };
