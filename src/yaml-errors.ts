@@ -13,7 +13,7 @@ export function schemaErrors(file: string, doc: Document, lines: LineCounter, er
   const found: { line: number; text: string }[] = [];
   for (const e of errors) {
     if (e.keyword !== 'anyOf' && anyOfAt.has(e.instancePath)) continue;
-    const extra = e.keyword === 'additionalProperties' ? ` '${String(e.params['additionalProperty'])}'` : '';
+    const extra = e.keyword === 'additionalProperties' ? ` '${JSON.stringify(String(e.params['additionalProperty'])).slice(1, -1)}'` : ''; // escaped: a key can hold line breaks
     const line = lineAt(doc, lines, e.instancePath);
     const text = `${file}:${line}: ${e.instancePath || '(root)'} ${e.keyword === 'anyOf' ? 'matches none of its allowed forms' : (e.message ?? 'is invalid')}${extra}`;
     if (seen.has(text)) continue;

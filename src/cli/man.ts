@@ -11,9 +11,7 @@ const roff = (t: string): string => t.replace(/\\/g, '\\e').replace(/-/g, '\\-')
  */
 export function manPage(cli: CAC, date: string): string {
   const specs = specsOf(cli);
-  const option = (o: { flags: string[]; description: string; takesValue: boolean }, raw: string) =>
-    `.TP\n.B ${roff(raw)}\n${roff(o.description)}\n`;
-  const rawOf = (names: string[]) => (c: { rawName: string; name: string }) => names.includes(c.name);
+  const option = (rawName: string, description: string) => `.TP\n.B ${roff(rawName)}\n${roff(description)}`;
   const lines: string[] = [
     `.TH ${TOOL_NAME.toUpperCase()} 1 "${date}" "${TOOL_NAME} ${TOOL_VERSION}" "User Commands"`,
     '.SH NAME',
@@ -29,12 +27,14 @@ export function manPage(cli: CAC, date: string): string {
   for (const c of specs.commands) {
     const command = cli.commands.find((x) => x.name === c.name)!;
     lines.push(`.SS ${roff(command.rawName)}`, roff(c.description));
-    for (const o of command.options.filter((x) => !['help', 'version'].includes(x.name))) lines.push(option({ flags: [], description: o.description + (o.config.default !== undefined ? ` (default: ${String(o.config.default)})` : ''), takesValue: false }, o.rawName).trimEnd());
+    for (const o of command.options.filter((x) => !['help', 'version'].includes(x.name))) {
+      lines.push(option(o.rawName, o.description + (o.config.default !== undefined ? ` (default: ${String(o.config.default)})` : '')));
+    }
     const examples = command.examples.map((e) => (typeof e === 'function' ? e(TOOL_NAME) : e));
     if (examples.length > 0) lines.push('.PP\nExamples:', ...examples.map((e) => `.PP\n.RS\n${roff(e)}\n.RE`));
   }
   lines.push('.SH GLOBAL OPTIONS');
-  for (const o of cli.globalCommand.options.filter(rawOf(['quiet', 'verbose', 'color', 'help', 'version']))) lines.push(option({ flags: [], description: o.description, takesValue: false }, o.rawName).trimEnd());
+  for (const o of cli.globalCommand.options) lines.push(option(o.rawName, o.description));
   lines.push(
     '.SH ENVIRONMENT',
     '.TP\n.B MESH_AUDIT_CONFIG\nThe config file to read (else /etc/mesh\\-audit/config.yaml when present).',

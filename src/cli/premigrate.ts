@@ -1,5 +1,5 @@
 import type { CAC } from 'cac';
-import { ExitCode, MeshAuditError } from '../errors.js';
+import { ExitCode } from '../errors.js';
 import { buildSubjects } from '../facts/subjects.js';
 import { auditSnapshots } from '../pipeline.js';
 import { loadPolicies } from '../policy/load.js';

@@ -126,7 +126,7 @@ export async function parsePolicyPack(file: string, text: string): Promise<Polic
     // Every schema error at once (one per place and kind), in file order: a pack is fixed in one pass.
     const seen = new Set<string>();
     const found = validate.errors!.flatMap((e) => {
-      const extra = e.keyword === 'additionalProperties' ? ` '${String(e.params['additionalProperty'])}'` : '';
+      const extra = e.keyword === 'additionalProperties' ? ` '${JSON.stringify(String(e.params['additionalProperty'])).slice(1, -1)}'` : ''; // escaped: a key can hold line breaks
       const allowed = e.keyword === 'enum' ? `: ${(e.params['allowedValues'] as unknown[]).join(', ')}` : '';
       const line = lineAt(doc, lines, e.instancePath);
       const ruleId = ruleIdAt(value, e.instancePath);
