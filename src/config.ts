@@ -1,9 +1,11 @@
+import { existsSync } from 'node:fs';
 import { readInput } from './read-input.js';
 import { MeshAuditError } from './errors.js';
 import { parseYaml } from './policy/load.js';
 import { DEFAULT_LABEL_KEYS, type LabelKeys } from './snapshot/types.js';
 import { validatorFor } from './validate.js';
 import { DEFAULT_MAX_FILES } from './collect/files.js';
+import { schemaErrors } from './yaml-errors.js';
 
 /** Everything a live scan needs to know about the host, merged from flags, config file and defaults. */
 export interface ScanSettings {
@@ -21,7 +23,26 @@ export interface ScanSettings {
   maxFiles: number;
 }
 
+/** What every auditing command reads beside the scan settings: where reports go, when to fail, what is in scope. */
+export interface AuditSettings {
+  out: string;
+  failOn: string;
+  include: string[];
+  exclude: string[];
+  /** Ignore entries written in the config: a selector, or `{select, until}`. */
+  ignore: (string | { select: string; until?: string })[];
+}
+
+export type Settings = ScanSettings & AuditSettings;
+
 export const DEFAULT_LEDGER = '/var/lib/mesh-host/ledger.json';
+/** Read when present; `MESH_AUDIT_SYSTEM_CONFIG` names another (the tests, a packaged layout). */
+export const SYSTEM_CONFIG = '/etc/mesh-audit/config.yaml';
+/** Root's reports and history live here, not in whatever folder the job happened to start in. */
+export const ROOT_OUT = '/var/lib/mesh-audit';
+
+/** `reports/` beside a user's work; `/var/lib/mesh-audit` for root (run from `/`, `reports` was `/reports`). */
+export const defaultOut = (uid = process.getuid?.() ?? -1): string => (uid === 0 ? ROOT_OUT : 'reports');
 
 export const DEFAULT_SETTINGS: ScanSettings = {
   ledger: DEFAULT_LEDGER,
@@ -36,6 +57,7 @@ export const DEFAULT_SETTINGS: ScanSettings = {
 };
 
 const absolute = { type: 'string', pattern: '^/' };
+const selectors = { type: 'array', items: { type: 'string', minLength: 1 } };
 export const configSchema = {
   type: 'object',
   additionalProperties: false,
@@ -53,24 +75,113 @@ export const configSchema = {
     keep: { type: 'integer', minimum: 1 },
     dockerTimeoutSeconds: { type: 'number', exclusiveMinimum: 0 },
     maxFiles: { type: 'integer', minimum: 1 },
+    out: { type: 'string', minLength: 1 },
+    failOn: { type: 'string', minLength: 1 },
+    include: selectors,
+    exclude: selectors,
+    ignore: {
+      type: 'array',
+      items: {
+        anyOf: [
+          { type: 'string', minLength: 1 },
+          {
+            type: 'object',
+            required: ['select'],
+            additionalProperties: false,
+            properties: { select: { type: 'string', minLength: 1 }, until: { type: 'string', format: 'date' } },
+          },
+        ],
+      },
+    },
   },
 } as const;
 const validateConfig = validatorFor('config', configSchema);
 
-export type ConfigFile = Partial<Omit<ScanSettings, 'labels'>> & { labels?: Partial<LabelKeys> };
+export type ConfigFile = Partial<Omit<Settings, 'labels'>> & { labels?: Partial<LabelKeys> };
 
+/** A config file, checked whole: every mistake is reported at once, each with its file:line. */
 export async function loadConfigFile(path: string): Promise<ConfigFile> {
-  const { value } = parseYaml(await readInput(path, 'config'), path);
+  const { doc, lines, value } = parseYaml(await readInput(path, 'config'), path);
   if (value === null || value === undefined) return {};
-  if (!validateConfig(value)) {
-    const e = validateConfig.errors![0]!;
-    const extra = e.keyword === 'additionalProperties' ? ` '${String(e.params['additionalProperty'])}'` : '';
-    throw new MeshAuditError(`${path}: ${e.instancePath || '(root)'} ${e.message ?? 'is invalid'}${extra}`);
-  }
+  if (!validateConfig(value)) throw new MeshAuditError(schemaErrors(path, doc, lines, validateConfig.errors ?? []).join('\n'));
   return value as ConfigFile;
 }
 
-/** One place where the layers meet: flags over the config file over defaults, each kept whole. */
+/** Which config file applies: `--config`, else `$MESH_AUDIT_CONFIG`, else the system one when present. */
+export function configPathOf(flag: string | undefined, env: NodeJS.ProcessEnv): { path: string; from: string } | undefined {
+  if (flag !== undefined) return { path: flag, from: '--config' };
+  const named = env['MESH_AUDIT_CONFIG'];
+  if (named !== undefined && named !== '') return { path: named, from: 'MESH_AUDIT_CONFIG' };
+  const system = env['MESH_AUDIT_SYSTEM_CONFIG'] || SYSTEM_CONFIG;
+  return existsSync(system) ? { path: system, from: 'system config' } : undefined;
+}
+
+/** The environment variables for the common settings, in one list: variable, setting, how it reads. */
+export const ENV_SETTINGS: readonly { variable: string; key: keyof ConfigFile; read: (v: string) => unknown }[] = [
+  { variable: 'MESH_AUDIT_LEDGER', key: 'ledger', read: (v) => v },
+  { variable: 'MESH_AUDIT_MANAGED_ROOTS', key: 'managedRoots', read: (v) => v.split(':').filter((p) => p.length > 0) },
+  { variable: 'MESH_AUDIT_HOSTNAME', key: 'hostname', read: (v) => v },
+  { variable: 'MESH_AUDIT_OUT', key: 'out', read: (v) => v },
+  { variable: 'MESH_AUDIT_FAIL_ON', key: 'failOn', read: (v) => v },
+  { variable: 'DOCKER_HOST', key: 'dockerHost', read: (v) => v },
+];
+
+/** The settings the environment gives, each checked as the config file's would be. */
+export function envSettings(env: NodeJS.ProcessEnv): { values: ConfigFile; from: Record<string, string> } {
+  const values: Record<string, unknown> = {};
+  const from: Record<string, string> = {};
+  const errors: string[] = [];
+  for (const { variable, key, read } of ENV_SETTINGS) {
+    const raw = env[variable];
+    if (raw === undefined || raw === '') continue;
+    const value = read(raw);
+    if (!validateConfig({ [key]: value })) {
+      errors.push(`$${variable}: ${validateConfig.errors?.[0]?.message ?? 'is invalid'} (it is '${raw}')`);
+      continue;
+    }
+    values[key] = value;
+    from[key] = `env ${variable}`;
+  }
+  if (errors.length > 0) throw new MeshAuditError(errors.join('\n'));
+  return { values: values as ConfigFile, from };
+}
+
+export interface ResolvedSettings {
+  settings: Settings;
+  /** Where each setting came from: `flag --x`, `env VAR`, `config FILE`, or `default`. */
+  origins: Record<keyof Settings, string>;
+  configFile: string | undefined;
+}
+
+/**
+ * One place where the layers meet: flags over the environment over the config file over defaults,
+ * each kept whole, and each setting's origin kept for `mesh-audit config show`.
+ */
+export async function resolveSettings(flags: ConfigFile, configFlag: string | undefined, env: NodeJS.ProcessEnv = process.env): Promise<ResolvedSettings> {
+  const where = configPathOf(configFlag, env);
+  const file = where ? await loadConfigFile(where.path) : {};
+  const fromEnv = envSettings(env);
+  const defaults: Settings = { ...DEFAULT_SETTINGS, out: defaultOut(), failOn: 'error', include: [], exclude: [], ignore: [] };
+  const settings = { ...defaults } as Record<string, unknown>;
+  const origins = Object.fromEntries(Object.keys(defaults).map((k) => [k, 'default'])) as Record<keyof Settings, string>;
+  const layers: [ConfigFile, (key: string) => string][] = [
+    [file, () => `config ${where?.path ?? ''}`],
+    [fromEnv.values, (key) => fromEnv.from[key]!],
+    [flags, (key) => `flag --${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`).replace(/s$/, '')}`],
+  ];
+  for (const [layer, origin] of layers) {
+    for (const [key, value] of Object.entries(layer)) {
+      if (value === undefined) continue;
+      if (Array.isArray(value) && value.length === 0 && layer === flags) continue;
+      if (key === 'labels') settings[key] = { ...(settings[key] as LabelKeys), ...(value as Partial<LabelKeys>) };
+      else settings[key] = value;
+      origins[key as keyof Settings] = origin(key);
+    }
+  }
+  return { settings: settings as unknown as Settings, origins, configFile: where?.path };
+}
+
+/** Flags over the config file over defaults (no environment): kept for callers that merge layers they already hold. */
 export function mergeSettings(file: ConfigFile, flags: ConfigFile): ScanSettings {
   const pick = <K extends keyof ScanSettings>(key: K): ScanSettings[K] =>
     (flags[key as keyof ConfigFile] ?? file[key as keyof ConfigFile] ?? DEFAULT_SETTINGS[key]) as ScanSettings[K];

@@ -7,15 +7,29 @@ import type { Snapshot } from './snapshot/types.js';
 import { TOOL_NAME, TOOL_URI, TOOL_VERSION } from './version.js';
 import { applyBaseline, withFirstSeen, type BaselineFinding } from './report/baseline.js';
 import { applyWaivers, WAIVER_EXPIRED_RULE, type Waiver } from './report/waivers.js';
+import { applyScope, isEmptyScope, type Scope } from './scope.js';
 
 /** The rules a profile runs (all of them without one). */
 export function rulesOf(rules: readonly LoadedRule[], profile: Profile | undefined): LoadedRule[] {
   return rules.filter((r) => profile === undefined || r.profiles.includes(profile));
 }
 
-/** The pure core for one host: snapshot -> facts -> findings. `rules` already selected (rulesOf). */
-export function auditSnapshot(snapshot: Snapshot, history: readonly Snapshot[], rules: readonly LoadedRule[], options: EvaluateOptions = {}): Evaluation {
-  return evaluate(snapshot, buildSubjects(snapshot, history), rules, history, options);
+/**
+ * The pure core for one host: snapshot -> facts -> (scope) -> findings. `rules` already selected (rulesOf).
+ * A scope leaves subjects out; how many is told in the evaluation, never silently dropped.
+ */
+export function auditSnapshot(
+  snapshot: Snapshot,
+  history: readonly Snapshot[],
+  rules: readonly LoadedRule[],
+  options: EvaluateOptions & { scoped?: { scope: Scope; now: Date } | undefined } = {},
+): Evaluation {
+  const subjects = buildSubjects(snapshot, history);
+  const { scoped, ...evaluateOptions } = options;
+  if (!scoped || isEmptyScope(scoped.scope)) return evaluate(snapshot, subjects, rules, history, evaluateOptions);
+  const applied = applyScope(subjects, snapshot, scoped.scope, scoped.now);
+  const evaluation = evaluate(snapshot, applied.subjects, rules, history, evaluateOptions);
+  return { ...evaluation, notifications: [...evaluation.notifications, ...applied.notifications], excluded: applied.excluded, outOfScope: applied.outOfScope };
 }
 
 /** The report of evaluations already made, for every writer. */

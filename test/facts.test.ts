@@ -88,4 +88,27 @@ test('a container is claimed by name or id, never by a file entry; mesh labels a
   assert.equal(byName['db']!['open_ports'], [5432]);
 });
 
+test('exposure: what a listening socket really reaches (all interfaces, one address, loopback only, not read)', () => {
+  const snap = new HostModel('n1', '2026-09-22T00:00:00Z')
+    .container({ name: 'wild', network: 'host', proc: { listening: [{ protocol: 'tcp', address: '0.0.0.0', port: 80 }, { protocol: 'tcp', address: '127.0.0.1', port: 81 }] } })
+    .container({ name: 'one', network: 'host', proc: { listening: [{ protocol: 'tcp6', address: '2001:db8::5', port: 80 }] } })
+    .container({ name: 'lo', network: 'host', proc: { listening: [{ protocol: 'tcp', address: '127.0.0.1', port: 5432 }, { protocol: 'tcp6', address: '::1', port: 5432 }] } })
+    .container({ name: 'quiet', network: 'host', proc: { listening: [] } })
+    .container({ name: 'unread', network: 'host', proc: 'not root' })
+    .container({ name: 'lo-published', network: 'bridge', publish: ['127.0.0.1:8443:443/tcp'] })
+    .build();
+  const byName = Object.fromEntries(buildSubjects(snap).containers.map((s) => [s.about.id, s.data]));
+  const facts = (n: string) => [byName[n]!['exposure'], byName[n]!['exposed']];
+  assert.equal(facts('wild'), ['all-interfaces', true]);
+  assert.equal(byName['wild']!['endpoints'], { all_interfaces: ['0.0.0.0:80/tcp'], address: [], loopback: ['127.0.0.1:81/tcp'] });
+  assert.equal(facts('one'), ['address', true]);
+  assert.equal(byName['one']!['exposed_endpoints'], ['[2001:db8::5]:80/tcp6']);
+  assert.equal(facts('lo'), ['loopback', false]);
+  assert.equal(byName['lo']!['endpoints'], { all_interfaces: [], address: [], loopback: ['127.0.0.1:5432/tcp', '[::1]:5432/tcp6'] });
+  assert.equal(facts('quiet'), ['none', false]);
+  assert.equal(facts('lo-published'), ['loopback', false]);
+  // Unknown is never absent: sockets not read on the host network may be exposed, as before.
+  assert.equal(facts('unread'), ['unknown', true]);
+});
+
 test.run();

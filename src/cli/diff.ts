@@ -1,5 +1,5 @@
 import type { CAC } from 'cac';
-import { MeshAuditError } from '../errors.js';
+import { parseChoice } from './choices.js';
 import { diffFindings, type BaselineFinding } from '../report/baseline.js';
 import { loadReportFile } from '../report/report-file.js';
 import type { CommandContext } from './context.js';
@@ -12,10 +12,10 @@ export function registerDiff(cli: CAC, ctx: CommandContext): void {
     .option('--format <format>', 'text or json', { default: 'text' })
     .example('mesh-audit diff reports/runs/000041-20261128T031500000Z/mesh-audit.json reports/mesh-audit.json')
     .action(async (oldPath: string, newPath: string, options: { format: string }) => {
-      if (options.format !== 'text' && options.format !== 'json') throw new MeshAuditError(`--format must be text or json, not '${options.format}'`);
+      const format = parseChoice('--format', options.format, ['text', 'json'] as const);
       const [older, newer] = [await loadReportFile(oldPath), await loadReportFile(newPath)];
       const diff = diffFindings(older.findings, newer.findings);
-      if (options.format === 'json') {
+      if (format === 'json') {
         const fingerprints = (list: BaselineFinding[]) => list.map((f) => ({ fingerprint: f.fingerprint, host: f.host, ruleId: f.ruleId, ruleName: f.ruleName, severity: f.severity, subject: f.subject, message: f.message }));
         ctx.stdout(
           JSON.stringify(

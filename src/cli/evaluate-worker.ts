@@ -26,7 +26,7 @@ parentPort!.on('message', (job: WorkerJob) => {
       const { rules, history } = await ready;
       const snapshot = await loadSnapshot(job.path);
       const withHistoryProblems = history.problems.length > 0 ? { ...snapshot, problems: [...snapshot.problems, ...history.problems] } : snapshot;
-      answer = { index: job.index, evaluation: auditSnapshot(withHistoryProblems, history.snapshots, rules, { recordChecks: setup.recordChecks === true }) };
+      answer = { index: job.index, evaluation: auditSnapshot(withHistoryProblems, history.snapshots, rules, { recordChecks: setup.recordChecks === true, scoped: { scope: setup.scope, now: new Date(setup.now) } }) };
     } catch (err) {
       answer = { index: job.index, error: (err as Error).message, usage: err instanceof MeshAuditError };
     }

@@ -4,6 +4,7 @@ import { startWorker } from '../start-worker.js';
 import { MeshAuditError } from '../errors.js';
 import type { Evaluation } from '../evaluate/finding.js';
 import type { Profile } from '../policy/types.js';
+import type { Scope } from '../scope.js';
 
 /**
  * Many snapshot files (a fleet) are evaluated by worker threads, one file at a time each: reading
@@ -18,6 +19,9 @@ export interface WorkerSetup {
   profile: Profile | undefined;
   historyDir: string | undefined;
   recordChecks?: boolean;
+  scope: Scope;
+  /** The run's start (ISO): ignore entries expire against it, as on the main thread. */
+  now: string;
 }
 
 export interface WorkerJob {

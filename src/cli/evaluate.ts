@@ -17,7 +17,10 @@ import { loadHistory } from '../snapshot/history.js';
 import { loadSnapshot } from '../snapshot/load.js';
 import type { Problem, Snapshot } from '../snapshot/types.js';
 import { DEFAULT_LOCK_TIMEOUT_SECONDS, fileFormatsOf, latestJsonReport, parseFormats, withOutputFolder, writeReports, type OutputFolder } from './output.js';
-import { list, type CommandContext } from './context.js';
+import { detail, list, note, type CommandContext } from './context.js';
+import { EMPTY_SCOPE, type Scope } from '../scope.js';
+import { CONFIG_HELP, parseCount, prepareAudit } from './settings.js';
+import { parseChoice } from './choices.js';
 
 export interface AuditOptions {
   policy?: string | string[];
@@ -35,14 +38,15 @@ export interface AuditOptions {
   promFile?: string;
   jobs?: string | number;
   lockTimeout?: string | number;
+  include?: string | string[];
+  exclude?: string | string[];
+  ignoreFile?: string;
+  config?: string;
+  /** What is in scope, once worked out from flags, config and ignore files (prepareAudit). */
+  scope?: Scope;
 }
 
-export function parseCount(flag: string, value: unknown, fallback: number): number {
-  if (value === undefined) return fallback;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new MeshAuditError(`${flag} must be a whole number of at least 1, not '${String(value)}'`);
-  return n;
-}
+export { parseCount };
 
 async function baselineOf(option: string | undefined, out: string, folder: OutputFolder | undefined): Promise<ReportFile | undefined> {
   if (option === undefined) return undefined;
@@ -65,16 +69,12 @@ export function usesOutputFolder(options: AuditOptions, ownHistory = false): boo
   return ownHistory || options.baseline === 'auto' || fileFormatsOf(parseFormats(options.format)).length > 0;
 }
 
-export function parseFailOn(value: unknown): FailOn {
-  const v = String(value) as FailOn;
-  if (!FAIL_ON_VALUES.includes(v)) throw new MeshAuditError(`--fail-on must be one of ${FAIL_ON_VALUES.join(', ')}, not '${String(value)}'`);
-  return v;
-}
+export const parseFailOn = (value: unknown): FailOn => parseChoice('--fail-on', value, FAIL_ON_VALUES);
 
 export function parseProfile(value: unknown): Profile | undefined {
-  if (value === undefined || value === 'all') return undefined;
-  if (value === 'nightly' || value === 'premigration') return value;
-  throw new MeshAuditError(`--profile must be nightly, premigration or all, not '${String(value)}'`);
+  if (value === undefined) return undefined;
+  const p = parseChoice('--profile', value, ['nightly', 'premigration', 'all'] as const);
+  return p === 'all' ? undefined : p;
 }
 
 /** Evaluate loaded snapshots and write the reports; shared by `evaluate` and `scan --snapshot`. */
@@ -98,6 +98,7 @@ export async function auditAndReport(
   const jobs = options.jobs === undefined ? undefined : parseCount('--jobs', options.jobs, 1);
   const lockTimeout = parseLockTimeout(options.lockTimeout);
   const workers = 'files' in source && preloadedHistory === undefined ? workersFor(source.files.length, jobs) : 0;
+  const scope = options.scope ?? EMPTY_SCOPE;
   const packs = await loadPolicies(list(options.policy));
   const rules = packs.flatMap((p) => p.rules);
   const waivers = options.waivers !== undefined ? { source: options.waivers, waivers: await loadWaivers(options.waivers, rules) } : undefined;
@@ -108,7 +109,7 @@ export async function auditAndReport(
   let evaluations: Evaluation[];
   if ('files' in source && workers > 0) {
     // Each worker loads the history itself (a folder it cannot read is still exit 2, from the first file).
-    evaluations = await evaluateInWorkers(source.files, { policies: list(options.policy), profile, historyDir: options.history, recordChecks }, workers);
+    evaluations = await evaluateInWorkers(source.files, { policies: list(options.policy), profile, historyDir: options.history, recordChecks, scope, now: startedAt.toISOString() }, workers);
   } else {
     const history = preloadedHistory ?? (options.history !== undefined ? await loadHistory(options.history) : { snapshots: [], problems: [] });
     // One snapshot at a time: each is dropped once evaluated, so a fleet's worth is never held at once
@@ -116,17 +117,18 @@ export async function auditAndReport(
     evaluations = [];
     for await (const snapshot of snapshotsOf(source)) {
       const withHistoryProblems = history.problems.length > 0 ? { ...snapshot, problems: [...snapshot.problems, ...history.problems] } : snapshot;
-      evaluations.push(auditSnapshot(withHistoryProblems, history.snapshots, selected, { recordChecks }));
+      evaluations.push(auditSnapshot(withHistoryProblems, history.snapshots, selected, { recordChecks, scoped: { scope, now: startedAt } }));
     }
   }
   const now = ctx.now();
+  detail(ctx, `evaluated ${evaluations.length} snapshot${evaluations.length === 1 ? '' : 's'} with ${selected.length} rules in ${now.getTime() - startedAt.getTime()} ms`);
   const evaluated = reportOf(evaluations, selected, { now, startedAt });
   const publish = async (held: OutputFolder | undefined): Promise<Report> => {
     const baseline = named ?? (await baselineOf(options.baseline, options.out, held));
     const report = triage(evaluated, { ...(waivers ? { waivers } : {}), ...(baseline ? { baseline } : {}), now });
     const written = await writeReports(report, formats, options.out, ctx, keep, held);
     if (options.promFile !== undefined) written.push(await writeTextfile(String(options.promFile), renderProm(report)));
-    for (const path of written) ctx.stderr(`wrote ${path}\n`);
+    for (const path of written) note(ctx, `wrote ${path}`);
     return report;
   };
   // One run at a time in an output folder: held (here, or by the scan from reading its history) from
@@ -153,11 +155,15 @@ async function* snapshotsOf(source: SnapshotSource): AsyncGenerator<Snapshot> {
 
 /** The options of every command that evaluates and reports: policy, format, output, exit threshold. */
 export function addAuditOptions(command: Command): Command {
+  if (!command.options.some((o) => o.name === 'config')) command.option('--config <file>', CONFIG_HELP);
   return command
     .option('--policy <path>', 'Policy pack file or folder; repeatable (default: the shipped mesh-core pack)')
     .option('--format <list>', 'Comma-separated: text (stdout), sarif, json, jsonl, junit, prom', { default: 'text,sarif,json' })
-    .option('--out <dir>', 'Output folder for reports (and a scan\'s history), or - for stdout', { default: 'reports' })
-    .option('--fail-on <severity>', 'Exit 1 on findings at or above: error, warning, note, none', { default: 'error' })
+    .option('--out <dir>', 'Output folder for reports (and a scan\'s history), or - for stdout (default: reports; /var/lib/mesh-audit for root; $MESH_AUDIT_OUT)')
+    .option('--fail-on <severity>', 'Exit 1 on findings at or above: error, warning, note, none (default: error; $MESH_AUDIT_FAIL_ON)')
+    .option('--include <selector>', 'Only these containers or files: label:KEY=VALUE, name:GLOB, path:GLOB; repeatable')
+    .option('--exclude <selector>', 'Leave out containers or files (counted in the summary): label:KEY=VALUE, name:GLOB, path:GLOB; repeatable')
+    .option('--ignore-file <file>', 'Selectors to leave out, one a line, optionally `until YYYY-MM-DD` (default: ./.mesh-auditignore when present)')
     .option('--fail-on-new', 'Exit 1 only for new findings (against --baseline) at or above --fail-on')
     .option('--baseline <file|auto>', 'An earlier JSON report: mark findings new, unchanged or updated, list the absent; auto: the previous report in --out')
     .option('--waivers <file>', 'YAML waivers: rule, subject pattern, justification, expiry')
@@ -178,5 +184,8 @@ export function registerEvaluate(cli: CAC, ctx: CommandContext): void {
   )
     .example('mesh-audit evaluate examples/045/snapshot.json')
     .example('mesh-audit evaluate examples/097/snapshot.json --history examples/097/history --format json --out -')
-    .action(async (paths: string[], options: AuditOptions) => auditAndReport({ files: paths }, options, ctx));
+    .action(async (paths: string[], options: AuditOptions) => {
+      const { audit } = await prepareAudit(options, ctx);
+      return auditAndReport({ files: paths }, audit, ctx);
+    });
 }

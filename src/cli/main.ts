@@ -1,25 +1,12 @@
-import { cac } from 'cac';
+import { cac, type CAC } from 'cac';
 import { ExitCode, MeshAuditError } from '../errors.js';
-import { TOOL_COMMIT, TOOL_NAME, TOOL_VERSION } from '../version.js';
-import type { CAC } from 'cac';
+import { TOOL_NAME } from '../version.js';
 import type { CommandContext } from './context.js';
 import { useColor } from './output.js';
+import { addGlobalOptions, COMMAND_NAMES, COMMANDS, flagsOf } from './commands.js';
+import { didYouMean } from './choices.js';
 
 export { installSignalHandlers } from './signals.js';
-
-type Register = (cli: CAC, ctx: CommandContext) => void;
-
-/**
- * Commands, registered in one explicit list. Each is imported only when it may run, so that start-up
- * does not load what the command does not use (the Docker client is only for scan, snapshot and premigrate).
- */
-const COMMANDS: { names: readonly string[]; load: () => Promise<Register> }[] = [
-  { names: ['evaluate'], load: async () => (await import('./evaluate.js')).registerEvaluate },
-  { names: ['rules'], load: async () => (await import('./rules.js')).registerRules },
-  { names: ['scan', 'snapshot'], load: async () => (await import('./scan.js')).registerScan },
-  { names: ['diff'], load: async () => (await import('./diff.js')).registerDiff },
-  { names: ['premigrate'], load: async () => (await import('./premigrate.js')).registerPremigrate },
-];
 
 /**
  * The commands this argv needs registered: the one it names first; none for a lone --version;
@@ -33,13 +20,24 @@ function commandsFor(argv: readonly string[]): typeof COMMANDS {
   return named ? [named] : COMMANDS;
 }
 
-const defaultContext = (): CommandContext => ({
-  now: () => new Date(),
-  stdout: (text) => void process.stdout.write(text),
-  stderr: (text) => void process.stderr.write(text),
-  color: useColor(process.stdout),
-  interactive: process.stderr.isTTY === true,
-});
+/**
+ * A closed stdout (`mesh-audit rules list | head -1`) is not a failure of the run: what is left to
+ * print is dropped, and the run ends with the exit code it had, without a stack trace.
+ */
+function defaultContext(): CommandContext {
+  let stdoutClosed = false;
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') stdoutClosed = true;
+    else process.stderr.write(`${TOOL_NAME}: cannot write to stdout (${err.code ?? 'error'})\n`);
+  });
+  return {
+    now: () => new Date(),
+    stdout: (text) => void (stdoutClosed || process.stdout.write(text)),
+    stderr: (text) => void process.stderr.write(text),
+    color: useColor(process.stdout),
+    interactive: process.stderr.isTTY === true,
+  };
+}
 
 /** The option parser takes a lone `-` for a flag; `--out -` (stdout) is meant as a value. */
 function joinDashValues(argv: string[]): string[] {
@@ -53,25 +51,77 @@ function joinDashValues(argv: string[]): string[] {
   return out;
 }
 
+/** The arguments before `--` (after it, everything is a value). */
+const beforeDashDash = (args: readonly string[]): readonly string[] => {
+  const end = args.indexOf('--');
+  return end < 0 ? args : args.slice(0, end);
+};
+
+/**
+ * Every option the user typed that the command does not know, echoed exactly as typed (cac would
+ * answer `--failOn` for `--fail-on`), with the nearest known option when one is close.
+ */
+function checkOptions(cli: CAC, args: readonly string[]): void {
+  const command = cli.matchedCommand;
+  const known = [...(command?.options ?? []), ...cli.globalCommand.options].flatMap((o) => flagsOf(o.rawName));
+  const where = command ? `${TOOL_NAME} ${command.name} --help` : `${TOOL_NAME} --help`;
+  for (const arg of beforeDashDash(args)) {
+    if (!arg.startsWith('-') || arg === '-' || /^-\d/.test(arg)) continue;
+    const typed = arg.split('=')[0]!;
+    // Bundled short flags (`-qh`) are each checked.
+    const flags = /^-[A-Za-z]{2,}$/.test(typed) ? [...typed.slice(1)].map((c) => `-${c}`) : [typed];
+    for (const flag of flags) {
+      if (known.includes(flag)) continue;
+      const longs = known.filter((k) => k.startsWith('--'));
+      throw new MeshAuditError(
+        `unknown option \`${flag}\`${command ? ` for \`${command.name}\`` : ''}${didYouMean(flag.replace(/^-+/, '--'), longs, (s) => `\`${s}\``)} (see \`${where}\`)`,
+        ExitCode.Usage,
+      );
+    }
+  }
+}
+
+/** --quiet, --verbose and --no-color shape the context every command gets. */
+function shaped(ctx: CommandContext, args: readonly string[]): CommandContext {
+  const given = beforeDashDash(args);
+  const has = (...flags: string[]) => given.some((a) => flags.includes(a) || (/^-[A-Za-z]{2,}$/.test(a) && flags.some((f) => f.length === 2 && a.includes(f[1]!))));
+  const quiet = has('-q', '--quiet');
+  const verbose = has('--verbose');
+  if (quiet && verbose) throw new MeshAuditError('--quiet and --verbose ask for opposite things; choose one', ExitCode.Usage);
+  return { ...ctx, quiet, verbose, color: ctx.color && !has('--no-color') };
+}
+
 /** Runs the CLI and returns the exit code; never throws, never prints a raw error object. */
-export async function main(argv: string[], ctx: CommandContext = defaultContext()): Promise<number> {
+export async function main(argv: string[], context?: CommandContext): Promise<number> {
+  const base = context ?? defaultContext();
   const cli = cac(TOOL_NAME);
+  let ctx: CommandContext = base;
   try {
+    ctx = shaped(base, argv.slice(2));
     for (const register of await Promise.all(commandsFor(argv).map((c) => c.load()))) register(cli, ctx);
   } catch (err) {
-    ctx.stderr(`${TOOL_NAME}: internal error: ${err instanceof Error ? err.message : String(err)}\n`);
+    if (err instanceof MeshAuditError) {
+      base.stderr(`${TOOL_NAME}: ${err.message}\n`);
+      return err.exitCode;
+    }
+    base.stderr(`${TOOL_NAME}: internal error: ${err instanceof Error ? err.message : String(err)}\n`);
     return ExitCode.Incomplete;
   }
-  cli.help();
-  cli.version(`${TOOL_VERSION} (commit ${TOOL_COMMIT})`);
+  addGlobalOptions(cli);
   try {
-    cli.parse(joinDashValues(argv), { run: false });
+    const args = joinDashValues(argv);
+    cli.parse(args, { run: false });
     if (cli.options['help'] || cli.options['version']) return ExitCode.Ok;
     if (!cli.matchedCommand) {
-      if (cli.args.length > 0) throw new MeshAuditError(`unknown command '${cli.args[0]}' (see \`mesh-audit --help\`)`);
+      if (cli.args.length > 0) {
+        const name = String(cli.args[0]);
+        throw new MeshAuditError(`unknown command '${name}'${didYouMean(name, COMMAND_NAMES)} (commands: ${COMMAND_NAMES.join(', ')}; see \`${TOOL_NAME} --help\`)`);
+      }
+      checkOptions(cli, args.slice(2));
       cli.outputHelp();
       return ExitCode.Usage;
     }
+    checkOptions(cli, args.slice(2));
     const code: unknown = await cli.runMatchedCommand();
     return typeof code === 'number' ? code : ExitCode.Ok;
   } catch (err) {
@@ -80,7 +130,8 @@ export async function main(argv: string[], ctx: CommandContext = defaultContext(
       return err.exitCode;
     }
     if (err instanceof Error && err.name === 'CACError') {
-      ctx.stderr(`${TOOL_NAME}: ${err.message} (see \`mesh-audit --help\`)\n`);
+      const command = cli.matchedCommand?.name;
+      ctx.stderr(`${TOOL_NAME}: ${err.message} (see \`${TOOL_NAME}${command ? ` ${command}` : ''} --help\`)\n`);
       return ExitCode.Usage;
     }
     // An unexpected failure: say what, not the whole error object (it may carry host data).

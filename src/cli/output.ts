@@ -16,6 +16,7 @@ import { lockOutputFolder } from '../write/lock.js';
 import { osErrorText } from '../write/os-error.js';
 import { trackPending, untrackPending } from '../write/pending.js';
 import type { CommandContext } from './context.js';
+import { parseFormatList } from './choices.js';
 
 /**
  * Output formats, registered in one sorted list: name, file name, renderer; `files`, where a format is
@@ -38,17 +39,13 @@ function filesOf(format: FormatName, report: Report): { name: string; content: s
 }
 export type FormatName = keyof typeof FORMATS;
 
+/** Colour only on a terminal, never with NO_COLOR (any value but empty, as no-color.org says) or TERM=dumb. */
 export function useColor(stream: NodeJS.WriteStream): boolean {
-  return stream.isTTY === true && process.env['NO_COLOR'] === undefined && process.env['TERM'] !== 'dumb';
+  return stream.isTTY === true && (process.env['NO_COLOR'] ?? '') === '' && process.env['TERM'] !== 'dumb';
 }
 
 export function parseFormats(value: unknown): FormatName[] {
-  const names = String(value ?? '').split(',').map((s) => s.trim()).filter((s) => s.length > 0);
-  for (const name of names) {
-    if (!Object.hasOwn(FORMATS, name)) throw new MeshAuditError(`unknown format '${name}' (known: ${Object.keys(FORMATS).join(', ')})`);
-  }
-  if (names.length === 0) throw new MeshAuditError('--format needs at least one format');
-  return [...new Set(names)] as FormatName[];
+  return parseFormatList(value, Object.keys(FORMATS) as FormatName[]);
 }
 
 export const fileFormatsOf = (formats: readonly FormatName[]): FormatName[] => formats.filter((f) => FORMATS[f].file !== null);

@@ -16,7 +16,9 @@ import { renderSarif } from '../report/sarif.js';
 import { writeFileAtomic } from '../write/atomic.js';
 import { parseLockTimeout } from './evaluate.js';
 import { withOutputFolder, type OutputFolder } from './output.js';
-import { list, type CommandContext } from './context.js';
+import { list, note, type CommandContext } from './context.js';
+import { parseFormatList } from './choices.js';
+import { settingsOf } from './settings.js';
 import { acquireSnapshot, addCollectOptions, type AcquireOptions } from './scan.js';
 
 /** Output formats of the pre-migration check, in one list: name, file, renderer. */
@@ -29,10 +31,7 @@ const FORMATS = {
 type Format = keyof typeof FORMATS;
 
 function parseFormats(value: unknown, out: string): Format[] {
-  const names = String(value).split(',').map((s) => s.trim()).filter(Boolean);
-  for (const n of names) if (!Object.hasOwn(FORMATS, n)) throw new MeshAuditError(`unknown format '${n}' (known: ${Object.keys(FORMATS).join(', ')})`);
-  if (names.length === 0) throw new MeshAuditError('--format needs at least one format');
-  const formats = [...new Set(names)] as Format[];
+  const formats = parseFormatList(value, Object.keys(FORMATS) as Format[]);
   if (out === '-' && formats.length > 1) throw new MeshAuditError('--out - writes one format to stdout; choose one with --format');
   return formats;
 }
@@ -45,14 +44,15 @@ export function registerPremigrate(cli: CAC, ctx: CommandContext): void {
     .option('--history <dir>', 'Folder of earlier snapshots (default: the history kept under --out)')
     .option('--policy <path>', 'Policy pack file or folder; repeatable (default: the shipped mesh-core pack)')
     .option('--format <list>', 'Comma-separated: text (stdout), json, sarif, md (a summary for a change ticket)', { default: 'text,json,sarif,md' })
-    .option('--out <dir>', 'Output folder for the json, sarif and md files, or - for the one chosen format on stdout', { default: 'reports' })
+    .option('--out <dir>', 'Output folder for the json, sarif and md files, or - for the one chosen format on stdout (default: reports; /var/lib/mesh-audit for root; $MESH_AUDIT_OUT)')
     .option('--plan <file>', 'Also write the adoption plan (JSON, policies/adoption-plan.schema.json) as this file of the output folder')
     .example('sudo mesh-audit premigrate --managed-root /etc/mesh --plan adoption-plan.json')
     .example('mesh-audit premigrate --snapshot examples/adopted-node/snapshot.json --history examples/adopted-node/history')
     .example('mesh-audit premigrate --snapshot examples/adopted-node/snapshot.json --format md --out -')
     .option('--lock-timeout <seconds>', 'How long to wait while another run holds --out before giving up with exit 3')
-    .action(async (options: PremigrateOptions) => {
+    .action(async (flags: Omit<PremigrateOptions, 'out'> & { out?: string }) => {
       // Everything that can be wrong with the invocation is checked before the host is read.
+      const options: PremigrateOptions = { ...flags, out: (await settingsOf(flags, ctx)).settings.out };
       const out = String(options.out);
       const formats = parseFormats(options.format, out);
       const lockTimeout = parseLockTimeout(options.lockTimeout);
@@ -112,11 +112,11 @@ export function registerPremigrate(cli: CAC, ctx: CommandContext): void {
     } else if (folder !== undefined) {
       for (const f of files) {
         await writeFileAtomic(folder.dir, FORMATS[f].file!, FORMATS[f].render(result));
-        ctx.stderr(`wrote ${join(out, FORMATS[f].file!)}\n`);
+        note(ctx, `wrote ${join(out, FORMATS[f].file!)}`);
       }
       if (options.plan !== undefined && planSchema !== undefined) {
         await writeFileAtomic(folder.dir, options.plan, renderAdoptionPlan(result, planSchema));
-        ctx.stderr(`wrote ${join(out, options.plan)}\n`);
+        note(ctx, `wrote ${join(out, options.plan)}`);
       }
     }
     if (nodes.some((n) => !n.complete)) return ExitCode.Incomplete;

@@ -6,6 +6,7 @@ import { loadPolicies } from '../policy/load.js';
 import { ruleCatalogue } from '../report/catalogue.js';
 import type { LoadedRule } from '../policy/types.js';
 import { list, type CommandContext } from './context.js';
+import { didYouMean } from './choices.js';
 
 function showRule(rule: LoadedRule): string {
   const expr = (v: unknown) => JSON.stringify(v);
@@ -49,7 +50,7 @@ export function registerRules(cli: CAC, ctx: CommandContext): void {
         case 'show': {
           if (ruleRef === undefined) throw new MeshAuditError('rules show needs a rule id or name, e.g. `mesh-audit rules show MA1001`');
           const rule = rules.find((r) => r.id === ruleRef || r.name === ruleRef);
-          if (!rule) throw new MeshAuditError(`no rule '${ruleRef}' (see \`mesh-audit rules list\`)`);
+          if (!rule) throw new MeshAuditError(`no rule '${ruleRef}'${didYouMean(ruleRef, rules.flatMap((r) => [r.id, r.name]))} (see \`mesh-audit rules list\`)`);
           ctx.stdout(showRule(rule));
           return 0;
         }
@@ -79,7 +80,7 @@ export function registerRules(cli: CAC, ctx: CommandContext): void {
           ctx.stdout(ruleCatalogue(rules));
           return 0;
         default:
-          throw new MeshAuditError(`unknown rules action '${action}' (list, show, test, lint, docs)`);
+          throw new MeshAuditError(`unknown rules action '${action}'${didYouMean(action, ['list', 'show', 'test', 'lint', 'docs'])} (list, show, test, lint, docs)`);
       }
     });
 }

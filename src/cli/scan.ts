@@ -1,5 +1,6 @@
 import type { CAC, Command } from 'cac';
-import { loadConfigFile, mergeSettings, type ConfigFile, type ScanSettings } from '../config.js';
+import type { ScanSettings } from '../config.js';
+import { CONFIG_HELP, prepareAudit, settingsOf, type SettingFlags } from './settings.js';
 import { MeshAuditError } from '../errors.js';
 import { resolveHostname, takeSnapshot } from '../scan.js';
 import { withMemory } from '../facts/history.js';
@@ -14,19 +15,11 @@ import { dirname, basename, join, resolve } from 'node:path';
 import { addAuditOptions, auditAndReport, parseCount, parseLockTimeout, usesOutputFolder, type AuditOptions } from './evaluate.js';
 import { parseFormats, withOutputFolder, type OutputFolder } from './output.js';
 import { WriteFailure } from '../write/atomic.js';
-import { list, type CommandContext } from './context.js';
+import { detail, list, note, type CommandContext } from './context.js';
 import { loadPolicies } from '../policy/load.js';
+import { progressLine } from './progress.js';
 
-interface CollectFlags {
-  config?: string;
-  dockerHost?: string;
-  ledger?: string;
-  root?: string;
-  managedRoot?: string | string[];
-  hostname?: string;
-  keep?: string | number;
-  maxFiles?: string | number;
-}
+type CollectFlags = SettingFlags;
 
 export function addCollectOptions(command: Command): Command {
   return command
@@ -36,31 +29,14 @@ export function addCollectOptions(command: Command): Command {
     .option('--managed-root <dir>', 'A folder the mesh writes into; every file under it is checked; repeatable')
     .option('--hostname <name>', 'Name of the host in reports (default: the host\'s own)')
     .option('--max-files <n>', `At most this many files recorded (managed roots included); past it the scan is incomplete (default ${DEFAULT_MAX_FILES})`)
-    .option('--config <file>', 'YAML config: ledger, managedRoots, labels, dockerHost, root, hostname, keep, dockerTimeoutSeconds, maxFiles');
+    .option('--config <file>', CONFIG_HELP);
 }
 
-const absoluteOrUndefined = (flag: string, value: unknown): string | undefined => {
-  if (value === undefined) return undefined;
-  const s = String(value);
-  if (!s.startsWith('/')) throw new MeshAuditError(`${flag} needs an absolute path, not '${s}'`);
-  return s;
-};
-
-async function settingsOf(flags: CollectFlags): Promise<ScanSettings> {
-  const file = flags.config !== undefined ? await loadConfigFile(flags.config) : {};
-  const keep = flags.keep === undefined ? undefined : parseCount('--keep', flags.keep, 0);
-  const fromFlags: ConfigFile = {};
-  const ledger = absoluteOrUndefined('--ledger', flags.ledger);
-  const root = absoluteOrUndefined('--root', flags.root);
-  if (ledger !== undefined) fromFlags.ledger = ledger;
-  if (root !== undefined) fromFlags.root = root;
-  if (flags.dockerHost !== undefined) fromFlags.dockerHost = String(flags.dockerHost);
-  if (flags.hostname !== undefined) fromFlags.hostname = String(flags.hostname);
-  if (keep !== undefined) fromFlags.keep = keep;
-  if (flags.maxFiles !== undefined) fromFlags.maxFiles = parseCount('--max-files', flags.maxFiles, 1);
-  const roots = list(flags.managedRoot).map((r) => absoluteOrUndefined('--managed-root', r)!);
-  if (roots.length > 0) fromFlags.managedRoots = roots;
-  return mergeSettings(file, fromFlags);
+/** The scan settings of a run, and each one's origin; --verbose tells where the config came from. */
+async function scanSettingsOf(flags: CollectFlags, ctx: CommandContext): Promise<ScanSettings> {
+  const resolved = await settingsOf(flags, ctx);
+  if (resolved.configFile !== undefined) detail(ctx, `config: ${resolved.configFile}`);
+  return resolved.settings;
 }
 
 /** Each source that could not be read: one clear line on stderr as well as in the reports. */
@@ -68,9 +44,18 @@ function reportProblems(snapshot: Pick<Snapshot, 'problems'>, ctx: CommandContex
   for (const p of snapshot.problems) ctx.stderr(`mesh-audit: ${p.message}\n`);
 }
 
-const progressOn = (ctx: CommandContext) => (message: string) => {
-  if (ctx.interactive) ctx.stderr(`mesh-audit: ${message}…\n`);
-};
+/** Reads the host with a progress line (long scans on a terminal) and, with --verbose, what was read and when. */
+async function readHost(settings: ScanSettings, history: Snapshot[], ctx: CommandContext): Promise<Snapshot> {
+  const progress = progressLine(ctx);
+  try {
+    const snapshot = await takeSnapshot(settings, history, { now: ctx.now, progress: (m) => progress.step(m) });
+    progress.done(`read ${snapshot.containers.length} containers, ${snapshot.files.length} files, ${snapshot.ledger.entries.length} ledger entries; ${snapshot.problems.length} source${snapshot.problems.length === 1 ? '' : 's'} not read`);
+    return snapshot;
+  } catch (err) {
+    progress.done();
+    throw err;
+  }
+}
 
 export interface Acquired {
   snapshots: Snapshot[];
@@ -95,11 +80,11 @@ export async function acquireSnapshot(options: AcquireOptions, ctx: CommandConte
     // A saved snapshot's history travels beside it, in `history/`, unless another folder is named.
     const beside = join(dirname(options.snapshot), 'history');
     const historyDir = options.history ?? (existsSync(beside) ? beside : undefined);
-    if (options.history === undefined && historyDir !== undefined) ctx.stderr(`using the history beside the snapshot: ${historyDir}\n`);
+    if (options.history === undefined && historyDir !== undefined) note(ctx, `using the history beside the snapshot: ${historyDir}`);
     const history = historyDir !== undefined ? await loadHistory(historyDir) : { snapshots: [], problems: [] };
     return { snapshots: [await loadSnapshot(options.snapshot)], history, keepCount, keep: async () => [] };
   }
-  const settings = await settingsOf(options);
+  const settings = await scanSettingsOf(options, ctx);
   const hostname = await resolveHostname(settings);
   // The scanner's own history lives in the output folder this run holds.
   const ownHistory = options.history === undefined && folder !== undefined;
@@ -110,7 +95,7 @@ export async function acquireSnapshot(options: AcquireOptions, ctx: CommandConte
         ? await readOwnHistory(folder!.dir, hostname)
         : { snapshots: [], problems: [] };
   // The memory of former targets travels in the snapshot itself, so pruning history never loses it.
-  const snapshot = withMemory(await takeSnapshot({ ...settings, hostname }, history.snapshots, { now: ctx.now, progress: progressOn(ctx) }), history.snapshots);
+  const snapshot = withMemory(await readHost({ ...settings, hostname }, history.snapshots, ctx), history.snapshots);
   reportProblems(snapshot, ctx);
   reportProblems({ problems: history.problems }, ctx);
   return {
@@ -121,7 +106,7 @@ export async function acquireSnapshot(options: AcquireOptions, ctx: CommandConte
       if (!ownHistory || folder === undefined) return [];
       try {
         const kept = await keepSnapshot(folder.dir, folder.sequence, snapshot, settings.keep);
-        ctx.stderr(`kept snapshot ${kept}\n`);
+        note(ctx, `kept snapshot ${kept}`);
         return [];
       } catch (err) {
         if (!(err instanceof WriteFailure) && !(err instanceof MeshAuditError)) throw err;
@@ -143,8 +128,9 @@ export function registerScan(cli: CAC, ctx: CommandContext): void {
 )
     .example('sudo mesh-audit scan --managed-root /etc/mesh --out /var/lib/mesh-audit')
     .example('mesh-audit scan --snapshot examples/demo/snapshot.json')
-    .action(async (options: CollectFlags & AuditOptions & { snapshot?: string }) => {
+    .action(async (flags: CollectFlags & AuditOptions & { snapshot?: string }) => {
       const startedAt = ctx.now();
+      const { audit: options } = await prepareAudit(flags, ctx);
       parseFormats(options.format);
       const lockTimeout = parseLockTimeout(options.lockTimeout);
       // A policy that does not load is a usage error before the host is read or the folder touched.
@@ -168,20 +154,20 @@ export function registerScan(cli: CAC, ctx: CommandContext): void {
     .example('sudo mesh-audit snapshot -o /tmp/host.json --history /var/lib/mesh-audit')
     .action(async (options: CollectFlags & { output?: string; history?: string }) => {
       if (options.output === undefined) throw new MeshAuditError('snapshot needs -o FILE (where to write it)');
-      const settings = await settingsOf(options);
+      const settings = await scanSettingsOf(options, ctx);
       const hostname = await resolveHostname(settings);
       // The same memory as `scan`: files at former targets are read, and the snapshot carries the table.
       const beside = join(dirname(resolve(String(options.output))), 'history');
       const historyDir = options.history ?? (existsSync(beside) ? beside : undefined);
-      if (options.history === undefined && historyDir !== undefined) ctx.stderr(`using the history beside the output: ${historyDir}\n`);
+      if (options.history === undefined && historyDir !== undefined) note(ctx, `using the history beside the output: ${historyDir}`);
       const history = historyDir !== undefined ? await loadHistory(historyDir) : { snapshots: [], problems: [] };
-      const taken = await takeSnapshot({ ...settings, hostname }, history.snapshots, { now: ctx.now, progress: progressOn(ctx) });
+      const taken = await readHost({ ...settings, hostname }, history.snapshots, ctx);
       const snapshot = withMemory(history.problems.length > 0 ? { ...taken, problems: [...taken.problems, ...history.problems] } : taken, history.snapshots);
       reportProblems(snapshot, ctx);
       const target = resolve(String(options.output));
       await prepareOutputDir(dirname(target));
       const written = await writeFileAtomic(dirname(target), basename(target), JSON.stringify(snapshot, null, 2) + '\n');
-      ctx.stderr(`wrote ${written}\n`);
+      note(ctx, `wrote ${written}`);
       return snapshot.problems.length > 0 ? 3 : 0;
     });
 }

@@ -73,6 +73,10 @@ export interface Evaluation {
   notChecked?: NotChecked[];
   /** Only when asked for (JUnit): what each rule checked, one entry per rule and subject it applied to. */
   checks?: Check[];
+  /** Subjects a scope (--include/--exclude, ignore entries) left out, by kind; absent when no scope was given. */
+  excluded?: { containers: number; files: number; ledger: number };
+  /** The subjects left out, by identity: a baseline's findings about them are out of scope, not gone. */
+  outOfScope?: { kind: string; id: string }[];
 }
 
 /** One rule checked on one subject: its findings' fingerprints (none: it passed). */

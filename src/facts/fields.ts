@@ -8,7 +8,7 @@ export const SUBJECT_FIELDS: Record<SubjectSetName, readonly string[]> = {
   containers: [
     'kind', 'id', 'host', 'name', 'container_id', 'image', 'status', 'running', 'network_mode', 'host_network',
     'labels', 'mesh', 'mesh_labelled', 'claimed_by', 'claimed', 'origins', 'holds', 'env', 'ports',
-    'published_ports', 'listening', 'open_ports', 'exposed', 'exposed_endpoints', 'proc_available', 'proc_reason',
+    'published_ports', 'listening', 'open_ports', 'exposed', 'exposure', 'exposed_endpoints', 'endpoints', 'proc_available', 'proc_reason',
     'formerly_claimed_by',
   ],
   files: [

@@ -84,6 +84,23 @@ export type SubjectSets = Record<SubjectSetName, Subject[]>;
 
 const WILDCARD_ADDRESSES = new Set(['', '0.0.0.0', '::', '[::]']);
 
+/** How far a listening address reaches: every interface, one address, or this host only. */
+export type Reach = 'all-interfaces' | 'address' | 'loopback';
+/**
+ * What a container exposes, its widest reach: `none` when nothing listens beyond the container, and
+ * `unknown` when it is on the host network and its sockets could not be read (then it may be exposed).
+ */
+export type Exposure = Reach | 'none' | 'unknown';
+
+export function reachOf(address: string): Reach {
+  const a = address.replace(/^\[|\]$/g, '').toLowerCase();
+  if (WILDCARD_ADDRESSES.has(a)) return 'all-interfaces';
+  if (a === '::1' || a.startsWith('127.') || a.startsWith('::ffff:127.') || a === 'localhost') return 'loopback';
+  return 'address';
+}
+
+const REACH_ORDER: readonly Reach[] = ['all-interfaces', 'address', 'loopback'];
+
 const containerLogical = (host: string, name: string): LogicalLocation => ({
   kind: 'container',
   name,
@@ -224,10 +241,17 @@ export function buildSubjects(snapshot: Snapshot, history: readonly Snapshot[] =
     const hostNetwork = c.networkMode === 'host';
     const listening = c.proc.available ? c.proc.listening : null;
     const published = c.ports.filter((p) => p.hostPort > 0);
-    const exposedEndpoints = [
-      ...published.filter((p) => WILDCARD_ADDRESSES.has(p.hostIp)).map((p) => endpoint(p.hostIp, p.hostPort, p.protocol)),
-      ...(hostNetwork && listening ? listening.filter((l) => WILDCARD_ADDRESSES.has(l.address)).map((l) => endpoint(l.address, l.port, l.protocol)) : []),
+    // Every endpoint reachable from outside the container, by how far it reaches.
+    const reachable = [
+      ...published.map((p) => ({ reach: reachOf(p.hostIp), at: endpoint(p.hostIp, p.hostPort, p.protocol) })),
+      ...(hostNetwork && listening ? listening.map((l) => ({ reach: reachOf(l.address), at: endpoint(l.address, l.port, l.protocol) })) : []),
     ];
+    const endpointsOf = (reach: Reach) => [...new Set(reachable.filter((r) => r.reach === reach).map((r) => r.at))];
+    const endpoints = { all_interfaces: endpointsOf('all-interfaces'), address: endpointsOf('address'), loopback: endpointsOf('loopback') };
+    const exposure: Exposure =
+      hostNetwork && listening === null
+        ? 'unknown'
+        : REACH_ORDER.find((r) => reachable.some((x) => x.reach === r)) ?? 'none';
     const openPorts = [...new Set([...published.map((p) => p.hostPort), ...(hostNetwork && listening ? listening.map((l) => l.port) : [])])].sort((a, b) => a - b);
     const mesh = {
       module: c.labels[labels.module] ?? null,
@@ -258,8 +282,11 @@ export function buildSubjects(snapshot: Snapshot, history: readonly Snapshot[] =
       published_ports: published.map((p) => p.hostPort),
       listening,
       open_ports: openPorts,
-      exposed: hostNetwork || exposedEndpoints.length > 0,
-      exposed_endpoints: [...new Set(exposedEndpoints)],
+      // Reachable from beyond this host (or maybe: host network, sockets not read); loopback is not.
+      exposed: exposure === 'all-interfaces' || exposure === 'address' || exposure === 'unknown',
+      exposure,
+      exposed_endpoints: [...endpoints.all_interfaces, ...endpoints.address],
+      endpoints,
       proc_available: c.proc.available,
       proc_reason: c.proc.available ? null : c.proc.reason,
       formerly_claimed_by: formerlyOf('container', c.name),

@@ -127,38 +127,48 @@ export async function parsePolicyPack(file: string, text: string): Promise<Polic
 
   const validate = await packValidator();
   if (!validate(value)) {
-    const e = validate.errors![0]!;
-    const extra = e.keyword === 'additionalProperties' ? ` '${String(e.params['additionalProperty'])}'` : '';
-    const allowed = e.keyword === 'enum' ? `: ${(e.params['allowedValues'] as unknown[]).join(', ')}` : '';
-    fail(file, lineAt(doc, lines, e.instancePath), ruleIdAt(value, e.instancePath), `${e.instancePath || '(root)'} ${e.message ?? 'is invalid'}${extra}${allowed}`);
+    // Every schema error at once (one per place and kind), in file order: a pack is fixed in one pass.
+    const seen = new Set<string>();
+    const found = validate.errors!.flatMap((e) => {
+      const extra = e.keyword === 'additionalProperties' ? ` '${JSON.stringify(String(e.params['additionalProperty'])).slice(1, -1)}'` : ''; // escaped: a key can hold line breaks
+      const allowed = e.keyword === 'enum' ? `: ${(e.params['allowedValues'] as unknown[]).join(', ')}` : '';
+      const line = lineAt(doc, lines, e.instancePath);
+      const ruleId = ruleIdAt(value, e.instancePath);
+      const text = `${file}:${line}: ${ruleId ? `rule ${ruleId}: ` : ''}${e.instancePath || '(root)'} ${e.message ?? 'is invalid'}${extra}${allowed}`;
+      if (seen.has(text)) return [];
+      seen.add(text);
+      return [{ line, text }];
+    });
+    throw new MeshAuditError(found.sort((a, b) => a.line - b.line).map((f) => f.text).join('\n'));
   }
   const pack = value as { pack: PolicyPack['pack']; rules: Rule[] };
 
+  // Every problem of every rule is collected, then reported together.
+  const problems: string[] = [];
+  const report = (line: number, ruleId: string, message: string) => problems.push(`${file}:${line}: rule ${ruleId}: ${message}`);
   const rules: LoadedRule[] = pack.rules.map((rule, index) => {
     const at = `/rules/${index}`;
     for (const field of ['where', 'each', 'discriminator', 'assert'] as const) {
       if (rule[field] === undefined) continue;
-      const problem = checkLogic(rule[field], `${at}/${field}`)[0];
-      if (problem) fail(file, lineAt(doc, lines, problem.path), rule.id, `${problem.path.slice(at.length + 1)}: ${problem.message}`);
+      for (const problem of checkLogic(rule[field], `${at}/${field}`)) report(lineAt(doc, lines, problem.path), rule.id, `${problem.path.slice(at.length + 1)}: ${problem.message}`);
     }
     for (const [name, expr] of Object.entries(rule.let ?? {})) {
-      const problem = checkLogic(expr, `${at}/let/${name}`)[0];
-      if (problem) fail(file, lineAt(doc, lines, problem.path), rule.id, `${problem.path.slice(at.length + 1)}: ${problem.message}`);
+      for (const problem of checkLogic(expr, `${at}/let/${name}`)) report(lineAt(doc, lines, problem.path), rule.id, `${problem.path.slice(at.length + 1)}: ${problem.message}`);
     }
     (rule.escalate ?? []).forEach((step, i) => {
-      const problem = checkLogic(step.when, `${at}/escalate/${i}/when`)[0];
-      if (problem) fail(file, lineAt(doc, lines, problem.path), rule.id, `${problem.path.slice(at.length + 1)}: ${problem.message}`);
+      for (const problem of checkLogic(step.when, `${at}/escalate/${i}/when`)) report(lineAt(doc, lines, problem.path), rule.id, `${problem.path.slice(at.length + 1)}: ${problem.message}`);
     });
     const known = new Set([...SUBJECT_FIELDS[rule.subject], ...Object.keys(rule.let ?? {}), ...(rule.each !== undefined ? ['item'] : [])]);
     for (const name of placeholders(rule.message)) {
       const head = name.split('.')[0]!;
       if (!known.has(head)) {
-        fail(file, lineAt(doc, lines, `${at}/message`), rule.id, `message: unknown placeholder {${name}} (known: ${[...known].sort().join(', ')})`);
+        report(lineAt(doc, lines, `${at}/message`), rule.id, `message: unknown placeholder {${name}} (known: ${[...known].sort().join(', ')})`);
       }
     }
     return { ...rule, source: { file, line: lineAt(doc, lines, `${at}/id`) }, pack: pack.pack.id };
   });
 
+  if (problems.length > 0) throw new MeshAuditError(problems.join('\n'));
   return { file, pack: pack.pack, rules };
 }
 

@@ -39,6 +39,7 @@ export function withFirstSeen(evaluations: readonly Evaluation[]): Evaluation[] 
  *   (what was not read is not gone), so that the next run, comparing against this one, still knows
  *   them and finds them neither new nor absent. This is the baseline's last complete knowledge,
  *   finding by finding.
+ * A subject the scope left out is not checked either: its findings are neither absent nor carried.
  * Every finding keeps the time it was first seen (`firstSeen`) from the baseline.
  */
 export function applyBaseline(
@@ -59,7 +60,9 @@ export function applyBaseline(
   }));
   const completeHosts = new Set(evaluations.filter((e) => e.complete).map((e) => e.host));
   const incompleteHosts = new Set(evaluations.filter((e) => !e.complete).map((e) => e.host));
-  const gone = baseline.filter((f) => !seen.has(f.fingerprint));
+  // A subject the scope left out is not checked, so its findings are not gone either.
+  const outOfScope = new Set(evaluations.flatMap((e) => (e.outOfScope ?? []).map((s) => `${e.host}\u0000${s.kind}\u0000${s.id}`)));
+  const gone = baseline.filter((f) => !seen.has(f.fingerprint) && !outOfScope.has(`${f.host}\u0000${f.subject.kind}\u0000${f.subject.id}`));
   const asBefore = (f: BaselineFinding, state: BaselineState): Finding => {
     const firstSeen = f.firstSeen ?? baselineTime;
     return { ...f, locations: f.locations ?? { physical: [], logical: [] }, state, ...(firstSeen ? { firstSeen } : {}) };

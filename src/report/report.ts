@@ -32,6 +32,8 @@ export interface Summary {
   notChecked: number;
   notes: number;
   complete: boolean;
+  /** Subjects left out by the scope (--include/--exclude, ignore entries): counted, never dropped silently. */
+  excluded?: { containers: number; files: number; ledger: number; total: number };
 }
 
 export const allFindings = (report: Report): Finding[] => report.evaluations.flatMap((e) => e.findings);
@@ -63,5 +65,15 @@ export function summarize(report: Report): Summary {
     notChecked: allNotifications(report).filter((n) => n.level === 'error').length,
     notes: allNotifications(report).filter((n) => n.level === 'note').length,
     complete: report.evaluations.every((e) => e.complete),
+    ...excludedOf(report),
   };
+}
+
+function excludedOf(report: Report): { excluded?: NonNullable<Summary['excluded']> } {
+  const scoped = report.evaluations.filter((e) => e.excluded !== undefined);
+  if (scoped.length === 0) return {};
+  const sum = (k: 'containers' | 'files' | 'ledger') => scoped.reduce((n, e) => n + e.excluded![k], 0);
+  const excluded = { containers: sum('containers'), files: sum('files'), ledger: sum('ledger'), total: 0 };
+  excluded.total = excluded.containers + excluded.files + excluded.ledger;
+  return { excluded };
 }

@@ -144,7 +144,7 @@ function hostRuns(report: Report): HostRuns[] {
       automationDetails: { id },
       originalUriBaseIds: { [HOST_ROOT]: { uri: 'file:///', description: { text: `The root folder of host ${e.host}: every path is the host's own.` } } },
       invocations: [invocationOf(e, notifications, ruleIndex, startTimeUtc, report.generatedAt)],
-      properties: { host: e.host, snapshotTakenAt: e.takenAt, ...(options.waived ? { waived: true } : {}) },
+      properties: { host: e.host, snapshotTakenAt: e.takenAt, ...(e.excluded ? { excludedByScope: e.excluded } : {}), ...(options.waived ? { waived: true } : {}) },
       results: findings.map((f) => result(f, ruleIndex.get(f.ruleId) ?? -1, ledgerPath, options)),
     });
     const baseline = report.baseline !== undefined;

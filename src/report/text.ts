@@ -22,7 +22,7 @@ function tagsOf(f: Finding): string {
   return tags.length > 0 ? `  [${tags.join(', ')}]` : '';
 }
 
-const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? '' : 's'}`;
+const plural = (n: number, word: string, many = `${word}s`): string => `${n} ${n === 1 ? word : many}`;
 
 /** The terminal table: one row per finding, its message on the line below. */
 export function renderText(report: Report, options: TextOptions): string {
@@ -85,6 +85,7 @@ export function renderText(report: Report, options: TextOptions): string {
   const extra = [
     s.byState ? `${s.byState.new} new, ${s.byState.absent} gone` : null,
     s.suppressed > 0 ? `${s.suppressed} waived` : null,
+    s.excluded ? `${s.excluded.total} out of scope (${plural(s.excluded.containers, 'container')}, ${plural(s.excluded.files, 'file')}, ${plural(s.excluded.ledger, 'ledger entry', 'ledger entries')})` : null,
   ].filter((t) => t !== null);
   lines.push(
     `${plural(s.findings, 'finding')} (${counts.join(', ')}${extra.length > 0 ? '; ' + extra.join(', ') : ''}) on ${plural(report.evaluations.length, 'host')}` +

@@ -3,6 +3,8 @@ import { lineAt, parseYaml } from '../policy/load.js';
 import type { LoadedRule } from '../policy/types.js';
 import { readInput } from '../read-input.js';
 import { validatorFor } from '../validate.js';
+import { schemaErrors } from '../yaml-errors.js';
+import { closest, distance } from 'fastest-levenshtein';
 import type { Waiver } from './waivers.js';
 
 export const waiversSchema = {
@@ -32,17 +34,19 @@ const validateWaivers = validatorFor('waivers', waiversSchema);
 /** Reads a waivers file; anything wrong with it is a usage error (exit 2) naming file and line. */
 export async function loadWaivers(file: string, rules: readonly LoadedRule[]): Promise<Waiver[]> {
   const { doc, lines, value } = parseYaml(await readInput(file, 'waivers'), file);
-  if (!validateWaivers(value)) {
-    const e = validateWaivers.errors![0]!;
-    const extra = e.keyword === 'additionalProperties' ? ` '${String(e.params['additionalProperty'])}'` : '';
-    throw new MeshAuditError(`${file}:${lineAt(doc, lines, e.instancePath)}: ${e.instancePath || '(root)'} ${e.message ?? 'is invalid'}${extra}`);
-  }
+  // Every mistake at once, each with its line: a bad file is fixed in one pass.
+  if (!validateWaivers(value)) throw new MeshAuditError(schemaErrors(file, doc, lines, validateWaivers.errors ?? []).join('\n'));
   const entries = (value as { waivers: Omit<Waiver, 'source'>[] }).waivers;
-  return entries.map((w, i) => {
+  const errors: string[] = [];
+  const names = rules.flatMap((r) => [r.id, r.name]);
+  const waivers = entries.map((w, i) => {
     const line = lineAt(doc, lines, `/waivers/${i}`);
-    if (!rules.some((r) => r.id === w.rule || r.name === w.rule)) {
-      throw new MeshAuditError(`${file}:${line}: waiver names rule '${w.rule}', which no loaded pack has (see \`mesh-audit rules list\`)`);
+    if (!names.includes(w.rule)) {
+      const near = closest(w.rule, names);
+      errors.push(`${file}:${line}: waiver names rule '${w.rule}', which no loaded pack has${distance(w.rule, near) <= 3 ? ` (did you mean '${near}'?)` : ''} (see \`mesh-audit rules list\`)`);
     }
     return { ...w, source: `${file}:${line}` };
   });
+  if (errors.length > 0) throw new MeshAuditError(errors.join('\n'));
+  return waivers;
 }

@@ -1,12 +1,13 @@
 import type { Evaluation, Finding, Notification } from '../evaluate/finding.js';
 import { compareFindings, fingerprintOf } from '../evaluate/evaluate.js';
 import type { LoadedRule } from '../policy/types.js';
+import { globMatcher } from '../glob.js';
 
 /** One accepted risk: a rule, on subjects matching a pattern, for a reason, until a date. */
 export interface Waiver {
   /** Rule id or name. */
   rule: string;
-  /** Glob (`*`, `?`) over the subject id: a container's name, a file's path, a ledger entry's id. */
+  /** Glob (`*`, `?`, `[!u]*`, `**`, `{a,b}`: src/glob.ts) over the subject id: a container's name, a file's path, a ledger entry's id. */
   subject: string;
   /** Glob over the host name; every host when absent. */
   host?: string;
@@ -35,16 +36,12 @@ export const WAIVER_EXPIRED_RULE: LoadedRule = {
   pack: 'mesh-audit',
 };
 
-function globToRegExp(glob: string): RegExp {
-  const body = glob.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
-  return new RegExp(`^${body}$`, 's');
-}
 
 /** A waiver holds through the whole of its expiry day, UTC. */
 export const isExpired = (waiver: Waiver, now: Date): boolean => now.toISOString().slice(0, 10) > waiver.expires;
 
 const matches = (w: Waiver, f: Finding): boolean =>
-  (w.rule === f.ruleId || w.rule === f.ruleName) && globToRegExp(w.subject).test(f.subject.id) && (w.host === undefined || globToRegExp(w.host).test(f.host));
+  (w.rule === f.ruleId || w.rule === f.ruleName) && globMatcher(w.subject)(f.subject.id) && (w.host === undefined || globMatcher(w.host)(f.host));
 
 /**
  * Applies waivers to findings (pure): a live waiver marks matching findings suppressed; an expired
@@ -52,7 +49,7 @@ const matches = (w: Waiver, f: Finding): boolean =>
  */
 export function applyWaivers(evaluations: readonly Evaluation[], waivers: readonly Waiver[], now: Date): Evaluation[] {
   return evaluations.map((e) => {
-    const forHost = waivers.filter((w) => w.host === undefined || globToRegExp(w.host).test(e.host));
+    const forHost = waivers.filter((w) => w.host === undefined || globMatcher(w.host)(e.host));
     const live = forHost.filter((w) => !isExpired(w, now));
     const used = new Set<Waiver>();
     const findings = e.findings.map((f): Finding => {

@@ -20,7 +20,8 @@ import { example } from '../support/cli.js';
  * two findings, told apart.
  */
 
-// The seed was moved when the pack grew to 14 rules (MA1004): the draws changed, and errors are rare.
+// A seed whose 200 runs reach all three outcomes: a rule throwing on arbitrary data is rare (about one
+// run in 300), and 0xe7a1 reached none once MA2001's wording followed `exposure` (issue 18).
 const RUNS = { numRuns: 200, seed: 0xe7a2 } as const;
 const SETS: SubjectSetName[] = ['containers', 'files', 'ledger', 'container_sources', 'mounts', 'host'];
 

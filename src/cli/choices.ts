@@ -1,0 +1,37 @@
+import { closest, distance } from 'fastest-levenshtein';
+import { MeshAuditError } from '../errors.js';
+
+/** ` (did you mean 'x'?)` when one candidate is near enough to be a typo of the input, else ''. */
+export function didYouMean(input: string, candidates: readonly string[], quote = (s: string) => `'${s}'`): string {
+  if (candidates.length === 0) return '';
+  const near = closest(input.toLowerCase(), [...candidates]);
+  // Near: a few edits, and fewer than half the word (`x` is no typo of `json`).
+  const d = distance(input.toLowerCase(), near);
+  return d <= Math.max(1, Math.min(3, Math.floor(near.length / 2))) ? ` (did you mean ${quote(near)}?)` : '';
+}
+
+/** One value of a fixed set, read case-insensitively (`--fail-on Error` is `error`). */
+export function parseChoice<T extends string>(flag: string, value: unknown, choices: readonly T[]): T {
+  const v = String(value).trim().toLowerCase();
+  const found = choices.find((c) => c === v);
+  if (found === undefined) throw new MeshAuditError(`${flag} must be one of ${choices.join(', ')}, not '${String(value)}'${didYouMean(v, choices)}`);
+  return found;
+}
+
+/** A comma-separated list; an empty item (`text,,json`, a trailing comma) is refused, not skipped. */
+export function parseList(flag: string, value: unknown): string[] {
+  const text = String(value ?? '');
+  const items = text.split(',').map((s) => s.trim());
+  if (text.trim() === '') throw new MeshAuditError(`${flag} needs at least one value`);
+  if (items.some((s) => s.length === 0)) throw new MeshAuditError(`${flag} has an empty item in '${text}' (two commas, or one at an end)`);
+  return items;
+}
+
+/** A list of formats from a registry of them: case-insensitive, no empty item, unknown ones answered with the nearest. */
+export function parseFormatList<T extends string>(value: unknown, known: readonly T[]): T[] {
+  const names = parseList('--format', value).map((n) => n.toLowerCase());
+  for (const name of names) {
+    if (!(known as readonly string[]).includes(name)) throw new MeshAuditError(`unknown format '${name}'${didYouMean(name, known)} (known: ${known.join(', ')})`);
+  }
+  return [...new Set(names)] as T[];
+}

@@ -1,0 +1,47 @@
+import { cac, type CAC } from 'cac';
+import { TOOL_COMMIT, TOOL_NAME, TOOL_VERSION } from '../version.js';
+import type { CommandContext } from './context.js';
+
+export type Register = (cli: CAC, ctx: CommandContext) => void;
+
+/**
+ * Commands, registered in one explicit list. Each is imported only when it may run, so that start-up
+ * does not load what the command does not use (the Docker client is only for scan, snapshot and premigrate).
+ */
+export const COMMANDS: { names: readonly string[]; load: () => Promise<Register> }[] = [
+  { names: ['completion'], load: async () => (await import('./completion.js')).registerCompletion },
+  { names: ['config'], load: async () => (await import('./config.js')).registerConfig },
+  { names: ['diff'], load: async () => (await import('./diff.js')).registerDiff },
+  { names: ['evaluate'], load: async () => (await import('./evaluate.js')).registerEvaluate },
+  { names: ['premigrate'], load: async () => (await import('./premigrate.js')).registerPremigrate },
+  { names: ['rules'], load: async () => (await import('./rules.js')).registerRules },
+  { names: ['scan', 'snapshot'], load: async () => (await import('./scan.js')).registerScan },
+];
+
+export const COMMAND_NAMES: readonly string[] = COMMANDS.flatMap((c) => c.names);
+
+/** Options every command takes. */
+export function addGlobalOptions(cli: CAC): CAC {
+  cli.option('-q, --quiet', 'Only findings and problems: nothing on stderr for a clean, complete run');
+  cli.option('--verbose', 'Also say what was read and how long each step took');
+  cli.option('--no-color', 'No colour in the text report (as NO_COLOR=1 does)');
+  cli.help();
+  cli.version(`${TOOL_VERSION} (commit ${TOOL_COMMIT})`);
+  return cli;
+}
+
+/**
+ * Every command defined on one parser, as `--help` shows them: the single source of the shell
+ * completions and the man page.
+ */
+export async function definedCli(ctx: CommandContext): Promise<CAC> {
+  const cli = cac(TOOL_NAME);
+  for (const register of await Promise.all(COMMANDS.map((c) => c.load()))) register(cli, ctx);
+  return addGlobalOptions(cli);
+}
+
+/** The long and short flags an option's raw name declares: `-o, --output <file>` → [`-o`, `--output`]; `--no-x` also `--x`. */
+export function flagsOf(rawName: string): string[] {
+  const flags = [...rawName.matchAll(/(^|[\s,])(--?[A-Za-z][\w-]*)/g)].map((m) => m[2]!);
+  return flags.flatMap((f) => (f.startsWith('--no-') ? [f, `--${f.slice(5)}`] : [f]));
+}

@@ -1,0 +1,196 @@
+import { closest } from 'fastest-levenshtein';
+import { MeshAuditError } from './errors.js';
+import { globMatcher } from './glob.js';
+import type { Notification } from './evaluate/finding.js';
+import type { Subject, SubjectSets } from './facts/subjects.js';
+import type { Snapshot } from './snapshot/types.js';
+
+/**
+ * What a scan looks at. Selectors pick containers (`label:KEY=VALUE`, `label:KEY`, `name:GLOB`) and
+ * files (`path:GLOB`); a bare glob starting with `/` is a path, one with `=` a label, any other a name.
+ * Subjects left out are counted, never silently dropped.
+ */
+export type Selector =
+  | { kind: 'label'; key: string; value: string | undefined; text: string }
+  | { kind: 'name'; glob: string; text: string }
+  | { kind: 'path'; glob: string; text: string };
+
+/** One line of an ignore file (or `ignore:` in config): a selector, until a day (UTC) when given. */
+export interface IgnoreEntry {
+  selector: Selector;
+  /** Last day it holds, `YYYY-MM-DD`; for ever when absent. */
+  until?: string;
+  /** `file:line` where it is written. */
+  source: string;
+}
+
+export interface Scope {
+  include: Selector[];
+  exclude: Selector[];
+  ignore: IgnoreEntry[];
+}
+
+export const EMPTY_SCOPE: Scope = { include: [], exclude: [], ignore: [] };
+export const isEmptyScope = (s: Scope): boolean => s.include.length + s.exclude.length + s.ignore.length === 0;
+
+/** Subjects a scope left out, by kind (a container's sources and mounts go with it). */
+export interface Excluded {
+  containers: number;
+  files: number;
+  ledger: number;
+}
+
+const KINDS = ['label', 'name', 'path'] as const;
+
+/** Reads one selector; a mistyped kind is answered with the closest one. */
+export function parseSelector(text: string, where: string): Selector {
+  const s = text.trim();
+  if (s.length === 0) throw new MeshAuditError(`${where}: an empty selector`);
+  const prefixed = /^([a-z]+):(.*)$/s.exec(s);
+  let kind: string;
+  let body: string;
+  if (prefixed && !s.startsWith('/')) {
+    kind = prefixed[1]!;
+    body = prefixed[2]!;
+    if (!(KINDS as readonly string[]).includes(kind)) {
+      throw new MeshAuditError(`${where}: unknown selector kind '${kind}:' in '${s}' (did you mean '${closest(kind, [...KINDS])}:'? known: label:KEY=VALUE, name:GLOB, path:GLOB)`);
+    }
+  } else {
+    kind = s.startsWith('/') ? 'path' : s.includes('=') ? 'label' : 'name';
+    body = s;
+  }
+  if (body.length === 0) throw new MeshAuditError(`${where}: '${s}' selects nothing (give a ${kind === 'label' ? 'KEY=VALUE' : 'glob'})`);
+  if (kind === 'label') {
+    const eq = body.indexOf('=');
+    const key = eq < 0 ? body : body.slice(0, eq);
+    if (key.length === 0) throw new MeshAuditError(`${where}: '${s}' names no label key`);
+    return { kind: 'label', key, value: eq < 0 ? undefined : body.slice(eq + 1), text: s };
+  }
+  if (kind === 'path' && !body.startsWith('/')) throw new MeshAuditError(`${where}: a path selector needs an absolute glob, not '${body}'`);
+  return { kind: kind as 'name' | 'path', glob: body, text: s };
+}
+
+const UNTIL = /^(.*?)\s+until\s+(\d{4}-\d{2}-\d{2})$/s;
+
+/** An ignore file: one selector a line, `# comments`, optionally ` until YYYY-MM-DD`. Every bad line is reported at once. */
+export function parseIgnoreFile(text: string, file: string): IgnoreEntry[] {
+  const entries: IgnoreEntry[] = [];
+  const errors: string[] = [];
+  text.split('\n').forEach((raw, i) => {
+    const line = raw.replace(/(^|\s)#.*$/, '').trim();
+    if (line.length === 0) return;
+    const where = `${file}:${i + 1}`;
+    try {
+      const m = UNTIL.exec(line);
+      if (/\suntil(\s|$)/.test(line) && !m) throw new MeshAuditError(`${where}: 'until' needs a day, YYYY-MM-DD`);
+      if (m && Number.isNaN(Date.parse(`${m[2]!}T00:00:00Z`))) throw new MeshAuditError(`${where}: '${m[2]!}' is not a day`);
+      entries.push({ selector: parseSelector(m ? m[1]! : line, where), ...(m ? { until: m[2]! } : {}), source: where });
+    } catch (err) {
+      if (!(err instanceof MeshAuditError)) throw err;
+      errors.push(err.message);
+    }
+  });
+  if (errors.length > 0) throw new MeshAuditError(errors.join('\n'));
+  return entries;
+}
+
+interface Target {
+  name?: string;
+  labels?: Record<string, string>;
+  path?: string;
+}
+
+function selects(sel: Selector, t: Target): boolean {
+  switch (sel.kind) {
+    case 'label':
+      return t.labels !== undefined && Object.hasOwn(t.labels, sel.key) && (sel.value === undefined || globMatcher(sel.value)(t.labels[sel.key]!));
+    case 'name':
+      return t.name !== undefined && globMatcher(sel.glob)(t.name);
+    case 'path':
+      return t.path !== undefined && globMatcher(sel.glob)(t.path);
+  }
+}
+
+const forContainers = (s: Selector) => s.kind !== 'path';
+const isLive = (e: IgnoreEntry, now: Date) => e.until === undefined || now.toISOString().slice(0, 10) <= e.until;
+
+/**
+ * Leaves out the subjects a scope does not cover (pure). Includes narrow each kind they speak of
+ * (container selectors containers, path selectors files); excludes and live ignore entries remove.
+ * A ledger entry goes with its target; a label selector cannot judge a container that is absent,
+ * so such an entry stays (a missing resource is never hidden by a selector that cannot see it).
+ */
+export function applyScope(
+  subjects: SubjectSets,
+  snapshot: Snapshot,
+  scope: Scope,
+  now: Date,
+): { subjects: SubjectSets; excluded: Excluded; outOfScope: { kind: string; id: string }[]; notifications: Notification[] } {
+  const host = snapshot.host.hostname;
+  const notifications: Notification[] = scope.ignore
+    .filter((e) => !isLive(e, now))
+    .map((e) => ({
+      host,
+      level: 'note',
+      kind: 'evaluation',
+      source: 'ignore',
+      subject: e.source,
+      message: `ignore entry ${e.source} (${e.selector.text}) expired on ${e.until!}; what it selects is checked again`,
+    }));
+  if (isEmptyScope(scope)) return { subjects, excluded: { containers: 0, files: 0, ledger: 0 }, outOfScope: [], notifications };
+  const out = [...scope.exclude, ...scope.ignore.filter((e) => isLive(e, now)).map((e) => e.selector)];
+  const containerIncludes = scope.include.filter(forContainers);
+  const pathIncludes = scope.include.filter((s) => !forContainers(s));
+  const inScope = (t: Target, includes: Selector[], labelsKnown: boolean): boolean => {
+    const canJudge = (s: Selector) => s.kind !== 'label' || labelsKnown;
+    if (includes.length > 0 && includes.some(canJudge) && !includes.some((s) => canJudge(s) && selects(s, t))) return false;
+    return !out.some((s) => selects(s, t));
+  };
+  const byName = new Map(snapshot.containers.map((c) => [c.name, c] as const));
+  const byId = new Map(snapshot.containers.map((c) => [c.id, c] as const));
+  const containerIn = new Map<string, boolean>();
+  for (const c of snapshot.containers) containerIn.set(c.name, inScope({ name: c.name, labels: c.labels }, containerIncludes, true));
+  const pathIn = (path: string) => inScope({ path }, pathIncludes, true);
+
+  const ledgerIn = (s: Subject): boolean => {
+    const type = s.data['type'];
+    const target = s.data['target'];
+    if (typeof target !== 'string') return true;
+    if (type === 'container') {
+      const c = byName.get(target) ?? byId.get(target);
+      return c ? containerIn.get(c.name)! : inScope({ name: target }, containerIncludes, false);
+    }
+    if (type === 'file') return pathIn(target);
+    return true;
+  };
+  const excluded: Excluded = { containers: 0, files: 0, ledger: 0 };
+  const keep = (s: Subject): boolean => {
+    switch (s.about.kind) {
+      case 'container':
+        return containerIn.get(s.about.id) ?? true;
+      case 'file':
+        return pathIn(s.about.id);
+      case 'ledger-entry':
+        return ledgerIn(s);
+      default:
+        return true;
+    }
+  };
+  const filtered = {} as SubjectSets;
+  const left = new Map<string, { kind: string; id: string }>();
+  for (const [set, list] of Object.entries(subjects) as [keyof SubjectSets, Subject[]][]) {
+    filtered[set] = list.filter((s) => {
+      const kept = keep(s);
+      if (!kept) {
+        const key = `${s.about.kind}\u0000${s.about.id}`;
+        if (!left.has(key)) left.set(key, { ...s.about });
+        if (set === 'containers') excluded.containers++;
+        else if (set === 'files') excluded.files++;
+        else if (set === 'ledger') excluded.ledger++;
+      }
+      return kept;
+    });
+  }
+  const outOfScope = [...left.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, about]) => about);
+  return { subjects: filtered, excluded, outOfScope, notifications };
+}
