@@ -97,6 +97,7 @@ export const snapshotSchema = {
             },
           },
           env: safeEnv,
+          imageEnv: safeEnv,
           networkMode: { type: 'string' },
           mounts: {
             type: 'array',

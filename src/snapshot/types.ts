@@ -65,6 +65,11 @@ export interface Container {
   state: ContainerState;
   /** Config.Env: what the container was created with. */
   env: Record<string, SafeValue>;
+  /**
+   * The image's Config.Env, under the same HMAC key as `env`: present when the image was read, absent
+   * when not (then a key the container holds and its composed file no longer names is unknown drift).
+   */
+  imageEnv?: Record<string, SafeValue>;
   /** HostConfig.NetworkMode: `host`, `none`, `bridge`, `container:<id>`, a network name. */
   networkMode: string;
   mounts: Mount[];
