@@ -37,6 +37,8 @@ export async function fakeEngine(behaviour: Record<string, InspectBehaviour>, er
     if (path === '/_ping') return send(res, 200, 'OK');
     if (path === '/version') return send(res, 200, { Version: '20.10.24', ApiVersion: '1.41', MinAPIVersion: '1.12' });
     if (path === '/containers/json') return send(res, 200, list);
+    // The fixture image, as `docker import --change 'ENV PATH=/bin'` made it.
+    if (/^\/images\/sha256:[0-9a-f]{64}\/json$/.test(path)) return send(res, 200, { Id: path.split('/')[2], Config: { Env: ['PATH=/bin'] } });
     const m = /^\/containers\/([0-9a-f]+)\/json$/.exec(path);
     const inspect = m ? inspects.find((i) => i.Id === m[1]) : undefined;
     if (!inspect) return send(res, 404, { message: 'no such container' });
