@@ -134,7 +134,7 @@ let dockerode: DockerodeConstructor | undefined;
  * - it follows an engine's redirects with requests of its own, outside our agent and its limits:
  *   none are followed (an engine never redirects; a redirect is an error).
  */
-async function loadDockerode(): Promise<DockerodeConstructor> {
+export async function loadDockerode(): Promise<DockerodeConstructor> {
   if (dockerode) return dockerode;
   const loaded = ((await import('dockerode')) as unknown as { default: DockerodeConstructor }).default;
   const requireFromModem = createRequire(createRequire(import.meta.url).resolve('docker-modem'));

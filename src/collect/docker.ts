@@ -1,6 +1,6 @@
 import type { SafeValueMaker } from '../secret/value.js';
 import type { Container, DockerInfo, Problem, ProcView } from '../snapshot/types.js';
-import { EngineHttpError, ReadOnlyDocker, shortImageId } from './docker-api.js';
+import { EngineHttpError, loadDockerode, ReadOnlyDocker, shortImageId } from './docker-api.js';
 import type { DockerEndpoint } from './docker-endpoint.js';
 import { containerFromInspect, envFromList, type ContainerInspect } from './inspect.js';
 
@@ -47,6 +47,9 @@ async function mapLimited<T, R>(items: readonly T[], limit: number, work: (item:
  * inspect is a note, not an error.
  */
 export async function collectDocker(options: DockerCollectOptions): Promise<DockerCollection> {
+  // The client is loaded before the deadline starts: the deadline is the engine's time, and loading
+  // dockerode on a busy machine can take a good part of a short one.
+  await loadDockerode();
   const deadline = AbortSignal.timeout(options.deadlineMs ?? 60_000);
   const problems: Problem[] = [];
   const notes: Problem[] = [];
