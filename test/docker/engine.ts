@@ -62,6 +62,12 @@ function importImage(dockerHost: string): void {
   sh(docker, ['-H', dockerHost, 'import', '--change', 'ENV PATH=/bin', '--change', 'WORKDIR /', '--change', 'CMD ["/bin/sh"]', tar, IMAGE]);
 }
 
+/** What a named engine is: Podman's compatible API says so among its components. */
+function kindOf(dockerHost: string): Engine['kind'] {
+  const components = sh(dockerCli(), ['-H', dockerHost, 'version', '--format', '{{range .Server.Components}}{{.Name}};{{end}}']);
+  return components.split(';').includes('Podman Engine') ? 'podman' : 'docker';
+}
+
 function made(kind: Engine['kind'], dockerHost: string): Engine {
   return {
     kind,
@@ -107,7 +113,9 @@ export function engine(): Engine | null {
     }
     dockerHost = privateEngine('docker', HARNESS, 'MA_DOCKER_DIR', 'ma-engine-');
   }
-  const e = made('docker', dockerHost);
+  // A named engine may be a Podman socket: every docker-backed test can then run on Podman
+  // (`MA_TEST_DOCKER_HOST=unix://…/podman.sock npm test`).
+  const e = made(named ? kindOf(named) : 'docker', dockerHost);
   cached.set('docker', e);
   return e;
 }
@@ -129,7 +137,7 @@ export function podmanEngine(): Engine | null {
     }
     dockerHost = privateEngine('podman', PODMAN_HARNESS, 'MA_PODMAN_DIR', 'ma-podman-');
   }
-  const e = made('podman', dockerHost);
+  const e = made(named ? kindOf(named) : 'podman', dockerHost);
   cached.set('podman', e);
   return e;
 }

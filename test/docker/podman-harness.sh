@@ -69,6 +69,7 @@ cmd_start() {
   [[ "$(id -u)" == 0 ]] || die "must run as root"
   command -v podman >/dev/null || die "podman missing; apt-get install -y podman uidmap fuse-overlayfs slirp4netns"
   command -v runc >/dev/null || die "runc missing; apt-get install -y runc (comes with docker.io)"
+  [[ -x /usr/libexec/podman/catatonit ]] || die "catatonit missing (what --init runs on Podman); apt-get install -y catatonit"
   if answers; then echo "$SOCK"; return 0; fi
   mkdir -p "$DIR/root" "$DIR/runroot" "$DIR/tmp"
   chmod 700 "$DIR"
