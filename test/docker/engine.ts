@@ -33,6 +33,13 @@ const PODMAN_RUN_OPTIONS = ['--ulimit', 'nofile=1024:1024', '--ulimit', 'nproc=1
 
 const cached = new Map<Engine['kind'], Engine | null>();
 
+/** What this process must undo at exit, in one `exit` listener for all engines. */
+const atExit: (() => void)[] = [];
+function onExit(undo: () => void): void {
+  if (atExit.length === 0) process.once('exit', () => atExit.forEach((f) => f()));
+  atExit.push(undo);
+}
+
 function dockerCli(): string {
   for (const candidate of [process.env['MA_DOCKER_CLI'], '/usr/bin/docker']) if (candidate && existsSync(candidate)) return candidate;
   return 'docker';
@@ -85,7 +92,7 @@ function privateEngine(kind: Engine['kind'], harness: string, dirVariable: strin
   const env = { [dirVariable]: dir };
   const socket = sh('bash', [harness, 'start'], env).trim();
   const dockerHost = `unix://${socket}`;
-  process.once('exit', () => {
+  onExit(() => {
     removeOurContainers(dockerHost);
     spawnSync('bash', [harness, 'purge'], { env: toolEnv(env), timeout: 60_000 });
   });
@@ -103,7 +110,7 @@ export function engine(): Engine | null {
   let dockerHost: string;
   if (named) {
     importImage(named);
-    process.once('exit', () => removeOurContainers(named));
+    onExit(() => removeOurContainers(named));
     dockerHost = named;
   } else {
     if (!existsSync('/usr/sbin/dockerd') && !existsSync('/usr/bin/dockerd')) {
@@ -127,7 +134,7 @@ export function podmanEngine(): Engine | null {
   let dockerHost: string;
   if (named) {
     importImage(named);
-    process.once('exit', () => removeOurContainers(named));
+    onExit(() => removeOurContainers(named));
     dockerHost = named;
   } else {
     if (!existsSync('/usr/bin/podman')) {
