@@ -1,4 +1,4 @@
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { execFileSync, spawn } from 'node:child_process';
@@ -40,6 +40,60 @@ test('a container gone between list and inspect is a note, not an error: the sca
     // Only GET requests, only the allowed paths; the API version is the engine's, not a pinned old one.
     assert.ok(engine.requests.every((q) => q.startsWith('GET ')), engine.requests.join('\n'));
     assert.ok(engine.requests.some((q) => q.startsWith('GET /v1.41/containers/json')), engine.requests.join('\n'));
+  } finally {
+    await engine.close();
+  }
+});
+
+/** The containers of the snapshot the scan kept (under the report folder's history). */
+function keptContainers(host: LiveHost): { name: string; env: Record<string, unknown>; imageEnv?: Record<string, unknown> }[] {
+  const dir = join(host.out, 'history', 'fake');
+  const file = readdirSync(dir).filter((n) => n.endsWith('.json')).sort().pop()!;
+  return (JSON.parse(readFileSync(join(dir, file), 'utf8')) as { containers: { name: string; env: Record<string, unknown>; imageEnv?: Record<string, unknown> }[] }).containers;
+}
+
+test("each image's own env is read once for all its containers, under the scan's one key", async () => {
+  const engine = await fakeEngine({});
+  try {
+    const host = new LiveHost();
+    const r = await scanAsync(host, engine.dockerHost);
+    assert.ok(r.report.summary.complete, r.stderr);
+    const imageReads = engine.requests.filter((q) => /^GET \/v1\.41\/images\/sha256:[0-9a-f]{64}\/json$/.test(q));
+    assert.is(imageReads.length, 1, `three containers of one image, one image inspect: ${engine.requests.join('\n')}`);
+    const containers = keptContainers(host);
+    assert.is(containers.length, 3);
+    for (const c of containers) assert.equal(c.imageEnv, { PATH: c.env['PATH'] }, `${c.name}: the image's PATH=/bin, under the container env's key`);
+  } finally {
+    await engine.close();
+  }
+});
+
+test('an image that cannot be read: its env is absent (not empty) on its containers, one problem naming it, exit 3, the body never printed', async () => {
+  const canary = `canary-image-${process.pid}`;
+  const engine = await fakeEngine({}, JSON.stringify({ message: `internal: TOKEN=${canary}` }), 'error');
+  try {
+    const host = new LiveHost();
+    const r = await scanAsync(host, engine.dockerHost, { DEBUG: '*' });
+    assert.is(r.code, 3, r.stderr);
+    assert.not.ok(r.report.summary.complete);
+    assert.match(r.stderr, /cannot inspect image mesh-audit-fixture:1 \(sha256:68342aa553d2\) of ma-fixture-env-file, ma-fixture-host-httpd, ma-fixture-stopped: inspect image sha256:68342aa553d2: the engine answered HTTP 500/);
+    assert.not.ok(r.stderr.includes(canary) || JSON.stringify(r.report).includes(canary));
+    const containers = keptContainers(host);
+    assert.is(containers.length, 3, 'the containers themselves are kept');
+    for (const c of containers) assert.not.ok('imageEnv' in c, `${c.name}: imageEnv absent`);
+  } finally {
+    await engine.close();
+  }
+});
+
+test('an image gone from the engine: a note naming it, imageEnv absent, the scan complete', async () => {
+  const engine = await fakeEngine({}, undefined, 'gone');
+  try {
+    const host = new LiveHost();
+    const r = await scanAsync(host, engine.dockerHost);
+    assert.ok(r.report.summary.complete, r.stderr);
+    assert.ok(r.report.notifications.some((n) => n.level === 'note' && n.message.includes('image mesh-audit-fixture:1 (sha256:68342aa553d2)') && n.message.includes('is gone from the engine')), JSON.stringify(r.report.notifications));
+    for (const c of keptContainers(host)) assert.not.ok('imageEnv' in c);
   } finally {
     await engine.close();
   }

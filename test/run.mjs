@@ -1,13 +1,15 @@
 #!/usr/bin/env node
 // Runs every compiled test file with uvu and ends with the plain line `N passed, N failed`
-// (uvu's own summary stays above it). Docker-backed tests live in test/docker and run here too.
+// (uvu's own summary stays above it). Docker-backed tests live in test/docker and run here too, in the
+// same process (one private engine of each kind for all of them). A file that throws at import is one
+// failed test and the others still run (test/uvu-each.mjs).
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const uvu = join(root, 'node_modules', 'uvu', 'bin.js');
-const result = spawnSync(process.execPath, [uvu, 'dist/test', '\\.test\\.js$'], {
+const runner = join(root, 'test', 'uvu-each.mjs');
+const result = spawnSync(process.execPath, [runner, 'dist/test', '\\.test\\.js$'], {
   cwd: root,
   encoding: 'utf8',
   stdio: ['ignore', 'pipe', 'inherit'],

@@ -1,6 +1,8 @@
-import { EngineHttp, ResponseTooLargeError } from './engine-http.js';
-import type { ContainerInspect } from './inspect.js';
+import { createRequire } from 'node:module';
+import type http from 'node:http';
+import type { ContainerInspect, ImageInspect } from './inspect.js';
 import type { DockerEndpoint } from './docker-endpoint.js';
+import { cheapToInspect, engineAgent, ResponseTooLargeError, tlsFiles } from './engine-agent.js';
 
 export interface ContainerSummary {
   Id: string;
@@ -28,14 +30,16 @@ export class EngineHttpError extends Error {
 export const MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
 
 /**
- * The only door to the Docker Engine: ping, version, info, list and inspect — all GET requests.
- * Nothing here can create, start, stop, exec or pull; errors never carry response bodies.
- * Every answer is bounded in time (its own limit and the collection's deadline), in size
- * (`maxResponseBytes`), and checked to be the JSON expected.
+ * The only door to the Docker Engine, through dockerode: ping, version, info, list, inspect and image
+ * inspect — all GET requests. Nothing here can create, start, stop, exec or pull; errors never carry
+ * response bodies. Every answer is bounded in time (its own limit and the collection's deadline, even
+ * when docker-modem never settles), in size (`maxResponseBytes`, engine-agent.ts), and checked to be
+ * the JSON expected.
  */
 export class ReadOnlyDocker {
   private constructor(
-    private readonly http: EngineHttp,
+    private readonly docker: DockerodeCalls,
+    private readonly agent: http.Agent,
     readonly endpoint: DockerEndpoint,
     readonly apiVersion: string,
     readonly serverVersion: string,
@@ -45,64 +49,126 @@ export class ReadOnlyDocker {
 
   /**
    * Connects and negotiates the API version: asks the engine (unversioned `/version`) which version
-   * it speaks and uses that, never a pinned old one.
+   * it speaks and uses that, never a pinned old one. dockerode is loaded here, on first use: only the
+   * commands that talk to an engine pay for it.
    */
   static async connect(endpoint: DockerEndpoint, options: { requestTimeoutMs: number; deadline: AbortSignal; maxResponseBytes?: number }): Promise<ReadOnlyDocker> {
-    const http = new EngineHttp(endpoint, options.maxResponseBytes ?? MAX_RESPONSE_BYTES);
+    const Docker = await loadDockerode();
+    const tls = endpoint.protocol === 'https' ? tlsFiles() : {};
+    const agent = engineAgent(endpoint, options.maxResponseBytes ?? MAX_RESPONSE_BYTES, tls);
+    let docker: DockerodeCalls;
+    try {
+      docker = withoutDockerEnv(() => new Docker({ ...modemOptions(endpoint), ...tls, agent }) as unknown as DockerodeCalls);
+    } catch (err) {
+      agent.destroy();
+      throw err;
+    }
     const limits = { requestTimeoutMs: options.requestTimeoutMs, deadline: options.deadline };
     try {
-      await call('ping', limits, (signal) => answerOf(http, '/_ping', signal, 'ping'));
-      const version = checked('version', await call('version', limits, (signal) => answerOf(http, '/version', signal, 'json')), isEngineVersion);
-      return new ReadOnlyDocker(http, endpoint, version.ApiVersion, version.Version, options.requestTimeoutMs, options.deadline);
+      await call('ping', limits, (abortSignal) => docker.ping({ abortSignal }));
+      const version = checked('version', await call('version', limits, (abortSignal) => docker.version({ abortSignal })), isEngineVersion);
+      docker.modem.version = `v${version.ApiVersion}`;
+      return new ReadOnlyDocker(docker, agent, endpoint, version.ApiVersion, version.Version, options.requestTimeoutMs, options.deadline);
     } catch (err) {
-      http.close();
+      agent.destroy();
       throw err;
     }
   }
 
   /** Closes the connections kept open (nothing is pending once the collection is over). */
   close(): void {
-    this.http.close();
+    this.agent.destroy();
   }
 
   private get limits(): Limits {
     return { requestTimeoutMs: this.requestTimeoutMs, deadline: this.deadline };
   }
 
-  private getJson(what: string, path: string): Promise<unknown> {
-    return call(what, this.limits, (signal) => answerOf(this.http, `/v${this.apiVersion}${path}`, signal, 'json'));
-  }
-
   async info(): Promise<Record<string, unknown>> {
-    return checked('info', await this.getJson('info', '/info'), isObject);
+    return checked('info', await call('info', this.limits, (abortSignal) => this.docker.info({ abortSignal })), isObject);
   }
 
   async listContainers(): Promise<ContainerSummary[]> {
-    const list = await this.getJson('list containers', '/containers/json?all=1');
+    const list = await call('list containers', this.limits, (abortSignal) => this.docker.listContainers({ all: true, abortSignal }));
     return checked('list containers', list, (v): v is ContainerSummary[] => Array.isArray(v) && v.every((c) => isObject(c) && isContainerId(c['Id'])));
   }
 
   async inspectContainer(id: string): Promise<ContainerInspect> {
     const what = `inspect ${id.slice(0, 12)}`;
     if (!isContainerId(id)) throw new Error(`${what}: not a container id`);
-    const inspect = await this.getJson(what, `/containers/${id}/json`);
+    const inspect = await call(what, this.limits, (abortSignal) => this.docker.getContainer(id).inspect({ abortSignal }));
     return checked(what, inspect, (v): v is ContainerInspect => isObject(v) && isContainerId(v['Id']) && typeof v['Name'] === 'string');
+  }
+
+  /** `GET /images/{id}/json`, for the image's own Config.Env. */
+  async inspectImage(id: string): Promise<ImageInspect> {
+    const what = `inspect image ${shortImageId(id)}`;
+    if (!isImageId(id)) throw new Error(`${what}: not an image id`);
+    const inspect = await call(what, this.limits, (abortSignal) => this.docker.getImage(id).inspect({ abortSignal }));
+    return checked(what, inspect, (v): v is ImageInspect => isObject(v) && typeof v['Id'] === 'string' && (v['Config'] === undefined || v['Config'] === null || isObject(v['Config'])));
   }
 }
 
-/** Something that is not the answer expected (its bytes are never quoted). */
-class NotJsonError extends Error {}
+/** `sha256:0123456789ab`, as the docker CLI shortens an image id. */
+export const shortImageId = (id: string): string => (id.startsWith('sha256:') ? id.slice(0, 19) : id.slice(0, 12));
 
-/** The answer's JSON (the text, for `ping`); any status but 200 is thrown with it (call() makes it an EngineHttpError). */
-async function answerOf(http: EngineHttp, path: string, signal: AbortSignal, kind: 'json' | 'ping'): Promise<unknown> {
-  const answer = await http.get(path, signal);
-  if (answer.status !== 200) throw Object.assign(new Error(`HTTP ${answer.status}`), { statusCode: answer.status });
-  if (kind === 'ping') return answer.body.toString('utf8');
+/** The part of dockerode used here (its type definitions do not know `abortSignal`). */
+interface DockerodeCalls {
+  modem: { version?: string };
+  ping(options: { abortSignal: AbortSignal }): Promise<unknown>;
+  version(options: { abortSignal: AbortSignal }): Promise<unknown>;
+  info(options: { abortSignal: AbortSignal }): Promise<unknown>;
+  listContainers(options: { all: boolean; abortSignal: AbortSignal }): Promise<unknown>;
+  getContainer(id: string): { inspect(options: { abortSignal: AbortSignal }): Promise<unknown> };
+  getImage(id: string): { inspect(options: { abortSignal: AbortSignal }): Promise<unknown> };
+}
+
+type DockerodeConstructor = new (options: Record<string, unknown>) => unknown;
+
+let dockerode: DockerodeConstructor | undefined;
+
+/**
+ * dockerode, loaded once, with two of docker-modem's habits switched off before any request:
+ * - under DEBUG=modem (or DEBUG=*) it logs whole answers — container env, credentials included — to
+ *   stderr, which cron mails: its `debug` is disabled for good;
+ * - it follows an engine's redirects with requests of its own, outside our agent and its limits:
+ *   none are followed (an engine never redirects; a redirect is an error).
+ */
+export async function loadDockerode(): Promise<DockerodeConstructor> {
+  if (dockerode) return dockerode;
+  const loaded = ((await import('dockerode')) as unknown as { default: DockerodeConstructor }).default;
+  const requireFromModem = createRequire(createRequire(import.meta.url).resolve('docker-modem'));
+  (requireFromModem('debug') as { disable(): string }).disable();
+  (requireFromModem('./http') as { maxRedirects: number }).maxRedirects = 0;
+  dockerode = loaded;
+  return loaded;
+}
+
+/**
+ * docker-modem reads DOCKER_HOST (and with it DOCKER_CERT_PATH, DOCKER_TLS_VERIFY, …) itself when it
+ * is made, and fills with it whatever options are not given: a tcp DOCKER_HOST would put its host under
+ * a --docker-host socket, and make it read cert files that may not exist. The endpoint is already resolved (docker-endpoint.ts,
+ * with --docker-host and the config file): the modem is made with DOCKER_HOST out of sight.
+ */
+function withoutDockerEnv<T>(make: () => T): T {
+  const saved = process.env['DOCKER_HOST'];
+  delete process.env['DOCKER_HOST'];
   try {
-    return JSON.parse(answer.body.toString('utf8')) as unknown;
-  } catch {
-    throw new NotJsonError();
+    return make();
+  } finally {
+    if (saved !== undefined) process.env['DOCKER_HOST'] = saved;
   }
+}
+
+/** docker-modem's options for the endpoint (over ssh: plain HTTP on the agent's ssh connections). */
+function modemOptions(endpoint: DockerEndpoint): Record<string, unknown> {
+  if (endpoint.socketPath !== undefined) return { socketPath: endpoint.socketPath, protocol: 'http' };
+  return {
+    protocol: endpoint.protocol === 'https' ? 'https' : 'http',
+    host: endpoint.host,
+    port: endpoint.port,
+    pathPrefix: '/',
+  };
 }
 
 interface Limits {
@@ -113,25 +179,30 @@ interface Limits {
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v) && !Buffer.isBuffer(v);
 /** A container id goes into a request path: nothing but what ids are made of (no `/`, no `..`). */
 const isContainerId = (v: unknown): v is string => typeof v === 'string' && /^[0-9A-Za-z][0-9A-Za-z_.-]*$/.test(v) && !v.includes('..');
+/** An image id (`sha256:<hex>`) goes into a request path too. */
+const isImageId = (v: unknown): v is string => typeof v === 'string' && /^(sha256:)?[0-9a-f]{12,64}$/.test(v);
 const isEngineVersion = (v: unknown): v is EngineVersion =>
   isObject(v) && typeof v['Version'] === 'string' && typeof v['ApiVersion'] === 'string' && /^\d+\.\d+$/.test(v['ApiVersion']);
 
-/** Anything but the JSON expected is refused here, in one line, without quoting it. */
+/**
+ * docker-modem hands back the raw bytes when an answer is not JSON (a truncated or foreign body):
+ * anything but the JSON expected is refused here, in one line, without quoting it.
+ */
 function checked<T>(what: string, value: unknown, check: (v: unknown) => v is T): T {
   if (check(value)) return value;
-  throw new Error(`${what}: the engine's answer is not the JSON expected`);
+  throw new Error(`${what}: ${Buffer.isBuffer(value) || typeof value === 'string' ? "the engine's answer is not JSON" : "the engine's answer is not the JSON expected"}`);
 }
 
 /**
  * Runs one request under its own time limit and the collection's deadline, and turns any failure
  * into an error that says what failed in one line. The wait is also raced against the limits, with a
- * timer that keeps the process alive, so that no request can outlive them. Errors never carry what
- * the engine answered.
+ * timer that keeps the process alive, so that no request can outlive them (docker-modem may never settle
+ * one). docker-modem's errors carry the answer's body in `json`: it is dropped here, never printed.
  */
 async function call<T>(what: string, limits: Limits, run: (abortSignal: AbortSignal) => Promise<T>): Promise<T> {
   const ownLimit = new AbortController();
   const timer = setTimeout(() => ownLimit.abort(), limits.requestTimeoutMs);
-  const signal = AbortSignal.any([ownLimit.signal, limits.deadline]);
+  const signal = cheapToInspect(AbortSignal.any([ownLimit.signal, limits.deadline]), 'AbortSignal');
   let onAbort = (): void => undefined;
   const aborted = new Promise<never>((_, reject) => {
     onAbort = () => reject(Object.assign(new Error('aborted'), { name: 'TimeoutError' }));
@@ -143,7 +214,6 @@ async function call<T>(what: string, limits: Limits, run: (abortSignal: AbortSig
   } catch (err) {
     const e = err as { statusCode?: unknown; code?: unknown; name?: unknown; message?: unknown };
     if (err instanceof ResponseTooLargeError) throw new Error(`${what}: the engine's answer is too large (${err.message}); not read`);
-    if (err instanceof NotJsonError) throw new Error(`${what}: the engine's answer is not JSON`);
     if (typeof e.statusCode === 'number') throw new EngineHttpError(e.statusCode, what);
     if (signal.aborted || e.name === 'AbortError' || e.name === 'TimeoutError' || e.code === 'ABORT_ERR') throw new Error(`${what}: no answer in time`);
     const code = typeof e.code === 'string' ? e.code : undefined;

@@ -1,8 +1,8 @@
 import type { SafeValueMaker } from '../secret/value.js';
 import type { Container, DockerInfo, Problem, ProcView } from '../snapshot/types.js';
-import { EngineHttpError, ReadOnlyDocker } from './docker-api.js';
+import { EngineHttpError, loadDockerode, ReadOnlyDocker, shortImageId } from './docker-api.js';
 import type { DockerEndpoint } from './docker-endpoint.js';
-import { containerFromInspect, type ContainerInspect } from './inspect.js';
+import { containerFromInspect, envFromList, type ContainerInspect } from './inspect.js';
 
 export interface DockerCollectOptions {
   endpoint: DockerEndpoint;
@@ -47,6 +47,9 @@ async function mapLimited<T, R>(items: readonly T[], limit: number, work: (item:
  * inspect is a note, not an error.
  */
 export async function collectDocker(options: DockerCollectOptions): Promise<DockerCollection> {
+  // The client is loaded before the deadline starts: the deadline is the engine's time, and loading
+  // dockerode on a busy machine can take a good part of a short one.
+  await loadDockerode();
   const deadline = AbortSignal.timeout(options.deadlineMs ?? 60_000);
   const problems: Problem[] = [];
   const notes: Problem[] = [];
@@ -104,5 +107,35 @@ async function collectWith(api: ReadOnlyDocker, options: DockerCollectOptions, p
     return containerFromInspect(inspect, options.safe, proc);
   });
   const containers = inspected.filter((c): c is Container => c !== null).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  await addImageEnv(api, containers, options, problems, notes);
   return { docker, containers, problems, notes };
+}
+
+/**
+ * Each image's own Config.Env (what a container holds without anyone having written it), read once per
+ * distinct image id, under the same HMAC key as the containers' env. An image that cannot be read
+ * leaves `imageEnv` absent on its containers — unknown, not empty — and says so, naming the image.
+ */
+async function addImageEnv(api: ReadOnlyDocker, containers: Container[], options: DockerCollectOptions, problems: Problem[], notes: Problem[]): Promise<void> {
+  const imageIds = [...new Set(containers.flatMap((c) => (c.imageId !== undefined && c.imageId !== '' ? [c.imageId] : [])))].sort();
+  const envs = new Map<string, Container['env']>();
+  await mapLimited(imageIds, options.concurrency ?? DEFAULT_INSPECT_CONCURRENCY, async (imageId) => {
+    const users = containers.filter((c) => c.imageId === imageId);
+    const label = `${users[0]?.image ?? ''} (${shortImageId(imageId)})`;
+    try {
+      const image = await api.inspectImage(imageId);
+      envs.set(imageId, envFromList(image.Config?.Env, options.safe));
+    } catch (err) {
+      const names = users.map((c) => c.name).join(', ');
+      if (err instanceof EngineHttpError && err.statusCode === 404) {
+        notes.push({ source: 'docker', subject: label, message: `image ${label} of ${names} is gone from the engine: its own env is not known` });
+      } else {
+        problems.push({ source: 'docker', subject: label, message: `cannot inspect image ${label} of ${names}: ${(err as Error).message}` });
+      }
+    }
+  });
+  for (const c of containers) {
+    const env = c.imageId !== undefined ? envs.get(c.imageId) : undefined;
+    if (env !== undefined) c.imageEnv = env;
+  }
 }

@@ -16,6 +16,12 @@ export interface ContainerInspect {
   NetworkSettings?: { Ports?: Record<string, { HostIp?: string; HostPort?: string }[] | null> | null };
 }
 
+/** The part of the Engine API's `GET /images/{id}/json` that mesh-audit reads. */
+export interface ImageInspect {
+  Id: string;
+  Config?: { Env?: string[] | null } | null;
+}
+
 // The engine writes the zero time for "never".
 const ZERO_TIME = '0001-01-01T00:00:00Z';
 const timeOrNull = (t: string | undefined): string | null => (t === undefined || t === '' || t === ZERO_TIME ? null : t);

@@ -12,13 +12,14 @@
 # The engine never creates a bridge network (--bridge none, no iptables,
 # no NAT): containers can only use `--network none` or `--network host`.
 #
-# Usage: engine-harness.sh start|image|stop|status|env|purge
+# Usage: engine-harness.sh start|image|stop|status|env|purge|rootfs TAR
 #   start   start containerd + dockerd (idempotent), wait until the API
 #           answers (max $MA_DOCKER_START_TIMEOUT s, default 60), print the
 #           socket path on stdout.
 #   image   build $MA_DOCKER_IMAGE (default mesh-audit-fixture:1) with
 #           `docker import` from a busybox-static rootfs, if it is missing.
 #           Prints the image name on stdout.
+#   rootfs TAR  write the fixture's rootfs tar to TAR (no engine needed).
 #   stop    `docker stop -t 1` the running containers, stop dockerd and
 #           containerd, kill any leftover shim/container of THIS engine,
 #           unmount leftovers under $MA_DOCKER_DIR. Keeps the data (image and
@@ -252,21 +253,17 @@ cmd_start() {
 }
 
 # ---- image -----------------------------------------------------------------
-cmd_image() {
-  need_root
-  answers || die "engine not running; run '$0 start' first"
-  if dk image inspect "$IMAGE" >/dev/null 2>&1; then
-    log "image $IMAGE already present"
-    echo "$IMAGE"
-    return 0
-  fi
+# rootfs TAR: the fixture's busybox-static rootfs as a tar at TAR (also what the Podman harness imports)
+cmd_rootfs() {
+  local tarfile="$1"
+  [[ "$tarfile" == /* ]] || die "rootfs: an absolute path for the tar, please"
   [[ -x "$BUSYBOX" ]] || die "$BUSYBOX not found; apt-get install -y busybox-static"
   if ldd "$BUSYBOX" >/dev/null 2>&1; then
     die "$BUSYBOX is dynamically linked; install busybox-static (or set MA_BUSYBOX to a static busybox)"
   fi
-  local build="$DIR/image-build" rootfs
+  local build rootfs
+  build="$(mktemp -d "${TMPDIR:-/tmp}/ma-rootfs-XXXXXX")"
   rootfs="$build/rootfs"
-  rm -rf --one-file-system "$build"
   mkdir -p "$rootfs"/{bin,etc,tmp,proc,sys,dev,www,root}
   chmod 1777 "$rootfs/tmp"
   cp "$BUSYBOX" "$rootfs/bin/busybox"
@@ -277,7 +274,20 @@ cmd_image() {
   printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n' > "$rootfs/etc/passwd"
   printf 'root:x:0:\nnogroup:x:65534:\n' > "$rootfs/etc/group"
   printf 'mesh-audit fixture\n' > "$rootfs/www/index.html"
-  tar --numeric-owner --owner=0 --group=0 --sort=name --mtime=@0 -C "$rootfs" -cf "$build/rootfs.tar" .
+  tar --numeric-owner --owner=0 --group=0 --sort=name --mtime=@0 -C "$rootfs" -cf "$tarfile" .
+  rm -rf --one-file-system "$build"
+}
+
+cmd_image() {
+  need_root
+  answers || die "engine not running; run '$0 start' first"
+  if dk image inspect "$IMAGE" >/dev/null 2>&1; then
+    log "image $IMAGE already present"
+    echo "$IMAGE"
+    return 0
+  fi
+  local tarfile="$DIR/rootfs.tar"
+  cmd_rootfs "$tarfile"
   log "importing $IMAGE"
   dk import \
     --change 'ENV PATH=/bin' \
@@ -285,8 +295,8 @@ cmd_image() {
     --change 'CMD ["/bin/sh"]' \
     --change 'LABEL org.opencontainers.image.title=mesh-audit-fixture' \
     -m 'mesh-audit busybox fixture (docker import)' \
-    "$build/rootfs.tar" "$IMAGE" >&2
-  rm -rf --one-file-system "$build"
+    "$tarfile" "$IMAGE" >&2
+  rm -f "$tarfile"
   echo "$IMAGE"
 }
 
@@ -374,6 +384,7 @@ cmd_status() {
 case "${1:-}" in
   start)  cmd_start ;;
   image)  cmd_image ;;
+  rootfs) cmd_rootfs "${2:?rootfs TAR}" ;;
   stop)   cmd_stop ;;
   purge)  cmd_purge ;;
   status) cmd_status ;;

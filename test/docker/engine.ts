@@ -1,104 +1,170 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, mkdirSync, symlinkSync, copyFileSync, chmodSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { PACKAGE_ROOT } from '../../src/paths.js';
 import { tempDir } from '../support/cli.js';
 
 /**
- * A real Docker Engine for the docker-backed tests: `DOCKER_HOST` when given, otherwise a private
- * dockerd started by test/docker/engine-harness.sh (own socket and data root, no bridge). The fixture
- * image is imported from a busybox-static rootfs (no registry here). Only containers this process
- * created (label `mesh-audit-test`) are ever removed.
+ * Real engines for the docker-backed tests, each started by this test process for itself: a private
+ * dockerd (test/docker/engine-harness.sh: own socket and data root, no bridge) and a private Podman
+ * service (test/docker/podman-harness.sh). DOCKER_HOST is ignored: a developer whose DOCKER_HOST
+ * points at a real engine must not get test containers on it. Another engine is used only when named
+ * for the tests: MA_TEST_DOCKER_HOST (Docker) or MA_TEST_PODMAN_HOST (Podman); the fixture image is
+ * then imported into it. Only containers this process created (label `mesh-audit-test`) are ever removed.
  */
 export interface Engine {
+  kind: 'docker' | 'podman';
   dockerHost: string;
   image: string;
   /** Runs the docker client against the engine; throws with its stderr on failure. */
   docker(args: string[]): string;
   /** A fresh label value for one test's containers. */
   run: string;
+  /** Options every `docker run` on this engine needs (Podman's containers need ulimits here to start). */
+  runOptions: string[];
 }
 
 const HARNESS = join(PACKAGE_ROOT, 'test', 'docker', 'engine-harness.sh');
+const PODMAN_HARNESS = join(PACKAGE_ROOT, 'test', 'docker', 'podman-harness.sh');
 const IMAGE = 'mesh-audit-fixture:1';
 const TEST_LABEL = 'mesh-audit-test';
 const RUN_ID = `run-${process.pid}`;
+const PODMAN_RUN_OPTIONS = ['--ulimit', 'nofile=1024:1024', '--ulimit', 'nproc=1024:1024'];
 
-let cached: Engine | null | undefined;
+const cached = new Map<Engine['kind'], Engine | null>();
+
+/** What this process must undo at exit, in one `exit` listener for all engines. */
+const atExit: (() => void)[] = [];
+function onExit(undo: () => void): void {
+  if (atExit.length === 0) process.once('exit', () => atExit.forEach((f) => f()));
+  atExit.push(undo);
+}
 
 function dockerCli(): string {
   for (const candidate of [process.env['MA_DOCKER_CLI'], '/usr/bin/docker']) if (candidate && existsSync(candidate)) return candidate;
   return 'docker';
 }
 
-function sh(cmd: string, args: string[], env: NodeJS.ProcessEnv = {}, input?: Buffer): string {
-  const r = spawnSync(cmd, args, { encoding: 'utf8', env: { ...process.env, ...env }, timeout: 120_000, ...(input ? { input } : {}) });
-  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed (${r.status ?? r.signal}): ${r.stderr}`);
+/** The environment of every engine tool run here: never the developer's own engine. */
+function toolEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  const env = { ...process.env, ...extra };
+  for (const key of ['DOCKER_HOST', 'DOCKER_CONTEXT', 'DOCKER_TLS_VERIFY', 'DOCKER_CERT_PATH', 'CONTAINER_HOST', 'CONTAINER_CONNECTION']) if (!(key in extra)) delete env[key];
+  return env;
+}
+
+function sh(cmd: string, args: string[], env: NodeJS.ProcessEnv = {}): string {
+  // Big enough for any answer of these tools (the default 1 MiB cut a 2 MiB tar once).
+  const r = spawnSync(cmd, args, { encoding: 'utf8', env: toolEnv(env), timeout: 120_000, maxBuffer: 64 * 1024 * 1024 });
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed (${r.status ?? r.signal ?? r.error?.message}): ${r.stderr}`);
   return r.stdout;
 }
 
+/** The fixture image, from engine-harness.sh's rootfs tar, into an engine the tests were pointed at. */
 function importImage(dockerHost: string): void {
   const docker = dockerCli();
-  const present = spawnSync(docker, ['-H', dockerHost, 'image', 'inspect', IMAGE], { encoding: 'utf8' });
+  const present = spawnSync(docker, ['-H', dockerHost, 'image', 'inspect', IMAGE], { encoding: 'utf8', env: toolEnv() });
   if (present.status === 0) return;
-  const rootfs = tempDir('ma-rootfs-');
-  mkdirSync(join(rootfs, 'bin'));
-  copyFileSync('/bin/busybox', join(rootfs, 'bin', 'busybox'));
-  chmodSync(join(rootfs, 'bin', 'busybox'), 0o755);
-  for (const applet of ['sh', 'sleep', 'httpd', 'cat', 'env', 'ls']) symlinkSync('busybox', join(rootfs, 'bin', applet));
-  for (const dir of ['etc', 'tmp', 'www', 'proc', 'sys', 'dev']) mkdirSync(join(rootfs, dir));
-  const tar = spawnSync('tar', ['-C', rootfs, '-c', '.']);
-  sh(docker, ['-H', dockerHost, 'import', '-', IMAGE], {}, tar.stdout);
+  const tar = join(tempDir('ma-rootfs-', '/tmp'), 'rootfs.tar');
+  sh('bash', [HARNESS, 'rootfs', tar]);
+  sh(docker, ['-H', dockerHost, 'import', '--change', 'ENV PATH=/bin', '--change', 'WORKDIR /', '--change', 'CMD ["/bin/sh"]', tar, IMAGE]);
+}
+
+/** What a named engine is: Podman's compatible API says so among its components. */
+function kindOf(dockerHost: string): Engine['kind'] {
+  const components = sh(dockerCli(), ['-H', dockerHost, 'version', '--format', '{{range .Server.Components}}{{.Name}};{{end}}']);
+  return components.split(';').includes('Podman Engine') ? 'podman' : 'docker';
+}
+
+function made(kind: Engine['kind'], dockerHost: string): Engine {
+  return {
+    kind,
+    dockerHost,
+    image: IMAGE,
+    run: RUN_ID,
+    docker: (args) => sh(dockerCli(), ['-H', dockerHost, ...args]),
+    runOptions: kind === 'podman' ? PODMAN_RUN_OPTIONS : [],
+  };
+}
+
+/** Starts an engine with `harness` in a fresh folder, removed (with its containers) when this process exits. */
+function privateEngine(kind: Engine['kind'], harness: string, dirVariable: string, prefix: string): string {
+  const dir = mkdtempSync(join('/tmp', prefix));
+  const env = { [dirVariable]: dir };
+  const socket = sh('bash', [harness, 'start'], env).trim();
+  const dockerHost = `unix://${socket}`;
+  onExit(() => {
+    removeOurContainers(dockerHost);
+    spawnSync('bash', [harness, 'purge'], { env: toolEnv(env), timeout: 60_000 });
+  });
+  sh('bash', [harness, 'image'], env);
+  return dockerHost;
 }
 
 /**
- * The engine, started once per test process; null only outside CI on a machine without Docker
+ * The Docker engine, started once per test process; null only outside CI on a machine without Docker
  * (the suite is then skipped). In CI (`CI=true`) an engine that cannot be had is a failure.
  */
 export function engine(): Engine | null {
-  if (cached !== undefined) return cached;
-  const ci = process.env['CI'] === 'true';
-  let dockerHost = process.env['DOCKER_HOST'];
-  if (!dockerHost) {
+  if (cached.has('docker')) return cached.get('docker')!;
+  const named = process.env['MA_TEST_DOCKER_HOST'];
+  let dockerHost: string;
+  if (named) {
+    importImage(named);
+    onExit(() => removeOurContainers(named));
+    dockerHost = named;
+  } else {
     if (!existsSync('/usr/sbin/dockerd') && !existsSync('/usr/bin/dockerd')) {
-      if (ci) throw new Error('CI=true but dockerd is not installed: .ci/run must apt-get install docker.io busybox-static');
-      cached = null;
+      if (process.env['CI'] === 'true') throw new Error('CI=true but dockerd is not installed: .ci/run must apt-get install docker.io busybox-static');
+      cached.set('docker', null);
       return null;
     }
-    const dir = mkdtempSync('/tmp/ma-engine-');
-    const env = { MA_DOCKER_DIR: dir };
-    const socket = sh('bash', [HARNESS, 'start'], env).trim();
-    sh('bash', [HARNESS, 'image'], env);
-    dockerHost = `unix://${socket}`;
-    process.once('exit', () => {
-      removeOurContainers(dockerHost!);
-      spawnSync('bash', [HARNESS, 'purge'], { env: { ...process.env, ...env }, timeout: 60_000 });
-    });
-  } else {
-    importImage(dockerHost);
-    process.once('exit', () => removeOurContainers(dockerHost!));
+    dockerHost = privateEngine('docker', HARNESS, 'MA_DOCKER_DIR', 'ma-engine-');
   }
-  const host = dockerHost;
-  cached = {
-    dockerHost: host,
-    image: IMAGE,
-    run: RUN_ID,
-    docker: (args) => sh(dockerCli(), ['-H', host, ...args]),
-  };
-  return cached;
+  // A named engine may be a Podman socket: every docker-backed test can then run on Podman
+  // (`MA_TEST_DOCKER_HOST=unix://…/podman.sock npm test`).
+  const e = made(named ? kindOf(named) : 'docker', dockerHost);
+  cached.set('docker', e);
+  return e;
+}
+
+/** The Podman engine (its Docker-compatible API), as `engine()`; null only outside CI without podman. */
+export function podmanEngine(): Engine | null {
+  if (cached.has('podman')) return cached.get('podman')!;
+  const named = process.env['MA_TEST_PODMAN_HOST'];
+  let dockerHost: string;
+  if (named) {
+    importImage(named);
+    onExit(() => removeOurContainers(named));
+    dockerHost = named;
+  } else {
+    if (!existsSync('/usr/bin/podman')) {
+      if (process.env['CI'] === 'true') throw new Error('CI=true but podman is not installed: .ci/run must apt-get install podman');
+      cached.set('podman', null);
+      return null;
+    }
+    dockerHost = privateEngine('podman', PODMAN_HARNESS, 'MA_PODMAN_DIR', 'ma-podman-');
+  }
+  const e = made(named ? kindOf(named) : 'podman', dockerHost);
+  cached.set('podman', e);
+  return e;
+}
+
+/** Every engine the live scenario tests run against: Docker and Podman (those that can be had outside CI). */
+export function liveEngines(): Engine[] {
+  return [engine(), podmanEngine()].filter((x): x is Engine => x !== null);
 }
 
 function removeOurContainers(dockerHost: string): void {
   const docker = dockerCli();
-  const ids = spawnSync(docker, ['-H', dockerHost, 'ps', '-aq', '--filter', `label=${TEST_LABEL}=${RUN_ID}`], { encoding: 'utf8' }).stdout.split('\n').filter(Boolean);
-  if (ids.length > 0) spawnSync(docker, ['-H', dockerHost, 'rm', '-f', ...ids], { timeout: 60_000 });
+  const ids = (spawnSync(docker, ['-H', dockerHost, 'ps', '-aq', '--filter', `label=${TEST_LABEL}=${RUN_ID}`], { encoding: 'utf8', env: toolEnv() }).stdout ?? '').split('\n').filter(Boolean);
+  if (ids.length > 0) spawnSync(docker, ['-H', dockerHost, 'rm', '-f', ...ids], { timeout: 60_000, env: toolEnv() });
 }
 
 /** `docker run -d` of the fixture image, labelled as ours; returns the container id. */
 export function runContainer(e: Engine, name: string, options: string[], command: string[]): string {
-  return e.docker(['run', '-d', '--name', name, '--label', `${TEST_LABEL}=${e.run}`, ...options, e.image, ...command]).trim();
+  return e.docker(['run', '-d', '--name', name, '--label', `${TEST_LABEL}=${e.run}`, ...e.runOptions, ...options, e.image, ...command]).trim();
 }
 
 export function removeContainers(e: Engine, names: string[]): void {
-  if (names.length > 0) spawnSync(dockerCli(), ['-H', e.dockerHost, 'rm', '-f', ...names], { timeout: 60_000 });
+  if (names.length > 0) spawnSync(dockerCli(), ['-H', e.dockerHost, 'rm', '-f', ...names], { timeout: 60_000, env: toolEnv() });
 }

@@ -1,9 +1,10 @@
-import { spawn } from 'node:child_process';
-import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { chmodSync, cpSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { PACKAGE_ROOT } from '../../src/paths.js';
 import type { Engine } from './engine.js';
+import { tempDir } from '../support/cli.js';
 
 /**
  * The CLI as a child process that does not block this one (the engine proxy lives here and must go on
@@ -39,6 +40,37 @@ process.on('exit', () => { if (file) writeFileSync(file, String(process.resource
 
 let runs = 0;
 
+let readableCopy: string | undefined;
+
+/**
+ * What the CLI needs to run (bin, dist/src, policies, package.json and the production dependencies),
+ * copied once into a folder any user can read: a child run as another user must not depend on where
+ * the checkout lives (a home folder of mode 0700, a `mktemp -d`).
+ */
+function cliReadableByAll(): string {
+  if (readableCopy !== undefined) return readableCopy;
+  const root = tempDir('ma-cli-copy-', '/tmp');
+  chmodSync(root, 0o755);
+  const copy = (rel: string) => cpSync(join(PACKAGE_ROOT, rel), join(root, rel), { recursive: true, dereference: true });
+  for (const rel of ['package.json', 'bin', join('dist', 'src'), 'policies']) copy(rel);
+  const seen = new Set<string>();
+  const visit = (name: string) => {
+    if (seen.has(name)) return;
+    seen.add(name);
+    const dir = join('node_modules', name);
+    if (!existsSync(join(PACKAGE_ROOT, dir, 'package.json'))) return; // an optional dependency not installed
+    copy(dir);
+    const pkg = JSON.parse(readFileSync(join(PACKAGE_ROOT, dir, 'package.json'), 'utf8')) as { dependencies?: Record<string, string>; optionalDependencies?: Record<string, string> };
+    for (const dep of Object.keys({ ...pkg.dependencies, ...pkg.optionalDependencies })) visit(dep);
+  };
+  const own = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
+  for (const dep of Object.keys(own.dependencies ?? {})) visit(dep);
+  // Folders a+rx, files a+r (umask and the checkout's own modes aside).
+  spawnSync('chmod', ['-R', 'a+rX', root]);
+  readableCopy = root;
+  return root;
+}
+
 export function runCliAsync(args: string[], options: ChildOptions): Promise<ChildRun> {
   const preload = join(options.workDir, 'rss-preload.mjs');
   writeFileSync(preload, PRELOAD, { mode: 0o644 });
@@ -49,7 +81,9 @@ export function runCliAsync(args: string[], options: ChildOptions): Promise<Chil
   for (const key of ['DOCKER_HOST', 'DOCKER_TLS_VERIFY', 'DOCKER_CERT_PATH', 'DOCKER_CONTEXT', 'DEBUG', 'NODE_DEBUG']) delete inherited[key];
   const started = process.hrtime.bigint();
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', pathToFileURL(preload).href, join(PACKAGE_ROOT, 'bin', 'mesh-audit.js'), ...args], {
+    // Another user runs its own readable copy of the CLI; this one runs the checkout.
+    const packageRoot = options.uid !== undefined ? cliReadableByAll() : PACKAGE_ROOT;
+    const child = spawn(process.execPath, ['--import', pathToFileURL(preload).href, join(packageRoot, 'bin', 'mesh-audit.js'), ...args], {
       cwd: options.workDir,
       env: { ...inherited, NO_COLOR: '1', ...options.env, MA_TEST_RSS_FILE: rssFile },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,12 +1,11 @@
-import { chmodSync, chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { collectDocker } from '../../src/collect/docker.js';
 import { ReadOnlyDocker } from '../../src/collect/docker-api.js';
 import { resolveEndpoint } from '../../src/collect/docker-endpoint.js';
 import { createSafeValueMaker } from '../../src/secret/value.js';
-import { PACKAGE_ROOT } from '../../src/paths.js';
 import { engineProxy, on, type EngineProxy, type FaultRule } from '../support/engine-proxy.js';
 import { engine, removeContainers, runContainer } from './engine.js';
 import { runCliAsync, type ChildRun } from './faults-harness.js';
@@ -242,12 +241,7 @@ it('permission denied on the socket (EACCES): root:root 0660, as for a user outs
   const p = proxy!;
   const asRoot = process.getuid?.() === 0;
   const uid = asRoot ? NOBODY : undefined;
-  if (asRoot) {
-    // nobody must be able to run this very CLI: every folder above it searchable by others.
-    for (let dir = PACKAGE_ROOT; dir !== dirname(dir); dir = dirname(dir)) {
-      assert.ok((statSync(dir).mode & 0o001) !== 0, `${dir} is not searchable by others: nobody cannot run the CLI from ${PACKAGE_ROOT}`);
-    }
-  }
+  // nobody runs its own readable copy of the CLI (faults-harness.ts), wherever this checkout lives.
   const own = mkdtempSync('/tmp/ma-faults-own-');
   try {
     chmodSync(own, 0o700);

@@ -24,8 +24,8 @@ const CREATED = `maro-created-${tag}`;
 const RESTARTED = `maro-restarted-${tag}`;
 const NAMES = [APP, HOSTNET, STOPPED, CREATED, RESTARTED];
 
-/** The only requests a read-only scanner may make: ping, version, info, list and inspect (by id). */
-const ALLOWED_PATH = /^(?:\/v\d+\.\d+)?(?:\/_ping|\/version|\/info|\/containers\/json|\/containers\/[0-9a-f]{64}\/json)$/;
+/** The only requests a read-only scanner may make: ping, version, info, list, inspect (by id) and image inspect (by id). */
+const ALLOWED_PATH = /^(?:\/v\d+\.\d+)?(?:\/_ping|\/version|\/info|\/containers\/json|\/containers\/[0-9a-f]{64}\/json|\/images\/sha256:[0-9a-f]{64}\/json)$/;
 const ALLOWED_METHOD = new Set(['GET', 'HEAD']);
 /** The commands run through the proxy below; the next test checks no other command can reach Docker. */
 const DOCKER_COMMANDS = ['scan', 'snapshot', 'premigrate'];
@@ -187,6 +187,11 @@ it('only GET/HEAD requests on allow-listed paths reached the engine, and every c
   for (const c of before.filter((x) => NAMES.includes(x.name))) {
     assert.ok(p.requests.some((q) => q.path.endsWith(`/containers/${c.id}/json`)), `an inspect of ${c.name}`);
   }
+  // The fixture image, read for its own env: once per scan, not once per container.
+  const imageId = e!.docker(['image', 'inspect', '--format', '{{.Id}}', e!.image]).trim();
+  const imageReads = p.requests.filter((q) => q.path.endsWith(`/images/${imageId}/json`)).length;
+  const scans = p.requests.filter((q) => /\/containers\/json$/.test(q.path)).length;
+  assert.ok(imageReads > 0 && imageReads === scans, `${imageReads} inspects of the fixture image in ${scans} scans`);
 });
 
 it("the engine's containers, their states, StartedAt, FinishedAt and RestartCount are unchanged; no engine event happened", async () => {

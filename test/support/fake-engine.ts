@@ -22,7 +22,8 @@ const fixture = (name: string): unknown => {
   return Array.isArray(data) ? data[0] : data;
 };
 
-export async function fakeEngine(behaviour: Record<string, InspectBehaviour>, errorBody = '{"message":"boom"}'): Promise<FakeEngine> {
+/** `behaviour` by container name; `imageBehaviour` for the fixture image's inspect (every container uses the one image). */
+export async function fakeEngine(behaviour: Record<string, InspectBehaviour>, errorBody = '{"message":"boom"}', imageBehaviour: Exclude<InspectBehaviour, 'hang'> = 'ok'): Promise<FakeEngine> {
   const list = fixture('containers-list.json') === undefined ? [] : (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'test', 'fixtures', 'inspect', 'containers-list.json'), 'utf8')) as { Id: string; Names: string[] }[]);
   const inspects = ['env-file-container.json', 'host-network-httpd.json', 'stopped-container.json'].map((f) => fixture(f) as { Id: string; Name: string });
   const requests: string[] = [];
@@ -37,6 +38,12 @@ export async function fakeEngine(behaviour: Record<string, InspectBehaviour>, er
     if (path === '/_ping') return send(res, 200, 'OK');
     if (path === '/version') return send(res, 200, { Version: '20.10.24', ApiVersion: '1.41', MinAPIVersion: '1.12' });
     if (path === '/containers/json') return send(res, 200, list);
+    // The fixture image, as `docker import --change 'ENV PATH=/bin'` made it.
+    if (/^\/images\/sha256:[0-9a-f]{64}\/json$/.test(path)) {
+      if (imageBehaviour === 'gone') return send(res, 404, { message: 'No such image' });
+      if (imageBehaviour === 'error') return send(res, 500, errorBody);
+      return send(res, 200, { Id: path.split('/')[2], Config: { Env: ['PATH=/bin'] } });
+    }
     const m = /^\/containers\/([0-9a-f]+)\/json$/.exec(path);
     const inspect = m ? inspects.find((i) => i.Id === m[1]) : undefined;
     if (!inspect) return send(res, 404, { message: 'no such container' });

@@ -1,0 +1,146 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { ReadOnlyDocker } from '../src/collect/docker-api.js';
+import { resolveEndpoint } from '../src/collect/docker-endpoint.js';
+import { mergeSettings } from '../src/config.js';
+import { fakeEngine } from './support/fake-engine.js';
+
+// Which engine a scan talks to, as a user writes it: --docker-host, the config file, DOCKER_HOST.
+// The rules are docker-modem's (every dockerode tool reads DOCKER_HOST the same way), with an IPv6
+// literal connecting and a missing port being the engine's.
+
+const none: NodeJS.ProcessEnv = {};
+
+test('unix: the socket path, local; an empty unix:// and no DOCKER_HOST at all are the default socket', () => {
+  assert.equal(resolveEndpoint('unix:///run/user/0/docker.sock', none), { url: 'unix:///run/user/0/docker.sock', local: true, socketPath: '/run/user/0/docker.sock' });
+  assert.equal(resolveEndpoint('/srv/docker.sock', none), { url: 'unix:///srv/docker.sock', local: true, socketPath: '/srv/docker.sock' });
+  assert.is(resolveEndpoint(undefined, none).socketPath, '/var/run/docker.sock');
+  assert.is(resolveEndpoint(undefined, { DOCKER_HOST: '' }).socketPath, '/var/run/docker.sock');
+  assert.is(resolveEndpoint('unix://', none).socketPath, '/var/run/docker.sock');
+  assert.throws(() => resolveEndpoint('unix://relative.sock', none), /must be absolute/);
+});
+
+test('tcp: 2375 plain; TLS with DOCKER_TLS_VERIFY or port 2376, then 2376 by default; host:port alone is tcp', () => {
+  assert.equal(resolveEndpoint('tcp://10.0.0.7', none), { url: 'tcp://10.0.0.7', local: false, protocol: 'http', host: '10.0.0.7', port: 2375 });
+  assert.equal(resolveEndpoint('tcp://10.0.0.7', { DOCKER_TLS_VERIFY: '1' }), { url: 'tcp://10.0.0.7', local: false, protocol: 'https', host: '10.0.0.7', port: 2376 });
+  assert.is(resolveEndpoint('tcp://10.0.0.7:2376', none).protocol, 'https');
+  assert.is(resolveEndpoint('tcp://10.0.0.7:4243', { DOCKER_TLS_VERIFY: '0' }).protocol, 'http');
+  assert.equal(resolveEndpoint('10.0.0.7:4243', none), { url: '10.0.0.7:4243', local: false, protocol: 'http', host: '10.0.0.7', port: 4243 });
+});
+
+test('https:// is TLS even without DOCKER_TLS_VERIFY, on the engine TLS port 2376 by default (not 2375)', () => {
+  assert.equal(resolveEndpoint('https://engine.example.invalid', none), { url: 'https://engine.example.invalid', local: false, protocol: 'https', host: 'engine.example.invalid', port: 2376 });
+  assert.is(resolveEndpoint('https://engine.example.invalid:8443', none).port, 8443);
+});
+
+test('an IPv6 literal loses its brackets: tcp://[::1]:2375 is host ::1', () => {
+  assert.equal(resolveEndpoint('tcp://[::1]:2375', none), { url: 'tcp://[::1]:2375', local: false, protocol: 'http', host: '::1', port: 2375 });
+  assert.is(resolveEndpoint('ssh://ops@[fd00::7]', none).host, 'fd00::7');
+});
+
+test('ssh: user, host, port 22 by default', () => {
+  assert.equal(resolveEndpoint('ssh://auditor@node7.example.invalid', none), { url: 'ssh://auditor@node7.example.invalid', local: false, protocol: 'ssh', host: 'node7.example.invalid', port: 22, username: 'auditor' });
+  assert.is(resolveEndpoint('ssh://node7.example.invalid:2222', none).port, 2222);
+  assert.throws(() => resolveEndpoint('ftp://x', none), /unsupported scheme ftp:/);
+});
+
+test('--docker-host over the config file over DOCKER_HOST over the default socket', () => {
+  const env = { DOCKER_HOST: 'tcp://10.0.0.9:2375' };
+  const chosen = (flag?: string, file?: string) => resolveEndpoint(mergeSettings(file ? { dockerHost: file } : {}, flag ? { dockerHost: flag } : {}).dockerHost, env).url;
+  assert.is(chosen('unix:///flag.sock', 'unix:///config.sock'), 'unix:///flag.sock');
+  assert.is(chosen(undefined, 'unix:///config.sock'), 'unix:///config.sock');
+  assert.is(chosen(), 'tcp://10.0.0.9:2375');
+});
+
+/** The least of an engine on loopback TCP: ping, version, an empty list. */
+async function tinyEngine(host: string): Promise<{ server: Server; port: number; paths: string[] }> {
+  const paths: string[] = [];
+  const server = createServer((req, res) => {
+    paths.push(req.url ?? '');
+    const path = (req.url ?? '').replace(/^\/v[\d.]+/, '').split('?')[0];
+    res.setHeader('content-type', 'application/json');
+    if (path === '/_ping') return res.end('OK');
+    if (path === '/version') return res.end(JSON.stringify({ Version: '20.10.24', ApiVersion: '1.41' }));
+    if (path === '/containers/json') return res.end('[]');
+    res.statusCode = 404;
+    res.end('{"message":"no"}');
+  });
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
+  return { server, port: (server.address() as AddressInfo).port, paths };
+}
+
+const limits = () => ({ requestTimeoutMs: 5000, deadline: AbortSignal.timeout(20_000) });
+
+test('tcp://[::1]:PORT connects (it failed with ENOTFOUND when the brackets were kept)', async () => {
+  const engine = await tinyEngine('::1');
+  try {
+    const api = await ReadOnlyDocker.connect(resolveEndpoint(`tcp://[::1]:${engine.port}`, none), limits());
+    try {
+      assert.equal(await api.listContainers(), []);
+      assert.is(api.apiVersion, '1.41');
+      assert.ok(engine.paths.includes('/v1.41/containers/json?all=true'), engine.paths.join(' '));
+    } finally {
+      api.close();
+    }
+  } finally {
+    engine.server.close();
+  }
+});
+
+test('the chosen socket is used even when DOCKER_HOST names a tcp engine with TLS files that do not exist', async () => {
+  const fake = await fakeEngine({});
+  const saved = { ...process.env };
+  // docker-modem reads these itself when it is made; our resolved endpoint must win, without errors.
+  process.env['DOCKER_HOST'] = 'tcp://192.0.2.1:2376';
+  process.env['DOCKER_TLS_VERIFY'] = '1';
+  process.env['DOCKER_CERT_PATH'] = '/nonexistent/mesh-audit-certs';
+  try {
+    const api = await ReadOnlyDocker.connect(resolveEndpoint(fake.dockerHost), limits());
+    try {
+      assert.is((await api.listContainers()).length, 3);
+    } finally {
+      api.close();
+    }
+    assert.ok(fake.requests.length > 0);
+    assert.is(process.env['DOCKER_HOST'], 'tcp://192.0.2.1:2376', 'the environment is left as it was');
+  } finally {
+    for (const key of ['DOCKER_HOST', 'DOCKER_TLS_VERIFY', 'DOCKER_CERT_PATH']) {
+      if (saved[key] === undefined) delete process.env[key];
+      else process.env[key] = saved[key];
+    }
+    await fake.close();
+  }
+});
+
+test('an engine that answers with a redirect is not followed elsewhere: the request fails', async () => {
+  const elsewhere = await tinyEngine('127.0.0.1');
+  const paths: string[] = [];
+  const redirecting = createServer((req, res) => {
+    paths.push(req.url ?? '');
+    if ((req.url ?? '').endsWith('/_ping')) {
+      res.statusCode = 302;
+      res.setHeader('location', `http://127.0.0.1:${elsewhere.port}/_ping`);
+      return res.end();
+    }
+    res.end('{}');
+  });
+  await new Promise<void>((resolve) => redirecting.listen(0, '127.0.0.1', resolve));
+  try {
+    const url = `tcp://127.0.0.1:${(redirecting.address() as AddressInfo).port}`;
+    await ReadOnlyDocker.connect(resolveEndpoint(url, none), limits()).then(
+      (api) => {
+        api.close();
+        assert.unreachable('a redirected ping must not connect');
+      },
+      (err: Error) => assert.match(err.message, /^ping: /),
+    );
+    assert.equal(elsewhere.paths, [], 'nothing reached the place it pointed to');
+  } finally {
+    redirecting.close();
+    elsewhere.server.close();
+  }
+});
+
+test.run();
