@@ -24,7 +24,7 @@ const loaded = new Map<string, unknown>();
 export function loadEmbeddedAddon(asset: string, dir: string): unknown {
   let exports = loaded.get(asset);
   if (exports === undefined) {
-    exports = loadBytes(Buffer.from(getAsset(asset)), dir);
+    exports = loadAddonBytes(Buffer.from(getAsset(asset)), dir);
     loaded.set(asset, exports);
   }
   return exports;
@@ -40,7 +40,8 @@ export function embeddedAddon(asset: string): unknown {
   return exports;
 }
 
-function loadBytes(bytes: Buffer, dir: string): unknown {
+/** An addon's compiled bytes loaded through a file in `dir` that is gone once loaded; its exports. */
+export function loadAddonBytes(bytes: Buffer, dir: string): unknown {
   let fd: number;
   try {
     fd = openSync(dir, O_TMPFILE | constants.O_RDWR | constants.O_NOFOLLOW, 0o600);
@@ -50,7 +51,7 @@ function loadBytes(bytes: Buffer, dir: string): unknown {
   }
   try {
     writeFileSync(fd, bytes);
-    return dlopen(`/proc/self/fd/${fd}`);
+    return dlopen(`/proc/self/fd/${fd}`, dir);
   } finally {
     closeSync(fd);
   }
@@ -67,7 +68,7 @@ function loadFromNamedFile(bytes: Buffer, dir: string): unknown {
     } finally {
       closeSync(fd);
     }
-    return dlopen(path);
+    return dlopen(path, dir);
   } finally {
     try {
       unlinkSync(path);
@@ -78,13 +79,13 @@ function loadFromNamedFile(bytes: Buffer, dir: string): unknown {
   }
 }
 
-function dlopen(path: string): unknown {
+function dlopen(path: string, dir: string): unknown {
   const module = { exports: {} as unknown };
   try {
     process.dlopen(module, path);
   } catch (err) {
-    // dlopen's own words (e.g. "failed to map segment": a folder on a file system mounted noexec).
-    throw new Error(`cannot load the addon from the folder: ${(err as Error).message}`);
+    // dlopen's own words; "failed to map segment" is what a file system mounted noexec answers.
+    throw new Error(`the addon could not be loaded through a file in ${dir}, whose file system must allow executable mappings (not mounted noexec): ${(err as Error).message}`);
   }
   return module.exports;
 }
