@@ -7,7 +7,7 @@
 import { mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { bundleProgram } from './package/bundle.js';
+import { ADDON_ASSETS, bundleProgram } from './package/bundle.js';
 import { buildDeb } from './package/deb.js';
 import { buildRootfs } from './package/image.js';
 import { makeSingleExecutable } from './package/single-executable.js';
@@ -25,7 +25,8 @@ const started = Date.now();
 const step = (what: string) => process.stderr.write(`package: ${what} (${((Date.now() - started) / 1000).toFixed(1)} s)\n`);
 
 const binary = join(outDir, 'mesh-audit-linux-x64');
-makeSingleExecutable(await bundleProgram({ root, version, commit }), work, binary);
+const assets = Object.fromEntries(Object.entries(ADDON_ASSETS).map(([name, file]) => [name, join(root, file)]));
+makeSingleExecutable(await bundleProgram({ root, version, commit }), assets, work, binary);
 step(`${binary} (${(statSync(binary).size / 1024 / 1024).toFixed(1)} MiB)`);
 const deb = buildDeb({ root, version, commit, binary, work, outDir });
 step(deb);

@@ -4,7 +4,7 @@
  * with src/embedded.ts replaced by the files a package folder would hold and each worker's own bundle.
  */
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { build, type Plugin } from 'esbuild';
 
 export interface BundleInput {
@@ -12,6 +12,13 @@ export interface BundleInput {
   version: string;
   commit: string;
 }
+
+/**
+ * Native addons the program loads, carried in the single executable as SEA assets (by asset name, from
+ * their compiled file): src/write/embedded-addon.ts loads them at run time; in the bundle, the
+ * addon's own `require('….node')` is given what that module loaded (embeddedAddons below).
+ */
+export const ADDON_ASSETS: Record<string, string> = { 'fs_ext.node': 'node_modules/fs-ext/build/Release/fs_ext.node' };
 
 const WORKERS = { hash: 'dist/src/collect/hash-worker.js', evaluate: 'dist/src/cli/evaluate-worker.js' } as const;
 
@@ -39,7 +46,7 @@ async function bundleOne(input: BundleInput, entry: string, workers: Record<stri
     // the URLs built from it stay valid (a worker's file, unused when its code is embedded).
     define: { 'import.meta.url': '__meshAuditModuleUrl' },
     banner: { js: 'var __meshAuditModuleUrl = require("node:url").pathToFileURL(__filename).href;' },
-    plugins: [embeddedFiles(input, workers), sameRequire(input.root), optionalModulesAbsent()],
+    plugins: [embeddedFiles(input, workers), sameRequire(input.root), embeddedAddons(input.root), optionalModulesAbsent()],
   });
   return result.outputFiles[0]!.text;
 }
@@ -90,11 +97,32 @@ function sameRequire(root: string): Plugin {
   };
 }
 
+/** A listed addon's `require('….node')` (fs-ext's binding): the exports src/write/embedded-addon.ts loaded from the asset. */
+function embeddedAddons(root: string): Plugin {
+  const loader = join(root, 'dist', 'src', 'write', 'embedded-addon.js');
+  const byFile = new Map(Object.entries(ADDON_ASSETS).map(([asset, file]) => [basename(file), asset]));
+  return {
+    name: 'embedded-addons',
+    setup(b) {
+      b.onResolve({ filter: /\.node$/ }, (args) => {
+        const asset = byFile.get(basename(args.path));
+        return asset === undefined ? undefined : { path: asset, namespace: 'embedded-addon' };
+      });
+      b.onLoad({ filter: /.*/, namespace: 'embedded-addon' }, (args) => ({
+        contents: `module.exports = require(${JSON.stringify(loader)}).embeddedAddon(${JSON.stringify(args.path)});`,
+        resolveDir: root,
+        loader: 'js',
+      }));
+    },
+  };
+}
+
 /**
  * Modules a dependency requires inside a try/catch, with a fallback, that must not be looked for on
  * disk: a single executable's require() knows only Node's own modules, and asking it for another one
- * prints a warning on stderr (which cron mails). Native add-ons cannot be in a single executable at
- * all: those dockerode's transport may pull in (ssh2's `sshcrypto.node`, `cpu-features`) are optional.
+ * prints a warning on stderr (which cron mails). Native add-ons cannot be bundled as modules (those of
+ * ADDON_ASSETS are carried as assets instead): those dockerode's transport may pull in (ssh2's
+ * `sshcrypto.node`, `cpu-features`) are optional.
  * `supports-color` is the optional colour probe of `debug` (docker-modem's logger). Each is bundled
  * as a module that fails to load, as if not installed.
  */

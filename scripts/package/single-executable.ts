@@ -3,20 +3,22 @@
  * the bundle, injected with postject into a stripped copy of the node binary running this script.
  */
 import { execFileSync } from 'node:child_process';
-import { chmodSync, copyFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 
 /** The fuse Node looks for to know it carries a blob (Node's SEA documentation). */
 const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
 
-export function makeSingleExecutable(bundle: string, work: string, output: string): void {
+/** `assets`: files carried inside the executable, by asset name (read at run time with node:sea's getAsset). */
+export function makeSingleExecutable(bundle: string, assets: Record<string, string>, work: string, output: string): void {
   const main = join(work, 'mesh-audit.cjs');
   const blob = join(work, 'sea-prep.blob');
   const config = join(work, 'sea-config.json');
   writeFileSync(main, bundle);
   // The code cache compiles the bundle at build time: a start does not parse ~1 MB of JavaScript.
-  writeFileSync(config, JSON.stringify({ main, output: blob, disableExperimentalSEAWarning: true, useCodeCache: true }));
+  for (const [name, file] of Object.entries(assets)) if (!existsSync(file)) throw new Error(`${file} (asset ${name}) is missing: was \`npm ci\` run (it builds the addons)?`);
+  writeFileSync(config, JSON.stringify({ main, output: blob, disableExperimentalSEAWarning: true, useCodeCache: true, assets }));
   execFileSync(process.execPath, ['--experimental-sea-config', config], { stdio: ['ignore', 'ignore', 'inherit'] });
   copyFileSync(process.execPath, output);
   chmodSync(output, 0o755);

@@ -1,17 +1,17 @@
 import { constants } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { flock } from 'fs-ext';
 import { ExitCode, MeshAuditError } from '../errors.js';
+import { loadFlock, type Flock } from './flock.js';
 import { osErrorText } from './os-error.js';
 
 /*
  * One run at a time per output folder: an advisory flock(2) on `<out>/.mesh-audit.lock`, held for the
  * whole run. flock, not a lock file that exists or not: the kernel drops it when the holder's process
  * ends however it ends (SIGKILL, OOM), so a dead run never leaves the folder locked. Node has no flock
- * of its own; fs-ext (a small native addon, built by node-gyp on install) calls flock(2) itself, so the
- * lock is the same one `flock(1)` takes. The holder writes its pid into the file, for the message of
- * the run that waits.
+ * of its own; fs-ext (a small native addon, built by node-gyp on install; write/flock.ts loads it when
+ * a lock is first taken) calls flock(2) itself, so the lock is the same one `flock(1)` takes. The
+ * holder writes its pid into the file, for the message of the run that waits.
  */
 
 export const LOCK_FILE = '.mesh-audit.lock';
@@ -21,7 +21,7 @@ export interface OutputLock {
   release(): Promise<void>;
 }
 
-const tryFlock = (fd: number): Promise<boolean> =>
+const tryFlock = (flock: Flock, fd: number): Promise<boolean> =>
   new Promise((resolve, reject) =>
     flock(fd, 'exnb', (err) => {
       if (!err) resolve(true);
@@ -41,6 +41,12 @@ async function holderOf(handle: FileHandle): Promise<string> {
  */
 export async function lockOutputFolder(dir: string, timeoutSeconds: number): Promise<OutputLock> {
   const path = join(dir, LOCK_FILE);
+  let flock: Flock;
+  try {
+    flock = loadFlock(dir);
+  } catch (err) {
+    throw new MeshAuditError(`${dir}: cannot lock the output folder: flock(2) support (fs-ext) did not load: ${(err as Error).message}`, ExitCode.Incomplete);
+  }
   let handle: FileHandle;
   try {
     handle = await open(path, constants.O_RDWR | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK, 0o640);
@@ -50,7 +56,7 @@ export async function lockOutputFolder(dir: string, timeoutSeconds: number): Pro
   try {
     if (!(await handle.stat()).isFile()) throw new MeshAuditError(`${path}: the lock file is not a regular file; refusing to use the folder`, ExitCode.Incomplete);
     const deadline = Date.now() + timeoutSeconds * 1000;
-    while (!(await tryFlock(handle.fd))) {
+    while (!(await tryFlock(flock, handle.fd))) {
       if (Date.now() >= deadline) {
         throw new MeshAuditError(
           `${dir}: another mesh-audit run (${await holderOf(handle)}) is writing this output folder; gave up after waiting ${timeoutSeconds} s (--lock-timeout)`,

@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -39,7 +39,7 @@ const run = (cmd: string, args: string[], cwd = '/'): { code: number; stdout: st
 };
 
 /** `env -i PROGRAM ARGS` under `strace -f` (file opens only): which thread opened what. */
-async function traced(dir: string, program: string, args: string[]): Promise<ProcessRun & { opens: { pid: number; path: string }[]; mainPid: number }> {
+async function traced(dir: string, program: string, args: string[]): Promise<ProcessRun & { opens: { pid: number; path: string; flags: string }[]; mainPid: number }> {
   const tracePath = join(tempDir('ma-pkg-trace-'), 'trace');
   // UV_USE_IO_URING=0: libuv's io_uring would do file opens where ptrace cannot see them.
   const r = await runProcess(strace!, ['-f', '-qq', '-e', 'trace=execve,openat', '-o', tracePath, '--', 'env', '-i', 'UV_USE_IO_URING=0', program, ...args], { cwd: dir, timeoutMs: 300_000 });
@@ -49,7 +49,7 @@ async function traced(dir: string, program: string, args: string[]): Promise<Pro
   // Nothing else is started: no node, no shell (env itself is the first execve).
   assert.equal(calls.filter((c) => c.name === 'execve' && c.result === '0').map((c) => c.args[0]), ['"/usr/bin/env"', JSON.stringify(program)]);
   assert.not.match(r.stderr, 'single-executable', 'a module looked for on disk (a SEA require() warning)');
-  const opens = calls.filter((c) => c.name === 'openat' && !c.result.startsWith('-1')).map((c) => ({ pid: c.pid, path: JSON.parse(c.args[1]!) as string }));
+  const opens = calls.filter((c) => c.name === 'openat' && !c.result.startsWith('-1')).map((c) => ({ pid: c.pid, path: JSON.parse(c.args[1]!) as string, flags: c.args[2] ?? '' }));
   return { ...r, opens, mainPid: exec.pid };
 }
 
@@ -81,6 +81,44 @@ it('the binary evaluates a shipped example with the pack inside it, reading no f
   assert.ok(findingsOf(r.stdout).length >= 3, 'the 045 findings');
   const outside = r.opens.filter((o) => o.path.startsWith(PACKAGE_ROOT) || o.path.includes('policies') || o.path.includes('node_modules'));
   assert.equal(outside, [], 'files of the repository were opened');
+  // No report file, no lock: no native addon loaded (write/flock.ts loads fs-ext only for a lock).
+  assert.equal(r.opens.filter(addonLoad), [], 'an addon was loaded');
+});
+
+/** The opens of an embedded addon's load (write/embedded-addon.ts): its unnamed file, then dlopen through /proc/self/fd. */
+const addonLoad = (o: { path: string; flags: string }) => o.flags.includes('O_TMPFILE') || o.path.startsWith('/proc/self/fd/');
+
+it('the binary takes the output folder\'s flock(2), the one flock(1) takes: it waits for a holder, then exits 3; its addon is loaded from inside --out and leaves nothing', async () => {
+  const dir = alone();
+  copyFileSync(example('demo', 'snapshot.json'), join(dir, 'snapshot.json'));
+  const out = join(dir, 'out');
+  const evaluate = ['evaluate', 'snapshot.json', '--format', 'json', '--out', 'out', '--fail-on', 'none'];
+  const first = await traced(dir, './mesh-audit-linux-x64', evaluate);
+  assert.is(first.code, 0, first.stderr);
+  const loads = first.opens.filter(addonLoad);
+  assert.equal(loads.map((o) => o.flags.includes('O_TMPFILE') ? o.path : 'dlopen'), [out, 'dlopen'], 'fs-ext loaded once, through an unnamed file in --out');
+  const writes = first.opens.filter((o) => /O_CREAT|O_WRONLY|O_RDWR|O_TMPFILE/.test(o.flags));
+  assert.equal(writes.filter((o) => o.path !== out && !o.path.startsWith(`${out}/`)), [], 'a file opened for writing outside --out');
+  assert.equal(readdirSync(out).sort(), ['.mesh-audit.lock', '.mesh-audit.sequence', 'latest', 'mesh-audit.json', 'runs'], 'nothing of the addon left');
+
+  // flock(1) holds the folder's lock: the binary waits --lock-timeout, then exits 3.
+  const holder = spawn('flock', [join(out, '.mesh-audit.lock'), 'sh', '-c', 'echo locked; exec cat'], { stdio: ['pipe', 'pipe', 'inherit'] });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      holder.stdout.on('data', (d: Buffer) => d.toString().includes('locked') && resolve());
+      holder.once('exit', () => reject(new Error('flock(1) ended')));
+    });
+    const waited = run('env', ['-i', './mesh-audit-linux-x64', ...evaluate, '--lock-timeout', '1'], dir);
+    assert.is(waited.code, 3, waited.stderr);
+    // (The pid is the file's content: flock(1) writes none, so it names the earlier run's.)
+    assert.match(waited.stderr, /another mesh-audit run \(pid (\d+|unknown)\) is writing this output folder; gave up after waiting 1 s/);
+  } finally {
+    holder.stdin.end();
+    await new Promise((resolve) => holder.once('close', resolve));
+  }
+  const after = run('env', ['-i', './mesh-audit-linux-x64', ...evaluate, '--lock-timeout', '0'], dir);
+  assert.is(after.code, 0, after.stderr);
+  assert.is(readdirSync(join(out, 'runs')).length, 2, 'the second run is published once the holder is gone');
 });
 
 it('the binary evaluates 9 snapshots in worker threads (--jobs 4): each snapshot is opened by a worker, the report is the one thread gives', async () => {
@@ -96,6 +134,25 @@ it('the binary evaluates 9 snapshots in worker threads (--jobs 4): each snapshot
   const one = run('env', ['-i', './mesh-audit-linux-x64', 'evaluate', ...names, '--jobs', '1', '--format', 'json', '--out', 'w1', '--fail-on', 'none'], dir);
   assert.is(one.code, 0, one.stderr);
   assert.equal(findingsOf(readFileSync(join(dir, 'w4', 'mesh-audit.json'), 'utf8')), findingsOf(readFileSync(join(dir, 'w1', 'mesh-audit.json'), 'utf8')));
+});
+
+const asRoot = built && (ci || process.getuid?.() === 0) ? test : test.skip;
+
+asRoot('the binary and an output folder on a file system mounted noexec (root: mounts a tmpfs): exit 3 saying why, nothing written, nothing left', () => {
+  const dir = alone();
+  copyFileSync(example('demo', 'snapshot.json'), join(dir, 'snapshot.json'));
+  const mount = join(dir, 'noexec');
+  mkdirSync(mount);
+  const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', 'noexec,size=8m,mode=0750', 'tmpfs', mount], { encoding: 'utf8' });
+  assert.is(mounted.status, 0, `mount a tmpfs (needs root): ${mounted.stderr}`);
+  try {
+    const r = run('env', ['-i', './mesh-audit-linux-x64', 'evaluate', 'snapshot.json', '--format', 'json', '--out', 'noexec/out', '--fail-on', 'none'], dir);
+    assert.is(r.code, 3, r.stderr);
+    assert.match(r.stderr, /cannot lock the output folder: .*not mounted noexec/);
+    assert.equal(readdirSync(join(mount, 'out')), [], 'no lock taken, no report, no copy of the addon');
+  } finally {
+    spawnSync('umount', ['-l', mount]);
+  }
 });
 
 /** A 045 host on the test engine (as test/docker/scan-045.test.ts builds it) with a 5 MiB file under the managed root. */
