@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { withMemory } from '../src/facts/history.js';
-import { auditSnapshot } from '../src/pipeline.js';
+import { auditSnapshot, reportOf, triage } from '../src/pipeline.js';
+import { alertsOf } from '../src/report/alerts.js';
 import { loadPolicies } from '../src/policy/load.js';
 import type { Snapshot } from '../src/snapshot/types.js';
 import { HostModel } from './support/host-model.js';
@@ -75,6 +76,9 @@ test('seven nights with --baseline auto --fail-on-new --keep 2: exit codes, live
   const dir = tempDir('mesh-nights-');
   const out = join(dir, 'out');
   let previous: Snapshot | null = null;
+  /** night -> fingerprints of the SARIF results that fail; night -> standing count of a rule in the textfile */
+  const failing = new Map<number, Set<string>>();
+  const promCounts = new Map<number, (rule: string) => number>();
   /** fingerprint -> the nights it was live, new, carried unchecked, absent */
   const seen = new Map<string, { rule: string; live: number[]; fresh: number[]; carried: number[]; absent: number[]; firstSeen: Set<string> }>();
   const track = (fp: string, rule: string) => {
@@ -89,9 +93,14 @@ test('seven nights with --baseline auto --fail-on-new --keep 2: exit codes, live
     previous = snapshot;
     const file = join(dir, `night-${i + 1}.json`);
     writeFileSync(file, JSON.stringify(snapshot));
-    const r = await runCli(['evaluate', file, '--out', out, '--format', 'json', '--baseline', 'auto', '--fail-on-new', '--keep', '2'], new Date(Date.parse(takenAt) + 60_000));
+    const r = await runCli(['evaluate', file, '--out', out, '--format', 'json,sarif,prom', '--baseline', 'auto', '--fail-on-new', '--keep', '2'], new Date(Date.parse(takenAt) + 60_000));
     assert.is(r.code, code, `night ${i + 1} (${name}): ${r.stderr}`);
     const report = JSON.parse(readFileSync(join(out, 'mesh-audit.json'), 'utf8')) as JsonReport;
+    // SARIF and Prometheus show the same standing findings, carried ones included (every format).
+    const sarif = JSON.parse(readFileSync(join(out, 'mesh-audit.sarif'), 'utf8')) as { runs: { results: { kind: string; partialFingerprints: Record<string, string> }[] }[] };
+    failing.set(i + 1, new Set(sarif.runs.flatMap((run) => run.results.filter((x) => x.kind === 'fail').map((x) => Object.values(x.partialFingerprints)[0]!))));
+    const prom = readFileSync(join(out, 'mesh-audit.prom'), 'utf8');
+    promCounts.set(i + 1, (rule: string) => [...prom.matchAll(new RegExp(`^mesh_audit_findings\\{[^}]*rule_id="${rule}"[^}]*\\} (\\d+)$`, 'gm'))].reduce((n, m) => n + Number(m[1]), 0));
     for (const f of report.findings) {
       const t = track(f.fingerprint, `${f.ruleId} ${f.subject.id}`);
       t.live.push(i + 1);
@@ -125,7 +134,12 @@ test('seven nights with --baseline auto --fail-on-new --keep 2: exit codes, live
     assert.ok(t, `${rule} was reported`);
     assert.equal(t!.fresh, [start], `${rule} is new exactly once: ${JSON.stringify(t)}`);
     const last = end === null ? NIGHTS.length : end - 1;
-    for (let n = start; n <= last; n++) assert.ok(t!.live.includes(n) !== t!.carried.includes(n), `${rule} night ${n}: live or carried, once: ${JSON.stringify(t)}`);
+    for (let n = start; n <= last; n++) {
+      assert.ok(t!.live.includes(n) !== t!.carried.includes(n), `${rule} night ${n}: live or carried, once: ${JSON.stringify(t)}`);
+      const fp = [...seen.entries()].find(([, v]) => v === t)![0];
+      assert.ok(failing.get(n)!.has(fp), `${rule} night ${n}: a failing SARIF result (GitHub would close a missing one)`);
+      assert.ok(promCounts.get(n)!(rule.split(' ')[0]!) >= 1, `${rule} night ${n}: counted in the Prometheus textfile`);
+    }
     assert.equal(t!.absent, end === null ? [] : [end], `${rule} ends once, as absent: ${JSON.stringify(t)}`);
     assert.is(t!.firstSeen.size, 1, `${rule} keeps its firstSeen: ${[...t!.firstSeen].join(', ')}`);
     assert.ok([...t!.firstSeen][0]!.startsWith(`2026-10-0${start}`), `${rule} first seen on night ${start}`);
@@ -172,6 +186,23 @@ test('MA1004: a stopped container keeps a key its composed file lost; a key the 
   assert.equal(fromHistory.map((f) => f.discriminator), ['/etc/mesh/app.env#FEATURE_X']);
   assert.match(fromHistory[0]!.message, /an earlier snapshot of the file named it/);
   assert.equal(auditSnapshot(snapshot, [], rules).findings.filter((f) => f.ruleId === 'MA1004'), []);
+});
+
+test('an outage night renews the alerts of the findings it could not check: none resolves, none restarts', () => {
+  const first = hostOn('2026-10-01T03:00:00.000Z', { renamed: true });
+  const night1 = triage(reportOf([auditSnapshot(first, [], rules)], rules, { now: new Date('2026-10-01T03:01:00.000Z') }), { now: new Date('2026-10-01T03:01:00.000Z') });
+  const standing = night1.evaluations.flatMap((e) => e.findings);
+  assert.ok(standing.some((f) => f.ruleId === 'MA1001'));
+  const down = withMemory(hostOn('2026-10-02T03:00:00.000Z', { renamed: true, docker: 'down' }), [first]);
+  const now = new Date('2026-10-02T03:01:00.000Z');
+  const night2 = triage(reportOf([auditSnapshot(down, [first], rules)], rules, { now }), { now, baseline: { source: 'night 1', generatedAt: night1.generatedAt, findings: standing } });
+  const alerts = alertsOf(night2, { ttlHours: 25 });
+  for (const f of standing) {
+    const alert = alerts.find((a) => a.labels['fingerprint'] === f.fingerprint);
+    assert.ok(alert, `${f.ruleId} ${f.subject.id}: still alerted on the outage night`);
+    assert.ok(alert!.endsAt > now.toISOString(), `${f.ruleId} ${f.subject.id}: renewed, not resolved`);
+    assert.is(alert!.startsAt, f.firstSeen, `${f.ruleId} ${f.subject.id}: starts when first seen`);
+  }
 });
 
 test.run();

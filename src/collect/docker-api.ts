@@ -126,6 +126,8 @@ interface DockerodeCalls {
 type DockerodeConstructor = new (options: Record<string, unknown>) => unknown;
 
 let dockerode: DockerodeConstructor | undefined;
+// Written exactly so: the bundler of the single executable follows this form (scripts/package/bundle.ts).
+const require = createRequire(import.meta.url);
 
 /**
  * dockerode, loaded once, with two of docker-modem's habits switched off before any request:
@@ -137,9 +139,9 @@ let dockerode: DockerodeConstructor | undefined;
 export async function loadDockerode(): Promise<DockerodeConstructor> {
   if (dockerode) return dockerode;
   const loaded = ((await import('dockerode')) as unknown as { default: DockerodeConstructor }).default;
-  const requireFromModem = createRequire(createRequire(import.meta.url).resolve('docker-modem'));
-  (requireFromModem('debug') as { disable(): string }).disable();
-  (requireFromModem('./http') as { maxRedirects: number }).maxRedirects = 0;
+  // The very modules docker-modem loads (one copy of each in node_modules, and in the single executable).
+  (require('debug') as { disable(): string }).disable();
+  (require('docker-modem/lib/http.js') as { maxRedirects: number }).maxRedirects = 0;
   dockerode = loaded;
   return loaded;
 }

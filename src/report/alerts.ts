@@ -1,6 +1,6 @@
 import type { Finding } from '../evaluate/finding.js';
 import type { LoadedRule } from '../policy/types.js';
-import { allFindings, type Report } from './report.js';
+import { allFindings, carriedFindings, type Report } from './report.js';
 import { helpUriOf, plainText, remediationOf, summaryOf } from './rule-docs.js';
 
 /** An alert as Alertmanager's v2 API takes it (`POST /api/v2/alerts`). */
@@ -51,6 +51,8 @@ export function alertsOf(report: Report, options: { ttlHours: number }): Postabl
   };
   const alerts = [
     ...allFindings(report).map((f) => alertOf(f, f.suppressed ? now : until)),
+    // Not checked tonight (a source was not read): still standing, so renewed, never resolved by an outage.
+    ...carriedFindings(report).map((f) => alertOf(f, f.suppressed ? now : until)),
     ...(report.baseline?.absent ?? []).map((f) => alertOf(f, now)),
   ];
   for (const e of report.evaluations) {

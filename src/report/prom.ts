@@ -1,7 +1,7 @@
 import { compareText } from '../compare.js';
 import type { Finding } from '../evaluate/finding.js';
 import type { Severity } from '../policy/types.js';
-import type { Report } from './report.js';
+import { standingFindings, type Report } from './report.js';
 import { severitiesOf } from './rule-docs.js';
 
 /** Label values escaped as the text exposition format wants: backslash, double quote, newline. */
@@ -19,7 +19,8 @@ interface Family {
  * Prometheus textfile for node_exporter's textfile collector. Series are stable from run to run: the
  * findings of every rule are counted for each severity the rule can give, 0 included, so a series
  * neither appears with a finding nor vanishes when it is gone (no `state` label that turns `new` into
- * `unchanged`); findings gone since the baseline are simply no longer counted.
+ * `unchanged`); findings gone since the baseline are simply no longer counted, and findings carried
+ * forward unchecked on an incomplete run are still counted (what was not read is not gone).
  *
  * - `mesh_audit_findings{host,rule_id,rule,severity}`: standing findings (waived ones not counted);
  * - `mesh_audit_findings_waived{…}`: findings a waiver accepts;
@@ -29,7 +30,8 @@ interface Family {
  */
 export function renderProm(report: Report): string {
   const byRule = new Map(report.rules.map((r) => [r.id, r]));
-  const findings = report.evaluations.flatMap((e) => e.findings);
+  // Findings carried forward unchecked (an outage night) still stand: their series must not drop to 0.
+  const findings = standingFindings(report);
   // Every (host, rule, severity) that exists before any finding: the rule's severities on each host.
   const keys = new Map<string, Record<string, string>>();
   const keyOf = (host: string, ruleId: string, ruleName: string, severity: Severity) => {

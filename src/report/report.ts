@@ -38,6 +38,13 @@ export interface Summary {
 
 export const allFindings = (report: Report): Finding[] => report.evaluations.flatMap((e) => e.findings);
 export const allNotifications = (report: Report): Notification[] => report.evaluations.flatMap((e) => e.notifications);
+/**
+ * The baseline's findings carried forward on a host whose run was incomplete: not seen tonight because
+ * their facts were not read, so they still stand (unknown is never absent). Every format shows them.
+ */
+export const carriedFindings = (report: Report): Finding[] => report.baseline?.notChecked ?? [];
+/** What stands after this run: its findings, and those carried forward unchecked. */
+export const standingFindings = (report: Report): Finding[] => [...allFindings(report), ...carriedFindings(report)];
 
 export function summarize(report: Report): Summary {
   const findings = allFindings(report);

@@ -1,7 +1,7 @@
 import { pathToFileURL } from 'node:url';
 import type { Evaluation, Finding, Notification } from '../evaluate/finding.js';
 import type { LoadedRule, Severity } from '../policy/types.js';
-import type { Report } from './report.js';
+import { carriedFindings, type Report } from './report.js';
 import { helpUriOf, isExposureRule, plainText, SECURITY_SEVERITY, summaryOf, worstSeverity } from './rule-docs.js';
 
 /** Versioned key of our partialFingerprints entry (PITFALLS: never fill `fingerprints`). */
@@ -48,11 +48,14 @@ interface RunOptions {
   baseline: boolean;
   /** This run holds the waived results: each has a suppression (and no other run has any). */
   waived: boolean;
+  /** Fingerprints of findings carried forward unchecked from the baseline (their facts were not read). */
+  carried?: ReadonlySet<string>;
 }
 
 function result(finding: Finding, ruleIndex: number, ledgerPath: string, options: RunOptions) {
   // A finding gone since the baseline is no problem any more: a pass, level none; its severity is kept.
   const absent = finding.state === 'absent';
+  const carried = options.carried?.has(finding.fingerprint) === true;
   return {
     ruleId: finding.ruleId,
     ...(ruleIndex >= 0 ? { ruleIndex } : {}),
@@ -69,6 +72,7 @@ function result(finding: Finding, ruleIndex: number, ledgerPath: string, options
       ...(finding.discriminator !== null ? { discriminator: finding.discriminator } : {}),
       ...(finding.resource !== undefined ? { resource: finding.resource } : {}),
       ...(finding.firstSeen !== undefined ? { firstSeen: finding.firstSeen } : {}),
+      ...(carried ? { notCheckedThisRun: true } : {}),
     },
   };
 }
@@ -137,7 +141,10 @@ function hostRuns(report: Report): HostRuns[] {
     // The same host twice in one report: each run keeps a category of its own.
     const category = n === 1 ? `mesh-audit/${e.host}/` : `mesh-audit/${e.host}/${n}/`;
     const ledgerPath = e.ledgerPath ?? DEFAULT_LEDGER;
-    const all = [...e.findings, ...(n === 1 ? (report.baseline?.absent ?? []).filter((f) => f.host === e.host) : [])];
+    // Findings carried forward unchecked stay results (a result missing from an upload closes the
+    // code-scanning alert): what was not read tonight is not gone.
+    const carried = n === 1 ? carriedFindings(report).filter((f) => f.host === e.host) : [];
+    const all = [...e.findings, ...carried, ...(n === 1 ? (report.baseline?.absent ?? []).filter((f) => f.host === e.host) : [])];
     const waived = all.filter((f) => f.suppressed !== undefined);
     const run = (id: string, findings: Finding[], options: RunOptions, notifications: Notification[]) => ({
       tool: { driver },
@@ -148,8 +155,9 @@ function hostRuns(report: Report): HostRuns[] {
       results: findings.map((f) => result(f, ruleIndex.get(f.ruleId) ?? -1, ledgerPath, options)),
     });
     const baseline = report.baseline !== undefined;
-    const runs: unknown[] = [run(category, all.filter((f) => f.suppressed === undefined), { baseline, waived: false }, e.notifications)];
-    if (waived.length > 0) runs.push(run(`${category}waived/`, waived, { baseline, waived: true }, []));
+    const carriedFps = new Set(carried.map((f) => f.fingerprint));
+    const runs: unknown[] = [run(category, all.filter((f) => f.suppressed === undefined), { baseline, waived: false, carried: carriedFps }, e.notifications)];
+    if (waived.length > 0) runs.push(run(`${category}waived/`, waived, { baseline, waived: true, carried: carriedFps }, []));
     const entry = byHost.get(e.host) ?? { host: e.host, runs: [] };
     entry.runs.push(...runs);
     byHost.set(e.host, entry);

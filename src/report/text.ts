@@ -49,6 +49,11 @@ export function renderText(report: Report, options: TextOptions): string {
       lines.push(`  ${paint(r.severity, r.severity.padEnd(width.severity))}  ${r.rule.padEnd(width.rule)}  ${r.subject}`);
       lines.push(`  ${' '.repeat(width.severity)}  ${paint('dim', '└')} ${r.message}`);
     }
+    const carried = (report.baseline?.notChecked ?? []).filter((f) => f.host === e.host);
+    if (carried.length > 0) {
+      lines.push('', paint('warning', `  Not checked this run, still standing from earlier runs (${carried.length}):`));
+      for (const f of carried) lines.push(`  - ${f.severity} ${f.ruleId} ${f.ruleName} ${f.subject.kind} ${f.subject.id}: ${f.message}`);
+    }
     const gone = (report.baseline?.absent ?? []).filter((f) => f.host === e.host);
     if (gone.length > 0) {
       lines.push('', paint('dim', `  Gone since the baseline (${gone.length}):`));
