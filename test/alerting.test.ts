@@ -64,7 +64,10 @@ it('findings become alerts with rule, severity, host and fingerprint; absent one
 });
 
 it('an alert starts when its finding was first seen, reads well (summary, description, runbook, remediation), and resolves when the finding ends', async () => {
-  am ??= await startAlertmanager();
+  // An Alertmanager of its own: one that already holds this alert (the test above) keeps the earliest
+  // startsAt of the two, which would hide what this test checks.
+  await am?.stop();
+  am = await startAlertmanager();
   const dir = tempDir();
   const rules = (await loadPolicies([])).flatMap((p) => p.rules);
   const reportOf = async (snap: string, now: Date) => auditSnapshots([await loadSnapshot(snap)], [], rules, { now });

@@ -82,6 +82,13 @@ function fileUnknown(file: FileRecord | undefined, path: string): { fields: stri
 
 export type SubjectSets = Record<SubjectSetName, Subject[]>;
 
+/**
+ * Keys an engine puts into a container's Config.Env itself, whatever its image and files say (Podman
+ * adds `container`, `HOME`, `HOSTNAME`, `TERM`): that the image does not set one is no evidence that a
+ * composed file did. An earlier snapshot of the file naming it still is.
+ */
+const ENGINE_SET_KEYS = new Set(['container', 'HOME', 'HOSTNAME', 'TERM']);
+
 const WILDCARD_ADDRESSES = new Set(['', '0.0.0.0', '::', '[::]']);
 
 /** How far a listening address reaches: every interface, one address, or this host only. */
@@ -438,7 +445,7 @@ export function buildSubjects(snapshot: Snapshot, history: readonly Snapshot[] =
     const evidence: Record<string, string> = {};
     for (const key of Object.keys(c.env).sort()) {
       if (Object.hasOwn(file, key) || namedElsewhere.has(key)) continue;
-      if (c.imageEnv !== undefined) {
+      if (c.imageEnv !== undefined && !ENGINE_SET_KEYS.has(key)) {
         const fromImage = Object.hasOwn(c.imageEnv, key) ? c.imageEnv[key] : undefined;
         if (fromImage === undefined) evidence[key] = 'the image does not set it';
         else if (fromImage.digest !== c.env[key]!.digest) evidence[key] = 'the image sets another value';
