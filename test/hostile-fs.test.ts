@@ -47,7 +47,7 @@ async function scan(base: string, name: string, managedRoots: string[], entries:
     trace = traced.trace;
   } else {
     const [cmd, ...pre] = [...(options.wrap ?? []), process.execPath];
-    run = await runProcess(cmd!, [...pre, BIN, ...args], {
+    run = await runProcess(cmd, [...pre, BIN, ...args], {
       timeoutMs,
       ...(options.uid !== undefined ? { uid: options.uid, gid: options.gid ?? options.uid, cwd: base } : {}),
     });
@@ -203,7 +203,7 @@ async function kindsCase(base: string, m: string, k: { fifo: string; mark: strin
   for (const [path, kind] of kinds) {
     const r = rec(path);
     assert.ok(r, `${path} recorded`);
-    assert.equal([r!.kind, r!.sha256, r!.env, r!.error], [kind, undefined, undefined, undefined], path);
+    assert.equal([r.kind, r.sha256, r.env, r.error], [kind, undefined, undefined, undefined], path);
   }
   assert.not.ok(existsSync(mark), 'the FIFO was opened for reading: its blocked writer woke up');
   assert.is(k.connections(), 0, 'the socket was connected to');

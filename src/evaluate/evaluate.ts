@@ -127,7 +127,7 @@ function varPaths(expr: unknown): string[] | null {
   for (const [op, args] of Object.entries(expr)) {
     if (op === 'missing' || op === 'missing_some') return null;
     if (op === 'var') {
-      const path = Array.isArray(args) ? args[0] : args;
+      const path: unknown = Array.isArray(args) ? args[0] : args;
       if (typeof path === 'number') continue;
       if (typeof path !== 'string' || path === '') return null;
       out.push(path);

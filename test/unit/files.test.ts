@@ -27,7 +27,7 @@ const byPath = (files: FileRecord[]): Map<string, FileRecord> => new Map(files.m
 const get = (files: FileRecord[], path: string): FileRecord => {
   const found = files.find((f) => f.path === path);
   assert.ok(found, `no record for ${path}; have ${files.map((f) => f.path).join(', ')}`);
-  return found!;
+  return found;
 };
 
 // One host tree for most tests: ROOT plays the host's `/` (as with --root /host), OUTSIDE is beyond it.
@@ -327,7 +327,7 @@ test('permission denied (as nobody): file keeps its lstat data; a folder in the 
   }
 });
 
-test('locate walks components without following: symlinked parent blocked, symlink itself found', async () => {
+test('locate walks components without following: symlinked parent blocked, symlink itself found', () => {
   const real = ROOT; // tmpdir has no symlink on Linux; resolveRoot would give the same
   const blocked = locate(real, '/etc/other/secret.txt');
   assert.is(blocked.state, 'blocked');
@@ -337,7 +337,7 @@ test('locate walks components without following: symlinked parent blocked, symli
   assert.equal(locate(real, '/etc/mesh/none'), { state: 'missing' });
 });
 
-test('readRegularFile refuses a descriptor that is not what lstat saw (race safety)', async () => {
+test('readRegularFile refuses a descriptor that is not what lstat saw (race safety)', () => {
   // Another inode than expected: replaced between lstat and open.
   const other = lstatSync(join(ROOT, 'etc/mesh/setuid.bin'), { bigint: true });
   const swapped = readRegularFile(join(ROOT, 'etc/mesh/config.yml'), other);
