@@ -137,7 +137,7 @@ function varPaths(expr: unknown): string[] | null {
       continue;
     }
     const list = Array.isArray(args) ? args : [args];
-    // Inside map/filter/…, `var` names a field of the item (no parent scope, PITFALLS.md): only the list is the subject's.
+    // Inside map/filter/…, `var` names a field of the item (no parent scope: ARCHITECTURE.md, Pitfalls): only the list is the subject's.
     const read = varPaths(ITEM_SCOPED.has(op) ? list.slice(0, 1).concat(op === 'reduce' ? list.slice(2, 3) : []) : list);
     if (read === null) return null;
     out.push(...read);

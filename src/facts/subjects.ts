@@ -146,7 +146,7 @@ function fileFacts(file: FileRecord | undefined, withEnv = true) {
   };
 }
 
-/** Builds every subject set of design section 5 from a snapshot and the earlier snapshots of its host (pure). */
+/** Builds every subject set (ARCHITECTURE.md, `src/facts/`) from a snapshot and the earlier snapshots of its host (pure). */
 export function buildSubjects(snapshot: Snapshot, history: readonly Snapshot[] = []): SubjectSets {
   const host = snapshot.host.hostname;
   const labels = snapshot.config.labels;

@@ -2,7 +2,7 @@ import jsonLogic from 'json-logic-js';
 import { CUSTOM_OPERATORS } from './operators.js';
 
 /**
- * json-logic-js, hardened as PITFALLS.md says. Its operator table is shared by the whole module:
+ * json-logic-js, hardened as ARCHITECTURE.md says (Pitfalls: JSON Logic). Its operator table is shared by the whole module:
  * this file is the only one that imports json-logic-js, and it sets the table up once.
  */
 

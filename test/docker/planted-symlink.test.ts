@@ -11,7 +11,7 @@ import { callsReaching, runProcess, straceBinary, straceCli, treeState, writesOu
 import { engine, removeContainers, runContainer, type Engine } from './engine.js';
 import { LiveHost, type LiveReport } from './live-host.js';
 
-// PITFALLS "Reading the host as root": a container can plant, inside its own file system, an absolute
+// ARCHITECTURE.md, Pitfalls (reading /proc as root): a container can plant, inside its own file system, an absolute
 // symlink whose target means nothing to the container but, followed by a host process through
 // /proc/<pid>/root, resolves against the HOST's root (pelagos#349, syft#3396). Here the containers
 // plant symlinks to a host canary: at a path component of a single-file bind-mount destination
