@@ -8,6 +8,7 @@ import * as assert from 'uvu/assert';
 import { PACKAGE_ROOT } from '../src/paths.js';
 import type { FileRecord, Snapshot } from '../src/snapshot/types.js';
 import { tempDir } from './support/cli.js';
+import { isRoot, requireRoot, rootTest } from './support/root.js';
 import { callsReaching, hasCommand, runProcess, straceBinary, straceCli, writesOutside, type ProcessRun } from './support/strace.js';
 
 // A hostile file system under the managed roots, scanned by the real CLI with no engine
@@ -17,9 +18,9 @@ import { callsReaching, hasCommand, runProcess, straceBinary, straceCli, writesO
 // tree 300 deep and one deeper than PATH_MAX, a folder wider than maxFiles.
 const NO_ENGINE = 'unix:///nonexistent.sock';
 const BIN = join(PACKAGE_ROOT, 'bin', 'mesh-audit.js');
-const isRoot = process.getuid?.() === 0;
 const strace = isRoot ? straceBinary() : null;
-const it = isRoot ? test : test.skip;
+/** Each test scans as root under strace: skipped outside CI when not root, a failure in CI. */
+const it = rootTest;
 const sha = (text: string | Buffer): string => 'sha256:' + createHash('sha256').update(text).digest('hex');
 
 interface Scan {
@@ -115,6 +116,7 @@ process.once('exit', () => {
 // ---------------------------------------------------------------------------------------------
 
 it('loops, a FIFO, a socket, device nodes, a tree 300 deep and one deeper than PATH_MAX: recorded, never followed or opened, no hang', async () => {
+  requireRoot();
   const base = realpathSync(tempDir('ma-hostile-', '/tmp'));
   const m = join(base, 'm');
   mkdirSync(m);
@@ -227,6 +229,7 @@ async function kindsCase(base: string, m: string, k: { fifo: string; mark: strin
 }
 
 it('permission denied (scanner as nobody, or as root without CAP_DAC_*): errors on the records, the readable rest collected', async () => {
+  requireRoot();
   const base = realpathSync(tempDir('ma-hostile-perm-', '/tmp'));
   chmodSync(base, 0o755);
   // Honest privilege drop: nobody (uid/gid 65534) when it can run the scanner from where it is;
@@ -265,6 +268,7 @@ it('permission denied (scanner as nobody, or as root without CAP_DAC_*): errors 
 });
 
 it('files vanishing mid-walk (a process creating, renaming and deleting under the root): no crash, each one recorded whole or absent, nothing stable lost', async () => {
+  requireRoot();
   const base = realpathSync(tempDir('ma-hostile-churn-', '/tmp'));
   const m = join(base, 'm');
   const stable = join(m, 'stable');
@@ -341,6 +345,7 @@ it('files vanishing mid-walk (a process creating, renaming and deleting under th
 });
 
 it('a folder as wide as maxFiles (20000) is recorded whole; one file more gives the Problem about the bound', async () => {
+  requireRoot();
   const base = realpathSync(tempDir('ma-hostile-wide-', '/tmp'));
   const m = join(base, 'm');
   const wide = join(m, 'wide');

@@ -1,5 +1,6 @@
 import { test } from 'uvu';
 import { within } from '../support/within.js';
+import { isRoot, requireRoot, rootTest } from '../support/root.js';
 import * as assert from 'uvu/assert';
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -16,7 +17,6 @@ import type { FileRecord } from '../../src/snapshot/types.js';
 const safe = createSafeValueMaker(Buffer.alloc(32, 7));
 const CANARY = 'CANARY-files-9f3b1c';
 const sha = (content: string | Buffer): string => 'sha256:' + createHash('sha256').update(content).digest('hex');
-const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
 
 /** Fails instead of hanging when something opens a FIFO it must not. */
 
@@ -283,11 +283,9 @@ test('an env file larger than maxEnvBytes is digested, not parsed, with an error
   }
 });
 
-test('permission denied (as nobody): file keeps its lstat data; a folder in the walk gets an error', async () => {
-  if (!isRoot || typeof process.seteuid !== 'function' || typeof process.setegid !== 'function') {
-    console.log('  (skipped: permission denied needs root to drop to nobody)');
-    return;
-  }
+rootTest('permission denied (as nobody): file keeps its lstat data; a folder in the walk gets an error', async () => {
+  requireRoot();
+  if (typeof process.seteuid !== 'function' || typeof process.setegid !== 'function') throw new Error('no seteuid/setegid here: cannot drop to nobody');
   const root = mkdtempSync(join(tmpdir(), 'mesh-files-perm-'));
   try {
     chmodSync(root, 0o755);
