@@ -104,7 +104,7 @@ export async function loadConfigFile(path: string): Promise<ConfigFile> {
   const { doc, lines, value } = parseYaml(await readInput(path, 'config'), path);
   if (value === null || value === undefined) return {};
   if (!validateConfig(value)) throw new MeshAuditError(schemaErrors(path, doc, lines, validateConfig.errors ?? []).join('\n'));
-  return value as ConfigFile;
+  return value;
 }
 
 /** Which config file applies: `--config`, else `$MESH_AUDIT_CONFIG`, else the system one when present. */
@@ -143,7 +143,7 @@ export function envSettings(env: NodeJS.ProcessEnv): { values: ConfigFile; from:
     from[key] = `env ${variable}`;
   }
   if (errors.length > 0) throw new MeshAuditError(errors.join('\n'));
-  return { values: values as ConfigFile, from };
+  return { values: values, from };
 }
 
 export interface ResolvedSettings {
@@ -171,6 +171,7 @@ export async function resolveSettings(flags: ConfigFile, configFlag: string | un
   ];
   for (const [layer, origin] of layers) {
     for (const [key, value] of Object.entries(layer)) {
+      // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- a layer's key can be present and undefined
       if (value === undefined) continue;
       if (Array.isArray(value) && value.length === 0 && layer === flags) continue;
       if (key === 'labels') settings[key] = { ...(settings[key] as LabelKeys), ...(value as Partial<LabelKeys>) };

@@ -1,4 +1,4 @@
-/** Exit codes of design section 7; they belong to the outcome, not to the command. */
+/** Exit codes (README.md, Exit codes); they belong to the outcome, not to the command. */
 export const ExitCode = {
   Ok: 0,
   Findings: 1,

@@ -6,7 +6,7 @@ export type FailOn = Severity | 'none';
 export const FAIL_ON_VALUES: readonly FailOn[] = ['error', 'warning', 'note', 'none'];
 
 /**
- * Exit code of a finished run (design section 7). An incomplete scan is never read as clean:
+ * Exit code of a finished run (README.md, Exit codes). An incomplete scan is never read as clean:
  * it exits 3 even when it found nothing, and even when it found something.
  */
 export function exitCodeOf(report: Report, failOn: FailOn, options: { onlyNew?: boolean } = {}): ExitCode {

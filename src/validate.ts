@@ -67,7 +67,7 @@ export function isPrecompiled(name: SchemaName, schema: object): boolean {
 }
 
 function loadGenerated(): GeneratedValidators | null {
-  if (EMBEDDED) return EMBEDDED.validators as GeneratedValidators;
+  if (EMBEDDED) return EMBEDDED.validators;
   try {
     return require(GENERATED_VALIDATORS) as GeneratedValidators;
   } catch {

@@ -57,7 +57,7 @@ it('findings become alerts with rule, severity, host and fingerprint; absent one
   alerts = await am.alerts();
   const incomplete = alerts.find((a) => a.labels['alertname'] === 'MeshAuditScanIncomplete');
   assert.ok(incomplete, JSON.stringify(alerts.map((a) => a.labels)));
-  assert.match(incomplete!.annotations['message']!, 'cannot reach the Docker engine');
+  assert.match(incomplete.annotations['message']!, 'cannot reach the Docker engine');
   await run(driftHostSnapshot(dir, 'c', { stray: true }), new Date().toISOString());
   alerts = await am.alerts();
   assert.not.ok(alerts.some((a) => a.labels['alertname'] === 'MeshAuditScanIncomplete'), 'resolved by a complete scan');
@@ -78,14 +78,14 @@ it('an alert starts when its finding was first seen, reads well (summary, descri
   await postAlerts(am.url, alertsOf(drifted, { ttlHours: 25 }));
   const firing = (await am.alerts()).find((a) => a.labels['rule_id'] === 'MA1001' && a.labels['host'] === 'drift-host');
   assert.ok(firing, 'the drift fires');
-  assert.is(Date.parse(firing!.startsAt), Date.parse(firstSeen), 'startsAt is when it was first seen');
-  assert.ok(Date.parse(firing!.startsAt) < Date.now(), 'startsAt in the past');
-  assert.ok(Date.parse(firing!.endsAt) > Date.now() + 24 * 3600_000, 'lasts until the next nightly run');
-  assert.match(firing!.annotations['summary']!, 'drift-host: Container env matches the composed file it was built from');
-  assert.match(firing!.annotations['description']!, 'DATABASE_URL');
-  assert.is(firing!.annotations['runbook_url'], 'https://github.com/mesh-audit/mesh-audit#ma1001-container-env-matches-composed-file');
-  assert.match(firing!.annotations['remediation']!, 'recreate the container from the current file');
-  assert.is(firing!.labels['resource'], 'app.server');
+  assert.is(Date.parse(firing.startsAt), Date.parse(firstSeen), 'startsAt is when it was first seen');
+  assert.ok(Date.parse(firing.startsAt) < Date.now(), 'startsAt in the past');
+  assert.ok(Date.parse(firing.endsAt) > Date.now() + 24 * 3600_000, 'lasts until the next nightly run');
+  assert.match(firing.annotations['summary']!, 'drift-host: Container env matches the composed file it was built from');
+  assert.match(firing.annotations['description']!, 'DATABASE_URL');
+  assert.is(firing.annotations['runbook_url'], 'https://github.com/mesh-audit/mesh-audit#ma1001-container-env-matches-composed-file');
+  assert.match(firing.annotations['remediation']!, 'recreate the container from the current file');
+  assert.is(firing.labels['resource'], 'app.server');
 
   // Healed: against its baseline the finding is absent, its alert resolves and leaves the active list.
   const healed = await reportOf(driftHostSnapshot(dir, 'healed'), new Date());
@@ -102,7 +102,7 @@ test('one root cause, one group: a renamed container\'s MA2001 and MA2003 alerts
   const stale = alerts.find((a) => a.labels['rule_id'] === 'MA2003')!;
   const unclaimed = alerts.find((a) => a.labels['rule_id'] === 'MA2001' && a.annotations['subject'] === stale.annotations['subject']);
   assert.ok(unclaimed, 'the renamed container is unclaimed too');
-  assert.is(unclaimed!.labels['resource'], stale.labels['resource']);
+  assert.is(unclaimed.labels['resource'], stale.labels['resource']);
   assert.is(stale.labels['resource'], 'forge.server');
 });
 

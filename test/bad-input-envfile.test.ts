@@ -67,7 +67,7 @@ function checkRecords(files: FileRecord[], view: (v: SafeValue) => unknown, want
   const get = (name: string): FileRecord => {
     const found = files.find((f) => f.path === pathOf(name));
     assert.ok(found, `no record for ${name}`);
-    return found!;
+    return found;
   };
   for (const [name, content] of Object.entries(FILES)) {
     const r = get(name);

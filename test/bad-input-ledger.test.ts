@@ -64,7 +64,7 @@ function readResults(out: string): { report: Report; snapshot: Snapshot; everyth
   const historyDir = join(out, 'history', 't');
   const [name] = readdirSync(historyDir).filter((n) => n.endsWith('.json'));
   assert.ok(name, 'the scan kept its snapshot');
-  const snapshotText = readFileSync(join(historyDir, name!), 'utf8');
+  const snapshotText = readFileSync(join(historyDir, name), 'utf8');
   return { report: JSON.parse(reportText) as Report, snapshot: JSON.parse(snapshotText) as Snapshot, everything: reportText + snapshotText };
 }
 
@@ -151,7 +151,7 @@ test('wrong types per field: one ledger-well-formed error each, naming the field
     assert.is(record.valid, false, field);
     const finding = wellFormed.find((f) => f.locations.physical.some((p) => p.line === record.line));
     assert.ok(finding, `no ledger-well-formed finding for the entry with a bad ${field}`);
-    assert.match(finding!.message, says, field);
+    assert.match(finding.message, says, field);
   });
   // The entry with an id of the wrong type is named by its line, the others by their ids.
   assert.ok(wellFormed.some((f) => f.subject.id === `line ${s.snapshot.ledger.entries[1]!.line}`));
@@ -243,6 +243,7 @@ test('__proto__ and constructor keys: no prototype pollution, and the entries ar
   ]);
   // The odd keys are kept as the entry's own extra fields, values made secret-safe.
   assert.ok(Object.hasOwn(records[0]!.entry.extra as object, '__proto__'));
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- the assertion states its own premise
   assert.ok(direct.ok && Object.hasOwn(direct.entries[0]!.entry.extra as object, '__proto__'));
   assert.equal((direct.entries[0]!.entry.extra as Record<string, unknown>)['__proto__'], { polluted: safe(CANARY) });
   assert.ok(Object.hasOwn(records[1]!.entry.extra as object, 'constructor'));
@@ -291,7 +292,7 @@ test('100k nested arrays left open: the ledger is unavailable, nesting too deep,
   assert.equal(direct.problems.map((p) => p.message), [`ledger ${file} is neither JSON nor JSON Lines: nesting too deep at line 1, column 4098`]);
 });
 
-test('100k nested arrays inside one entry: that entry is a finding, the others still report (was: stack overflow, no report)', async () => {
+test('100k nested arrays inside one entry: that entry is a finding, the others still report (was: stack overflow, no report)', () => {
   const text = [
     '[',
     `  ${JSON.stringify(good('before', 'c1'))},`,

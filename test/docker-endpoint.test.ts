@@ -134,7 +134,7 @@ test('an engine that answers with a redirect is not followed elsewhere: the requ
         api.close();
         assert.unreachable('a redirected ping must not connect');
       },
-      (err: Error) => assert.match(err.message, /^ping: /),
+      (err: unknown) => assert.match((err as Error).message, /^ping: /),
     );
     assert.equal(elsewhere.paths, [], 'nothing reached the place it pointed to');
   } finally {

@@ -132,17 +132,17 @@ test('seven nights with --baseline auto --fail-on-new --keep 2: exit codes, live
   for (const [rule, start, end] of expectations) {
     const [t] = byRule(rule);
     assert.ok(t, `${rule} was reported`);
-    assert.equal(t!.fresh, [start], `${rule} is new exactly once: ${JSON.stringify(t)}`);
+    assert.equal(t.fresh, [start], `${rule} is new exactly once: ${JSON.stringify(t)}`);
     const last = end === null ? NIGHTS.length : end - 1;
     for (let n = start; n <= last; n++) {
-      assert.ok(t!.live.includes(n) !== t!.carried.includes(n), `${rule} night ${n}: live or carried, once: ${JSON.stringify(t)}`);
+      assert.ok(t.live.includes(n) !== t.carried.includes(n), `${rule} night ${n}: live or carried, once: ${JSON.stringify(t)}`);
       const fp = [...seen.entries()].find(([, v]) => v === t)![0];
       assert.ok(failing.get(n)!.has(fp), `${rule} night ${n}: a failing SARIF result (GitHub would close a missing one)`);
       assert.ok(promCounts.get(n)!(rule.split(' ')[0]!) >= 1, `${rule} night ${n}: counted in the Prometheus textfile`);
     }
-    assert.equal(t!.absent, end === null ? [] : [end], `${rule} ends once, as absent: ${JSON.stringify(t)}`);
-    assert.is(t!.firstSeen.size, 1, `${rule} keeps its firstSeen: ${[...t!.firstSeen].join(', ')}`);
-    assert.ok([...t!.firstSeen][0]!.startsWith(`2026-10-0${start}`), `${rule} first seen on night ${start}`);
+    assert.equal(t.absent, end === null ? [] : [end], `${rule} ends once, as absent: ${JSON.stringify(t)}`);
+    assert.is(t.firstSeen.size, 1, `${rule} keeps its firstSeen: ${[...t.firstSeen].join(', ')}`);
+    assert.ok([...t.firstSeen][0]!.startsWith(`2026-10-0${start}`), `${rule} first seen on night ${start}`);
   }
   // Nothing else was ever reported (no false finding from a missing source).
   assert.equal([...seen.values()].filter((t) => !expectations.some(([r]) => t.rule.startsWith(r))).map((t) => t.rule), []);
@@ -200,8 +200,8 @@ test('an outage night renews the alerts of the findings it could not check: none
   for (const f of standing) {
     const alert = alerts.find((a) => a.labels['fingerprint'] === f.fingerprint);
     assert.ok(alert, `${f.ruleId} ${f.subject.id}: still alerted on the outage night`);
-    assert.ok(alert!.endsAt > now.toISOString(), `${f.ruleId} ${f.subject.id}: renewed, not resolved`);
-    assert.is(alert!.startsAt, f.firstSeen, `${f.ruleId} ${f.subject.id}: starts when first seen`);
+    assert.ok(alert.endsAt > now.toISOString(), `${f.ruleId} ${f.subject.id}: renewed, not resolved`);
+    assert.is(alert.startsAt, f.firstSeen, `${f.ruleId} ${f.subject.id}: starts when first seen`);
   }
 });
 

@@ -8,6 +8,7 @@ import { PACKAGE_ROOT } from '../src/paths.js';
 import { runCli, tempDir } from './support/cli.js';
 import { driftHostSnapshot } from './support/drift-host.js';
 import { HostModel } from './support/host-model.js';
+import { requireRoot, rootTest } from './support/root.js';
 import { hasPromtool, promtoolCheckMetrics, promtoolPath } from './support/promtool.js';
 
 // Real promtool (Debian's prometheus package); in CI it must be there.
@@ -137,10 +138,9 @@ it('the textfile series are stable: every rule and severity is there before a fi
   assert.is(before.filter((s) => s.startsWith('mesh_audit_findings{') && s.includes('rule_id="MA2001"')).length, 3);
 });
 
-test('--prom-file: a regular 0644 file in a folder another user owns, replacing a planted symlink without following it', async () => {
-  const isRoot = process.getuid?.() === 0;
-  if (!isRoot && process.env['CI'] !== 'true') return; // a folder owned by someone else needs root to make
-  assert.ok(isRoot, 'CI runs as root');
+// A folder owned by someone else needs root to make.
+rootTest('--prom-file: a regular 0644 file in a folder another user owns, replacing a planted symlink without following it', async () => {
+  requireRoot();
   const dir = tempDir();
   const collector = join(dir, 'node-exporter');
   mkdirSync(collector);

@@ -129,9 +129,9 @@ test('2. a clock moved back a month loses nothing: the run just written stays pu
   assert.is(second.code, 3, second.stderr);
   const kept = /kept snapshot (\S+)/.exec(second.stderr)?.[1];
   assert.ok(kept, second.stderr);
-  assert.ok(existsSync(kept!), `${kept} was reported kept and is there`);
-  assert.equal(readdirSync(join(scanOut, 'history', 'clock')), [kept!.split('/').pop()]);
-  assert.is((JSON.parse(readFileSync(kept!, 'utf8')) as { takenAt: string }).takenAt, FIXED_NOW.toISOString());
+  assert.ok(existsSync(kept), `${kept} was reported kept and is there`);
+  assert.equal(readdirSync(join(scanOut, 'history', 'clock')), [kept.split('/').pop()]);
+  assert.is((JSON.parse(readFileSync(kept, 'utf8')) as { takenAt: string }).takenAt, FIXED_NOW.toISOString());
 });
 
 test('3. a FIFO never hangs a run: in --history, in the scan\'s own history, as --baseline, --config or --waivers', async () => {

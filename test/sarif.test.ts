@@ -42,7 +42,6 @@ const sarifFiles = (dir: string): string[] => readdirSync(dir).filter((n) => n.e
 
 /** Every result, converted by sarif-junit and sarif-to-markdown: one test case and one link line each. */
 function assertConvertersTakeIt(file: string): void {
-  const text = readFileSync(file, 'utf8');
   const results = readSarif(file).runs.flatMap((r) => r.results);
   const junitFile = join(tempDir(), 'junit.xml');
   const run = spawnSync(process.execPath, [SARIF_JUNIT, '-i', file, '-o', junitFile], { encoding: 'utf8', timeout: 60_000 });
@@ -216,7 +215,7 @@ test('a fleet of 25 hosts: one SARIF file per host, one category each, no GitHub
   }
 });
 
-test('results carry rule metadata, fingerprints, logical locations and the env file line of a drifting key', async () => {
+test('results carry rule metadata, fingerprints, logical locations and the env file line of a drifting key', () => {
   const sarif = readSarif(example('045', 'expected.sarif'));
   const run = sarif.runs[0]!;
   const drift = run.results.find((r) => r.ruleId === 'MA1001') as SarifResult & { ruleIndex: number; fingerprints?: unknown };

@@ -1,5 +1,4 @@
 import { availableParallelism } from 'node:os';
-import type { Worker } from 'node:worker_threads';
 import { startWorker } from '../start-worker.js';
 import { MeshAuditError } from '../errors.js';
 import type { Evaluation } from '../evaluate/finding.js';
@@ -46,7 +45,7 @@ export function workersFor(files: number, jobs?: number, cpus = availableParalle
  * its error — the first such file in that order, as if they had been read one after the other.
  */
 export async function evaluateInWorkers(paths: readonly string[], setup: WorkerSetup, count: number): Promise<Evaluation[]> {
-  const evaluations: Evaluation[] = new Array(paths.length);
+  const evaluations: Evaluation[] = new Array<Evaluation>(paths.length);
   const failures: Array<{ index: number; error: string; usage: boolean }> = [];
   let next = 0;
   const workers = Array.from({ length: count }, () => startWorker('evaluate', new URL('./evaluate-worker.js', import.meta.url), { workerData: setup }));
@@ -59,7 +58,7 @@ export async function evaluateInWorkers(paths: readonly string[], setup: WorkerS
             const sendNext = () => {
               busy = false;
               // After a failure, nothing new is started: every file before it was already sent.
-              if (failures.length > 0 || next >= paths.length) return resolve();
+              if (failures.length > 0 || next >= paths.length) { resolve(); return; }
               const index = next++;
               busy = true;
               worker.postMessage({ index, path: paths[index]! } satisfies WorkerJob);

@@ -32,9 +32,12 @@ function defaultContext(): CommandContext {
   });
   return {
     now: () => new Date(),
-    stdout: (text) => void (stdoutClosed || process.stdout.write(text)),
+    stdout: (text) => {
+      if (!stdoutClosed) process.stdout.write(text);
+    },
     stderr: (text) => void process.stderr.write(text),
     color: useColor(process.stdout),
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-boolean-literal-compare -- Node types isTTY as boolean; it is undefined when not a terminal
     interactive: process.stderr.isTTY === true,
   };
 }
@@ -69,6 +72,7 @@ function checkOptions(cli: CAC, args: readonly string[]): void {
     if (!arg.startsWith('-') || arg === '-' || /^-\d/.test(arg)) continue;
     const typed = arg.split('=')[0]!;
     // Bundled short flags (`-qh`) are each checked.
+    // eslint-disable-next-line @typescript-eslint/no-misused-spread -- the regex admits ASCII letters only
     const flags = /^-[A-Za-z]{2,}$/.test(typed) ? [...typed.slice(1)].map((c) => `-${c}`) : [typed];
     for (const flag of flags) {
       if (known.includes(flag)) continue;
@@ -95,7 +99,7 @@ function shaped(ctx: CommandContext, args: readonly string[]): CommandContext {
 export async function main(argv: string[], context?: CommandContext): Promise<number> {
   const base = context ?? defaultContext();
   const cli = cac(TOOL_NAME);
-  let ctx: CommandContext = base;
+  let ctx: CommandContext;
   try {
     ctx = shaped(base, argv.slice(2));
     for (const register of await Promise.all(commandsFor(argv).map((c) => c.load()))) register(cli, ctx);

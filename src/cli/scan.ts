@@ -48,7 +48,7 @@ function reportProblems(snapshot: Pick<Snapshot, 'problems'>, ctx: CommandContex
 async function readHost(settings: ScanSettings, history: Snapshot[], ctx: CommandContext): Promise<Snapshot> {
   const progress = progressLine(ctx);
   try {
-    const snapshot = await takeSnapshot(settings, history, { now: ctx.now, progress: (m) => progress.step(m) });
+    const snapshot = await takeSnapshot(settings, history, { now: () => ctx.now(), progress: (m) => progress.step(m) });
     progress.done(`read ${snapshot.containers.length} containers, ${snapshot.files.length} files, ${snapshot.ledger.entries.length} ledger entries; ${snapshot.problems.length} source${snapshot.problems.length === 1 ? '' : 's'} not read`);
     return snapshot;
   } catch (err) {
@@ -82,7 +82,7 @@ export async function acquireSnapshot(options: AcquireOptions, ctx: CommandConte
     const historyDir = options.history ?? (existsSync(beside) ? beside : undefined);
     if (options.history === undefined && historyDir !== undefined) note(ctx, `using the history beside the snapshot: ${historyDir}`);
     const history = historyDir !== undefined ? await loadHistory(historyDir) : { snapshots: [], problems: [] };
-    return { snapshots: [await loadSnapshot(options.snapshot)], history, keepCount, keep: async () => [] };
+    return { snapshots: [await loadSnapshot(options.snapshot)], history, keepCount, keep: () => Promise.resolve([]) };
   }
   const settings = await scanSettingsOf(options, ctx);
   const hostname = await resolveHostname(settings);
@@ -92,7 +92,7 @@ export async function acquireSnapshot(options: AcquireOptions, ctx: CommandConte
     options.history !== undefined
       ? await loadHistory(options.history)
       : ownHistory
-        ? await readOwnHistory(folder!.dir, hostname)
+        ? await readOwnHistory(folder.dir, hostname)
         : { snapshots: [], problems: [] };
   // The memory of former targets travels in the snapshot itself, so pruning history never loses it.
   const snapshot = withMemory(await readHost({ ...settings, hostname }, history.snapshots, ctx), history.snapshots);
@@ -103,7 +103,7 @@ export async function acquireSnapshot(options: AcquireOptions, ctx: CommandConte
     history,
     keepCount: settings.keep,
     keep: async () => {
-      if (!ownHistory || folder === undefined) return [];
+      if (!ownHistory) return [];
       try {
         const kept = await keepSnapshot(folder.dir, folder.sequence, snapshot, settings.keep);
         note(ctx, `kept snapshot ${kept}`);

@@ -58,7 +58,7 @@ export class ReadOnlyDocker {
     const agent = engineAgent(endpoint, options.maxResponseBytes ?? MAX_RESPONSE_BYTES, tls);
     let docker: DockerodeCalls;
     try {
-      docker = withoutDockerEnv(() => new Docker({ ...modemOptions(endpoint), ...tls, agent }) as unknown as DockerodeCalls);
+      docker = withoutDockerEnv(() => new Docker({ ...modemOptions(endpoint), ...tls, agent }) as DockerodeCalls);
     } catch (err) {
       agent.destroy();
       throw err;

@@ -29,7 +29,7 @@ export const DEFAULT_INSPECT_CONCURRENCY = 8;
 
 /** Runs `work` over `items` with at most `limit` at a time, keeping the input order in the result. */
 async function mapLimited<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
-  const results: R[] = new Array(items.length);
+  const results: R[] = new Array<R>(items.length);
   let next = 0;
   const worker = async () => {
     while (next < items.length) {

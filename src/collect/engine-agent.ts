@@ -89,7 +89,7 @@ function bound(req: http.ClientRequest, limit: number): void {
   };
   req.on('response', (res: http.IncomingMessage) => {
     const declared = Number(res.headers['content-length']);
-    if (Number.isFinite(declared) && declared > limit) return fail(new ResponseTooLargeError(limit));
+    if (Number.isFinite(declared) && declared > limit) { fail(new ResponseTooLargeError(limit)); return; }
     let received = 0;
     res.on('data', (chunk: Buffer) => {
       received += chunk.length;

@@ -12,7 +12,7 @@ import type { FileKind, FileRecord, Problem } from '../snapshot/types.js';
  * symlink (not in the last component, not in any parent), never opens anything but a regular file or
  * a directory, and raw env values never leave it (they become SafeValues here).
  *
- * How a path is read safely (PITFALLS "Reading the host as root"):
+ * How a path is read safely (ARCHITECTURE.md, Pitfalls: reading /proc as root):
  *   1. the root is resolved once with realpath (the scanner's own mount point may be a symlink);
  *   2. every component below the root is lstat'ed from the root downward: a symlink or non-folder
  *      parent stops the walk;

@@ -2,7 +2,7 @@ import { validatorFor } from '../validate.js';
 import type { SafeValueMaker } from '../secret/value.js';
 import type { LedgerEntry, LedgerRecord } from '../snapshot/types.js';
 
-/** What a ledger entry must look like (design section 4); fields beyond these are kept as `extra`. */
+/** What a ledger entry must look like (README.md, The ledger and the labels); fields beyond these are kept as `extra`. */
 export const ledgerEntrySchema = {
   type: 'object',
   required: ['id', 'type', 'target'],

@@ -84,7 +84,7 @@ export function parseLedgerText(text: string, safe: SafeValueMaker): ParsedLedge
   if (text.trim() === '') return { ok: false, message: 'ledger is empty (0 bytes or only whitespace): not read (caught while being rewritten?)' };
   const lines = lineIndex(text);
   let whole: unknown;
-  let parsedWhole = false;
+  let parsedWhole: boolean;
   try {
     whole = JSON.parse(text);
     parsedWhole = true;
@@ -410,10 +410,10 @@ export function findJsonError(text: string, from: number, to: number): JsonError
         fail(i >= to ? undefined : "expected ',' or ']'");
       }
     }
-    if (c === '"') return string();
-    if (c === 't') return literal('true');
-    if (c === 'f') return literal('false');
-    if (c === 'n') return literal('null');
+    if (c === '"') { string(); return; }
+    if (c === 't') { literal('true'); return; }
+    if (c === 'f') { literal('false'); return; }
+    if (c === 'n') { literal('null'); return; }
     if (c === '-' || /[0-9]/.test(c)) {
       if (c === '-') i++;
       if (text[i] === '0' && i < to) i++;

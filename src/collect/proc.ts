@@ -9,7 +9,7 @@ import type { BoundFile, ProcView } from '../snapshot/types.js';
 import { listeningSockets, parseProcNet, type ProcNetProtocol, type ProcNetRow } from './proc-net.js';
 
 /**
- * What /proc shows of a container's main process (design section 4, "/proc"). Read-only: nothing
+ * What /proc shows of a container's main process (ARCHITECTURE.md, `src/collect/`). Read-only: nothing
  * is written, nothing is executed; raw env values exist only long enough to become SafeValues.
  */
 

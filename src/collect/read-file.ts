@@ -36,7 +36,7 @@ export function checkDescriptor(fd: number, fsPath: string, expected: Pick<Expec
   const now = fstatSync(fd, { bigint: true });
   const sameKind = kind === 'file' ? now.isFile() : now.isDirectory();
   if (!sameKind || now.ino !== expected.ino || now.dev !== expected.dev) return 'changed while being read: not read';
-  let linked: string | null = null;
+  let linked: string | null;
   try {
     linked = readlinkSync(`/proc/self/fd/${fd}`);
   } catch {

@@ -127,7 +127,7 @@ function varPaths(expr: unknown): string[] | null {
   for (const [op, args] of Object.entries(expr)) {
     if (op === 'missing' || op === 'missing_some') return null;
     if (op === 'var') {
-      const path = Array.isArray(args) ? args[0] : args;
+      const path: unknown = Array.isArray(args) ? args[0] : args;
       if (typeof path === 'number') continue;
       if (typeof path !== 'string' || path === '') return null;
       out.push(path);
@@ -137,7 +137,7 @@ function varPaths(expr: unknown): string[] | null {
       continue;
     }
     const list = Array.isArray(args) ? args : [args];
-    // Inside map/filter/…, `var` names a field of the item (no parent scope, PITFALLS.md): only the list is the subject's.
+    // Inside map/filter/…, `var` names a field of the item (no parent scope: ARCHITECTURE.md, Pitfalls): only the list is the subject's.
     const read = varPaths(ITEM_SCOPED.has(op) ? list.slice(0, 1).concat(op === 'reduce' ? list.slice(2, 3) : []) : list);
     if (read === null) return null;
     out.push(...read);

@@ -153,7 +153,7 @@ function fileFacts(file: FileRecord | undefined, withEnv = true) {
   };
 }
 
-/** Builds every subject set of design section 5 from a snapshot and the earlier snapshots of its host (pure). */
+/** Builds every subject set (ARCHITECTURE.md, `src/facts/`) from a snapshot and the earlier snapshots of its host (pure). */
 export function buildSubjects(snapshot: Snapshot, history: readonly Snapshot[] = []): SubjectSets {
   const host = snapshot.host.hostname;
   const labels = snapshot.config.labels;
@@ -180,7 +180,7 @@ export function buildSubjects(snapshot: Snapshot, history: readonly Snapshot[] =
   const referencedBy = new Map<string, string[]>();
   valid.forEach((r, at) => {
     let byTarget = validByTypeTarget.get(r.entry.type);
-    if (!byTarget) validByTypeTarget.set(r.entry.type, (byTarget = new Map()));
+    if (!byTarget) validByTypeTarget.set(r.entry.type, (byTarget = new Map<string, { r: LedgerRecord; at: number }[]>()));
     push(byTarget, r.entry.target!, { r, at });
     for (const source of new Set(r.entry.sources ?? [])) push(referencedBy, source, r.entry.id!);
   });
@@ -209,7 +209,7 @@ export function buildSubjects(snapshot: Snapshot, history: readonly Snapshot[] =
   const formerById = new Map<string, FormerTarget[]>();
   for (const f of former) {
     let byTarget = formerByTypeTarget.get(f.type);
-    if (!byTarget) formerByTypeTarget.set(f.type, (byTarget = new Map()));
+    if (!byTarget) formerByTypeTarget.set(f.type, (byTarget = new Map<string, FormerTarget[]>()));
     push(byTarget, f.target, f);
     push(formerById, f.id, f);
   }
@@ -279,7 +279,7 @@ export function buildSubjects(snapshot: Snapshot, history: readonly Snapshot[] =
       host_network: hostNetwork,
       labels: c.labels,
       mesh,
-      mesh_labelled: Object.values(labels).some((key) => Object.hasOwn(c.labels, key)),
+      mesh_labelled: Object.values(labels).some((key: string) => Object.hasOwn(c.labels, key)),
       claimed_by: claims.map((r) => r.entry.id!),
       claimed: claims.length > 0,
       origins: [...new Set(claims.map((r) => r.entry.origin ?? 'declared'))],

@@ -57,7 +57,7 @@ function guarded(list: unknown, earlier: readonly unknown[]): boolean {
 }
 
 function walk(expr: unknown, at: string, earlier: readonly unknown[], out: Found[]): void {
-  if (Array.isArray(expr)) return expr.forEach((e, i) => walk(e, `${at}/${i}`, [], out));
+  if (Array.isArray(expr)) { expr.forEach((e, i) => walk(e, `${at}/${i}`, [], out)); return; }
   if (!isOperation(expr)) return;
   const [op, raw] = Object.entries(expr)[0]!;
   const args = argsOf(raw);

@@ -64,7 +64,7 @@ async function packValidator() {
   return validatePack;
 }
 
-/** A policy file is YAML 1.2 with bounded aliases and unique keys (see PITFALLS.md, YAML). */
+/** A policy file is YAML 1.2 with bounded aliases and unique keys (see ARCHITECTURE.md, Pitfalls: YAML). */
 export function parseYaml(text: string, file: string): { doc: Document; lines: LineCounter; value: unknown } {
   const { LineCounter, parseDocument } = yaml();
   const lines = new LineCounter();

@@ -2,7 +2,7 @@ import jsonLogic from 'json-logic-js';
 import { CUSTOM_OPERATORS } from './operators.js';
 
 /**
- * json-logic-js, hardened as PITFALLS.md says. Its operator table is shared by the whole module:
+ * json-logic-js, hardened as ARCHITECTURE.md says (Pitfalls: JSON Logic). Its operator table is shared by the whole module:
  * this file is the only one that imports json-logic-js, and it sets the table up once.
  */
 
@@ -142,7 +142,7 @@ export function mayReadNames(expr: unknown, names: ReadonlySet<string>): boolean
   return Object.entries(expr).some(([op, args]) => {
     if (op === 'missing' || op === 'missing_some') return true;
     if (op === 'var') {
-      const path = Array.isArray(args) ? args[0] : args;
+      const path: unknown = Array.isArray(args) ? args[0] : args;
       if (typeof path !== 'string' && typeof path !== 'number') return true;
       if (path === '') return true;
       const parts = String(path).split('.');
@@ -167,6 +167,8 @@ const FAST_OPERATORS: Record<string, TableOperator> = Object.assign(Object.creat
   '===': (a: unknown, b: unknown) => a === b,
   '!=': (a: unknown, b: unknown) => a != b,
   '!==': (a: unknown, b: unknown) => a !== b,
+  // The comparisons keep json-logic-js's own loose semantics on any JSON value, hence `any`.
+  /* eslint-disable @typescript-eslint/no-explicit-any, @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-call */
   '>': (a: any, b: any) => a > b,
   '>=': (a: any, b: any) => a >= b,
   '<': (a: any, b: any, c: any) => (c === undefined ? a < b : a < b && b < c),
@@ -174,6 +176,7 @@ const FAST_OPERATORS: Record<string, TableOperator> = Object.assign(Object.creat
   '!!': (a: unknown) => jsonLogic.truthy(a),
   '!': (a: unknown) => !jsonLogic.truthy(a),
   in: (a: unknown, b: any) => (!b || typeof b.indexOf === 'undefined' ? false : b.indexOf(a) !== -1),
+  /* eslint-enable @typescript-eslint/no-explicit-any, @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-call */
   cat: (...args: unknown[]) => args.join(''),
   var: ownVar,
   ...Object.fromEntries(CUSTOM_OPERATORS.map((op) => [op.name, op.fn])),
@@ -227,7 +230,7 @@ function compile(logic: unknown): Compiled {
     };
   }
   const fn = FAST_OPERATORS[op];
-  if (fn === undefined) return (data) => jsonLogic.apply(logic as never, data);
+  if (fn === undefined) return (data) => jsonLogic.apply(logic, data) as unknown;
   const parts = values.map(compile);
   return (data) => fn.apply(data, parts.map((p) => p(data)));
 }

@@ -65,6 +65,7 @@ export function applyBaseline(
   const gone = baseline.filter((f) => !seen.has(f.fingerprint) && !outOfScope.has(`${f.host}\u0000${f.subject.kind}\u0000${f.subject.id}`));
   const asBefore = (f: BaselineFinding, state: BaselineState): Finding => {
     const firstSeen = f.firstSeen ?? baselineTime;
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- an older or hand-edited report may lack the field, whatever its type says
     return { ...f, locations: f.locations ?? { physical: [], logical: [] }, state, ...(firstSeen ? { firstSeen } : {}) };
   };
   const absent = gone.filter((f) => completeHosts.has(f.host)).map((f) => asBefore(f, 'absent')).sort(compareFindings);

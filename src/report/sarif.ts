@@ -4,7 +4,7 @@ import type { LoadedRule, Severity } from '../policy/types.js';
 import { carriedFindings, type Report } from './report.js';
 import { helpUriOf, isExposureRule, plainText, SECURITY_SEVERITY, summaryOf, worstSeverity } from './rule-docs.js';
 
-/** Versioned key of our partialFingerprints entry (PITFALLS: never fill `fingerprints`). */
+/** Versioned key of our partialFingerprints entry (ARCHITECTURE.md, Pitfalls: never fill `fingerprints`). */
 export const FINGERPRINT_KEY = 'meshAuditFinding/v1';
 
 /**
@@ -63,7 +63,7 @@ function result(finding: Finding, ruleIndex: number, ledgerPath: string, options
     message: { text: finding.message },
     locations: locationsOf(finding, ledgerPath),
     partialFingerprints: { [FINGERPRINT_KEY]: finding.fingerprint },
-    // On every result of the run or on none (SARIF 3.27.23, PITFALLS).
+    // On every result of the run or on none (SARIF 3.27.23; ARCHITECTURE.md, Pitfalls).
     ...(options.baseline ? { baselineState: finding.state ?? 'new' } : {}),
     ...(options.waived && finding.suppressed ? { suppressions: [suppressionOf(finding.suppressed)] } : {}),
     properties: {

@@ -30,7 +30,7 @@ export function renderText(report: Report, options: TextOptions): string {
     options.color ? `\u001b[${COLORS[style][0]}m${s}\u001b[${COLORS[style][1]}m` : s;
   const lines: string[] = [];
   for (const e of report.evaluations) {
-    lines.push(paint('bold', `${e.host}`) + paint('dim', `  snapshot ${e.takenAt}${e.complete ? '' : '  INCOMPLETE'}`));
+    lines.push(paint('bold', e.host) + paint('dim', `  snapshot ${e.takenAt}${e.complete ? '' : '  INCOMPLETE'}`));
     if (e.findings.length === 0) lines.push('  no findings');
     const rows = e.findings.map((f) => ({
       severity: f.severity,

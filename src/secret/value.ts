@@ -39,6 +39,7 @@ const SCHEME = /^([a-zA-Z][a-zA-Z0-9+.-]*):\/\/(.*)$/s;
  */
 export function shapeOf(raw: string): string {
   const url = SCHEME.exec(raw);
+  // eslint-disable-next-line @typescript-eslint/no-misused-spread -- counts code points on purpose, as a person would
   if (!url) return `<${[...raw].length} chars>`;
   const [, scheme, rest] = url as unknown as [string, string, string];
   const end = rest.search(/[/?#]/);

@@ -31,8 +31,10 @@ export function timed(cmd: string, args: string[], okCodes: number[] = [0], env:
   const r = spawnSync(cmd, args, { encoding: 'utf8', env: { ...process.env, ...env }, maxBuffer: 1024 * 1024 * 1024, timeout: 600_000, stdio: ['ignore', 'ignore', 'pipe'] });
   const ms = Number(process.hrtime.bigint() - start) / 1e6;
   const code = r.status ?? -1;
+  /* eslint-disable @typescript-eslint/no-unnecessary-condition -- spawnSync's output is null when the command could not start */
   if (!okCodes.includes(code)) throw new Error(`${cmd} ${args.join(' ')} exited ${r.status ?? r.signal}: ${(r.stderr ?? '').slice(-2000)}`);
   return { ms, code, stderr: r.stderr ?? '' };
+  /* eslint-enable @typescript-eslint/no-unnecessary-condition */
 }
 
 /** Runs a command asynchronously; rejects with its stderr on failure. */

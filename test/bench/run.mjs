@@ -22,12 +22,16 @@ function machine() {
   try {
     const line = readFileSync('/proc/cpuinfo', 'utf8').split('\n').find((l) => l.startsWith('model name'));
     if (line) model = line.split(':').slice(1).join(':').trim();
-  } catch {}
+  } catch {
+    // no /proc/cpuinfo: the model stays as os.cpus() gave it
+  }
   let memory = `${(totalmem() / 2 ** 30).toFixed(1)} GiB`;
   try {
     const kb = Number(/MemTotal:\s+(\d+)/.exec(readFileSync('/proc/meminfo', 'utf8'))?.[1]);
     if (kb) memory = `${(kb / 2 ** 20).toFixed(1)} GiB`;
-  } catch {}
+  } catch {
+    // no /proc/meminfo: os.totalmem() stands
+  }
   const dockerd = existsSync('/usr/sbin/dockerd') ? '/usr/sbin/dockerd' : existsSync('/usr/bin/dockerd') ? '/usr/bin/dockerd' : 'dockerd';
   return {
     nproc: out('nproc', []) ?? String(cpus().length),

@@ -156,6 +156,7 @@ export function liveEngines(): Engine[] {
 
 function removeOurContainers(dockerHost: string): void {
   const docker = dockerCli();
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- spawnSync's output is null when the command could not start
   const ids = (spawnSync(docker, ['-H', dockerHost, 'ps', '-aq', '--filter', `label=${TEST_LABEL}=${RUN_ID}`], { encoding: 'utf8', env: toolEnv() }).stdout ?? '').split('\n').filter(Boolean);
   if (ids.length > 0) spawnSync(docker, ['-H', dockerHost, 'rm', '-f', ...ids], { timeout: 60_000, env: toolEnv() });
 }

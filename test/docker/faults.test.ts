@@ -141,7 +141,7 @@ it('baseline through the proxy: complete, a finding for each container, ledger a
   for (const name of [A, B, C]) assert.ok(aboutContainer(s.report.findings, name).length > 0, `a finding about ${name}: ${JSON.stringify(s.report.findings)}`);
   assert.ok(notDocker(s.report.findings).length >= 3, JSON.stringify(s.report.findings));
   assert.ok(s.run.maxRssMb !== null && s.run.maxRssMb < MAX_RSS_MB);
-  baseline = { code: s.run.code!, report: s.report };
+  baseline = { code: s.run.code, report: s.report };
 });
 
 it('a container gone between list and inspect (404): a note, complete, exit as the findings say', async () => {
@@ -340,7 +340,7 @@ it('connections are kept for the next request, and the size limit still counts e
   try {
     await tooSmall.inspectContainer(ids[A]!).then(
       () => assert.unreachable('an answer larger than the limit was read'),
-      (err: Error) => assert.match(err.message, "the engine's answer is too large"),
+      (err: unknown) => assert.match((err as Error).message, "the engine's answer is too large"),
     );
   } finally {
     tooSmall.close();

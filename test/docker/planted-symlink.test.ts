@@ -11,7 +11,7 @@ import { callsReaching, runProcess, straceBinary, straceCli, treeState, writesOu
 import { engine, removeContainers, runContainer, type Engine } from './engine.js';
 import { LiveHost, type LiveReport } from './live-host.js';
 
-// PITFALLS "Reading the host as root": a container can plant, inside its own file system, an absolute
+// ARCHITECTURE.md, Pitfalls (reading /proc as root): a container can plant, inside its own file system, an absolute
 // symlink whose target means nothing to the container but, followed by a host process through
 // /proc/<pid>/root, resolves against the HOST's root (pelagos#349, syft#3396). Here the containers
 // plant symlinks to a host canary: at a path component of a single-file bind-mount destination
@@ -150,10 +150,10 @@ it('the scan finishes quickly, says what the planted links kept from it, and nev
 it("each planted bound file is refused as 'symlink in container path', with no inode or digest", () => {
   assert.ok(snapshot);
   for (const name of [DIR_PLANT, FILE_PLANT, FIFO_PLANT]) {
-    const container = snapshot!.containers.find((c) => c.name === name);
+    const container = snapshot.containers.find((c) => c.name === name);
     assert.ok(container, `${name} in the snapshot`);
-    assert.ok(container!.proc.available, `${name}: /proc read (${JSON.stringify(container!.proc)})`);
-    const files = (container!.proc as { boundFiles: BoundFile[] }).boundFiles;
+    assert.ok(container.proc.available, `${name}: /proc read (${JSON.stringify(container.proc)})`);
+    const files = (container.proc as { boundFiles: BoundFile[] }).boundFiles;
     assert.equal(files.map((f) => [f.destination, f.inode, f.sha256, f.error]), [['/etc/app/app.ini', null, null, 'symlink in container path']], name);
   }
 });
@@ -164,12 +164,12 @@ it('in the managed root the planted symlinks are recorded as symlinks, never fol
   for (const [name, target] of [['leak.env', canaryFile], ['sub', canaryDir], ['pipe.env', canaryFifo]] as const) {
     const r = record(host.path('shared', name));
     assert.ok(r, `${name} recorded`);
-    assert.is(r!.kind, 'symlink');
-    assert.is(r!.linkTarget, target);
-    assert.is(r!.sha256, undefined);
-    assert.is(r!.env, undefined, `${name} was not parsed as an env file`);
+    assert.is(r.kind, 'symlink');
+    assert.is(r.linkTarget, target);
+    assert.is(r.sha256, undefined);
+    assert.is(r.env, undefined, `${name} was not parsed as an env file`);
   }
-  const below = snapshot!.files.filter((f) => f.path.startsWith(host.path('shared', 'sub') + '/'));
+  const below = snapshot.files.filter((f) => f.path.startsWith(host.path('shared', 'sub') + '/'));
   assert.equal(below.map((f) => [f.path, f.kind, f.error]), [[host.path('shared', 'sub', 'app.ini'), 'unknown', `a parent folder is a symlink (${host.path('shared', 'sub')}): not followed`]]);
 });
 
@@ -203,7 +203,7 @@ it("the canary's content and digest appear in no report, snapshot or output", ()
   walk(host.out);
   assert.ok(files.length >= 2, 'a report and a snapshot were written');
   const needles = [CANARY_SHA, CANARY_TEXT.trim(), `host-canary-${process.pid}`];
-  for (const [where, text] of [...files.map((f) => [f, readFileSync(f, 'utf8')] as const), ['stdout', run!.stdout] as const, ['stderr', run!.stderr] as const]) {
+  for (const [where, text] of [...files.map((f) => [f, readFileSync(f, 'utf8')] as const), ['stdout', run.stdout] as const, ['stderr', run.stderr] as const]) {
     for (const needle of needles) assert.not.ok(text.includes(needle), `${needle} in ${where}`);
   }
 });

@@ -68,12 +68,12 @@ function scenario045(e: Engine): void {
     const snapshot = JSON.parse(readFileSync(join(historyDir, kept[0]!), 'utf8')) as { containers: LiveContainer[] };
     const app = snapshot.containers.find((c) => c.name === APP);
     assert.ok(app, 'the app container is in the snapshot');
-    assert.is(app!.proc.available, true, JSON.stringify(app!.proc));
-    assert.equal(app!.proc.env?.['DATABASE_URL'], app!.env['DATABASE_URL'], 'the running process holds what the container was created with');
-    assert.ok(app!.proc.env?.['APP_TOKEN'] !== undefined);
-    assert.ok(app!.imageEnv, 'the image was inspected');
-    assert.equal(app!.imageEnv!['PATH'], app!.env['PATH'], "the image's PATH=/bin, under the same key as the container's");
-    assert.is(app!.imageEnv!['DATABASE_URL'], undefined, "the image does not hold the container's keys");
+    assert.is(app.proc.available, true, JSON.stringify(app.proc));
+    assert.equal(app.proc.env?.['DATABASE_URL'], app.env['DATABASE_URL'], 'the running process holds what the container was created with');
+    assert.ok(app.proc.env?.['APP_TOKEN'] !== undefined);
+    assert.ok(app.imageEnv, 'the image was inspected');
+    assert.equal(app.imageEnv['PATH'], app.env['PATH'], "the image's PATH=/bin, under the same key as the container's");
+    assert.is(app.imageEnv['DATABASE_URL'], undefined, "the image does not hold the container's keys");
   });
 
   it('the kept snapshot, evaluated later with `evaluate`, gives the same findings', () => {
@@ -83,15 +83,15 @@ function scenario045(e: Engine): void {
     assert.is(kept.length, 1);
     const again = spawnCli(['evaluate', join(historyDir, kept[0]!), '--format', 'json', '--out', '-']);
     const report = JSON.parse(again.stdout) as LiveReport;
-    assert.equal(report.findings, liveReport!.findings);
+    assert.equal(report.findings, liveReport.findings);
   });
 
   it('snapshot -o then evaluate gives the fingerprints the scan gave', () => {
     assert.ok(liveReport);
     const saved = host.snapshotThenEvaluate(e.dockerHost, 'live-045');
     assert.is(saved.snapshot.code, 0, saved.snapshot.stderr);
-    assert.ok(liveReport!.findings.length > 0);
-    assert.equal(fingerprintsOf(saved.report), fingerprintsOf(liveReport!));
+    assert.ok(liveReport.findings.length > 0);
+    assert.equal(fingerprintsOf(saved.report), fingerprintsOf(liveReport));
   });
 
   it('no raw env value of this test appears in any report or saved snapshot', () => {

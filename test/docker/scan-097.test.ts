@@ -64,18 +64,18 @@ function scenario097(e: Engine, index: number): void {
 
     const unclaimed = about(OLD).find((f) => f.ruleName === 'no-unclaimed-container');
     assert.ok(unclaimed, JSON.stringify(about(OLD)));
-    assert.is(unclaimed!.severity, 'error');
-    assert.match(unclaimed!.message, 'written by the mesh and lost by its record');
-    assert.match(unclaimed!.message, `exposed on the host network, listening on 0.0.0.0:${OLD_PORT}/tcp`);
+    assert.is(unclaimed.severity, 'error');
+    assert.match(unclaimed.message, 'written by the mesh and lost by its record');
+    assert.match(unclaimed.message, `exposed on the host network, listening on 0.0.0.0:${OLD_PORT}/tcp`);
     const stale = about(OLD).find((f) => f.ruleName === 'no-stale-container-at-old-target');
     assert.ok(stale);
-    assert.match(stale!.message, `forge.server moved from ${OLD} to ${NEW}`);
+    assert.match(stale.message, `forge.server moved from ${OLD} to ${NEW}`);
 
     const oldIni = host.path('forge', 'app.ini');
     const staleFile = about(oldIni).find((f) => f.ruleName === 'no-stale-file-at-old-target');
     assert.ok(staleFile, `stale file found through history: ${JSON.stringify(run.report.findings)}`);
-    assert.match(staleFile!.message, `forge.config moved from ${oldIni} to ${newIni}`);
-    assert.match(staleFile!.message, `${oldIni} is still present`);
+    assert.match(staleFile.message, `forge.config moved from ${oldIni} to ${newIni}`);
+    assert.match(staleFile.message, `${oldIni} is still present`);
   });
 
   it('the kept snapshot evaluated later with its history gives the same findings', () => {
@@ -85,10 +85,10 @@ function scenario097(e: Engine, index: number): void {
     assert.is(kept.length, 2, 'one snapshot kept per scan');
     const again = spawnCli(['evaluate', join(dir, kept[1]!), '--history', dir, '--format', 'json', '--out', '-']);
     const report = JSON.parse(again.stdout) as LiveReport;
-    assert.equal(report.findings, after!.findings);
+    assert.equal(report.findings, after.findings);
     // Without its history too: the kept snapshot carries the memory of former targets itself.
     const alone = JSON.parse(spawnCli(['evaluate', join(dir, kept[1]!), '--format', 'json', '--out', '-']).stdout) as LiveReport;
-    assert.equal(alone.findings, after!.findings);
+    assert.equal(alone.findings, after.findings);
     const memory = (JSON.parse(readFileSync(join(dir, kept[1]!), 'utf8')) as { memory?: { formerTargets: { id: string; target: string }[] } }).memory;
     assert.equal(memory?.formerTargets.map((r) => r.id).sort(), ['forge.config', 'forge.server'], JSON.stringify(memory));
   });
@@ -97,7 +97,7 @@ function scenario097(e: Engine, index: number): void {
     assert.ok(after);
     const saved = host.snapshotThenEvaluate(e.dockerHost, 'live-097');
     assert.is(saved.snapshot.code, 0, saved.snapshot.stderr);
-    assert.equal(fingerprintsOf(saved.report), fingerprintsOf(after!));
+    assert.equal(fingerprintsOf(saved.report), fingerprintsOf(after));
     assert.ok(saved.report.findings.some((f) => f.ruleName === 'no-stale-file-at-old-target'), 'the file at the former target was read');
   });
 

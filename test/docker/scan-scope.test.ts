@@ -64,7 +64,7 @@ it('one --exclude selector leaves the other system out, and the summary counts b
   // Our own test containers of other runs may share the engine only if it is a shared one: count ours exactly.
   assert.ok(report.summary.excluded, JSON.stringify(report.summary));
   const listed = e!.docker(['ps', '-a', '--filter', 'label=com.example.system=ci', '--format', '{{.Names}}']).split('\n').filter(Boolean);
-  assert.is(report.summary.excluded!.containers, listed.length);
+  assert.is(report.summary.excluded.containers, listed.length);
   assert.ok(listed.includes(CI_A) && listed.includes(CI_B));
   assert.equal(report.findings.filter((f) => f.subject.id === OURS), [], 'our claimed container is still checked and clean');
 });
@@ -73,14 +73,14 @@ it('a loopback-only listener on the host network is not reported as exposed; a 0
   assert.ok(scoped);
   const unclaimed = (id: string) => scoped!.report.findings.find((f) => f.subject.id === id && f.ruleName === 'no-unclaimed-container');
   const lo = unclaimed(LOOPBACK);
-  assert.ok(lo, JSON.stringify(scoped!.report.findings));
-  assert.is(lo!.severity, 'warning', 'mesh-written and lost, but reachable from this host alone: not raised to error');
-  assert.match(lo!.message, `not exposed: listening on loopback only (127.0.0.1:${LO_PORT}/tcp), reachable from this host alone`);
-  assert.not.match(lo!.message, 'exposed on the host network');
+  assert.ok(lo, JSON.stringify(scoped.report.findings));
+  assert.is(lo.severity, 'warning', 'mesh-written and lost, but reachable from this host alone: not raised to error');
+  assert.match(lo.message, `not exposed: listening on loopback only (127.0.0.1:${LO_PORT}/tcp), reachable from this host alone`);
+  assert.not.match(lo.message, 'exposed on the host network');
   const wild = unclaimed(WILDCARD);
   assert.ok(wild);
-  assert.is(wild!.severity, 'error');
-  assert.match(wild!.message, `exposed on the host network, listening on 0.0.0.0:${WILD_PORT}/tcp`);
+  assert.is(wild.severity, 'error');
+  assert.match(wild.message, `exposed on the host network, listening on 0.0.0.0:${WILD_PORT}/tcp`);
 });
 
 it('clean-up: remove the containers this test made', () => {

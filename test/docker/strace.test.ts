@@ -245,7 +245,7 @@ it('a second live scan (history read, a former target, baseline, all file format
   const { calls } = parseTrace(scan.trace);
   assert.ok(calls.some((c) => c.name === 'unlink' && c.args[0]?.startsWith(`"${outDir}/history/`)), 'the trace shows --keep 1 pruning the older snapshot (inside --out)');
   assertReadOnly(scan);
-  // The reports hold no raw env value either (design section 8, second invariant).
+  // The reports hold no raw env value either (SECURITY.md, What it never does).
   for (const name of ['mesh-audit.json', 'mesh-audit.sarif', 'mesh-audit.jsonl', 'mesh-audit.prom']) {
     assert.not.ok(readFileSync(join(host.out, name), 'utf8').includes(CANARY), `${name} holds a raw value`);
   }

@@ -50,6 +50,7 @@ const ledgerLike = fc.oneof(
   markedJson,
 );
 /** How the JSON is written out: compact, pretty, as JSON Lines, or cut short. */
+/* eslint-disable @typescript-eslint/no-unnecessary-condition -- JSON.stringify(undefined) is undefined, whatever its type says */
 const texts = fc.oneof(
   fc.tuple(ledgerLike, fc.constantFrom(undefined, 0, 1, 2, '\t')).map(([v, indent]) => JSON.stringify(v, null, indent) ?? ''),
   fc.array(fc.oneof(entryLike, markedJson), { maxLength: 5 }).map((vs) => vs.map((v) => JSON.stringify(v) ?? '').join('\n')),
@@ -61,6 +62,7 @@ const texts = fc.oneof(
     [...vs.map((v) => JSON.stringify(v) ?? ''), ...junk].join('\r\n'),
   ),
 );
+/* eslint-enable @typescript-eslint/no-unnecessary-condition */
 
 /** The shape every answer must have, whatever the input. */
 function wellFormedAnswer(text: string, parsed: ParsedLedger): void {

@@ -239,6 +239,7 @@ export async function startAlertmanager(): Promise<AlertmanagerInstance> {
 
     const deadline = Date.now() + READY_TIMEOUT_MS;
     let up = false;
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- `gone` is set by the exit callback above
     while (!gone && Date.now() < deadline) {
       if (await ready(url)) {
         up = !gone;
@@ -248,6 +249,7 @@ export async function startAlertmanager(): Promise<AlertmanagerInstance> {
     }
     if (up) return instance(url, dir, logFile, child, exited);
 
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- set by the exit callback
     lastFailure = gone
       ? `exited (${child.exitCode ?? child.signalCode}) before it was ready`
       : `not ready within ${READY_TIMEOUT_MS / 1000} s, killed`;
@@ -255,6 +257,7 @@ export async function startAlertmanager(): Promise<AlertmanagerInstance> {
     live.delete(child);
     const log = readLog(logFile).slice(logStart);
     // The port was taken between our probe and its bind: try another one.
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- set by the exit callback
     if (gone && /address already in use/i.test(log)) {
       lastFailure += ` on port ${port}:\n${tail(log)}`;
       continue;

@@ -295,7 +295,7 @@ export async function engineProxy(upstreamDockerHost: string, initialFaults: Fau
     });
     req.on('end', () => {
       const body = Buffer.concat(chunks);
-      if (!entry) return forward(req, res, body);
+      if (!entry) { forward(req, res, body); return; }
       apply(entry.rule.fault, req, res, body, info).catch(() => res.destroy());
     });
   });

@@ -35,23 +35,26 @@ export async function fakeEngine(behaviour: Record<string, InspectBehaviour>, er
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
     requests.push(`${req.method} ${req.url}`);
     const path = (req.url ?? '').replace(/^\/v[\d.]+/, '').split('?')[0]!;
-    if (path === '/_ping') return send(res, 200, 'OK');
-    if (path === '/version') return send(res, 200, { Version: '20.10.24', ApiVersion: '1.41', MinAPIVersion: '1.12' });
-    if (path === '/containers/json') return send(res, 200, list);
+    if (path === '/_ping') { send(res, 200, 'OK'); return; }
+    if (path === '/version') { send(res, 200, { Version: '20.10.24', ApiVersion: '1.41', MinAPIVersion: '1.12' }); return; }
+    if (path === '/containers/json') { send(res, 200, list); return; }
     // The fixture image, as `docker import --change 'ENV PATH=/bin'` made it.
     if (/^\/images\/sha256:[0-9a-f]{64}\/json$/.test(path)) {
-      if (imageBehaviour === 'gone') return send(res, 404, { message: 'No such image' });
-      if (imageBehaviour === 'error') return send(res, 500, errorBody);
-      return send(res, 200, { Id: path.split('/')[2], Config: { Env: ['PATH=/bin'] } });
+      if (imageBehaviour === 'gone') { send(res, 404, { message: 'No such image' }); return; }
+      if (imageBehaviour === 'error') { send(res, 500, errorBody); return; }
+      send(res, 200, { Id: path.split('/')[2], Config: { Env: ['PATH=/bin'] } });
+      return;
     }
     const m = /^\/containers\/([0-9a-f]+)\/json$/.exec(path);
     const inspect = m ? inspects.find((i) => i.Id === m[1]) : undefined;
-    if (!inspect) return send(res, 404, { message: 'no such container' });
+    if (!inspect) { send(res, 404, { message: 'no such container' }); return; }
     switch (behaviour[inspect.Name.replace(/^\//, '')] ?? 'ok') {
       case 'gone':
-        return send(res, 404, { message: `No such container: ${inspect.Id}` });
+        send(res, 404, { message: `No such container: ${inspect.Id}` });
+        return;
       case 'error':
-        return send(res, 500, errorBody);
+        send(res, 500, errorBody);
+        return;
       case 'hang':
         // Headers and a first byte, then nothing: a slow drip that an inactivity timeout never ends.
         res.writeHead(200, { 'content-type': 'application/json' });
@@ -59,7 +62,8 @@ export async function fakeEngine(behaviour: Record<string, InspectBehaviour>, er
         hanging.push(res);
         return;
       default:
-        return send(res, 200, inspect);
+        send(res, 200, inspect);
+        return;
     }
   });
   const socket = join(tempDir('ma-fake-engine-', '/tmp'), 'docker.sock');

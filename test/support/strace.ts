@@ -5,7 +5,7 @@ import { join, posix } from 'node:path';
 import { PACKAGE_ROOT } from '../../src/paths.js';
 
 /*
- * Read-only proof by system call trace (design section 8, "Read-only"): the scanner is run under
+ * Read-only proof by system call trace (SECURITY.md, What it never does): the scanner is run under
  * `strace -f`, the trace is parsed, and every call that could change a file is checked against the
  * output folder. Also: a process runner that kills its whole process group on a time limit (a hung
  * scan must fail the test, not hang it), and a before/after picture of a host tree.
@@ -20,7 +20,7 @@ export const TRACED_SYSCALLS = [
   // other ways to create or change a file: device nodes/FIFOs, xattrs, times, space, inode flags, handles, unix sockets
   'mknod', 'mknodat', 'setxattr', 'lsetxattr', 'fsetxattr', 'removexattr', 'lremovexattr', 'fremovexattr',
   'utime', 'utimes', 'futimesat', 'fallocate', 'ioctl', 'open_by_handle_at', 'bind',
-  // no exec (design section 8); io_uring would hide file calls from ptrace; chdir changes what a relative path means
+  // no exec (SECURITY.md); io_uring would hide file calls from ptrace; chdir changes what a relative path means
   'execve', 'execveat', 'io_uring_setup', 'chdir', 'fchdir',
 ] as const;
 

@@ -1,5 +1,6 @@
 import { test } from 'uvu';
 import { within } from '../support/within.js';
+import { isRoot, requireRoot, rootTest } from '../support/root.js';
 import * as assert from 'uvu/assert';
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -16,7 +17,6 @@ import type { FileRecord } from '../../src/snapshot/types.js';
 const safe = createSafeValueMaker(Buffer.alloc(32, 7));
 const CANARY = 'CANARY-files-9f3b1c';
 const sha = (content: string | Buffer): string => 'sha256:' + createHash('sha256').update(content).digest('hex');
-const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
 
 /** Fails instead of hanging when something opens a FIFO it must not. */
 
@@ -27,7 +27,7 @@ const byPath = (files: FileRecord[]): Map<string, FileRecord> => new Map(files.m
 const get = (files: FileRecord[], path: string): FileRecord => {
   const found = files.find((f) => f.path === path);
   assert.ok(found, `no record for ${path}; have ${files.map((f) => f.path).join(', ')}`);
-  return found!;
+  return found;
 };
 
 // One host tree for most tests: ROOT plays the host's `/` (as with --root /host), OUTSIDE is beyond it.
@@ -283,11 +283,9 @@ test('an env file larger than maxEnvBytes is digested, not parsed, with an error
   }
 });
 
-test('permission denied (as nobody): file keeps its lstat data; a folder in the walk gets an error', async () => {
-  if (!isRoot || typeof process.seteuid !== 'function' || typeof process.setegid !== 'function') {
-    console.log('  (skipped: permission denied needs root to drop to nobody)');
-    return;
-  }
+rootTest('permission denied (as nobody): file keeps its lstat data; a folder in the walk gets an error', async () => {
+  requireRoot();
+  if (typeof process.seteuid !== 'function' || typeof process.setegid !== 'function') throw new Error('no seteuid/setegid here: cannot drop to nobody');
   const root = mkdtempSync(join(tmpdir(), 'mesh-files-perm-'));
   try {
     chmodSync(root, 0o755);
@@ -327,7 +325,7 @@ test('permission denied (as nobody): file keeps its lstat data; a folder in the 
   }
 });
 
-test('locate walks components without following: symlinked parent blocked, symlink itself found', async () => {
+test('locate walks components without following: symlinked parent blocked, symlink itself found', () => {
   const real = ROOT; // tmpdir has no symlink on Linux; resolveRoot would give the same
   const blocked = locate(real, '/etc/other/secret.txt');
   assert.is(blocked.state, 'blocked');
@@ -337,7 +335,7 @@ test('locate walks components without following: symlinked parent blocked, symli
   assert.equal(locate(real, '/etc/mesh/none'), { state: 'missing' });
 });
 
-test('readRegularFile refuses a descriptor that is not what lstat saw (race safety)', async () => {
+test('readRegularFile refuses a descriptor that is not what lstat saw (race safety)', () => {
   // Another inode than expected: replaced between lstat and open.
   const other = lstatSync(join(ROOT, 'etc/mesh/setuid.bin'), { bigint: true });
   const swapped = readRegularFile(join(ROOT, 'etc/mesh/config.yml'), other);

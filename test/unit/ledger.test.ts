@@ -1,5 +1,6 @@
 import { test } from 'uvu';
 import { within } from '../support/within.js';
+import { requireRoot, rootTest } from '../support/root.js';
 import * as assert from 'uvu/assert';
 import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -11,7 +12,6 @@ import { createSafeValueMaker } from '../../src/secret/value.js';
 const safe = createSafeValueMaker(Buffer.alloc(32, 3));
 const CANARY = 'CANARY-ledger-5e7d2a';
 const LEDGER = '/var/lib/mesh-host/ledger.json';
-const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
 
 
 const roots: string[] = [];
@@ -236,11 +236,9 @@ test('a relative ledger path is a problem, not a crash', async () => {
   assert.match(problems[0]!.message, /not an absolute, normalized host path/);
 });
 
-test('an unreadable ledger (as nobody): unavailable, permission denied with its code', async () => {
-  if (!isRoot || typeof process.seteuid !== 'function' || typeof process.setegid !== 'function') {
-    console.log('  (skipped: permission denied needs root to drop to nobody)');
-    return;
-  }
+rootTest('an unreadable ledger (as nobody): unavailable, permission denied with its code', async () => {
+  requireRoot();
+  if (typeof process.seteuid !== 'function' || typeof process.setegid !== 'function') throw new Error('no seteuid/setegid here: cannot drop to nobody');
   const root = hostWith(JSON.stringify([{ ...entry(1), secret: CANARY }]));
   for (const dir of ['', 'var', 'var/lib', 'var/lib/mesh-host']) chmodSync(join(root, dir), 0o755);
   chmodSync(join(root, LEDGER), 0o600);

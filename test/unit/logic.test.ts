@@ -144,7 +144,7 @@ test('applyLogic throws on `log` and prints nothing to stdout', () => {
   process.stdout.write = ((chunk: unknown) => {
     writes.push(String(chunk));
     return true;
-  }) as typeof process.stdout.write;
+  });
   console.log = (...args: unknown[]) => {
     writes.push(args.map(String).join(' '));
   };

@@ -9,7 +9,7 @@ export function renderPremigrationText(p: PremigrationReport, options: { color: 
   const paint = (code: number, s: string) => (options.color ? `\u001b[${code}m${s}\u001b[0m` : s);
   const out: string[] = [];
   for (const node of p.nodes) {
-    out.push(paint(1, `${node.host}`) + `  pre-migration check, snapshot ${node.takenAt}`, '');
+    out.push(paint(1, node.host) + `  pre-migration check, snapshot ${node.takenAt}`, '');
     for (const s of STANDINGS) {
       const rows = node.inventory.rows.filter((r) => r.standing === s.standing);
       const mark = rows.some((r) => r.blocking) ? paint(31, '✗') : paint(32, '✓');
