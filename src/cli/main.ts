@@ -2,7 +2,7 @@ import { cac, type CAC } from 'cac';
 import { ExitCode, MeshAuditError } from '../errors.js';
 import { TOOL_NAME } from '../version.js';
 import type { CommandContext } from './context.js';
-import { useColor } from './output.js';
+import { useColor } from './color.js';
 import { addGlobalOptions, COMMAND_NAMES, COMMANDS, flagsOf } from './commands.js';
 import { didYouMean } from './choices.js';
 

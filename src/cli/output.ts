@@ -40,10 +40,6 @@ function filesOf(format: FormatName, report: Report): { name: string; content: s
 export type FormatName = keyof typeof FORMATS;
 
 /** Colour only on a terminal, never with NO_COLOR (any value but empty, as no-color.org says) or TERM=dumb. */
-export function useColor(stream: NodeJS.WriteStream): boolean {
-  // eslint-disable-next-line @typescript-eslint/no-unnecessary-boolean-literal-compare -- Node types isTTY as boolean; it is undefined when not a terminal
-  return stream.isTTY === true && (process.env['NO_COLOR'] ?? '') === '' && process.env['TERM'] !== 'dumb';
-}
 
 export function parseFormats(value: unknown): FormatName[] {
   return parseFormatList(value, Object.keys(FORMATS) as FormatName[]);
