@@ -1,5 +1,5 @@
 import { allFindings } from '../report.js';
-import { PREMIGRATION_SCHEMA, verdictOf, type PremigrationReport } from './model.js';
+import { PREMIGRATION_SCHEMA, nodeHeaderOf, type PremigrationReport } from './model.js';
 
 export function renderPremigrationJson(p: PremigrationReport): string {
   return (
@@ -9,11 +9,7 @@ export function renderPremigrationJson(p: PremigrationReport): string {
         tool: p.report.tool,
         generatedAt: p.report.generatedAt,
         nodes: p.nodes.map((n) => ({
-          host: n.host,
-          takenAt: n.takenAt,
-          complete: n.complete,
-          ready: n.complete && n.inventory.ready,
-          verdict: verdictOf(n),
+          ...nodeHeaderOf(n),
           blocking: n.inventory.blocking,
           blockers: n.inventory.blockers,
           inventory: n.inventory.rows,

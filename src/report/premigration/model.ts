@@ -30,6 +30,15 @@ export function verdictOf(p: Premigration): string {
   return `not ready: ${[...standings, ...others].join(', ')}`;
 }
 
+/** What every JSON view says first of a node: which, when, whether read whole, and its verdict. */
+export const nodeHeaderOf = (n: Premigration) => ({
+  host: n.host,
+  takenAt: n.takenAt,
+  complete: n.complete,
+  ready: n.complete && n.inventory.ready,
+  verdict: verdictOf(n),
+});
+
 export interface PremigrationReport {
   report: Report;
   nodes: Premigration[];

@@ -1,5 +1,5 @@
 import { validatorFor } from '../../validate.js';
-import { verdictOf, type PremigrationReport } from './model.js';
+import { nodeHeaderOf, type PremigrationReport } from './model.js';
 
 /** The adoption plan's format; policies/adoption-plan.schema.json says it field by field. */
 export const ADOPTION_PLAN_SCHEMA = 'mesh-audit/adoption-plan@1';
@@ -10,14 +10,7 @@ export function adoptionPlanOf(p: PremigrationReport): object {
     schemaVersion: ADOPTION_PLAN_SCHEMA,
     tool: p.report.tool,
     generatedAt: p.report.generatedAt,
-    nodes: p.nodes.map((n) => ({
-      host: n.host,
-      takenAt: n.takenAt,
-      complete: n.complete,
-      ready: n.complete && n.inventory.ready,
-      verdict: verdictOf(n),
-      ...n.plan,
-    })),
+    nodes: p.nodes.map((n) => ({ ...nodeHeaderOf(n), ...n.plan })),
   };
 }
 
