@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import type http from 'node:http';
 import type { ContainerInspect, ImageInspect } from './inspect.js';
 import type { DockerEndpoint } from './docker-endpoint.js';
+import { deferUnusedDockerodeModules } from './docker-deferred.js';
 import { cheapToInspect, engineAgent, ResponseTooLargeError, tlsFiles } from './engine-agent.js';
 
 export interface ContainerSummary {
@@ -130,7 +131,8 @@ let dockerode: DockerodeConstructor | undefined;
 const require = createRequire(import.meta.url);
 
 /**
- * dockerode, loaded once, with two of docker-modem's habits switched off before any request:
+ * dockerode, loaded once (without the modules of features a scan never uses: docker-deferred.ts),
+ * with two of docker-modem's habits switched off before any request:
  * - under DEBUG=modem (or DEBUG=*) it logs whole answers — container env, credentials included — to
  *   stderr, which cron mails: its `debug` is disabled for good;
  * - it follows an engine's redirects with requests of its own, outside our agent and its limits:
@@ -138,6 +140,7 @@ const require = createRequire(import.meta.url);
  */
 export async function loadDockerode(): Promise<DockerodeConstructor> {
   if (dockerode) return dockerode;
+  deferUnusedDockerodeModules();
   const loaded = ((await import('dockerode')) as unknown as { default: DockerodeConstructor }).default;
   // The very modules docker-modem loads (one copy of each in node_modules, and in the single executable).
   (require('debug') as { disable(): string }).disable();
