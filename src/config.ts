@@ -4,7 +4,7 @@ import { MeshAuditError } from './errors.js';
 import { parseYaml } from './policy/load.js';
 import { DEFAULT_LABEL_KEYS, type LabelKeys } from './snapshot/types.js';
 import { validatorFor } from './validate.js';
-import { DEFAULT_MAX_FILES } from './collect/files.js';
+import { DEFAULT_MAX_FILES } from './collect/max-files.js';
 import { schemaErrors } from './yaml-errors.js';
 
 /** Everything a live scan needs to know about the host, merged from flags, config file and defaults. */

@@ -4,6 +4,7 @@ import { checkDescriptor, closeQuietly, describe, errnoCode, readRegularFile, ty
 import { HashPool, HASH_IN_WORKER_BYTES } from './hash-pool.js';
 import { basename, isAbsolute, join, posix, resolve } from 'node:path';
 import { parseEnvBytes } from './envfile.js';
+import { DEFAULT_MAX_FILES } from './max-files.js';
 import type { SafeValueMaker } from '../secret/value.js';
 import type { FileKind, FileRecord, Problem } from '../snapshot/types.js';
 
@@ -46,7 +47,7 @@ export interface FileCollectOptions {
   maxEnvBytes?: number;
 }
 
-export const DEFAULT_MAX_FILES = 20_000;
+export { DEFAULT_MAX_FILES };
 export const DEFAULT_MAX_ENV_BYTES = 1024 * 1024;
 
 const DIR_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_DIRECTORY;
