@@ -1,11 +1,10 @@
 import { existsSync } from 'node:fs';
-import { readInput } from './read-input.js';
+import { readInput } from './input/read.js';
 import { MeshAuditError } from './errors.js';
-import { parseYaml } from './policy/load.js';
+import { parseYaml, schemaErrors } from './input/yaml.js';
 import { DEFAULT_LABEL_KEYS, type LabelKeys } from './snapshot/types.js';
 import { validatorFor } from './validate.js';
-import { DEFAULT_MAX_FILES } from './collect/files.js';
-import { schemaErrors } from './yaml-errors.js';
+import { DEFAULT_MAX_FILES } from './limits.js';
 
 /** Everything a live scan needs to know about the host, merged from flags, config file and defaults. */
 export interface ScanSettings {

@@ -9,7 +9,7 @@ import { keepSnapshot, readOwnHistory } from '../snapshot/history-store.js';
 import { loadSnapshot } from '../snapshot/load.js';
 import type { Problem, Snapshot } from '../snapshot/types.js';
 import { prepareOutputDir, writeFileAtomic } from '../write/atomic.js';
-import { DEFAULT_MAX_FILES } from '../collect/files.js';
+import { DEFAULT_MAX_FILES } from '../limits.js';
 import { existsSync } from 'node:fs';
 import { dirname, basename, join, resolve } from 'node:path';
 import { addAuditOptions, auditAndReport, parseCount, parseLockTimeout, usesOutputFolder, type AuditOptions } from './evaluate.js';

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { resolveSettings, type ConfigFile, type ResolvedSettings } from '../config.js';
 import { MeshAuditError } from '../errors.js';
-import { readInput } from '../read-input.js';
+import { readInput } from '../input/read.js';
 import { parseIgnoreFile, parseSelector, type IgnoreEntry, type Scope, type Selector } from '../scope.js';
 import { list, type CommandContext } from './context.js';
 import type { AuditOptions } from './evaluate.js';

@@ -2,6 +2,7 @@ import { constants, lstatSync, openSync, readdirSync, readlinkSync, type BigIntS
 import { realpath } from 'node:fs/promises';
 import { checkDescriptor, closeQuietly, describe, errnoCode, readRegularFile, type ReadResult } from './read-file.js';
 import { HashPool, HASH_IN_WORKER_BYTES } from './hash-pool.js';
+import { DEFAULT_MAX_FILES } from '../limits.js';
 import { basename, isAbsolute, join, posix, resolve } from 'node:path';
 import { parseEnvBytes } from './envfile.js';
 import type { SafeValueMaker } from '../secret/value.js';
@@ -46,7 +47,6 @@ export interface FileCollectOptions {
   maxEnvBytes?: number;
 }
 
-export const DEFAULT_MAX_FILES = 20_000;
 export const DEFAULT_MAX_ENV_BYTES = 1024 * 1024;
 
 const DIR_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_DIRECTORY;

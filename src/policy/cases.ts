@@ -1,8 +1,8 @@
-import { NotRegularFile, readRegularInput } from '../read-input.js';
+import { NotRegularFile, readRegularInput } from '../input/read.js';
 import { evaluateRule } from '../evaluate/evaluate.js';
 import type { Subject } from '../facts/subjects.js';
 import { MeshAuditError } from '../errors.js';
-import { parseYaml } from './load.js';
+import { parseYaml } from '../input/yaml.js';
 import type { LoadedRule, PolicyPack } from './types.js';
 
 /** Cases kept as data beside a pack (`<pack>.cases.yaml`): subjects on which a rule must pass or fail. */

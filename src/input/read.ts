@@ -1,6 +1,6 @@
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
-import { MeshAuditError } from './errors.js';
+import { MeshAuditError } from '../errors.js';
 
 /** What a file that is not a regular file is, in a message. */
 function kindOf(stats: { isDirectory(): boolean; isFIFO(): boolean; isSocket(): boolean; isCharacterDevice(): boolean; isBlockDevice(): boolean }): string {
@@ -46,19 +46,5 @@ export async function readInput(path: string, what: string): Promise<string> {
   } catch (err) {
     if (err instanceof NotRegularFile) throw new MeshAuditError(`${path}: cannot read ${what}: it ${err.message}`);
     throw new MeshAuditError(`${path}: cannot read ${what} (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
-  }
-}
-
-/**
- * JSON.parse, with an error that gives the position only: V8's messages quote the text around the
- * mistake, and a wrongly named file may hold secrets.
- */
-export function parseJsonInput(text: string, path: string, what: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch (err) {
-    const position = /position (\d+)/.exec((err as Error).message)?.[1];
-    const where = position === undefined ? '' : ` at line ${text.slice(0, Number(position)).split('\n').length}`;
-    throw new MeshAuditError(`${path}: ${what} is not valid JSON${where}`);
   }
 }
