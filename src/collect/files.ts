@@ -3,10 +3,11 @@ import { realpath } from 'node:fs/promises';
 import { checkDescriptor, closeQuietly, describe, errnoCode, readRegularFile, type ReadResult } from './read-file.js';
 import { HashPool, HASH_IN_WORKER_BYTES } from './hash-pool.js';
 import { DEFAULT_MAX_FILES } from '../limits.js';
+import { kindOf } from '../file-kind.js';
 import { basename, isAbsolute, join, posix, resolve } from 'node:path';
 import { parseEnvBytes } from './envfile.js';
 import type { SafeValueMaker } from '../secret/value.js';
-import type { FileKind, FileRecord, Problem } from '../snapshot/types.js';
+import type { FileRecord, Problem } from '../snapshot/types.js';
 
 /*
  * The file collector: one of the two places that read the host. It never writes, never follows a
@@ -140,17 +141,6 @@ function readFolder(fsPath: string, expected: BigIntStats): { ok: true; names: s
   } finally {
     closeQuietly(fd);
   }
-}
-
-export function kindOf(stat: BigIntStats): FileKind {
-  if (stat.isFile()) return 'file';
-  if (stat.isDirectory()) return 'directory';
-  if (stat.isSymbolicLink()) return 'symlink';
-  if (stat.isFIFO()) return 'fifo';
-  if (stat.isSocket()) return 'socket';
-  if (stat.isBlockDevice()) return 'block-device';
-  if (stat.isCharacterDevice()) return 'char-device';
-  return 'unknown';
 }
 
 function byCodeUnit(a: string, b: string): number {

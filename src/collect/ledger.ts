@@ -1,6 +1,7 @@
 import { elementOffsets, jsonSyntaxError, lineIndex } from '../input/json.js';
 import { ledgerRecord } from './ledger-entries.js';
-import { isHostPath, kindOf, locate, resolveRoot } from './files.js';
+import { kindOf } from '../file-kind.js';
+import { isHostPath, locate, resolveRoot } from './files.js';
 import { errnoCode, readRegularFile } from './read-file.js';
 import type { SafeValueMaker } from '../secret/value.js';
 import type { Ledger, LedgerRecord, Problem } from '../snapshot/types.js';

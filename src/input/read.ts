@@ -1,16 +1,7 @@
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { MeshAuditError } from '../errors.js';
-
-/** What a file that is not a regular file is, in a message. */
-function kindOf(stats: { isDirectory(): boolean; isFIFO(): boolean; isSocket(): boolean; isCharacterDevice(): boolean; isBlockDevice(): boolean }): string {
-  if (stats.isDirectory()) return 'a folder';
-  if (stats.isFIFO()) return 'a FIFO';
-  if (stats.isSocket()) return 'a socket';
-  if (stats.isCharacterDevice()) return 'a character device';
-  if (stats.isBlockDevice()) return 'a block device';
-  return 'not a regular file';
-}
+import { kindInWords, kindOf } from '../file-kind.js';
 
 /** A file that is there but is not a regular file: never read (a FIFO would block the run forever). */
 export class NotRegularFile extends Error {
@@ -30,7 +21,7 @@ export async function readRegularInput(path: string): Promise<Buffer> {
   const handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
   try {
     const stats = await handle.stat();
-    if (!stats.isFile()) throw new NotRegularFile(kindOf(stats));
+    if (!stats.isFile()) throw new NotRegularFile(kindInWords(kindOf(stats)));
     return await handle.readFile();
   } finally {
     await handle.close().catch(() => undefined);
