@@ -44,11 +44,13 @@ const REASONS: Record<ParseErrorCode, string> = {
 };
 
 /**
- * jsonc-parser's parser recurses once per nesting level: past this depth the locator stops and says
- * so (at the place it stopped) rather than overflow the stack. JSON.parse itself has no such limit,
- * and the ledger's entry offsets are found by a loop (elementOffsets), so only locating is bounded.
+ * jsonc-parser's parser recurses once per nesting level (a few frames each): past this depth the
+ * locator stops and says so, at the bracket it stopped at, rather than overflow the stack (4096 levels
+ * overflowed under the test runner's deeper stack). Should the stack still run out first, the same is
+ * said at the deepest bracket reached. JSON.parse itself has no such limit, and the ledger's entry
+ * offsets are found by a loop (elementOffsets), so only locating an error is bounded.
  */
-const MAX_LOCATE_DEPTH = 4096;
+const MAX_LOCATE_DEPTH = 1000;
 
 class Located extends Error {
   constructor(
@@ -63,7 +65,9 @@ class Located extends Error {
 export function jsonSyntaxError(text: string): JsonSyntaxError | null {
   // What is open, innermost last: a missing comma is reported as `expected ',' or '}'` (or ']').
   const open: ('}' | ']')[] = [];
+  let deepest = 0;
   const enter = (close: '}' | ']') => (offset: number): void => {
+    deepest = offset;
     if (open.push(close) > MAX_LOCATE_DEPTH) throw new Located(offset, 'nesting too deep');
   };
   const leave = (): void => {
@@ -94,8 +98,9 @@ export function jsonSyntaxError(text: string): JsonSyntaxError | null {
       { disallowComments: true, allowTrailingComma: false, allowEmptyContent: false },
     );
   } catch (error) {
-    if (!(error instanceof Located)) throw error;
-    found = error;
+    if (error instanceof RangeError) found = new Located(deepest, 'nesting too deep');
+    else if (error instanceof Located) found = error;
+    else throw error;
   }
   if (found === null) return null;
   const { line, column } = positionIn(text, found.offset);
