@@ -1,11 +1,10 @@
 import { existsSync } from 'node:fs';
-import { readInput } from './read-input.js';
+import { readInput } from './input/read.js';
 import { MeshAuditError } from './errors.js';
-import { parseYaml } from './policy/load.js';
+import { parseYaml, schemaErrors } from './input/yaml.js';
 import { DEFAULT_LABEL_KEYS, type LabelKeys } from './snapshot/types.js';
 import { validatorFor } from './validate.js';
-import { DEFAULT_MAX_FILES } from './collect/max-files.js';
-import { schemaErrors } from './yaml-errors.js';
+import { DEFAULT_MAX_FILES } from './limits.js';
 
 /** Everything a live scan needs to know about the host, merged from flags, config file and defaults. */
 export interface ScanSettings {
@@ -162,7 +161,7 @@ export async function resolveSettings(flags: ConfigFile, configFlag: string | un
   const file = where ? await loadConfigFile(where.path) : {};
   const fromEnv = envSettings(env);
   const defaults: Settings = { ...DEFAULT_SETTINGS, out: defaultOut(), failOn: 'error', include: [], exclude: [], ignore: [] };
-  const settings = { ...defaults } as Record<string, unknown>;
+  const settings: Settings = { ...defaults };
   const origins = Object.fromEntries(Object.keys(defaults).map((k) => [k, 'default'])) as Record<keyof Settings, string>;
   const layers: [ConfigFile, (key: string) => string][] = [
     [file, () => `config ${where?.path ?? ''}`],
@@ -174,12 +173,12 @@ export async function resolveSettings(flags: ConfigFile, configFlag: string | un
       // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- a layer's key can be present and undefined
       if (value === undefined) continue;
       if (Array.isArray(value) && value.length === 0 && layer === flags) continue;
-      if (key === 'labels') settings[key] = { ...(settings[key] as LabelKeys), ...(value as Partial<LabelKeys>) };
-      else settings[key] = value;
+      // Each layer was checked when it was read (config schema, flags, environment): its values have their setting's type.
+      Object.assign(settings, { [key]: key === 'labels' ? { ...settings.labels, ...(value as Partial<LabelKeys>) } : value });
       origins[key as keyof Settings] = origin(key);
     }
   }
-  return { settings: settings as unknown as Settings, origins, configFile: where?.path };
+  return { settings, origins, configFile: where?.path };
 }
 
 /** Flags over the config file over defaults (no environment): kept for callers that merge layers they already hold. */

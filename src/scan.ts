@@ -1,4 +1,4 @@
-import { readRegularInput } from './read-input.js';
+import { readRegularInput } from './input/read.js';
 import { hostname as osHostname } from 'node:os';
 import { join } from 'node:path';
 import { collectDocker } from './collect/docker.js';

@@ -7,7 +7,7 @@ import type { ErrorObject, ValidateFunction } from 'ajv';
 /** Every JSON Schema mesh-audit checks input against, by the name its precompiled validator has. */
 export type SchemaName = 'snapshot' | 'config' | 'report' | 'waivers' | 'ledgerEntry' | 'policy' | 'adoptionPlan';
 
-/** Where `npm run build` writes the validators compiled ahead (scripts/build-validators.ts). */
+/** Where `npm run build` writes the validators compiled ahead (scripts/precompile.ts). */
 export const GENERATED_VALIDATORS = './generated/validators.cjs';
 
 interface GeneratedValidators {

@@ -289,7 +289,7 @@ test('100k nested arrays left open: the ledger is unavailable, nesting too deep,
   const { file } = ledgerFile('['.repeat(100_000));
   const direct = await within(readLedger(file, { root: '/', safe }), 10_000);
   assert.is(direct.ledger.available, false);
-  assert.equal(direct.problems.map((p) => p.message), [`ledger ${file} is neither JSON nor JSON Lines: nesting too deep at line 1, column 4098`]);
+  assert.equal(direct.problems.map((p) => p.message), [`ledger ${file} is neither JSON nor JSON Lines: nesting too deep at line 1, column 1001`]);
 });
 
 test('100k nested arrays inside one entry: that entry is a finding, the others still report (was: stack overflow, no report)', () => {

@@ -184,7 +184,7 @@ test('a fleet of snapshot files evaluated in worker threads (--jobs 3) gives the
   const out = tempDir();
   const bad = await runCli(['evaluate', ...files, '--jobs', '3', '--out', out]);
   assert.is(bad.code, 2);
-  assert.match(bad.stderr, `${files[3]}: snapshot is not valid JSON`);
+  assert.match(bad.stderr, `${files[3]}:1:37: snapshot is not valid JSON: unexpected end of input`);
   assert.not.match(bad.stderr, files[7]!);
   assert.equal(readdirSync(out), []);
   assert.is((await runCli(['evaluate', ...files, '--jobs', '0'])).code, 2);

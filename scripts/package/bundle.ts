@@ -45,6 +45,9 @@ async function bundleOne(input: BundleInput, entry: string, workers: Record<stri
     // import.meta does not exist in CommonJS: the module's URL is the program's own path, so that
     // the URLs built from it stay valid (a worker's file, unused when its code is embedded).
     define: { 'import.meta.url': '__meshAuditModuleUrl' },
+    // jsonc-parser's `main` is a UMD wrapper whose inner require() calls esbuild cannot follow: its
+    // ES module build is bundled instead.
+    alias: { 'jsonc-parser': 'jsonc-parser/lib/esm/main.js' },
     banner: { js: 'var __meshAuditModuleUrl = require("node:url").pathToFileURL(__filename).href;' },
     plugins: [embeddedFiles(input, workers), sameRequire(input.root), embeddedAddons(input.root), optionalModulesAbsent()],
   });

@@ -1,6 +1,8 @@
 import { closest, distance } from 'fastest-levenshtein';
 import { MeshAuditError } from '../errors.js';
 
+/* Flag values read and checked, one helper per kind, shared by every command. */
+
 /** ` (did you mean 'x'?)` when one candidate is near enough to be a typo of the input, else ''. */
 export function didYouMean(input: string, candidates: readonly string[], quote = (s: string) => `'${s}'`): string {
   if (candidates.length === 0) return '';
@@ -34,4 +36,20 @@ export function parseFormatList<T extends string>(value: unknown, known: readonl
     if (!(known as readonly string[]).includes(name)) throw new MeshAuditError(`unknown format '${name}'${didYouMean(name, known)} (known: ${known.join(', ')})`);
   }
   return [...new Set(names)] as T[];
+}
+
+/** A whole number of at least 1 (`--keep`, `--jobs`, `--max-files`), or `fallback` when the flag is absent. */
+export function parseCount(flag: string, value: unknown, fallback: number): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new MeshAuditError(`${flag} must be a whole number of at least 1, not '${String(value)}'`);
+  return n;
+}
+
+/** `--lock-timeout`: seconds to wait for another run holding the output folder (0: do not wait). */
+export function parseLockTimeout(value: unknown): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new MeshAuditError(`--lock-timeout must be a whole number of seconds (0 or more), not '${String(value)}'`);
+  return n;
 }

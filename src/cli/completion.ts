@@ -1,5 +1,5 @@
 import type { CAC, Command } from 'cac';
-import { MeshAuditError } from '../errors.js';
+import { ExitCode, MeshAuditError } from '../errors.js';
 import { TOOL_NAME } from '../version.js';
 import type { CommandContext } from './context.js';
 import { definedCli, flagsOf } from './commands.js';
@@ -115,6 +115,6 @@ export function registerCompletion(cli: CAC, ctx: CommandContext): void {
       const name = shell.toLowerCase();
       if (!Object.hasOwn(SHELLS, name)) throw new MeshAuditError(`unknown shell '${shell}'${didYouMean(name, Object.keys(SHELLS))} (bash, zsh, fish)`);
       ctx.stdout(SHELLS[name as keyof typeof SHELLS](specsOf(await definedCli(ctx))));
-      return 0;
+      return ExitCode.Ok;
     });
 }

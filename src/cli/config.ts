@@ -1,5 +1,5 @@
 import type { CAC } from 'cac';
-import { MeshAuditError } from '../errors.js';
+import { ExitCode, MeshAuditError } from '../errors.js';
 import type { Settings } from '../config.js';
 import type { CommandContext } from './context.js';
 import { CONFIG_HELP, settingsOf, type SettingFlags } from './settings.js';
@@ -23,11 +23,11 @@ export function registerConfig(cli: CAC, ctx: CommandContext): void {
       if (format === 'json') {
         const out = Object.fromEntries(keys.map((k) => [k, { value: settings[k] ?? null, from: origins[k] }]));
         ctx.stdout(JSON.stringify({ configFile: configFile ?? null, settings: out }, null, 2) + '\n');
-        return 0;
+        return ExitCode.Ok;
       }
       const width = Math.max(...keys.map((k) => k.length));
       ctx.stdout(`config file: ${configFile ?? '(none)'}\n`);
       for (const k of keys) ctx.stdout(`${k.padEnd(width)}  ${shown(settings[k])}  (${origins[k]})\n`);
-      return 0;
+      return ExitCode.Ok;
     });
 }

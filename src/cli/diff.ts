@@ -1,4 +1,5 @@
 import type { CAC } from 'cac';
+import { ExitCode } from '../errors.js';
 import { parseChoice } from './choices.js';
 import { diffFindings, type BaselineFinding } from '../report/baseline.js';
 import { loadReportFile } from '../report/report-file.js';
@@ -30,6 +31,6 @@ export function registerDiff(cli: CAC, ctx: CommandContext): void {
         }
         ctx.stdout(`Unchanged: ${diff.unchanged.length}\n`);
       }
-      return 0;
+      return ExitCode.Ok;
     });
 }

@@ -8,6 +8,7 @@ import { auditSnapshot, rulesOf } from '../pipeline.js';
 import { loadPolicies } from '../policy/load.js';
 import { loadHistory } from '../snapshot/history.js';
 import { loadSnapshot } from '../snapshot/load.js';
+import { withProblems } from '../snapshot/problems.js';
 import type { WorkerAnswer, WorkerJob, WorkerSetup } from './evaluate-workers.js';
 
 const setup = workerData as WorkerSetup;
@@ -25,7 +26,7 @@ parentPort!.on('message', (job: WorkerJob) => {
     try {
       const { rules, history } = await ready;
       const snapshot = await loadSnapshot(job.path);
-      const withHistoryProblems = history.problems.length > 0 ? { ...snapshot, problems: [...snapshot.problems, ...history.problems] } : snapshot;
+      const withHistoryProblems = withProblems(snapshot, history.problems);
       answer = { index: job.index, evaluation: auditSnapshot(withHistoryProblems, history.snapshots, rules, { recordChecks: setup.recordChecks === true, scoped: { scope: setup.scope, now: new Date(setup.now) } }) };
     } catch (err) {
       answer = { index: job.index, error: (err as Error).message, usage: err instanceof MeshAuditError };

@@ -15,11 +15,13 @@ import { loadPolicies } from '../policy/load.js';
 import type { Profile } from '../policy/types.js';
 import { loadHistory } from '../snapshot/history.js';
 import { loadSnapshot } from '../snapshot/load.js';
+import { withProblems } from '../snapshot/problems.js';
 import type { Problem, Snapshot } from '../snapshot/types.js';
 import { DEFAULT_LOCK_TIMEOUT_SECONDS, fileFormatsOf, latestJsonReport, parseFormats, withOutputFolder, writeReports, type OutputFolder } from './output.js';
 import { detail, list, note, type CommandContext } from './context.js';
 import { EMPTY_SCOPE, type Scope } from '../scope.js';
-import { CONFIG_HELP, parseCount, prepareAudit } from './settings.js';
+import { CONFIG_HELP, prepareAudit } from './settings.js';
+import { parseCount, parseLockTimeout } from './choices.js';
 import { parseChoice } from './choices.js';
 
 export interface AuditOptions {
@@ -46,21 +48,11 @@ export interface AuditOptions {
   scope?: Scope;
 }
 
-export { parseCount };
-
 async function baselineOf(option: string | undefined, out: string, folder: OutputFolder | undefined): Promise<ReportFile | undefined> {
   if (option === undefined) return undefined;
   if (option !== 'auto') return loadReportFile(option);
   if (out === '-' || folder === undefined) throw new MeshAuditError('--baseline auto reads the previous report in --out; with --out - name the baseline file');
   return (await previousReport(await latestJsonReport(folder.dir))) ?? { source: '(none: first run)', generatedAt: '', findings: [] };
-}
-
-/** `--lock-timeout`: seconds to wait for another run holding the output folder (0: do not wait). */
-export function parseLockTimeout(value: unknown): number | undefined {
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new MeshAuditError(`--lock-timeout must be a whole number of seconds (0 or more), not '${String(value)}'`);
-  return n;
 }
 
 /** Whether a run writes into (or reads back from) the --out folder, and so must hold it. */
@@ -116,7 +108,7 @@ export async function auditAndReport(
     // (1,000 snapshots of 100 containers took 1.4 GB when all were loaded first; test/bench/fleet.bench.ts).
     evaluations = [];
     for await (const snapshot of snapshotsOf(source)) {
-      const withHistoryProblems = history.problems.length > 0 ? { ...snapshot, problems: [...snapshot.problems, ...history.problems] } : snapshot;
+      const withHistoryProblems = withProblems(snapshot, history.problems);
       evaluations.push(auditSnapshot(withHistoryProblems, history.snapshots, selected, { recordChecks, scoped: { scope, now: startedAt } }));
     }
   }

@@ -10,7 +10,7 @@ import { mkdirSync, renameSync, rmSync, symlinkSync } from 'node:fs';
 import { lstat, readdir, readlink, rmdir, unlink } from 'node:fs/promises';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { NotRegularFile, readRegularInput } from '../read-input.js';
+import { NotRegularFile, readRegularInput } from '../input/read.js';
 import { prepareOutputDir, replaceWithSymlink, syncFolder, WriteFailure, writeFileAtomic } from '../write/atomic.js';
 import { lockOutputFolder } from '../write/lock.js';
 import { osErrorText } from '../write/os-error.js';

@@ -2,6 +2,7 @@ import type { CAC } from 'cac';
 import { join } from 'node:path';
 import { ExitCode, MeshAuditError } from '../errors.js';
 import { buildSubjects } from '../facts/subjects.js';
+import type { Report } from '../report/report.js';
 import { auditSnapshots } from '../pipeline.js';
 import { loadPolicies } from '../policy/load.js';
 import { buildInventory } from '../premigrate/inventory.js';
@@ -13,13 +14,14 @@ import type { Premigration, PremigrationReport } from '../report/premigration/mo
 import { renderAdoptionPlan } from '../report/premigration/plan.js';
 import { renderPremigrationText } from '../report/premigration/text.js';
 import { renderSarif } from '../report/sarif.js';
+import { withProblems } from '../snapshot/problems.js';
+import type { Snapshot } from '../snapshot/types.js';
 import { writeFileAtomic } from '../write/atomic.js';
-import { parseLockTimeout } from './evaluate.js';
 import { withOutputFolder, type OutputFolder } from './output.js';
 import { list, note, type CommandContext } from './context.js';
-import { parseFormatList } from './choices.js';
+import { parseFormatList, parseLockTimeout } from './choices.js';
 import { settingsOf } from './settings.js';
-import { acquireSnapshot, addCollectOptions, type AcquireOptions } from './scan.js';
+import { acquireFor, addCollectOptions, type AcquireOptions } from './acquire.js';
 
 /** Output formats of the pre-migration check, in one list: name, file, renderer. */
 const FORMATS = {
@@ -37,6 +39,40 @@ function parseFormats(value: unknown, out: string): Format[] {
 }
 
 type PremigrateOptions = AcquireOptions & { policy?: string | string[]; format: string; plan?: string; lockTimeout?: string | number };
+
+/** `--plan NAME`: a file of the output folder, like the reports; nothing is written anywhere else. */
+function checkPlanName(plan: unknown, out: string): void {
+  if (plan === undefined) return;
+  const name = String(plan);
+  if (typeof plan !== 'string' || name === '' || name.includes('/') || name.startsWith('.') || name === '-') {
+    throw new MeshAuditError(`--plan takes a file name, written into the output folder (--out), not '${name}'`);
+  }
+  if (Object.values(FORMATS).some((f) => f.file === name)) throw new MeshAuditError(`--plan ${name} would overwrite a report of the same name; choose another name`);
+  if (out === '-') throw new MeshAuditError('--plan writes into the output folder; with --out - there is none (name a folder with --out)');
+}
+
+/**
+ * Each node's standings, ports, verdict and plan. The standings and the verdict come from the findings
+ * of the profile's rules (report.rules); the subjects give only facts: names, ports, claims.
+ */
+function premigrationNodes(snapshots: readonly Snapshot[], history: readonly Snapshot[], report: Report): Premigration[] {
+  return snapshots.map((s, i) => {
+    const evaluation = report.evaluations[i]!;
+    const subjects = buildSubjects(s, history);
+    const inventory = buildInventory(subjects, evaluation.findings, report.rules);
+    const plan = buildPlan(inventory, subjects);
+    // Unknown is never absent: what was not read may hide resources the plan would have named.
+    if (!evaluation.complete) plan.notes.unshift('the node was not read whole (see the report\'s not checked): this plan may miss resources, and the node has no verdict');
+    return {
+      host: s.host.hostname,
+      takenAt: s.takenAt,
+      complete: evaluation.complete,
+      notChecked: evaluation.notifications.filter((n) => n.level === 'error').map((n) => n.message),
+      inventory,
+      plan,
+    };
+  });
+}
 
 export function registerPremigrate(cli: CAC, ctx: CommandContext): void {
   addCollectOptions(cli.command('premigrate', 'Pre-migration check of an adopted node: every resource\'s standing, its ports, a verdict and an adoption plan'))
@@ -56,15 +92,7 @@ export function registerPremigrate(cli: CAC, ctx: CommandContext): void {
       const out = String(options.out);
       const formats = parseFormats(options.format, out);
       const lockTimeout = parseLockTimeout(options.lockTimeout);
-      // The plan is a file of the output folder, like the reports: nothing is written anywhere else.
-      if (options.plan !== undefined) {
-        const name = String(options.plan);
-        if (typeof options.plan !== 'string' || name === '' || name.includes('/') || name.startsWith('.') || name === '-') {
-          throw new MeshAuditError(`--plan takes a file name, written into the output folder (--out), not '${name}'`);
-        }
-        if (Object.values(FORMATS).some((f) => f.file === name)) throw new MeshAuditError(`--plan ${name} would overwrite a report of the same name; choose another name`);
-        if (out === '-') throw new MeshAuditError('--plan writes into the output folder; with --out - there is none (name a folder with --out)');
-      }
+      checkPlanName(options.plan, out);
       const files = formats.filter((f) => FORMATS[f].file !== null);
       const live = options.snapshot === undefined && options.history === undefined;
       // One run at a time in an output folder: it holds this run's files and the scanner's own history.
@@ -75,51 +103,36 @@ export function registerPremigrate(cli: CAC, ctx: CommandContext): void {
     });
 
   async function premigrate(options: PremigrateOptions, formats: Format[], folder?: OutputFolder): Promise<number> {
-    const out = String(options.out);
     const startedAt = ctx.now();
     const packs = await loadPolicies(list(options.policy));
     const planSchema = options.plan !== undefined ? await readAdoptionPlanSchema() : undefined;
-    const acquired = await acquireSnapshot(options, ctx, folder);
+    const acquired = await acquireFor(options, ctx, folder);
     const notKept = await acquired.keep();
-    const snapshots = acquired.snapshots.map((s) => {
-      const problems = [...s.problems, ...notKept, ...acquired.history.problems];
-      return problems.length > s.problems.length ? { ...s, problems } : s;
-    });
+    const snapshots = acquired.snapshots.map((s) => withProblems(s, notKept, acquired.history.problems));
     const report = auditSnapshots(snapshots, acquired.history.snapshots, packs.flatMap((p) => p.rules), { profile: 'premigration', now: ctx.now(), startedAt });
-    const nodes: Premigration[] = snapshots.map((s, i) => {
-      const evaluation = report.evaluations[i]!;
-      // The standings and the verdict come from the findings of the profile's rules (report.rules);
-      // the subjects give only facts: names, ports, claims.
-      const subjects = buildSubjects(s, acquired.history.snapshots);
-      const inventory = buildInventory(subjects, evaluation.findings, report.rules);
-      const plan = buildPlan(inventory, subjects);
-      // Unknown is never absent: what was not read may hide resources the plan would have named.
-      if (!evaluation.complete) plan.notes.unshift('the node was not read whole (see the report\'s not checked): this plan may miss resources, and the node has no verdict');
-      return {
-        host: s.host.hostname,
-        takenAt: s.takenAt,
-        complete: evaluation.complete,
-        notChecked: evaluation.notifications.filter((n) => n.level === 'error').map((n) => n.message),
-        inventory,
-        plan,
-      };
-    });
-    const result: PremigrationReport = { report, nodes };
+    const nodes = premigrationNodes(snapshots, acquired.history.snapshots, report);
+    await writePremigration({ report, nodes }, options, formats, folder, planSchema);
+    if (nodes.some((n) => !n.complete)) return ExitCode.Incomplete;
+    return nodes.every((n) => n.inventory.ready) ? ExitCode.Ok : ExitCode.Findings;
+  }
+
+  /** Text on stdout, the chosen files (and the plan) into the output folder, or the one chosen format on stdout with --out -. */
+  async function writePremigration(result: PremigrationReport, options: PremigrateOptions, formats: Format[], folder: OutputFolder | undefined, planSchema: object | undefined): Promise<void> {
+    const out = String(options.out);
     if (formats.includes('text')) ctx.stdout(FORMATS.text.render(result, out === '-' ? false : ctx.color));
     const files = formats.filter((f) => FORMATS[f].file !== null);
     if (out === '-') {
       if (files[0] !== undefined) ctx.stdout(FORMATS[files[0]].render(result));
-    } else if (folder !== undefined) {
-      for (const f of files) {
-        await writeFileAtomic(folder.dir, FORMATS[f].file!, FORMATS[f].render(result));
-        note(ctx, `wrote ${join(out, FORMATS[f].file!)}`);
-      }
-      if (options.plan !== undefined && planSchema !== undefined) {
-        await writeFileAtomic(folder.dir, options.plan, renderAdoptionPlan(result, planSchema));
-        note(ctx, `wrote ${join(out, options.plan)}`);
-      }
+      return;
     }
-    if (nodes.some((n) => !n.complete)) return ExitCode.Incomplete;
-    return nodes.every((n) => n.inventory.ready) ? ExitCode.Ok : ExitCode.Findings;
+    if (folder === undefined) return;
+    for (const f of files) {
+      await writeFileAtomic(folder.dir, FORMATS[f].file!, FORMATS[f].render(result));
+      note(ctx, `wrote ${join(out, FORMATS[f].file!)}`);
+    }
+    if (options.plan !== undefined && planSchema !== undefined) {
+      await writeFileAtomic(folder.dir, options.plan, renderAdoptionPlan(result, planSchema));
+      note(ctx, `wrote ${join(out, options.plan)}`);
+    }
   }
 }

@@ -1,5 +1,5 @@
 import type { CAC } from 'cac';
-import { MeshAuditError } from '../errors.js';
+import { ExitCode, MeshAuditError } from '../errors.js';
 import { loadCases, runCases } from '../policy/cases.js';
 import { formatWarning, lintPack } from '../policy/lint.js';
 import { loadPolicies } from '../policy/load.js';
@@ -45,20 +45,20 @@ export function registerRules(cli: CAC, ctx: CommandContext): void {
           const w = Math.max(...rules.map((r) => r.name.length));
           ctx.stdout(`${'ID'.padEnd(7)} ${'NAME'.padEnd(w)} ${'SEVERITY'.padEnd(8)} ${'SUBJECT'.padEnd(17)} PROFILES\n`);
           for (const r of rules) ctx.stdout(`${r.id.padEnd(7)} ${r.name.padEnd(w)} ${r.severity.padEnd(8)} ${r.subject.padEnd(17)} ${r.profiles.join(',')}\n`);
-          return 0;
+          return ExitCode.Ok;
         }
         case 'show': {
           if (ruleRef === undefined) throw new MeshAuditError('rules show needs a rule id or name, e.g. `mesh-audit rules show MA1001`');
           const rule = rules.find((r) => r.id === ruleRef || r.name === ruleRef);
           if (!rule) throw new MeshAuditError(`no rule '${ruleRef}'${didYouMean(ruleRef, rules.flatMap((r) => [r.id, r.name]))} (see \`mesh-audit rules list\`)`);
           ctx.stdout(showRule(rule));
-          return 0;
+          return ExitCode.Ok;
         }
         case 'lint': {
           const warnings = (await Promise.all(packs.map(lintPack))).flat();
           for (const w of warnings) ctx.stdout(`${formatWarning(w)}\n`);
           ctx.stdout(`${warnings.length} warning${warnings.length === 1 ? '' : 's'}\n`);
-          return warnings.length > 0 ? 1 : 0;
+          return warnings.length > 0 ? ExitCode.Findings : ExitCode.Ok;
         }
         case 'test': {
           let failed = 0;
@@ -74,11 +74,11 @@ export function registerRules(cli: CAC, ctx: CommandContext): void {
             }
           }
           ctx.stdout(`${total - failed} passed, ${failed} failed\n`);
-          return failed > 0 ? 1 : 0;
+          return failed > 0 ? ExitCode.Findings : ExitCode.Ok;
         }
         case 'docs':
           ctx.stdout(ruleCatalogue(rules));
-          return 0;
+          return ExitCode.Ok;
         default:
           throw new MeshAuditError(`unknown rules action '${action}'${didYouMean(action, ['list', 'show', 'test', 'lint', 'docs'])} (list, show, test, lint, docs)`);
       }

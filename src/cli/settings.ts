@@ -1,8 +1,9 @@
 import { existsSync } from 'node:fs';
 import { resolveSettings, type ConfigFile, type ResolvedSettings } from '../config.js';
 import { MeshAuditError } from '../errors.js';
-import { readInput } from '../read-input.js';
+import { readInput } from '../input/read.js';
 import { parseIgnoreFile, parseSelector, type IgnoreEntry, type Scope, type Selector } from '../scope.js';
+import { parseCount } from './choices.js';
 import { list, type CommandContext } from './context.js';
 import type { AuditOptions } from './evaluate.js';
 
@@ -26,13 +27,6 @@ export interface SettingFlags {
   failOn?: string;
   include?: string | string[];
   exclude?: string | string[];
-}
-
-export function parseCount(flag: string, value: unknown, fallback: number): number {
-  if (value === undefined) return fallback;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new MeshAuditError(`${flag} must be a whole number of at least 1, not '${String(value)}'`);
-  return n;
 }
 
 const absoluteOrUndefined = (flag: string, value: unknown): string | undefined => {

@@ -2,11 +2,12 @@ import { constants, lstatSync, openSync, readdirSync, readlinkSync, type BigIntS
 import { realpath } from 'node:fs/promises';
 import { checkDescriptor, closeQuietly, describe, errnoCode, readRegularFile, type ReadResult } from './read-file.js';
 import { HashPool, HASH_IN_WORKER_BYTES } from './hash-pool.js';
+import { DEFAULT_MAX_FILES } from '../limits.js';
+import { kindOf } from '../file-kind.js';
 import { basename, isAbsolute, join, posix, resolve } from 'node:path';
 import { parseEnvBytes } from './envfile.js';
-import { DEFAULT_MAX_FILES } from './max-files.js';
 import type { SafeValueMaker } from '../secret/value.js';
-import type { FileKind, FileRecord, Problem } from '../snapshot/types.js';
+import type { FileRecord, Problem } from '../snapshot/types.js';
 
 /*
  * The file collector: one of the two places that read the host. It never writes, never follows a
@@ -47,7 +48,6 @@ export interface FileCollectOptions {
   maxEnvBytes?: number;
 }
 
-export { DEFAULT_MAX_FILES };
 export const DEFAULT_MAX_ENV_BYTES = 1024 * 1024;
 
 const DIR_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_DIRECTORY;
@@ -141,17 +141,6 @@ function readFolder(fsPath: string, expected: BigIntStats): { ok: true; names: s
   } finally {
     closeQuietly(fd);
   }
-}
-
-export function kindOf(stat: BigIntStats): FileKind {
-  if (stat.isFile()) return 'file';
-  if (stat.isDirectory()) return 'directory';
-  if (stat.isSymbolicLink()) return 'symlink';
-  if (stat.isFIFO()) return 'fifo';
-  if (stat.isSocket()) return 'socket';
-  if (stat.isBlockDevice()) return 'block-device';
-  if (stat.isCharacterDevice()) return 'char-device';
-  return 'unknown';
 }
 
 function byCodeUnit(a: string, b: string): number {

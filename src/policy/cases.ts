@@ -1,8 +1,8 @@
-import { NotRegularFile, readRegularInput } from '../read-input.js';
+import { NotRegularFile, readRegularInput } from '../input/read.js';
 import { evaluateRule } from '../evaluate/evaluate.js';
 import type { Subject } from '../facts/subjects.js';
 import { MeshAuditError } from '../errors.js';
-import { parseYaml } from './load.js';
+import { parseYaml } from '../input/yaml.js';
 import type { LoadedRule, PolicyPack } from './types.js';
 
 /** Cases kept as data beside a pack (`<pack>.cases.yaml`): subjects on which a rule must pass or fail. */
@@ -50,6 +50,8 @@ function caseSubject(rule: LoadedRule, data: Record<string, unknown>, unknown: r
   const id = String(data['id'] ?? data['name'] ?? data['path'] ?? 'case');
   return {
     set: rule.subject,
+    // A case is about no container, file or entry of a host: its own kind, outside Subject's kinds on
+    // purpose, shows in `rules test` output only; there is no typed way to say so without widening Subject.
     about: { kind: 'case', id } as unknown as Subject['about'],
     part: null,
     data: { host: 'case-host', id, ...data },

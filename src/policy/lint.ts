@@ -1,6 +1,6 @@
 import deepEqual from 'fast-deep-equal';
-import { readInput } from '../read-input.js';
-import { lineAt, parseYaml } from './load.js';
+import { readInput } from '../input/read.js';
+import { lineAt, parseYaml } from '../input/yaml.js';
 import type { PolicyPack, Rule } from './types.js';
 
 /**

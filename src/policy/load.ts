@@ -1,9 +1,9 @@
 import { hash } from 'node:crypto';
 import { readFile, readdir, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { readInput } from '../read-input.js';
 import { join } from 'node:path';
-import type { Document, LineCounter } from 'yaml';
+import { readInput } from '../input/read.js';
+import { lineAt, parseYaml } from '../input/yaml.js';
 import { validatorFor, type Validator } from '../validate.js';
 import { MeshAuditError } from '../errors.js';
 import { EMBEDDED } from '../embedded.js';
@@ -19,8 +19,6 @@ export const EMBEDDED_POLICY_PATH = '<built-in>/policies/mesh-core.yaml';
 export const DEFAULT_POLICY = EMBEDDED ? EMBEDDED_POLICY_PATH : packageFile('policies', 'mesh-core.yaml');
 
 const require = createRequire(import.meta.url);
-/** The yaml package, loaded when a YAML text is parsed (the bundled pack usually is not: see below). */
-const yaml = (): typeof import('yaml') => require('yaml') as typeof import('yaml');
 
 /** Where `npm run build` writes the bundled pack already loaded (scripts/precompile.ts). */
 export const PRECOMPILED_PACK = '../generated/bundled-pack.json';
@@ -62,47 +60,6 @@ async function packValidator() {
     validatePack = validatorFor('policy', await readPolicySchema());
   }
   return validatePack;
-}
-
-/** A policy file is YAML 1.2 with bounded aliases and unique keys (see ARCHITECTURE.md, Pitfalls: YAML). */
-export function parseYaml(text: string, file: string): { doc: Document; lines: LineCounter; value: unknown } {
-  const { LineCounter, parseDocument } = yaml();
-  const lines = new LineCounter();
-  let doc: ReturnType<typeof parseDocument>;
-  try {
-    doc = parseDocument(text, { lineCounter: lines, uniqueKeys: true, merge: false, prettyErrors: true });
-  } catch (err) {
-    // The parser recurses once per nesting level: deep enough, it overflows the stack itself instead
-    // of reporting a YAML error (thousands of nested block mappings did; flow style is reported).
-    const why = err instanceof RangeError ? 'nested too deeply to be read' : String((err as Error).message).split('\n')[0];
-    throw new MeshAuditError(`${file}:1: YAML error: ${why}`);
-  }
-  const first = doc.errors[0];
-  if (first) {
-    const pos = first.linePos?.[0];
-    throw new MeshAuditError(`${file}:${pos ? `${pos.line}:${pos.col}` : '1'}: YAML error: ${first.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '')}`);
-  }
-  if (doc.directives?.yaml.explicit && doc.directives.yaml.version !== '1.2') {
-    throw new MeshAuditError(`${file}:1: only YAML 1.2 is accepted (a %YAML 1.1 directive changes what booleans mean)`);
-  }
-  let value: unknown;
-  try {
-    value = doc.toJS({ maxAliasCount: 100 }) as unknown;
-  } catch (err) {
-    // The yaml package refuses alias bombs (and similar) here, after parsing.
-    throw new MeshAuditError(`${file}:1: YAML error: ${(err as Error).message}`);
-  }
-  return { doc, lines, value };
-}
-
-/** Line of the YAML node at a JSON Pointer, or of its nearest parent that exists. */
-export function lineAt(doc: Document, lines: LineCounter, pointer: string): number {
-  const path = pointer.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~')).map((p) => (/^\d+$/.test(p) ? Number(p) : p));
-  for (let n = path.length; n >= 0; n--) {
-    const node = doc.getIn(path.slice(0, n), true);
-    if (yaml().isNode(node) && node.range) return lines.linePos(node.range[0]).line;
-  }
-  return 1;
 }
 
 function ruleIdAt(value: unknown, pointer: string): string | undefined {

@@ -1,5 +1,6 @@
 import { MeshAuditError } from '../errors.js';
-import { parseJsonInput, readInput } from '../read-input.js';
+import { parseJsonInput } from '../input/json.js';
+import { readInput } from '../input/read.js';
 import { validatorFor } from '../validate.js';
 import type { BaselineFinding } from './baseline.js';
 import { JSON_REPORT_SCHEMA } from './json.js';

@@ -1,9 +1,8 @@
 import { MeshAuditError } from '../errors.js';
-import { lineAt, parseYaml } from '../policy/load.js';
+import { lineAt, parseYaml, schemaErrors } from '../input/yaml.js';
 import type { LoadedRule } from '../policy/types.js';
-import { readInput } from '../read-input.js';
+import { readInput } from '../input/read.js';
 import { validatorFor } from '../validate.js';
-import { schemaErrors } from '../yaml-errors.js';
 import { closest, distance } from 'fastest-levenshtein';
 import type { Waiver } from './waivers.js';
 

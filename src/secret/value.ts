@@ -41,7 +41,7 @@ export function shapeOf(raw: string): string {
   const url = SCHEME.exec(raw);
   // eslint-disable-next-line @typescript-eslint/no-misused-spread -- counts code points on purpose, as a person would
   if (!url) return `<${[...raw].length} chars>`;
-  const [, scheme, rest] = url as unknown as [string, string, string];
+  const [, scheme = '', rest = ''] = url; // both groups always match when the expression does
   const end = rest.search(/[/?#]/);
   const authority = end < 0 ? rest : rest.slice(0, end);
   const tail = end < 0 ? '' : rest.slice(end);

@@ -35,12 +35,18 @@ async function snapshotFilesOf(dir: string): Promise<string[]> {
   return files;
 }
 
+/** Earlier snapshots of a host, oldest first, and what of them could not be read. */
+export interface History {
+  snapshots: Snapshot[];
+  problems: Problem[];
+}
+
 /**
  * Reads the earlier snapshots kept in a history folder (`*.json`), oldest first: the order the facts
  * use them in. One unreadable file is a problem of the scan (it may hide a former target), not the
  * end of it.
  */
-export async function loadHistory(dir: string): Promise<{ snapshots: Snapshot[]; problems: Problem[] }> {
+export async function loadHistory(dir: string): Promise<History> {
   const snapshots: Snapshot[] = [];
   const problems: Problem[] = [];
   for (const path of await snapshotFilesOf(dir)) {

@@ -1,4 +1,5 @@
-import { parseJsonInput, readInput } from '../read-input.js';
+import { parseJsonInput } from '../input/json.js';
+import { readInput } from '../input/read.js';
 import { validatorFor } from '../validate.js';
 import { MeshAuditError } from '../errors.js';
 import { snapshotSchema } from './schema.js';

@@ -1,4 +1,5 @@
 import type { SafeValue } from '../secret/value.js';
+import type { FileKind } from '../file-kind.js';
 
 export const SNAPSHOT_SCHEMA = 'mesh-audit/snapshot@1';
 
@@ -149,7 +150,7 @@ export interface BoundFile {
   error?: string;
 }
 
-export type FileKind = 'file' | 'directory' | 'symlink' | 'fifo' | 'socket' | 'block-device' | 'char-device' | 'missing' | 'unknown';
+export type { FileKind };
 
 export interface FileRecord {
   /** Host path, absolute. */

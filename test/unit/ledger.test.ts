@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { findJsonError, parseLedgerText, readLedger } from '../../src/collect/ledger.js';
+import { parseLedgerText, readLedger } from '../../src/collect/ledger.js';
 import { createSafeValueMaker } from '../../src/secret/value.js';
 
 const safe = createSafeValueMaker(Buffer.alloc(32, 3));
@@ -258,16 +258,6 @@ rootTest('an unreadable ledger (as nobody): unavailable, permission denied with 
 test('a top-level scalar is not a ledger', () => {
   const parsed = parseLedgerText('42', safe);
   assert.equal(parsed, { ok: false, message: 'ledger is JSON but a number, not an array of entries, an object with "entries", or JSON Lines' });
-});
-
-test('findJsonError locates errors without quoting', () => {
-  assert.is(findJsonError('{"a": 1}', 0, 8), null);
-  assert.equal(findJsonError('{"a": 1', 0, 7), { offset: 7, reason: 'unexpected end of input' });
-  assert.equal(findJsonError('[1, 2,, 3]', 0, 10), { offset: 6, reason: 'unexpected character' });
-  assert.equal(findJsonError('{"a" 1}', 0, 7), { offset: 5, reason: "expected ':'" });
-  assert.equal(findJsonError('[01]', 0, 4), { offset: 2, reason: "expected ',' or ']'" });
-  assert.equal(findJsonError('"ab\\x"', 0, 6), { offset: 4, reason: 'bad escape' });
-  assert.equal(findJsonError('[1] x', 0, 5), { offset: 4, reason: 'unexpected content after the JSON value' });
 });
 
 test.run();

@@ -1,16 +1,7 @@
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
-import { MeshAuditError } from './errors.js';
-
-/** What a file that is not a regular file is, in a message. */
-function kindOf(stats: { isDirectory(): boolean; isFIFO(): boolean; isSocket(): boolean; isCharacterDevice(): boolean; isBlockDevice(): boolean }): string {
-  if (stats.isDirectory()) return 'a folder';
-  if (stats.isFIFO()) return 'a FIFO';
-  if (stats.isSocket()) return 'a socket';
-  if (stats.isCharacterDevice()) return 'a character device';
-  if (stats.isBlockDevice()) return 'a block device';
-  return 'not a regular file';
-}
+import { MeshAuditError } from '../errors.js';
+import { kindInWords, kindOf } from '../file-kind.js';
 
 /** A file that is there but is not a regular file: never read (a FIFO would block the run forever). */
 export class NotRegularFile extends Error {
@@ -30,7 +21,7 @@ export async function readRegularInput(path: string): Promise<Buffer> {
   const handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
   try {
     const stats = await handle.stat();
-    if (!stats.isFile()) throw new NotRegularFile(kindOf(stats));
+    if (!stats.isFile()) throw new NotRegularFile(kindInWords(kindOf(stats)));
     return await handle.readFile();
   } finally {
     await handle.close().catch(() => undefined);
@@ -46,19 +37,5 @@ export async function readInput(path: string, what: string): Promise<string> {
   } catch (err) {
     if (err instanceof NotRegularFile) throw new MeshAuditError(`${path}: cannot read ${what}: it ${err.message}`);
     throw new MeshAuditError(`${path}: cannot read ${what} (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
-  }
-}
-
-/**
- * JSON.parse, with an error that gives the position only: V8's messages quote the text around the
- * mistake, and a wrongly named file may hold secrets.
- */
-export function parseJsonInput(text: string, path: string, what: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch (err) {
-    const position = /position (\d+)/.exec((err as Error).message)?.[1];
-    const where = position === undefined ? '' : ` at line ${text.slice(0, Number(position)).split('\n').length}`;
-    throw new MeshAuditError(`${path}: ${what} is not valid JSON${where}`);
   }
 }

@@ -1,0 +1,50 @@
+import type { Command } from 'cac';
+import { acquireSnapshot, type Acquired, type AcquireIo } from '../acquire.js';
+import type { ScanSettings } from '../config.js';
+import { DEFAULT_MAX_FILES } from '../limits.js';
+import { parseCount } from './choices.js';
+import { detail, note, type CommandContext } from './context.js';
+import type { OutputFolder } from './output.js';
+import { progressLine } from './progress.js';
+import { CONFIG_HELP, settingsOf, type SettingFlags } from './settings.js';
+
+/* The command-line side of acquiring a snapshot (src/acquire.ts): the options that say how the host is read, and where acquisition speaks. */
+
+export type CollectFlags = SettingFlags;
+
+/** The options of every command that reads the live host (`scan`, `snapshot`, `premigrate`). */
+export function addCollectOptions(command: Command): Command {
+  return command
+    .option('--docker-host <url>', 'Docker engine: unix:///path, tcp://host:port, ssh://user@host (default: $DOCKER_HOST, else the local socket)')
+    .option('--ledger <path>', 'The host agent\'s ledger (default: /var/lib/mesh-host/ledger.json)')
+    .option('--root <dir>', 'Where the host is mounted read-only when the scanner runs in a container (paths are reported as host paths)')
+    .option('--managed-root <dir>', 'A folder the mesh writes into; every file under it is checked; repeatable')
+    .option('--hostname <name>', 'Name of the host in reports (default: the host\'s own)')
+    .option('--max-files <n>', `At most this many files recorded (managed roots included); past it the scan is incomplete (default ${DEFAULT_MAX_FILES})`)
+    .option('--config <file>', CONFIG_HELP);
+}
+
+/** The scan settings of a run; --verbose tells where the config came from. */
+export async function scanSettingsOf(flags: CollectFlags, ctx: CommandContext): Promise<ScanSettings> {
+  const resolved = await settingsOf(flags, ctx);
+  if (resolved.configFile !== undefined) detail(ctx, `config: ${resolved.configFile}`);
+  return resolved.settings;
+}
+
+/** Acquisition speaks on stderr: notes (not under --quiet), each source not read on its own line, a progress line on a terminal. */
+export function acquireIo(ctx: CommandContext): AcquireIo {
+  return {
+    now: () => ctx.now(),
+    note: (text) => note(ctx, text),
+    problem: (message) => ctx.stderr(`mesh-audit: ${message}\n`),
+    startProgress: () => progressLine(ctx),
+  };
+}
+
+export type AcquireOptions = CollectFlags & { snapshot?: string; history?: string; out: string };
+
+/** The snapshot a command works on (`--snapshot`, or the live host), with its history. */
+export function acquireFor(options: AcquireOptions, ctx: CommandContext, folder?: OutputFolder): Promise<Acquired> {
+  const request = { keep: parseCount('--keep', options.keep, 30), settings: () => scanSettingsOf(options, ctx) };
+  return acquireSnapshot({ ...request, ...(options.snapshot !== undefined ? { snapshot: options.snapshot } : {}), ...(options.history !== undefined ? { history: options.history } : {}) }, acquireIo(ctx), folder);
+}
