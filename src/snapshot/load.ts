@@ -12,7 +12,9 @@ export function parseSnapshot(json: unknown, source: string): Snapshot {
   const errors = (validateSnapshot.errors ?? []).slice(0, 5).map((e) => {
     const where = e.instancePath === '' ? '(root)' : e.instancePath;
     const extra = e.keyword === 'additionalProperties' ? ` '${String(e.params['additionalProperty'])}'` : '';
-    return `  at ${where}: ${e.message ?? 'invalid'}${extra}`;
+    // A shape that is not one shapeOf makes may be a raw value: say so without quoting it or the pattern.
+    const message = e.keyword === 'pattern' && where.endsWith('/shape') ? "is not a value's shape (a snapshot holds shapes and digests, never values)" : (e.message ?? 'invalid');
+    return `  at ${where}: ${message}${extra}`;
   });
   throw new MeshAuditError(`${source}: not a valid mesh-audit/snapshot@1\n${errors.join('\n')}`);
 }
