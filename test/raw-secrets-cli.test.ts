@@ -115,7 +115,7 @@ const VARIANTS: Variant[] = [
   {
     name: 'a raw URL deep in an unknown ledger field',
     plant: (s) => void (s['ledger']['entries'][0]['entry']['extra']['cache']['url'] = `redis://:${SECRET.ledgerPassword}@cache:6379/0`),
-    refusedAt: '/ledger/entries/0/entry/extra/cache',
+    refusedAt: '/ledger/entries/0/entry/extra/cache/url',
   },
   { name: 'a raw env value in a history snapshot', plant: (s) => void (app(s)['env']['API_TOKEN'] = SECRET.heldToken), inHistory: true },
 ];
