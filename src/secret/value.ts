@@ -25,6 +25,16 @@ export function createSafeValueMaker(key: Buffer = randomBytes(32)): SafeValueMa
 const SCHEME = /^([a-zA-Z][a-zA-Z0-9+.-]*):\/\/(.*)$/s;
 
 /**
+ * Every text shapeOf can give, as a JSON Schema pattern: a snapshot read back (`evaluate`, history,
+ * baselines) whose shapes do not match was not made by the scanner and may hold raw values, so it is
+ * refused rather than printed. test/unit/secret.test.ts checks that every shape matches.
+ */
+export const SHAPE_PATTERN =
+  '^(?:<[0-9]+ chars>|[a-zA-Z][a-zA-Z0-9+.-]*://(?:…@)?' +
+  '(?:…|localhost|(?:[0-9]{1,3}\\.){3}[0-9]{1,3}|(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\\.)+[a-z]{2,63}|\\[[0-9A-Fa-f:.]+(?:%[^\\]/?#@]*)?\\])?' +
+  '(?::(?:[0-9]{1,5}|…)?)?(?:/…?)?(?:\\?…)?(?:#…)?)$';
+
+/**
  * The readable shape of a value. What a shape may show, and nothing else (everything else is `…`):
  * - for a URL written `scheme://…`: the scheme; whether there is userinfo (`…@`, never what it holds);
  *   the host only when it is plainly not a credential — empty (045's `postgresql://…@:20000/…` shows

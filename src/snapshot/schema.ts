@@ -1,3 +1,4 @@
+import { SHAPE_PATTERN } from '../secret/value.js';
 import { SNAPSHOT_SCHEMA } from './types.js';
 
 const safeValue = {
@@ -6,7 +7,7 @@ const safeValue = {
   additionalProperties: false,
   properties: {
     digest: { type: 'string', pattern: '^hmac-sha256:[0-9a-f]{64}$' },
-    shape: { type: 'string' },
+    shape: { type: 'string', pattern: SHAPE_PATTERN },
   },
 };
 
@@ -243,6 +244,7 @@ export const snapshotSchema = {
                   digest: { type: 'string' },
                   sources: { type: 'array', items: { type: 'string' } },
                   applied_at: { type: 'string' },
+                  // Every string in it a safe value: checked in load.ts (walked without recursion: it may nest deep).
                   extra: { type: 'object' },
                 },
               },

@@ -1,6 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { createSafeValueMaker, shapeOf } from '../../src/secret/value.js';
+import fc from 'fast-check';
+import { createSafeValueMaker, SHAPE_PATTERN, shapeOf } from '../../src/secret/value.js';
 
 const shape = suite('shapeOf');
 
@@ -107,6 +108,24 @@ shape('a password with an unencoded / does not leak as a host or port', () => {
     const s = shapeOf(raw);
     assert.not.ok(s.includes('1234') || s.includes('plugh') || s.includes('xyzzy') || s.includes('gitea:'), `${raw} -> ${s}`);
     assert.is(s, 'postgresql://…');
+  }
+});
+
+shape('every shape matches SHAPE_PATTERN (what a snapshot is checked against), and no raw URL or token does', () => {
+  const pattern = new RegExp(SHAPE_PATTERN, 'u');
+  const part = fc.string({ unit: fc.constantFrom(...'aZ09.-_:@/?#[]%~+='), maxLength: 12 });
+  const host = fc.oneof(part, fc.constantFrom('', 'localhost', '10.0.0.1', '[::1]', '[fe80::1%eth0]', 'db.mesh.internal', 'DB.example.org'));
+  const url = fc.tuple(fc.constantFrom('postgresql', 'redis', 'x-custom+tls', 'h'), fc.option(part), host, fc.option(part), part).map(
+    ([scheme, user, h, port, rest]) => `${scheme}://${user === null ? '' : `${user}@`}${h}${port === null ? '' : `:${port}`}${rest}`,
+  );
+  fc.assert(
+    fc.property(fc.oneof(url, fc.string(), part), (raw) => {
+      assert.ok(pattern.test(shapeOf(raw)), `${JSON.stringify(shapeOf(raw))} (of ${JSON.stringify(raw)}) does not match`);
+    }),
+    { numRuns: 2000, seed: 0x5ba9e },
+  );
+  for (const raw of ['postgresql://app:hunter2@db/x', 'redis://:hunter2@10.0.0.1:6379', 'token:hunter2', 'admin:hunter2', 'hunter2', 'https://db/hunter2']) {
+    assert.not.ok(pattern.test(raw), raw);
   }
 });
 
