@@ -9,7 +9,8 @@ import type { FileFacts } from './subject-data.js';
  * subject-data.ts, so a field added to (or removed from) an interface and not here fails `tsc`; the
  * builders are held to the same interfaces.
  *
- * This module is data only: the policy loader imports it (the one import from policy/ into facts/).
+ * Data and one lookup only: the policy loader's field check (src/policy/field-check.ts) imports it,
+ * the one import from policy/ into facts/.
  */
 
 /**

@@ -57,8 +57,8 @@ function unread(snapshot: Snapshot): Pick<Joins, 'ledgerUnread' | 'engineUnread'
 
 /**
  * Speed: every join below is a map built once per snapshot. Each was a scan of the whole ledger,
- * container list or history per subject: quadratic, and most of the time of a 10,000-container
- * evaluation (BENCHMARKS.md, evaluate).
+ * container list or history per subject: quadratic in the size of the host (BENCHMARKS.md, evaluate,
+ * measures up to 50,000 containers).
  */
 export function joinsOf(snapshot: Snapshot, history: readonly Snapshot[]): Joins {
   return { host: snapshot.host.hostname, ledgerPath: snapshot.ledger.path, filesByPath: new Map(snapshot.files.map((f) => [f.path, f])), ...unread(snapshot), ...ledgerJoins(snapshot), ...historyJoins(snapshot, history), ...containerJoins(snapshot) };

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { MeshAuditError } from '../../src/errors.js';
+import { SUBJECT_FIELDS } from '../../src/facts/fields.js';
 import { loadPolicyFile } from '../../src/policy/load.js';
 import { example, runCli, tempDir } from '../support/cli.js';
 
@@ -145,6 +146,7 @@ cli('rules lint, rules docs, evaluate and scan', async () => {
   const out = tempDir();
   for (const args of [
     ['rules', 'lint', '--policy', file],
+    ['rules', 'docs', '--policy', file],
     ['evaluate', example('demo', 'snapshot.json'), '--policy', file, '--out', out],
     ['scan', '--policy', file, '--docker-host', 'unix:///nonexistent.sock', '--ledger', join(dir, 'no-ledger.jsonl'), '--out', out],
   ]) {
@@ -152,6 +154,17 @@ cli('rules lint, rules docs, evaluate and scan', async () => {
     assert.is(run.code, 2, `${args.join(' ')}: ${run.stderr}`);
     assert.match(run.stderr, `${file}:9: rule F1: assert/===/0/var: subject set containers has no field 'nmae'`);
   }
+});
+
+cli('rules docs lists every field of every set with what it means, paths into fixed-shape objects too', async () => {
+  const run = await runCli(['rules', 'docs']);
+  assert.is(run.code, 0);
+  for (const [set, fields] of Object.entries(SUBJECT_FIELDS)) {
+    const section = run.stdout.split(`**\`${set}\`**`)[1]!.split('\n\n**')[0]!;
+    for (const field of fields) assert.match(section, new RegExp(`\\| \`${field}\` \\| [a-z\`(]`), `${set}.${field}`);
+  }
+  assert.match(run.stdout, '| `container.name` | its name |');
+  assert.match(run.stdout, '| `mesh.module` | the `mesh.module` label, or null |');
 });
 
 cli.run();
