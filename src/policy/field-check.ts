@@ -1,5 +1,5 @@
 import { unknownFieldOf } from '../facts/fields.js';
-import { scopeReads } from './logic.js';
+import { escapePointer, scopeReads } from './logic.js';
 import type { Rule } from './types.js';
 
 /**
@@ -18,7 +18,7 @@ export function unknownFieldReads(rule: Rule): { path: string; message: string }
   const scopes: { at: string; expr: unknown; heads: ReadonlySet<string> }[] = [
     { at: '/where', expr: rule.where, heads: new Set() },
     { at: '/each', expr: rule.each, heads: new Set() },
-    ...letNames.map((name, i) => ({ at: `/let/${escape(name)}`, expr: rule.let![name], heads: new Set([...item, ...letNames.slice(0, i)]) })),
+    ...letNames.map((name, i) => ({ at: `/let/${escapePointer(name)}`, expr: rule.let![name], heads: new Set([...item, ...letNames.slice(0, i)]) })),
     { at: '/assert', expr: rule.assert, heads: decided },
     { at: '/discriminator', expr: rule.discriminator, heads: decided },
     ...(rule.escalate ?? []).map((step, i) => ({ at: `/escalate/${i}/when`, expr: step.when, heads: decided })),
@@ -33,5 +33,3 @@ export function unknownFieldReads(rule: Rule): { path: string; message: string }
   }
   return problems;
 }
-
-const escape = (s: string): string => s.replace(/~/g, '~0').replace(/\//g, '~1');

@@ -132,27 +132,16 @@ export function checkLogic(expr: Logic, at = ''): { path: string; message: strin
 }
 
 /**
- * Whether an expression may read one of `names` from its data (when in doubt, it may): a `var` whose
- * path starts with one of them (any dotted prefix), a `var` of the whole data (`{"var": ""}`, which
- * `get` and the like then look into), a path that is computed, or `missing`/`missing_some`.
+ * Whether an expression may read one of `names` from its scope (when in doubt, it may): a `var` whose
+ * path starts with one of them (any dotted prefix), or anything scopeReads cannot tell (the whole
+ * scope, which `get` and the like then look into; a computed path; `missing`/`missing_some`).
  */
 export function mayReadNames(expr: unknown, names: ReadonlySet<string>): boolean {
-  if (Array.isArray(expr)) return expr.some((e) => mayReadNames(e, names));
-  if (expr === null || typeof expr !== 'object') return false;
-  return Object.entries(expr).some(([op, args]) => {
-    if (op === 'missing' || op === 'missing_some') return true;
-    if (op === 'var') {
-      const path: unknown = Array.isArray(args) ? args[0] : args;
-      if (typeof path !== 'string' && typeof path !== 'number') return true;
-      if (path === '') return true;
-      const parts = String(path).split('.');
-      return parts.some((_, i) => names.has(parts.slice(0, i + 1).join('.'))) || mayReadNames(args, names);
-    }
-    return mayReadNames(args, names);
-  });
+  const { reads, opaque } = scopeReads(expr);
+  return opaque || reads.some(({ steps }) => steps.some((_, i) => names.has(steps.slice(0, i + 1).join('.'))));
 }
 
-const escapePointer = (s: string): string => s.replace(/~/g, '~0').replace(/\//g, '~1');
+export const escapePointer = (s: string): string => s.replace(/~/g, '~0').replace(/\//g, '~1');
 
 /** Operators whose later arguments are evaluated against each item (or `{current, accumulator}`), not the scope. */
 const ITEM_SCOPED = new Set(['map', 'filter', 'all', 'none', 'some', 'reduce']);
