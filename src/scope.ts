@@ -2,7 +2,8 @@ import { closest } from 'fastest-levenshtein';
 import { MeshAuditError } from './errors.js';
 import { globMatcher } from './glob.js';
 import type { Notification } from './evaluate/finding.js';
-import type { Subject, SubjectSets } from './facts/subjects.js';
+import type { AnySubjectSets, Subject, SubjectSets } from './facts/subjects.js';
+import type { LedgerEntryData } from './facts/subject-data.js';
 import type { Snapshot } from './snapshot/types.js';
 
 /**
@@ -125,7 +126,7 @@ export function applyScope(
   snapshot: Snapshot,
   scope: Scope,
   now: Date,
-): { subjects: SubjectSets; excluded: Excluded; outOfScope: { kind: string; id: string }[]; notifications: Notification[] } {
+): { subjects: AnySubjectSets; excluded: Excluded; outOfScope: { kind: string; id: string }[]; notifications: Notification[] } {
   const host = snapshot.host.hostname;
   const notifications: Notification[] = scope.ignore
     .filter((e) => !isLive(e, now))
@@ -152,10 +153,9 @@ export function applyScope(
   for (const c of snapshot.containers) containerIn.set(c.name, inScope({ name: c.name, labels: c.labels }, containerIncludes, true));
   const pathIn = (path: string) => inScope({ path }, pathIncludes, true);
 
-  const ledgerIn = (s: Subject): boolean => {
-    const type = s.data['type'];
-    const target = s.data['target'];
-    if (typeof target !== 'string') return true;
+  const ledgerIn = (s: Subject<LedgerEntryData>): boolean => {
+    const { type, target } = s.data;
+    if (target === null) return true;
     if (type === 'container') {
       const c = byName.get(target) ?? byId.get(target);
       return c ? containerIn.get(c.name)! : inScope({ name: target }, containerIncludes, false);
@@ -163,6 +163,7 @@ export function applyScope(
     if (type === 'file') return pathIn(target);
     return true;
   };
+  const ledgerInScope = new Set<Subject>(subjects.ledger.filter(ledgerIn));
   const excluded: Excluded = { containers: 0, files: 0, ledger: 0 };
   const keep = (s: Subject): boolean => {
     switch (s.about.kind) {
@@ -171,12 +172,12 @@ export function applyScope(
       case 'file':
         return pathIn(s.about.id);
       case 'ledger-entry':
-        return ledgerIn(s);
+        return ledgerInScope.has(s);
       default:
         return true;
     }
   };
-  const filtered = {} as SubjectSets;
+  const filtered = {} as Record<keyof SubjectSets, Subject[]>;
   const left = new Map<string, { kind: string; id: string }>();
   for (const [set, list] of Object.entries(subjects) as [keyof SubjectSets, Subject[]][]) {
     filtered[set] = list.filter((s) => {

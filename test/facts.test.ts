@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { SUBJECT_FIELDS } from '../src/facts/fields.js';
+import { SUBJECT_FIELD_DOCS, SUBJECT_FIELDS, type FieldDoc } from '../src/facts/fields.js';
 import { formerTargets, historyNotes, withMemory } from '../src/facts/history.js';
 import { buildSubjects } from '../src/facts/subjects.js';
 import { parseSnapshot } from '../src/snapshot/load.js';
@@ -16,6 +16,27 @@ test('every subject offers exactly the fields SUBJECT_FIELDS documents (template
   for (const [set, subjects] of Object.entries(sets)) {
     assert.ok(subjects.length > 0, `the demo has ${set}`);
     for (const s of subjects) assert.equal(Object.keys(s.data).sort(), [...SUBJECT_FIELDS[set as keyof typeof SUBJECT_FIELDS]].sort(), set);
+  }
+});
+
+test('an object of fixed shape has exactly the fields its documentation lists (rules reading past its head are checked against them)', () => {
+  const sets = buildSubjects(load('demo', 'snapshot.json'), [load('demo', 'history', '2026-09-23T06-00-00Z.json')]);
+  const compare = (value: unknown, docs: Readonly<Record<string, FieldDoc>>, at: string, seen: Set<string>) => {
+    for (const [name, doc] of Object.entries(docs)) {
+      const inner = (value as Record<string, unknown>)[name];
+      if (typeof doc === 'string' || inner === null || inner === undefined) continue;
+      seen.add(`${at}${name}`);
+      assert.equal(Object.keys(inner).sort(), Object.keys(doc.fields).sort(), `${at}${name}`);
+      compare(inner, doc.fields, `${at}${name}.`, seen);
+    }
+  };
+  const seen = new Set<string>();
+  for (const [set, subjects] of Object.entries(sets)) {
+    for (const s of subjects) compare(s.data, SUBJECT_FIELD_DOCS[set as keyof typeof SUBJECT_FIELD_DOCS], `${set}:`, seen);
+  }
+  // The demo shows each of them at least once, so none goes unchecked.
+  for (const path of ['containers:mesh', 'containers:endpoints', 'ledger:target_container', 'ledger:target_file', 'container_sources:container', 'container_sources:container.mesh', 'container_sources:source', 'mounts:container', 'mounts:host_file']) {
+    assert.ok(seen.has(path), path);
   }
 });
 

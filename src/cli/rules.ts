@@ -3,7 +3,7 @@ import { ExitCode, MeshAuditError } from '../errors.js';
 import { loadCases, runCases } from '../policy/cases.js';
 import { formatWarning, lintPack } from '../policy/lint.js';
 import { loadPolicies } from '../policy/load.js';
-import { ruleCatalogue } from '../report/catalogue.js';
+import { ruleCatalogue, subjectCatalogue } from '../report/catalogue.js';
 import type { LoadedRule } from '../policy/types.js';
 import { list, type CommandContext } from './context.js';
 import { didYouMean } from './choices.js';
@@ -77,7 +77,8 @@ export function registerRules(cli: CAC, ctx: CommandContext): void {
           return failed > 0 ? ExitCode.Findings : ExitCode.Ok;
         }
         case 'docs':
-          ctx.stdout(ruleCatalogue(rules));
+          // The rules, then the fields each subject set offers them (what a rule's `var` may read).
+          ctx.stdout(`${ruleCatalogue(rules)}\n${subjectCatalogue()}`);
           return ExitCode.Ok;
         default:
           throw new MeshAuditError(`unknown rules action '${action}'${didYouMean(action, ['list', 'show', 'test', 'lint', 'docs'])} (list, show, test, lint, docs)`);

@@ -1,7 +1,7 @@
 import { hash } from 'node:crypto';
 import { compareText } from '../compare.js';
-import type { Subject, SubjectSets, UnknownFact } from '../facts/subjects.js';
-import { applyLogic, mayReadNames, truthy } from '../policy/logic.js';
+import type { AnySubjectSets, Subject, UnknownFact } from '../facts/subjects.js';
+import { applyLogic, mayReadNames, scopeReads, truthy } from '../policy/logic.js';
 import { renderTemplate } from '../policy/template.js';
 import type { LoadedRule, Severity } from '../policy/types.js';
 import type { Problem, Snapshot } from '../snapshot/types.js';
@@ -50,7 +50,7 @@ export function evaluateRule(rule: LoadedRule, subject: Subject): Finding[] {
 export function checkRule(rule: LoadedRule, subject: Subject): { findings: Finding[] } | { unknown: UnknownFact[] } {
   const unknown = subject.unknown ?? [];
   if (unknown.length > 0) {
-    const reads = fieldsRead(rule);
+    const { reads } = planOf(rule);
     const blocking = unknown.filter((u) => overlaps(reads.where, u.field));
     if (blocking.length > 0) return { unknown: blocking };
     if (rule.where !== undefined && !truthy(applyLogic(rule.where, subject.data))) return { findings: [] };
@@ -67,15 +67,11 @@ interface FieldsRead {
   decision: ReadonlySet<string> | null;
 }
 
-const fieldsReadCache = new WeakMap<LoadedRule, FieldsRead>();
-
 /**
  * What decides a finding: `where`, `each`, `assert`, `escalate`, `discriminator` and the `let` names
  * these read (a `let` only for the message does not: the message says what it can).
  */
 function fieldsRead(rule: LoadedRule): FieldsRead {
-  let answer = fieldsReadCache.get(rule);
-  if (answer) return answer;
   const lets = rule.let ?? {};
   const letNames = new Set(Object.keys(lets));
   const collect = (exprs: unknown[]): Set<string> | null => {
@@ -83,10 +79,10 @@ function fieldsRead(rule: LoadedRule): FieldsRead {
     const pending = [...exprs];
     const expanded = new Set<string>();
     while (pending.length > 0) {
-      const paths = varPaths(pending.pop());
-      if (paths === null) return null;
-      for (const path of paths) {
-        const head = path.split('.')[0]!;
+      const { reads, opaque } = scopeReads(pending.pop());
+      if (opaque) return null;
+      for (const { steps } of reads) {
+        const head = steps[0]!;
         if (head === 'item') continue; // an item of `each`, whose own reads are counted
         if (letNames.has(head)) {
           if (!expanded.has(head)) {
@@ -95,54 +91,15 @@ function fieldsRead(rule: LoadedRule): FieldsRead {
           }
           continue;
         }
-        out.add(path);
+        out.add(steps.join('.'));
       }
     }
     return out;
   };
-  answer = {
+  return {
     where: rule.where === undefined ? new Set() : collect([rule.where]),
     decision: collect([rule.each, rule.assert, rule.discriminator, ...(rule.escalate ?? []).map((e) => e.when)].filter((e) => e !== undefined)),
   };
-  fieldsReadCache.set(rule, answer);
-  return answer;
-}
-
-/** Operators whose later arguments are evaluated against each item, not the subject. */
-const ITEM_SCOPED = new Set(['map', 'filter', 'all', 'none', 'some', 'reduce']);
-
-/** Every `var` path an expression reads of its scope; null when one cannot be told (computed, `missing`). */
-function varPaths(expr: unknown): string[] | null {
-  if (Array.isArray(expr)) {
-    const out: string[] = [];
-    for (const e of expr) {
-      const p = varPaths(e);
-      if (p === null) return null;
-      out.push(...p);
-    }
-    return out;
-  }
-  if (expr === null || typeof expr !== 'object') return [];
-  const out: string[] = [];
-  for (const [op, args] of Object.entries(expr)) {
-    if (op === 'missing' || op === 'missing_some') return null;
-    if (op === 'var') {
-      const path: unknown = Array.isArray(args) ? args[0] : args;
-      if (typeof path === 'number') continue;
-      if (typeof path !== 'string' || path === '') return null;
-      out.push(path);
-      const fallback = Array.isArray(args) ? varPaths(args.slice(1)) : [];
-      if (fallback === null) return null;
-      out.push(...fallback);
-      continue;
-    }
-    const list = Array.isArray(args) ? args : [args];
-    // Inside map/filter/…, `var` names a field of the item (no parent scope: ARCHITECTURE.md, Pitfalls): only the list is the subject's.
-    const read = varPaths(ITEM_SCOPED.has(op) ? list.slice(0, 1).concat(op === 'reduce' ? list.slice(2, 3) : []) : list);
-    if (read === null) return null;
-    out.push(...read);
-  }
-  return out;
 }
 
 const overlaps = (reads: ReadonlySet<string> | null, field: string): boolean => {
@@ -151,20 +108,42 @@ const overlaps = (reads: ReadonlySet<string> | null, field: string): boolean => 
   return false;
 };
 
+/**
+ * Speed: what is worked out once per rule rather than once per subject (the walks of its expressions).
+ * `letsFirst` false lets the `let` values wait until a subject fails the assertion: most subjects pass,
+ * and the messages' texts of MA2001 were most of its cost.
+ */
+interface RulePlan {
+  reads: FieldsRead;
+  lets: readonly [string, unknown][];
+  letsFirst: boolean;
+}
+
+const plans = new WeakMap<LoadedRule, RulePlan>();
+
+function planOf(rule: LoadedRule): RulePlan {
+  let plan = plans.get(rule);
+  if (plan === undefined) {
+    const lets = rule.let === undefined ? [] : Object.entries(rule.let);
+    // Whether the assertion may read one of the `let` names (when in doubt, it may).
+    plan = { reads: fieldsRead(rule), lets, letsFirst: lets.length > 0 && mayReadNames(rule.assert, new Set(Object.keys(rule.let ?? {}))) };
+    plans.set(rule, plan);
+  }
+  return plan;
+}
+
 function findingsOf(rule: LoadedRule, subject: Subject, whereDone: boolean): Finding[] {
-  if (!whereDone && rule.where !== undefined && !truthy(applyLogic(rule.where, subject.data))) return [];
-  const items: unknown[] = rule.each === undefined ? [undefined] : toList(applyLogic(rule.each, subject.data));
-  const lets = rule.let === undefined ? [] : Object.entries(rule.let);
-  // Most subjects pass: when the assertion reads none of the `let` names, those are worked out only
-  // for a subject that fails it (the messages' texts of MA2001 were most of its cost).
-  const letsFirst = lets.length > 0 && assertReadsLets(rule);
+  const data = subject.data as Readonly<Record<string, unknown>>; // rules read it as JSON
+  if (!whereDone && rule.where !== undefined && !truthy(applyLogic(rule.where, data))) return [];
+  const items: unknown[] = rule.each === undefined ? [undefined] : toList(applyLogic(rule.each, data));
+  const { lets, letsFirst } = planOf(rule);
   const findings: Finding[] = [];
   for (const item of items) {
-    // The subject's own data is the scope until something is added to it (rules never write to their scope).
-    let scope: Record<string, unknown> = rule.each === undefined ? subject.data : { ...subject.data, item };
+    // Speed: the subject's own data is the scope until something is added to it (rules never write to their scope).
+    let scope: Record<string, unknown> = rule.each === undefined ? data : { ...data, item };
     const bindLets = () => {
       if (lets.length === 0) return;
-      if (scope === subject.data) scope = { ...subject.data };
+      if (scope === data) scope = { ...data };
       for (const [name, expr] of lets) scope[name] = applyLogic(expr, scope);
     };
     if (letsFirst) bindLets();
@@ -172,7 +151,7 @@ function findingsOf(rule: LoadedRule, subject: Subject, whereDone: boolean): Fin
     if (!letsFirst) bindLets();
     const severity: Severity = rule.escalate?.find((step) => truthy(applyLogic(step.when, scope)))?.severity ?? rule.severity;
     const discriminator = discriminatorOf(rule, subject, item, scope);
-    const host = String(subject.data['host']);
+    const host = String(data['host']);
     findings.push({
       host,
       ruleId: rule.id,
@@ -187,18 +166,6 @@ function findingsOf(rule: LoadedRule, subject: Subject, whereDone: boolean): Fin
     });
   }
   return findings;
-}
-
-const readsLets = new WeakMap<LoadedRule, boolean>();
-
-/** Whether the rule's assertion may read one of its `let` names (when in doubt, it may). */
-function assertReadsLets(rule: LoadedRule): boolean {
-  let answer = readsLets.get(rule);
-  if (answer === undefined) {
-    answer = mayReadNames(rule.assert, new Set(Object.keys(rule.let ?? {})));
-    readsLets.set(rule, answer);
-  }
-  return answer;
 }
 
 function toList(value: unknown): unknown[] {
@@ -229,7 +196,7 @@ export const compareFindings = (a: Finding, b: Finding): number =>
  */
 export function evaluate(
   snapshot: Snapshot,
-  subjects: SubjectSets,
+  subjects: AnySubjectSets,
   rules: readonly LoadedRule[],
   history: readonly Snapshot[] = [],
   options: EvaluateOptions = {},
@@ -266,7 +233,7 @@ export function evaluate(
         const found = outcome.findings;
         // A subject the rule does not apply to is no check of it (its `where` is evaluated twice only here).
         const check: Check | undefined =
-          checks && applies(rule, subject) ? { ruleId: rule.id, subject: `${String(subject.data['kind'])} ${String(subject.data['id'])}`, fingerprints: [] } : undefined;
+          checks && applies(rule, subject) ? { ruleId: rule.id, subject: `${String((subject.data as { kind?: unknown }).kind)} ${String((subject.data as { id?: unknown }).id)}`, fingerprints: [] } : undefined;
         if (check) checks!.push(check);
         if (found.length === 0) continue;
         const own = new Set<string>();

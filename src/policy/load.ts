@@ -9,6 +9,7 @@ import { MeshAuditError } from '../errors.js';
 import { EMBEDDED } from '../embedded.js';
 import { packageFile } from '../paths.js';
 import { SUBJECT_FIELDS } from '../facts/fields.js';
+import { unknownFieldReads } from './field-check.js';
 import { checkLogic } from './logic.js';
 import { placeholders } from './template.js';
 import type { LoadedRule, PolicyPack, Rule } from './types.js';
@@ -78,8 +79,12 @@ export async function loadPolicyFile(file: string): Promise<PolicyPack> {
   return precompiled(file, text) ?? parsePolicyPack(file, text);
 }
 
-/** A pack from its YAML text: parsed, validated and checked, every problem with its file:line. */
-export async function parsePolicyPack(file: string, text: string): Promise<PolicyPack> {
+/**
+ * A pack from its YAML text: parsed, validated and checked, every problem with its file:line.
+ * `checkFields: false` leaves out the check of the fields rules read against their subject set: only
+ * for expressions over data that is no subject set (the JSON Logic conformance suite's cases).
+ */
+export async function parsePolicyPack(file: string, text: string, options: { checkFields?: boolean } = {}): Promise<PolicyPack> {
   const { doc, lines, value } = parseYaml(text, file);
 
   const validate = await packValidator();
@@ -115,6 +120,8 @@ export async function parsePolicyPack(file: string, text: string): Promise<Polic
     (rule.escalate ?? []).forEach((step, i) => {
       for (const problem of checkLogic(step.when, `${at}/escalate/${i}/when`)) report(lineAt(doc, lines, problem.path), rule.id, `${problem.path.slice(at.length + 1)}: ${problem.message}`);
     });
+    // A field the subject set does not have, read anywhere the rule decides (a misspelt `var` reads null).
+    for (const problem of options.checkFields === false ? [] : unknownFieldReads(rule)) report(lineAt(doc, lines, `${at}${problem.path}`), rule.id, `${problem.path.slice(1)}: ${problem.message}`);
     const known = new Set([...SUBJECT_FIELDS[rule.subject], ...Object.keys(rule.let ?? {}), ...(rule.each !== undefined ? ['item'] : [])]);
     for (const name of placeholders(rule.message)) {
       const head = name.split('.')[0]!;

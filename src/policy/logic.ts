@@ -132,27 +132,90 @@ export function checkLogic(expr: Logic, at = ''): { path: string; message: strin
 }
 
 /**
- * Whether an expression may read one of `names` from its data (when in doubt, it may): a `var` whose
- * path starts with one of them (any dotted prefix), a `var` of the whole data (`{"var": ""}`, which
- * `get` and the like then look into), a path that is computed, or `missing`/`missing_some`.
+ * Whether an expression may read one of `names` from its scope (when in doubt, it may): a `var` whose
+ * path starts with one of them (any dotted prefix), or anything scopeReads cannot tell (the whole
+ * scope, which `get` and the like then look into; a computed path; `missing`/`missing_some`).
  */
 export function mayReadNames(expr: unknown, names: ReadonlySet<string>): boolean {
-  if (Array.isArray(expr)) return expr.some((e) => mayReadNames(e, names));
-  if (expr === null || typeof expr !== 'object') return false;
-  return Object.entries(expr).some(([op, args]) => {
-    if (op === 'missing' || op === 'missing_some') return true;
-    if (op === 'var') {
-      const path: unknown = Array.isArray(args) ? args[0] : args;
-      if (typeof path !== 'string' && typeof path !== 'number') return true;
-      if (path === '') return true;
-      const parts = String(path).split('.');
-      return parts.some((_, i) => names.has(parts.slice(0, i + 1).join('.'))) || mayReadNames(args, names);
-    }
-    return mayReadNames(args, names);
-  });
+  const { reads, opaque } = scopeReads(expr);
+  return opaque || reads.some(({ steps }) => steps.some((_, i) => names.has(steps.slice(0, i + 1).join('.'))));
 }
 
-const escapePointer = (s: string): string => s.replace(/~/g, '~0').replace(/\//g, '~1');
+export const escapePointer = (s: string): string => s.replace(/~/g, '~0').replace(/\//g, '~1');
+
+/** Operators whose later arguments are evaluated against each item (or `{current, accumulator}`), not the scope. */
+const ITEM_SCOPED = new Set(['map', 'filter', 'all', 'none', 'some', 'reduce']);
+
+/** A field an expression reads of its scope, as written: the path's steps, and the JSON Pointer of where. */
+export interface ScopeRead {
+  /** `{"var": "a.b"}` gives ['a', 'b']; `{"get": [{"var": ""}, "a.b"]}` gives ['a.b'] (get takes its key whole). */
+  steps: string[];
+  pointer: string;
+}
+
+/**
+ * Every field an expression reads of its scope (the subject's data, with `item` and the `let` names
+ * where the rule binds them) that can be told without running it, and whether it may read more
+ * (`opaque`: a computed path, the whole scope, `missing`/`missing_some`). Inside `map`, `filter`,
+ * `all`, `none`, `some` and `reduce` a `var` names a field of the item (no parent scope: ARCHITECTURE.md,
+ * Pitfalls): only the list, and reduce's initial value, are read of the scope. Pointers are relative
+ * to `at`.
+ */
+export function scopeReads(expr: unknown, at = ''): { reads: ScopeRead[]; opaque: boolean } {
+  const out = { reads: [] as ScopeRead[], opaque: false };
+  walkReads(expr, at, out);
+  return out;
+}
+
+function walkReads(expr: unknown, at: string, out: { reads: ScopeRead[]; opaque: boolean }): void {
+  if (Array.isArray(expr)) {
+    expr.forEach((e, i) => walkReads(e, `${at}/${i}`, out));
+    return;
+  }
+  if (expr === null || typeof expr !== 'object') return;
+  for (const [op, args] of Object.entries(expr)) {
+    const list: unknown[] = Array.isArray(args) ? args : [args];
+    const argAt = (i: number) => (Array.isArray(args) ? `${at}/${escapePointer(op)}/${i}` : `${at}/${escapePointer(op)}`);
+    const literal = (v: unknown, pointer: string, steps: (s: string) => string[]) => {
+      if (typeof v === 'string' && v !== '') out.reads.push({ steps: steps(v), pointer });
+      else walkReads(v, pointer, out);
+    };
+    if (op === 'var') {
+      const path = list[0];
+      if (typeof path === 'string' && path !== '') out.reads.push({ steps: path.split('.'), pointer: argAt(0) });
+      else if (typeof path !== 'number') {
+        out.opaque = true; // the whole scope, or a path worked out at run time
+        walkReads(path, argAt(0), out);
+      }
+      list.slice(1).forEach((e, i) => walkReads(e, argAt(i + 1), out));
+    } else if (op === 'missing') {
+      out.opaque = true;
+      list.forEach((name, i) => literal(name, argAt(i), (s) => s.split('.')));
+    } else if (op === 'missing_some') {
+      out.opaque = true;
+      walkReads(list[0], argAt(0), out);
+      if (Array.isArray(list[1])) list[1].forEach((name, i) => literal(name, `${argAt(1)}/${i}`, (s) => s.split('.')));
+      else walkReads(list[1], argAt(1), out);
+    } else if (op === 'get' && isWholeScope(list[0])) {
+      out.opaque = true;
+      literal(list[1], argAt(1), (s) => [s]);
+      list.slice(2).forEach((e, i) => walkReads(e, argAt(i + 2), out));
+    } else if (ITEM_SCOPED.has(op)) {
+      walkReads(list[0], argAt(0), out);
+      if (op === 'reduce') walkReads(list[2], argAt(2), out);
+    } else {
+      list.forEach((e, i) => walkReads(e, argAt(i), out));
+    }
+  }
+}
+
+/** `{"var": ""}` (or `{"var": [""]}`): the whole scope. */
+const isWholeScope = (v: unknown): boolean => {
+  if (v === null || typeof v !== 'object' || Array.isArray(v) || !Object.hasOwn(v, 'var')) return false;
+  const args = (v as { var: unknown }).var;
+  const path = Array.isArray(args) ? (args as unknown[])[0] : args;
+  return path === '' || path === undefined || path === null;
+};
 
 type TableOperator = (this: unknown, ...args: unknown[]) => unknown;
 

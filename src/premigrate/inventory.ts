@@ -1,6 +1,7 @@
 import { compareText } from '../compare.js';
 import type { Finding } from '../evaluate/finding.js';
 import type { SubjectSets } from '../facts/subjects.js';
+import type { ContainerData, FileData, LedgerEntryData } from '../facts/subject-data.js';
 import type { LoadedRule, Severity } from '../policy/types.js';
 
 /**
@@ -89,10 +90,6 @@ export interface Inventory {
   blockers: Blocker[];
 }
 
-const str = (v: unknown): string => (typeof v === 'string' ? v : '');
-const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
-const numbers = (v: unknown): number[] => (Array.isArray(v) ? v.filter((x): x is number => typeof x === 'number') : []);
-const formerIds = (v: unknown): string[] => (Array.isArray(v) ? v.map((x) => str((x as { id?: unknown }).id)).filter((x) => x !== '') : []);
 const blocks = (s: Standing): boolean => STANDINGS.find((x) => x.standing === s)!.blocking;
 
 /** The standing a rule's tags give its findings' resources, before the `unrecorded` fact is applied. */
@@ -100,6 +97,22 @@ function taggedStanding(rule: LoadedRule | undefined): string | null {
   const tag = rule?.tags.find((t) => t.startsWith(STANDING_TAG) && TAGGED.has(t.slice(STANDING_TAG.length)));
   return tag === undefined ? null : tag.slice(STANDING_TAG.length);
 }
+
+/** A resource on its way to an inventory row: what it is, and the findings about it. */
+interface Draft {
+  kind: 'container' | 'file';
+  id: string;
+  container: ContainerData | null;
+  file: FileData | null;
+  entries: string[];
+  /** Facts only: what the resource is when no rule says otherwise. */
+  plain: Standing;
+  meshWritten: boolean;
+  missing: boolean;
+  findings: Finding[];
+}
+
+const draftKey = (kind: string, id: string) => `${kind}\u0000${id}`;
 
 /**
  * The inventory of a node (pure): every container, every file under the managed roots or recorded in
@@ -109,74 +122,67 @@ function taggedStanding(rule: LoadedRule | undefined): string | null {
  */
 export function buildInventory(subjects: SubjectSets, findings: readonly Finding[], rules: readonly LoadedRule[]): Inventory {
   const ruleById = new Map(rules.map((r) => [r.id, r]));
-  const ledger = subjects.ledger.map((s) => s.data);
-  const validLedger = ledger.filter((d) => d['valid'] === true);
-  const entryById = new Map(validLedger.map((d) => [str(d['id']), d]));
-  const origins = (ids: string[]) => ids.map((id) => entryById.get(id)?.['origin'] ?? 'declared');
-  const labelSources = new Set(subjects.containers.flatMap((s) => strings((s.data['mesh'] as { sources?: unknown }).sources)));
+  const validLedger = subjects.ledger.map((s) => s.data).filter((d) => d.valid);
+  const entryById = new Map(validLedger.map((d) => [d.id, d]));
+  const drafts = draftsOf(subjects, validLedger, entryById);
+  const blockers = assignFindings(drafts, entryById, findings, ruleById);
+  const rows: InventoryRow[] = [...drafts.values()].map((d) => rowOf(d, ruleById));
+  const order = new Map(STANDINGS.map((s, i) => [s.standing, i]));
+  rows.sort((a, b) => order.get(a.standing)! - order.get(b.standing)! || compareText(a.kind, b.kind) || compareText(a.id, b.id));
+  const blocking: Partial<Record<Standing, number>> = {};
+  for (const r of rows) if (r.blocking && r.standingFrom === 'findings' && blocks(r.standing)) blocking[r.standing] = (blocking[r.standing] ?? 0) + 1;
+  return { rows, ports: portRows(subjects.containers.map((s) => s.data)), ready: blockers.length === 0, blocking, blockers };
+}
 
-  interface Draft {
-    kind: 'container' | 'file';
-    id: string;
-    data: Record<string, unknown> | null;
-    entries: string[];
-    /** Facts only: what the resource is when no rule says otherwise. */
-    plain: Standing;
-    meshWritten: boolean;
-    missing: boolean;
-    findings: Finding[];
-  }
-  const drafts = new Map<string, Draft>();
-  const key = (kind: string, id: string) => `${kind}\u0000${id}`;
+/** One draft per container, per file the inventory lists, and per declared resource that is missing. */
+function draftsOf(subjects: SubjectSets, validLedger: readonly LedgerEntryData[], entryById: ReadonlyMap<string, LedgerEntryData>): Map<string, Draft> {
+  const origins = (ids: string[]) => ids.map((id) => entryById.get(id)?.origin ?? 'declared');
+  const labelSources = new Set(subjects.containers.flatMap((s) => s.data.mesh.sources));
   const plainOf = (claimedBy: string[], former: string[], meshWritten: boolean): Standing =>
     claimedBy.length > 1 ? 'double-claimed'
     : claimedBy.length === 1 ? (origins(claimedBy).includes('found') ? 'found-recorded' : 'declared-present')
     : former.length > 0 ? 'stale-former-target'
     : meshWritten ? 'mesh-unclaimed'
     : 'unknown-unrecorded';
-
+  const drafts = new Map<string, Draft>();
   for (const { data: c } of subjects.containers) {
-    const claimedBy = strings(c['claimed_by']);
-    const former = formerIds(c['formerly_claimed_by']);
-    const meshWritten = c['mesh_labelled'] === true;
-    const name = str(c['name']);
-    drafts.set(key('container', name), {
-      kind: 'container', id: name, data: c, entries: claimedBy.length > 0 ? claimedBy : former,
-      plain: plainOf(claimedBy, former, meshWritten), meshWritten, missing: false, findings: [],
+    const former = c.formerly_claimed_by.map((f) => f.id);
+    drafts.set(draftKey('container', c.name), {
+      kind: 'container', id: c.name, container: c, file: null, entries: c.claimed_by.length > 0 ? c.claimed_by : former,
+      plain: plainOf(c.claimed_by, former, c.mesh_labelled), meshWritten: c.mesh_labelled, missing: false, findings: [],
     });
   }
   for (const { data: f } of subjects.files) {
-    const claimedBy = strings(f['claimed_by']);
-    const former = formerIds(f['formerly_claimed_by']);
-    const underRoot = f['managed_root'] !== null && ['file', 'symlink'].includes(str(f['file_kind']));
+    const former = f.formerly_claimed_by.map((x) => x.id);
+    const underRoot = f.managed_root !== null && (f.file_kind === 'file' || f.file_kind === 'symlink');
     // Outside the managed roots only what the ledger names or named: recorded files, and stale ones at a former path.
-    if (!underRoot && !((claimedBy.length > 0 || former.length > 0) && f['exists'] === true)) continue;
-    const referenced = strings(f['referenced_by']);
-    const meshWritten = referenced.length > 0 || labelSources.has(str(f['path']));
-    drafts.set(key('file', str(f['path'])), {
-      kind: 'file', id: str(f['path']), data: f, entries: claimedBy.length > 0 ? claimedBy : former.length > 0 ? former : referenced,
-      plain: plainOf(claimedBy, former, meshWritten), meshWritten, missing: false, findings: [],
+    if (!underRoot && !((f.claimed_by.length > 0 || former.length > 0) && f.exists)) continue;
+    const meshWritten = f.referenced_by.length > 0 || labelSources.has(f.path);
+    drafts.set(draftKey('file', f.path), {
+      kind: 'file', id: f.path, container: null, file: f, entries: f.claimed_by.length > 0 ? f.claimed_by : former.length > 0 ? former : f.referenced_by,
+      plain: plainOf(f.claimed_by, former, meshWritten), meshWritten, missing: false, findings: [],
     });
   }
   // Declared resources that are not there have no container or file to stand on: they come from the ledger.
   for (const e of validLedger) {
-    const type = str(e['type']);
-    if (e['present'] !== false || (type !== 'container' && type !== 'file')) continue;
-    const k = key(type, str(e['target']));
-    const found = e['origin'] === 'found';
+    if (e.present !== false || (e.type !== 'container' && e.type !== 'file') || e.target === null) continue;
+    const k = draftKey(e.type, e.target);
     const draft = drafts.get(k);
-    if (draft) draft.entries = [...new Set([...draft.entries, str(e['id'])])];
-    else drafts.set(k, { kind: type, id: str(e['target']), data: null, entries: [str(e['id'])], plain: found ? 'found-recorded' : 'declared-missing', meshWritten: false, missing: true, findings: [] });
+    if (draft) draft.entries = [...new Set([...draft.entries, e.id])];
+    else drafts.set(k, { kind: e.type, id: e.target, container: null, file: null, entries: [e.id], plain: e.origin === 'found' ? 'found-recorded' : 'declared-missing', meshWritten: false, missing: true, findings: [] });
   }
+  return drafts;
+}
 
+/** Each finding to the draft of the resource it is about; the findings that block, in report order. */
+function assignFindings(drafts: Map<string, Draft>, entryById: ReadonlyMap<string, LedgerEntryData>, findings: readonly Finding[], ruleById: ReadonlyMap<string, LoadedRule>): Blocker[] {
   /** The resource a finding is about: its container or file, or for a ledger entry the target it claims. */
   const resourceOf = (f: Finding): Draft | undefined => {
-    if (f.subject.kind === 'container' || f.subject.kind === 'file') return drafts.get(key(f.subject.kind, f.subject.id));
+    if (f.subject.kind === 'container' || f.subject.kind === 'file') return drafts.get(draftKey(f.subject.kind, f.subject.id));
     if (f.subject.kind !== 'ledger-entry') return undefined;
     const e = entryById.get(f.subject.id);
     if (!e) return undefined;
-    const type = str(e['type']);
-    return drafts.get(key(type, str(e['target']))) ?? [...drafts.values()].find((d) => d.kind === type && d.entries.includes(f.subject.id));
+    return drafts.get(draftKey(e.type ?? '', e.target ?? '')) ?? [...drafts.values()].find((d) => d.kind === e.type && d.entries.includes(f.subject.id));
   };
   const blockers: Blocker[] = [];
   for (const f of findings) {
@@ -188,33 +194,39 @@ export function buildInventory(subjects: SubjectSets, findings: readonly Finding
       blockers.push({ ruleId: f.ruleId, ruleName: f.ruleName, severity: f.severity, subject: f.subject, message: f.message, standing, resource: draft ? { kind: draft.kind, id: draft.id } : null });
     }
   }
+  return blockers;
+}
 
-  const rows: InventoryRow[] = [...drafts.values()].map((d) => {
-    const taggedStandings = d.findings.map((f) => taggedStanding(ruleById.get(f.ruleId))).filter((t): t is string => t !== null).map((t) => resolveTag(t, d));
-    const ruled = PRECEDENCE.find((s) => taggedStandings.includes(s));
-    const standing = ruled ?? d.plain;
-    const blocking = d.findings.some((f) => f.severity === 'error') || (ruled !== undefined && blocks(ruled));
-    return { kind: d.kind, id: d.id, standing, standingFrom: ruled !== undefined ? ('findings' as const) : ('facts' as const), blocking, entries: d.entries, detail: detailOf(d, standing, ruled !== undefined), findings: d.findings.map((f) => ({ ruleId: f.ruleId, severity: f.severity, message: f.message })) };
-  });
+function rowOf(d: Draft, ruleById: ReadonlyMap<string, LoadedRule>): InventoryRow {
+  const taggedStandings = d.findings.map((f) => taggedStanding(ruleById.get(f.ruleId))).filter((t): t is string => t !== null).map((t) => resolveTag(t, d));
+  const ruled = PRECEDENCE.find((s) => taggedStandings.includes(s));
+  const standing = ruled ?? d.plain;
+  const blocking = d.findings.some((f) => f.severity === 'error') || (ruled !== undefined && blocks(ruled));
+  return {
+    kind: d.kind,
+    id: d.id,
+    standing,
+    standingFrom: ruled !== undefined ? 'findings' : 'facts',
+    blocking,
+    entries: d.entries,
+    detail: detailOf(d, standing, ruled !== undefined),
+    findings: d.findings.map((f) => ({ ruleId: f.ruleId, severity: f.severity, message: f.message })),
+  };
+}
 
-  const openBy = subjects.containers.map((s) => ({ name: str(s.data['name']), open: numbers(s.data['open_ports']) }));
-  const ports: PortRow[] = subjects.containers
-    .map((s) => ({ name: str(s.data['name']), holds: numbers(s.data['holds']), open: numbers(s.data['open_ports']) }))
-    .filter((c) => c.holds.length > 0 || c.open.length > 0)
+/** Containers that hold ports or have ports open, with the other containers that have a held port open. */
+function portRows(containers: readonly ContainerData[]): PortRow[] {
+  return containers
+    .filter((c) => c.holds.length > 0 || c.open_ports.length > 0)
     .map((c) => ({
       container: c.name,
       holds: c.holds,
-      open: c.open,
+      open: c.open_ports,
       alsoBoundBy: c.holds
-        .map((port) => ({ port, containers: openBy.filter((o) => o.name !== c.name && o.open.includes(port)).map((o) => o.name) }))
+        .map((port) => ({ port, containers: containers.filter((o) => o.name !== c.name && o.open_ports.includes(port)).map((o) => o.name) }))
         .filter((x) => x.containers.length > 0),
-    }));
-
-  const order = new Map(STANDINGS.map((s, i) => [s.standing, i]));
-  rows.sort((a, b) => order.get(a.standing)! - order.get(b.standing)! || compareText(a.kind, b.kind) || compareText(a.id, b.id));
-  const blocking: Partial<Record<Standing, number>> = {};
-  for (const r of rows) if (r.blocking && r.standingFrom === 'findings' && blocks(r.standing)) blocking[r.standing] = (blocking[r.standing] ?? 0) + 1;
-  return { rows, ports: ports.sort((a, b) => compareText(a.container, b.container)), ready: blockers.length === 0, blocking, blockers };
+    }))
+    .sort((a, b) => compareText(a.container, b.container));
 }
 
 function resolveTag(tagged: string, draft: { meshWritten: boolean } | undefined): Standing {
@@ -222,19 +234,20 @@ function resolveTag(tagged: string, draft: { meshWritten: boolean } | undefined)
   return draft?.meshWritten === true ? 'mesh-unclaimed' : 'unknown-unrecorded';
 }
 
-function detailOf(d: { kind: string; data: Record<string, unknown> | null; entries: string[]; missing: boolean; findings: Finding[] }, standing: Standing, ruled: boolean): string {
-  const c = d.data ?? {};
+function detailOf(d: Draft, standing: Standing, ruled: boolean): string {
+  const c = d.container;
+  const f = d.file;
   const base =
     d.missing ? (standing === 'found-recorded' ? 'found, recorded, and not there now' : 'not on the host')
     : standing === 'double-claimed' ? `claimed by ${d.entries.join(' and ')}`
-    : standing === 'stale-former-target' ? `${d.entries.join(', ')} moved away${d.kind === 'container' ? `; ${str(c['status'])}` : ''}`
-    : standing === 'drifted' ? `${d.findings.length} drift finding${d.findings.length === 1 ? '' : 's'} (${[...new Set(d.findings.map((f) => f.ruleId))].sort(compareText).join(', ')})`
-    : standing === 'mesh-unclaimed' && d.kind === 'container' ? `labels: module ${str((c['mesh'] as { module?: unknown } | undefined)?.module) || '-'}, resource ${str((c['mesh'] as { resource?: unknown } | undefined)?.resource) || '-'}`
+    : standing === 'stale-former-target' ? `${d.entries.join(', ')} moved away${c ? `; ${c.status}` : ''}`
+    : standing === 'drifted' ? `${d.findings.length} drift finding${d.findings.length === 1 ? '' : 's'} (${[...new Set(d.findings.map((x) => x.ruleId))].sort(compareText).join(', ')})`
+    : standing === 'mesh-unclaimed' && c ? `labels: module ${c.mesh.module || '-'}, resource ${c.mesh.resource || '-'}`
     : standing === 'mesh-unclaimed' ? 'named as a source, claimed by no file entry'
-    : standing === 'unknown-unrecorded' ? (d.kind === 'container' ? `${str(c['status'])}, image ${str(c['image'])}` : `${str(c['file_kind'])} under ${str(c['managed_root'])}`)
-    : d.kind === 'container' ? `${str(c['status'])}, ${str(c['network_mode'])} network`
-    : c['managed_root'] === null ? 'outside the managed roots'
-    : str(c['file_kind']);
+    : standing === 'unknown-unrecorded' ? (c ? `${c.status}, image ${c.image}` : `${f?.file_kind ?? ''} under ${f?.managed_root ?? ''}`)
+    : c ? `${c.status}, ${c.network_mode} network`
+    : f?.managed_root === null ? 'outside the managed roots'
+    : (f?.file_kind ?? '');
   // A blocking standing no rule of the profile objects to (a custom pack without that rule) does not block.
   return !ruled && blocks(standing) ? `${base}; no rule of the profile objects` : base;
 }

@@ -1,5 +1,6 @@
 import { compareText } from '../compare.js';
 import type { SubjectSets } from '../facts/subjects.js';
+import type { ContainerData, FileData } from '../facts/subject-data.js';
 import type { Severity } from '../policy/types.js';
 import type { Inventory, InventoryRow } from './inventory.js';
 
@@ -79,8 +80,6 @@ export interface Review {
   message: string;
 }
 
-const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
-const numbers = (v: unknown): number[] => (Array.isArray(v) ? v.filter((x): x is number => typeof x === 'number') : []);
 
 /** A word a POSIX shell reads as itself: bare when it is plainly safe, else single-quoted. */
 export function shellWord(s: string): string {
@@ -98,10 +97,10 @@ function proposedId(row: InventoryRow, taken: Set<string>): string {
 }
 
 export function buildPlan(inventory: Inventory, subjects: SubjectSets): AdoptionPlan {
-  const containerData = new Map(subjects.containers.map((s) => [String(s.data['name']), s.data]));
-  const fileData = new Map(subjects.files.map((s) => [String(s.data['path']), s.data]));
+  const containerData = new Map(subjects.containers.map((s) => [s.data.name, s.data]));
+  const fileData = new Map(subjects.files.map((s) => [s.data.path, s.data]));
   const ledger = subjects.ledger.map((s) => s.data);
-  const taken = new Set(ledger.map((d) => String(d['entry_id'] ?? d['id'])));
+  const taken = new Set(ledger.map((d) => d.entry_id ?? d.id));
   const reasons = (row: InventoryRow) => row.findings.map((f) => `${f.ruleId}: ${f.message}`);
   const plan: AdoptionPlan = { record: [], remove: [], recreate: [], resolve: [], review: [], notes: [] };
   const planned = new Set<string>();
@@ -113,46 +112,14 @@ export function buildPlan(inventory: Inventory, subjects: SubjectSets): Adoption
     const c = row.kind === 'container' ? containerData.get(row.id) : undefined;
     const f = row.kind === 'file' ? fileData.get(row.id) : undefined;
     if (row.standing === 'unknown-unrecorded' && (c || f)) {
-      const entry: ProposedEntry = { id: proposedId(row, taken), type: row.kind, target: row.id, origin: 'found', applied_at: null };
-      if (c) {
-        // On the host network the ports come from /proc; when it was not read they are not known, not none.
-        if (c['host_network'] === true && c['proc_available'] !== true) {
-          plan.notes.push(`${entry.id}: the ports ${row.id} listens on were not read (${str(c['proc_reason']) ?? 'no /proc'}); add its holds by hand`);
-        } else entry.holds = numbers(c['open_ports']);
-      } else if (str(f!['sha256']) !== null) entry.digest = str(f!['sha256'])!;
-      plan.record.push(orderedEntry(entry));
+      plan.record.push(proposedEntry(row, c, f, taken, plan.notes));
       mark(row);
     } else if ((row.standing === 'stale-former-target' || row.standing === 'mesh-unclaimed') && ruled(row) && (c || f)) {
-      const d = (c ?? f)!;
-      const former = (Array.isArray(d['formerly_claimed_by']) ? (d['formerly_claimed_by'] as Record<string, unknown>[]) : []).map((x) => ({
-        id: String(x['id']),
-        moved_to: str(x['current_target']),
-        changed_at: String(x['changed_at']),
-        last_seen: String(x['last_seen']),
-      }));
-      const mesh = (c?.['mesh'] ?? {}) as Record<string, unknown>;
-      plan.remove.push({
-        kind: row.kind,
-        target: row.id,
-        command: row.kind === 'container' ? `docker rm -f ${shellWord(row.id)}` : `rm ${shellWord(row.id)}`,
-        standing: row.standing,
-        reason: reasons(row),
-        evidence: c
-          ? {
-              status: String(c['status']),
-              network_mode: String(c['network_mode']),
-              open_ports: c['host_network'] === true && c['proc_available'] !== true ? null : numbers(c['open_ports']),
-              exposed_endpoints: Array.isArray(c['exposed_endpoints']) ? (c['exposed_endpoints'] as string[]) : [],
-              labels: { module: str(mesh['module']), resource: str(mesh['resource']) },
-              last_claimed: former,
-            }
-          : { last_claimed: former, referenced_by: Array.isArray(f!['referenced_by']) ? (f!['referenced_by'] as string[]) : [] },
-      });
+      plan.remove.push(removalOf(row, row.standing, c, f, reasons(row)));
       mark(row);
     } else if (row.standing === 'drifted' && ruled(row)) {
-      const labelled = str(((c?.['mesh'] ?? {}) as Record<string, unknown>)['module']);
-      const declared = ledger.find((e) => row.entries.includes(String(e['id'])) && str(e['module']) !== null);
-      plan.recreate.push({ container: row.id, entries: row.entries, module: labelled ?? (declared ? str(declared['module']) : null), reason: reasons(row) });
+      const declared = ledger.find((e) => row.entries.includes(e.id) && e.module !== null);
+      plan.recreate.push({ container: row.id, entries: row.entries, module: c?.mesh.module ?? declared?.module ?? null, reason: reasons(row) });
       mark(row);
     } else if (row.standing === 'double-claimed' && ruled(row)) {
       plan.resolve.push({ kind: row.kind, target: row.id, entries: row.entries, reason: reasons(row) });
@@ -165,6 +132,41 @@ export function buildPlan(inventory: Inventory, subjects: SubjectSets): Adoption
   }
   plan.record.sort((a, b) => compareText(a.id, b.id));
   return plan;
+}
+
+/** Whether a container's open ports are known: on the host network they come from /proc. */
+const portsKnown = (c: ContainerData): boolean => !c.host_network || c.proc_available;
+
+/** The ledger entry that would record a resource of unknown origin as found; a note when its ports are not known. */
+function proposedEntry(row: InventoryRow, c: ContainerData | undefined, f: FileData | undefined, taken: Set<string>, notes: string[]): ProposedEntry {
+  const entry: ProposedEntry = { id: proposedId(row, taken), type: row.kind, target: row.id, origin: 'found', applied_at: null };
+  if (c) {
+    // When /proc was not read the ports are not known, not none.
+    if (!portsKnown(c)) notes.push(`${entry.id}: the ports ${row.id} listens on were not read (${c.proc_reason ?? 'no /proc'}); add its holds by hand`);
+    else entry.holds = c.open_ports;
+  } else if (f !== undefined && f.sha256 !== null) entry.digest = f.sha256;
+  return orderedEntry(entry);
+}
+
+function removalOf(row: InventoryRow, standing: Removal['standing'], c: ContainerData | undefined, f: FileData | undefined, reason: string[]): Removal {
+  const former = (c ?? f)!.formerly_claimed_by.map((x) => ({ id: x.id, moved_to: x.current_target, changed_at: x.changed_at, last_seen: x.last_seen }));
+  return {
+    kind: row.kind,
+    target: row.id,
+    command: row.kind === 'container' ? `docker rm -f ${shellWord(row.id)}` : `rm ${shellWord(row.id)}`,
+    standing,
+    reason,
+    evidence: c
+      ? {
+          status: c.status,
+          network_mode: c.network_mode,
+          open_ports: portsKnown(c) ? c.open_ports : null,
+          exposed_endpoints: c.exposed_endpoints,
+          labels: { module: c.mesh.module, resource: c.mesh.resource },
+          last_claimed: former,
+        }
+      : { last_claimed: former, referenced_by: f!.referenced_by },
+  };
 }
 
 /** The ledger's own field order. */

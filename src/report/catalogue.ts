@@ -1,3 +1,4 @@
+import { docText, SUBJECT_FIELD_DOCS, type FieldDoc } from '../facts/fields.js';
 import { CUSTOM_OPERATORS } from '../policy/operators.js';
 import type { LoadedRule } from '../policy/types.js';
 
@@ -14,4 +15,19 @@ export function ruleCatalogue(rules: readonly LoadedRule[]): string {
 export function operatorCatalogue(): string {
   const rows = CUSTOM_OPERATORS.map((o) => `| \`${o.name}\` | \`${cell(o.usage)}\` | ${cell(o.doc)} |`);
   return ['| operator | usage | what it does |', '|---|---|---|', ...rows, ''].join('\n');
+}
+
+/** Rows of a set's fields: each field, then the fields of an object of fixed shape under it (`container.name`). */
+function fieldRows(fields: Readonly<Record<string, FieldDoc>>, prefix = ''): string[] {
+  return Object.entries(fields).flatMap(([name, doc]) => [
+    `| \`${prefix}${name}\` | ${cell(docText(doc))} |`,
+    ...(typeof doc === 'string' ? [] : fieldRows(doc.fields, `${prefix}${name}.`)),
+  ]);
+}
+
+/** Each subject set's fields with what each means (src/facts/fields.ts): for the README and `rules docs`. */
+export function subjectCatalogue(): string {
+  return Object.entries(SUBJECT_FIELD_DOCS)
+    .map(([set, fields]) => [`**\`${set}\`**`, '', '| field | what it is |', '|---|---|', ...fieldRows(fields), ''].join('\n'))
+    .join('\n');
 }

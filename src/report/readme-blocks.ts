@@ -1,6 +1,5 @@
-import { SUBJECT_FIELDS } from '../facts/fields.js';
 import type { LoadedRule } from '../policy/types.js';
-import { operatorCatalogue, ruleCatalogue } from './catalogue.js';
+import { operatorCatalogue, ruleCatalogue, subjectCatalogue } from './catalogue.js';
 import { remediationOf } from './rule-docs.js';
 import { WAIVER_EXPIRED_RULE } from './waivers.js';
 
@@ -25,9 +24,7 @@ export function readmeBlocks(rules: readonly LoadedRule[]): Record<string, strin
     rules: ruleCatalogue(rules),
     'rule-reference': ruleReference(rules),
     operators: operatorCatalogue(),
-    subjects: Object.entries(SUBJECT_FIELDS)
-      .map(([set, fields]) => `- \`${set}\`: ${fields.map((f) => `\`${f}\``).join(', ')}`)
-      .join('\n') + '\n',
+    subjects: subjectCatalogue(),
   };
 }
 

@@ -32,8 +32,9 @@ function physicalLocation(path: string, line: number | undefined) {
 
 /**
  * Every result has a physical location. A container, port or ledger entry is located at its ledger
- * entry's line (facts/subjects.ts); what has no entry and no file (an unclaimed container, the host)
- * at the top of the host's ledger — the record that does not claim it — with its logical location kept.
+ * entry's line (each subject builder's `locate`, e.g. src/facts/containers.ts); what has no entry and
+ * no file (an unclaimed container, the host) at the top of the host's ledger — the record that does
+ * not claim it — with its logical location kept.
  */
 function locationsOf(finding: Finding, ledgerPath: string) {
   const logical = finding.locations.logical.map((l) => ({ name: l.name, fullyQualifiedName: l.fullyQualifiedName, kind: 'resource' }));

@@ -23,7 +23,8 @@ try {
   }
   const args = (inputs: string[], out: string) => [BIN, 'evaluate', ...inputs, '--format', 'json', '--out', out, '--fail-on', 'none'];
   const check = (r: { code: number | null; stderr: string }, what: string) => {
-    if (r.code !== 0) throw new Error(`${what} exited ${r.code}: ${r.stderr.slice(-2000)}`);
+    // 3: incomplete, as the synthetic hosts are (a stopped container's /proc, a file not read): still evaluated whole.
+    if (r.code !== 0 && r.code !== 3) throw new Error(`${what} exited ${r.code}: ${r.stderr.slice(-2000)}`);
   };
 
   const single: number[] = [];

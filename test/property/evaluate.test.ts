@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { evaluate, evaluateRule } from '../../src/evaluate/evaluate.js';
 import type { Finding } from '../../src/evaluate/finding.js';
-import { buildSubjects, type Subject, type SubjectSets } from '../../src/facts/subjects.js';
+import { buildSubjects, type Subject } from '../../src/facts/subjects.js';
 import { DEFAULT_POLICY, loadPolicyFile } from '../../src/policy/load.js';
 import { renderTemplate } from '../../src/policy/template.js';
 import type { LoadedRule, SubjectSetName } from '../../src/policy/types.js';
@@ -32,7 +32,7 @@ const SETS: SubjectSetName[] = ['containers', 'files', 'ledger', 'container_sour
 
 const rules: LoadedRule[] = (await loadPolicyFile(DEFAULT_POLICY)).rules;
 const snapshots = new Map<string, Snapshot>();
-const realSubjects = Object.fromEntries(SETS.map((s) => [s, [] as Subject[]])) as SubjectSets;
+const realSubjects = Object.fromEntries(SETS.map((s) => [s, [] as Subject[]])) as Record<SubjectSetName, Subject[]>;
 for (const name of ['clean', '045', '097', 'demo', 'adopted-node']) {
   const snapshot = await loadSnapshot(example(name, 'snapshot.json'));
   const historyDir = example(name, 'history');

@@ -68,14 +68,14 @@ strings.run();
 const lets = suite('let values are computed when the assertion reads the whole scope');
 
 lets('{"get": [{"var": ""}, "big"]} sees the let value', async () => {
-  const r = await rule({ let: { big: { '>': [{ var: 'n' }, 1] } }, assert: { '===': [{ get: [{ var: '' }, 'big'] }, true] } });
-  assert.is(evaluateRule(r, subject({ n: 2 })).length, 0, 'n = 2 is big: no finding');
-  assert.is(evaluateRule(r, subject({ n: 0 })).length, 1, 'n = 0 is not big: a finding');
+  const r = await rule({ let: { big: { '>': [{ var: 'holds.length' }, 1] } }, assert: { '===': [{ get: [{ var: '' }, 'big'] }, true] } });
+  assert.is(evaluateRule(r, subject({ holds: [80, 443] })).length, 0, 'two ports held is big: no finding');
+  assert.is(evaluateRule(r, subject({ holds: [] })).length, 1, 'none held is not big: a finding');
 });
 
 lets('also with a default, and inside each', async () => {
-  const r = await rule({ each: { var: 'xs' }, let: { ok: { '>=': [{ var: 'item' }, 1] } }, assert: { get: [{ var: ['', null] }, 'ok'] } });
-  const found = evaluateRule(r, subject({ xs: [1, 0, 2] }));
+  const r = await rule({ each: { var: 'holds' }, let: { ok: { '>=': [{ var: 'item' }, 1] } }, assert: { get: [{ var: ['', null] }, 'ok'] } });
+  const found = evaluateRule(r, subject({ holds: [1, 0, 2] }));
   assert.equal(found.map((f) => f.discriminator), ['0']);
 });
 
@@ -119,7 +119,7 @@ every('`every` is refused, naming none/! and all_equal_to', async () => {
   assert.match(problems[0]!.message, '{"none": [LIST, {"!": TEST}]}');
   assert.match(problems[0]!.message, 'all_equal_to');
   try {
-    await rule({ assert: { every: [{ var: 'xs' }, { '>=': [{ var: '' }, 1] }] } });
+    await rule({ assert: { every: [{ var: 'holds' }, { '>=': [{ var: '' }, 1] }] } });
     assert.unreachable('the pack loaded');
   } catch (err) {
     assert.match((err as Error).message, /dialect\.yaml:1: rule D1: assert: operator 'every'/);
@@ -127,10 +127,10 @@ every('`every` is refused, naming none/! and all_equal_to', async () => {
 });
 
 every('the written alternative runs a test per item and holds on an empty list', async () => {
-  const r = await rule({ assert: { none: [{ var: 'xs' }, { '!': { '>=': [{ var: '' }, 1] } }] } });
-  assert.is(evaluateRule(r, subject({ xs: [1, 2] })).length, 0);
-  assert.is(evaluateRule(r, subject({ xs: [] })).length, 0);
-  assert.is(evaluateRule(r, subject({ xs: [1, 0] })).length, 1);
+  const r = await rule({ assert: { none: [{ var: 'holds' }, { '!': { '>=': [{ var: '' }, 1] } }] } });
+  assert.is(evaluateRule(r, subject({ holds: [1, 2] })).length, 0);
+  assert.is(evaluateRule(r, subject({ holds: [] })).length, 0);
+  assert.is(evaluateRule(r, subject({ holds: [1, 0] })).length, 1);
 });
 
 every('all_equal_to compares each item with a value; true for an empty list', () => {

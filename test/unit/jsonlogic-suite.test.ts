@@ -45,7 +45,8 @@ const packText = JSON.stringify(
   null,
   1,
 );
-const pack = await parsePolicyPack('jsonlogic-suite.yaml', packText);
+// The cases read their own data, which is no subject set: the check of subject fields is left out.
+const pack = await parsePolicyPack('jsonlogic-suite.yaml', packText, { checkFields: false });
 
 const subjectOf = (data: Record<string, unknown>): Subject => ({
   set: 'host',

@@ -35,7 +35,7 @@ rules:
       ]}
     let:
       newer: {">": [{"var": "image"}, "10"]}
-      more: {">": [{"var": "n"}, {"count": [{"var": "holds"}]}]}
+      more: {">": [{"var": "listening.length"}, {"count": [{"var": "holds"}]}]}
     message: m
     help: h
     tags: []
@@ -49,7 +49,7 @@ rules:
     assert:
       {"and": [
         {"<=": [{"var": ["name.length", 0]}, 16]},
-        {"===": [{"var": "a"}, 1]},
+        {"===": [{"var": "running"}, true]},
         {"==": [1, 1]},
         {">": [{"count": [{"var": "holds"}]}, 0]},
         {"all": [[1, 2], {">": [{"var": ""}, 0]}]},

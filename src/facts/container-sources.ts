@@ -1,0 +1,98 @@
+import type { Container, FileRecord } from '../snapshot/types.js';
+import { containerLogical, type BuiltContainer } from './containers.js';
+import { envLine, envMap, fileFacts, fileUnknown } from './file-facts.js';
+import type { Joins } from './joins.js';
+import { unknownFacts, type Subject } from './subject.js';
+import type { ContainerSourceData } from './subject-data.js';
+
+/**
+ * Keys an engine puts into a container's Config.Env itself, whatever its image and files say (Podman
+ * adds `container`, `HOME`, `HOSTNAME`, `TERM`): that the image does not set one is no evidence that a
+ * composed file did. An earlier snapshot of the file naming it still is.
+ */
+const ENGINE_SET_KEYS = new Set(['container', 'HOME', 'HOSTNAME', 'TERM']);
+
+/**
+ * Keys the container holds that no env file it was composed from names any more, with the evidence
+ * that they came from the file: the image does not set them (or sets another value), or an earlier
+ * snapshot's file named them. A key with neither (the image not read, no history) is not listed.
+ */
+function droppedKeys(c: Container, path: string, allPaths: readonly string[], joins: Joins): { keys: string[]; evidence: Record<string, string> } {
+  const file = envMap(joins.filesByPath.get(path));
+  if (!file) return { keys: [], evidence: {} };
+  const namedElsewhere = new Set(allPaths.filter((p) => p !== path).flatMap((p) => Object.keys(envMap(joins.filesByPath.get(p)) ?? {})));
+  const evidence: Record<string, string> = {};
+  for (const key of Object.keys(c.env).sort()) {
+    if (Object.hasOwn(file, key) || namedElsewhere.has(key)) continue;
+    if (c.imageEnv !== undefined && !ENGINE_SET_KEYS.has(key)) {
+      const fromImage = Object.hasOwn(c.imageEnv, key) ? c.imageEnv[key] : undefined;
+      if (fromImage === undefined) evidence[key] = 'the image does not set it';
+      else if (fromImage.digest !== c.env[key]!.digest) evidence[key] = 'the image sets another value';
+    } else if (joins.composedBefore(path)?.has(key)) {
+      evidence[key] = 'an earlier snapshot of the file named it';
+    }
+  }
+  return { keys: Object.keys(evidence), evidence };
+}
+
+/** The `container_sources` set: a container paired with each file it was built from (labels and ledger). */
+export function buildContainerSources(containers: readonly BuiltContainer[], joins: Joins): Subject<ContainerSourceData>[] {
+  return containers.flatMap(({ container: c, subject, claims }) => {
+    const { mesh } = subject.data;
+    const fromLedger = claims.flatMap((r) => r.entry.sources ?? []);
+    const paths = [...new Set([...mesh.sources, ...fromLedger])];
+    return paths.map((path): Subject<ContainerSourceData> => {
+      const file = joins.filesByPath.get(path);
+      const index = mesh.sources.indexOf(path);
+      const dropped = droppedKeys(c, path, paths, joins);
+      const unknown = sourceUnknown(path, paths, file, joins);
+      return {
+        set: 'container_sources',
+        about: { kind: 'container', id: c.name },
+        part: path,
+        ...(unknown.length > 0 ? { unknown } : {}),
+        data: {
+          kind: 'container-source',
+          id: `${c.name} <- ${path}`,
+          host: joins.host,
+          container: {
+            name: c.name,
+            container_id: subject.data.container_id,
+            running: c.state.running,
+            status: c.state.status,
+            env: c.env,
+            mesh,
+            claimed_by: subject.data.claimed_by,
+          },
+          source: { path, ...fileFacts(file) },
+          index: index >= 0 ? index : null,
+          recorded_digest: index >= 0 ? (mesh.source_digests[index] ?? null) : null,
+          named_by: [...(index >= 0 ? ['label' as const] : []), ...(fromLedger.includes(path) ? ['ledger' as const] : [])],
+          dropped_keys: dropped.keys,
+          dropped_evidence: dropped.evidence,
+        },
+        locate: (item) => {
+          const line = envLine(file, item);
+          return {
+            physical: file ? [{ path, ...(line !== undefined ? { line } : {}) }] : [],
+            logical: [containerLogical(joins.host, c.name)],
+          };
+        },
+        resource: subject.resource,
+      };
+    });
+  });
+}
+
+function sourceUnknown(path: string, paths: readonly string[], file: FileRecord | undefined, joins: Joins) {
+  const unreadable = fileUnknown(file, path);
+  // Keys named by any of the container's env files; one of them not read leaves them unknown.
+  const otherUnread = paths.filter((p) => p !== path).map((p) => fileUnknown(joins.filesByPath.get(p), p)).find((u) => u !== null && u.fields.includes('env'));
+  // Why the dropped keys are unknown: the source's own reason when it was not read in full, else another env file's.
+  const droppedUnread = unreadable?.fields.includes('env') || otherUnread ? (unreadable ?? otherUnread) : undefined;
+  return [
+    ...(joins.ledgerUnread ? unknownFacts('ledger', joins.ledgerUnread, ['container.claimed_by', 'named_by']) : []),
+    ...(unreadable ? unknownFacts('files', unreadable.reason, unreadable.fields.map((f) => `source.${f}`)) : []),
+    ...(droppedUnread ? unknownFacts('files', droppedUnread.reason, ['dropped_keys', 'dropped_evidence']) : []),
+  ];
+}

@@ -1,0 +1,52 @@
+import type { FileRecord } from '../snapshot/types.js';
+import { envMap, fileUnknown } from './file-facts.js';
+import type { Joins } from './joins.js';
+import { unknownFacts, type Subject } from './subject.js';
+import type { FileData } from './subject-data.js';
+
+/** The `files` set: every file the snapshot holds, with what claims, names and mounts it. */
+export function buildFiles(files: readonly FileRecord[], joins: Joins): Subject<FileData>[] {
+  return files.map((f) => {
+    const claims = joins.claimsOf('file', f.path);
+    const data: FileData = {
+      kind: 'file',
+      id: f.path,
+      host: joins.host,
+      path: f.path,
+      exists: f.kind !== 'missing',
+      file_kind: f.kind,
+      size: f.size ?? null,
+      mode: f.mode ?? null,
+      uid: f.uid ?? null,
+      gid: f.gid ?? null,
+      mtime: f.mtime ?? null,
+      inode: f.inode ?? null,
+      sha256: f.sha256 ?? null,
+      link_target: f.linkTarget ?? null,
+      error: f.error ?? null,
+      is_env: f.env !== undefined,
+      env: envMap(f),
+      managed_root: joins.managedRootOf(f.path),
+      claimed_by: claims.map((r) => r.entry.id!),
+      claimed: claims.length > 0,
+      referenced_by: joins.referencedBy(f.path),
+      mounted_by: joins.mountedBy(f.path),
+      formerly_claimed_by: joins.formerlyOf('file', f.path),
+    };
+    const unreadable = fileUnknown(f, f.path);
+    const unknown = [
+      ...(joins.ledgerUnread ? unknownFacts('ledger', joins.ledgerUnread, ['claimed_by', 'claimed', 'referenced_by', 'formerly_claimed_by']) : []),
+      ...(joins.containersIncomplete ? unknownFacts('docker', joins.containersIncomplete, ['mounted_by']) : []),
+      ...(unreadable ? unknownFacts('files', unreadable.reason, unreadable.fields) : []),
+    ];
+    return {
+      set: 'files',
+      about: { kind: 'file', id: f.path },
+      part: null,
+      data,
+      ...(unknown.length > 0 ? { unknown } : {}),
+      locate: () => ({ physical: [{ path: f.path }], logical: [] }),
+      resource: claims[0]?.entry.id ?? data.formerly_claimed_by[0]?.id ?? null,
+    };
+  });
+}

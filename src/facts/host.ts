@@ -1,0 +1,36 @@
+import type { Snapshot } from '../snapshot/types.js';
+import type { Joins } from './joins.js';
+import { unknownFacts, type Subject } from './subject.js';
+import type { HostData } from './subject-data.js';
+
+/** The `host` set: the one host the snapshot is of, with what was and was not read. */
+export function buildHost(snapshot: Snapshot, joins: Joins): Subject<HostData> {
+  const host = joins.host;
+  const unknown = [
+    ...(joins.engineUnread ? unknownFacts('docker', joins.engineUnread, ['container_count']) : []),
+    ...(joins.ledgerUnread ? unknownFacts('ledger', joins.ledgerUnread, ['ledger_count', 'node', 'adopted']) : []),
+  ];
+  return {
+    set: 'host',
+    about: { kind: 'host', id: host },
+    part: null,
+    data: {
+      kind: 'host',
+      id: host,
+      host,
+      hostname: host,
+      node: snapshot.ledger.node ?? null,
+      adopted: snapshot.ledger.adopted ?? false,
+      complete: snapshot.problems.length === 0,
+      problems: snapshot.problems.length,
+      docker_available: snapshot.docker !== null,
+      ledger_available: snapshot.ledger.available,
+      container_count: snapshot.containers.length,
+      file_count: snapshot.files.length,
+      ledger_count: snapshot.ledger.entries.length,
+    },
+    ...(unknown.length > 0 ? { unknown } : {}),
+    locate: () => ({ physical: [], logical: [{ kind: 'host', name: host, fullyQualifiedName: host }] }),
+    resource: null,
+  };
+}

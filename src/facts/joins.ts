@@ -1,0 +1,164 @@
+import type { Container, FileRecord, LedgerRecord, Snapshot } from '../snapshot/types.js';
+import { formerTargets, type FormerTarget } from './history.js';
+import type { FormerClaim } from './subject-data.js';
+
+/**
+ * The joins between a snapshot's ledger, containers, files and history that every subject builder
+ * (containers.ts, files.ts, …) asks for, and what was not read. JSON Logic has no parent scope inside
+ * `all`/`some`/`map`, so each subject carries its joins ready-made.
+ */
+export interface Joins {
+  host: string;
+  ledgerPath: string;
+  filesByPath: ReadonlyMap<string, FileRecord>;
+  /** Why the ledger's facts are unknown (it was not read), or null. */
+  ledgerUnread: string | null;
+  /** Why the engine's facts are unknown, or null. */
+  engineUnread: string | null;
+  /** Why a container not listed may still be there (not every container was listed and inspected), or null. */
+  containersIncomplete: string | null;
+  /** Valid entries of a type claiming any of the targets, in ledger order, each once. */
+  claimsOf(type: string, ...targets: string[]): LedgerRecord[];
+  /** Ids of the other valid entries claiming what a valid entry claims. */
+  coClaimants(record: LedgerRecord): string[];
+  /** Ids of valid entries naming a path among their sources, in ledger order. */
+  referencedBy(path: string): string[];
+  /** Ledger ids a target was claimed by and moved away from (history). */
+  formerlyOf(type: string, target: string): FormerClaim[];
+  /** Targets a ledger id had before (history). */
+  formerTargetsOf(id: string): readonly FormerTarget[];
+  /** Line of the first valid entry of an id: where a container claimed (or once claimed) by it is located. */
+  lineOfId(id: string): number | undefined;
+  /** Names of the containers bind-mounting a path, in container order. */
+  mountedBy(path: string): string[];
+  /** The first container whose name or id is the target. */
+  containerNamed(target: string): Container | undefined;
+  managedRootOf(path: string): string | null;
+  /** Keys an env file named in an earlier snapshot of this host. */
+  composedBefore(path: string): ReadonlySet<string> | undefined;
+}
+
+function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
+}
+
+/** What could not be read: each subject lists the facts that came from it as unknown. */
+function unread(snapshot: Snapshot): Pick<Joins, 'ledgerUnread' | 'engineUnread' | 'containersIncomplete'> {
+  const ledgerUnread = snapshot.ledger.available ? null : `the ledger ${snapshot.ledger.path} was not read`;
+  const engineUnread = snapshot.docker === null ? 'the Docker engine was not read' : null;
+  const dockerProblems = snapshot.problems.filter((p) => p.source === 'docker');
+  // A container not listed is gone only when every container was listed and inspected.
+  const containersIncomplete =
+    engineUnread ?? (dockerProblems.length > 0 ? `not every container was read (${dockerProblems.map((p) => p.subject ?? p.message).join(', ')})` : null);
+  return { ledgerUnread, engineUnread, containersIncomplete };
+}
+
+/**
+ * Speed: every join below is a map built once per snapshot. Each was a scan of the whole ledger,
+ * container list or history per subject: quadratic in the size of the host (BENCHMARKS.md, evaluate,
+ * measures up to 50,000 containers).
+ */
+export function joinsOf(snapshot: Snapshot, history: readonly Snapshot[]): Joins {
+  return { host: snapshot.host.hostname, ledgerPath: snapshot.ledger.path, filesByPath: new Map(snapshot.files.map((f) => [f.path, f])), ...unread(snapshot), ...ledgerJoins(snapshot), ...historyJoins(snapshot, history), ...containerJoins(snapshot) };
+}
+
+type LedgerJoins = Pick<Joins, 'claimsOf' | 'coClaimants' | 'referencedBy' | 'lineOfId'>;
+
+function ledgerJoins(snapshot: Snapshot): LedgerJoins {
+  const valid = snapshot.ledger.entries.filter((r) => r.valid && r.entry.id !== undefined && r.entry.target !== undefined);
+  /** valid entries by type, then target, in ledger order; with each entry's position in `valid`. */
+  const byTypeTarget = new Map<string | undefined, Map<string, { r: LedgerRecord; at: number }[]>>();
+  const referencedBy = new Map<string, string[]>();
+  const lineOfId = new Map<string, number>();
+  valid.forEach((r, at) => {
+    let byTarget = byTypeTarget.get(r.entry.type);
+    if (!byTarget) byTypeTarget.set(r.entry.type, (byTarget = new Map<string, { r: LedgerRecord; at: number }[]>()));
+    push(byTarget, r.entry.target!, { r, at });
+    for (const source of new Set(r.entry.sources ?? [])) push(referencedBy, source, r.entry.id!);
+    if (!lineOfId.has(r.entry.id!)) lineOfId.set(r.entry.id!, r.line);
+  });
+  const claimsOf = (type: string, ...targets: string[]): LedgerRecord[] => {
+    const byTarget = byTypeTarget.get(type);
+    if (!byTarget) return [];
+    if (targets.length === 1) return byTarget.get(targets[0]!)?.map((x) => x.r) ?? [];
+    // Speed: a container by name and id: most have no claim, or claims by one of them only.
+    if (targets.length === 2) {
+      const a = byTarget.get(targets[0]!);
+      const b = targets[1] === targets[0] ? undefined : byTarget.get(targets[1]!);
+      if (!b) return a?.map((x) => x.r) ?? [];
+      if (!a) return b.map((x) => x.r);
+    }
+    const lists = [...new Set(targets)].map((t) => byTarget.get(t) ?? []).filter((l) => l.length > 0);
+    if (lists.length === 0) return [];
+    if (lists.length === 1) return lists[0]!.map((x) => x.r);
+    const seen = new Set<LedgerRecord>();
+    return lists
+      .flat()
+      .sort((a, b) => a.at - b.at)
+      .filter((x) => (seen.has(x.r) ? false : (seen.add(x.r), true)))
+      .map((x) => x.r);
+  };
+  return {
+    claimsOf,
+    coClaimants: (r) =>
+      r.valid && r.entry.type !== undefined && r.entry.target !== undefined
+        ? (byTypeTarget.get(r.entry.type)?.get(r.entry.target) ?? []).filter((o) => o.r !== r).map((o) => o.r.entry.id!)
+        : [],
+    referencedBy: (path) => referencedBy.get(path) ?? [],
+    lineOfId: (id) => lineOfId.get(id),
+  };
+}
+
+function historyJoins(snapshot: Snapshot, history: readonly Snapshot[]): Pick<Joins, 'formerlyOf' | 'formerTargetsOf' | 'composedBefore'> {
+  const formerByTypeTarget = new Map<string, Map<string, FormerTarget[]>>();
+  const formerById = new Map<string, FormerTarget[]>();
+  for (const f of formerTargets(snapshot, history)) {
+    let byTarget = formerByTypeTarget.get(f.type);
+    if (!byTarget) formerByTypeTarget.set(f.type, (byTarget = new Map<string, FormerTarget[]>()));
+    push(byTarget, f.target, f);
+    push(formerById, f.id, f);
+  }
+  // Keys each env file named in an earlier snapshot of this host: evidence that a key the container
+  // holds came from its composed file, once the file no longer names it.
+  const composedBefore = new Map<string, Set<string>>();
+  for (const earlier of history) {
+    if (earlier.host.hostname !== snapshot.host.hostname) continue;
+    for (const f of earlier.files) {
+      if (!f.env) continue;
+      const keys = composedBefore.get(f.path) ?? new Set<string>();
+      for (const e of f.env) keys.add(e.key);
+      composedBefore.set(f.path, keys);
+    }
+  }
+  return {
+    formerlyOf: (type, target) =>
+      (formerByTypeTarget.get(type)?.get(target) ?? []).map((f) => ({ id: f.id, current_target: f.current_target, changed_at: f.changed_at, last_seen: f.last_seen })),
+    formerTargetsOf: (id) => formerById.get(id) ?? [],
+    composedBefore: (path) => composedBefore.get(path),
+  };
+}
+
+function containerJoins(snapshot: Snapshot): Pick<Joins, 'mountedBy' | 'containerNamed' | 'managedRootOf'> {
+  /** containers by name and by id: the position of the first one with it. */
+  const byName = new Map<string, number>();
+  const byId = new Map<string, number>();
+  const mountedBy = new Map<string, string[]>();
+  snapshot.containers.forEach((c, at) => {
+    if (!byName.has(c.name)) byName.set(c.name, at);
+    if (!byId.has(c.id)) byId.set(c.id, at);
+    for (const source of new Set(c.mounts.filter((m) => m.type === 'bind').map((m) => m.source))) push(mountedBy, source, c.name);
+  });
+  const managedRoots = snapshot.config.managedRoots.map((root) => ({ root, prefix: root.endsWith('/') ? root : `${root}/` }));
+  return {
+    mountedBy: (path) => mountedBy.get(path) ?? [],
+    containerNamed: (target) => {
+      const a = byName.get(target);
+      const b = byId.get(target);
+      const at = a === undefined ? b : b === undefined ? a : Math.min(a, b);
+      return at === undefined ? undefined : snapshot.containers[at];
+    },
+    managedRootOf: (path) => managedRoots.find(({ root, prefix }) => path === root || path.startsWith(prefix))?.root ?? null,
+  };
+}

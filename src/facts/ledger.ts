@@ -1,0 +1,65 @@
+import type { LedgerRecord, Snapshot } from '../snapshot/types.js';
+import { fileFacts, fileUnknown } from './file-facts.js';
+import type { Joins } from './joins.js';
+import { unknownFacts, type Subject } from './subject.js';
+import type { LedgerEntryData } from './subject-data.js';
+
+/** The `ledger` set: every entry, valid or not, with whether its target is there and who else claims it. */
+export function buildLedger(ledger: Snapshot['ledger'], joins: Joins): Subject<LedgerEntryData>[] {
+  return ledger.entries.map((r) => {
+    const { data, targetFile } = entryData(r, ledger.adopted ?? false, joins);
+    const { type, target } = data;
+    const fileUnread = type === 'file' && target !== null ? fileUnknown(targetFile, target) : null;
+    const unknown = [
+      ...(type === 'container' && data.target_container === null && joins.containersIncomplete ? unknownFacts('docker', joins.containersIncomplete, ['present', 'target_container']) : []),
+      ...(fileUnread
+        ? unknownFacts('files', fileUnread.reason, [...(fileUnread.fields.includes('exists') ? ['present'] : []), ...fileUnread.fields.map((f) => `target_file.${f}`)])
+        : []),
+    ];
+    return {
+      set: 'ledger',
+      about: { kind: 'ledger-entry', id: data.id },
+      part: null,
+      data,
+      ...(unknown.length > 0 ? { unknown } : {}),
+      locate: () => ({
+        physical: [{ path: joins.ledgerPath, line: r.line }, ...(targetFile && targetFile.kind !== 'missing' ? [{ path: targetFile.path }] : [])],
+        logical: [{ kind: 'ledger-entry', name: data.id, fullyQualifiedName: `${joins.host}/ledger/${data.id}` }],
+      }),
+      resource: r.entry.id ?? null,
+    };
+  });
+}
+
+function entryData(r: LedgerRecord, adopted: boolean, joins: Joins) {
+  const e = r.entry;
+  const type = e.type ?? null;
+  const target = e.target ?? null;
+  const targetContainer = type === 'container' && target !== null ? joins.containerNamed(target) : undefined;
+  const targetFile = type === 'file' && target !== null ? joins.filesByPath.get(target) : undefined;
+  const data: LedgerEntryData = {
+    kind: 'ledger-entry',
+    id: e.id ?? `line ${r.line}`,
+    host: joins.host,
+    adopted,
+    line: r.line,
+    valid: r.valid,
+    errors: r.errors,
+    entry_id: e.id ?? null,
+    type,
+    target,
+    origin: e.origin ?? null,
+    module: e.module ?? null,
+    holds: e.holds ?? [],
+    digest: e.digest ?? null,
+    sources: e.sources ?? [],
+    applied_at: e.applied_at ?? null,
+    extra: e.extra ?? {},
+    present: type === 'container' ? targetContainer !== undefined : type === 'file' ? (targetFile ? targetFile.kind !== 'missing' : null) : null,
+    target_container: targetContainer ? { name: targetContainer.name, status: targetContainer.state.status, running: targetContainer.state.running } : null,
+    target_file: type === 'file' ? fileFacts(targetFile) : null,
+    co_claimants: joins.coClaimants(r),
+    former_targets: (e.id === undefined ? [] : joins.formerTargetsOf(e.id)).map((f) => ({ target: f.target, last_seen: f.last_seen, changed_at: f.changed_at })),
+  };
+  return { data, targetFile };
+}

@@ -1,0 +1,47 @@
+import { containerLogical, type BuiltContainer } from './containers.js';
+import { fileFacts, fileUnknown } from './file-facts.js';
+import type { Joins } from './joins.js';
+import { unknownFacts, type Subject } from './subject.js';
+import type { MountData } from './subject-data.js';
+
+/** The `mounts` set: every mount of every container, with what the container really sees of a single-file bind. */
+export function buildMounts(containers: readonly BuiltContainer[], joins: Joins): Subject<MountData>[] {
+  return containers.flatMap(({ container: c, subject }) =>
+    c.mounts.map((m): Subject<MountData> => {
+      const hostFile = joins.filesByPath.get(m.source);
+      const bound = c.proc.available ? c.proc.boundFiles.find((b) => b.destination === m.destination) : undefined;
+      const unreadable = m.type === 'bind' ? fileUnknown(hostFile, m.source) : null;
+      const unknown = [
+        // What the container sees is read from /proc for single-file binds only.
+        ...(c.proc.available || !(m.type === 'bind' && hostFile?.kind === 'file') ? [] : unknownFacts('proc', `/proc of ${c.name} not read: ${c.proc.reason}`, ['seen'])),
+        ...(unreadable
+          ? unknownFacts('files', unreadable.reason, [...(unreadable.fields.includes('file_kind') ? ['single_file'] : []), ...unreadable.fields.filter((f) => f !== 'env').map((f) => `host_file.${f}`)])
+          : []),
+      ];
+      return {
+        set: 'mounts',
+        about: { kind: 'container', id: c.name },
+        part: m.destination,
+        ...(unknown.length > 0 ? { unknown } : {}),
+        data: {
+          kind: 'mount',
+          id: `${c.name}:${m.destination}`,
+          host: joins.host,
+          container: { name: c.name, running: c.state.running, status: c.state.status, proc_available: c.proc.available },
+          type: m.type,
+          source: m.source,
+          destination: m.destination,
+          rw: m.rw,
+          single_file: m.type === 'bind' && (hostFile?.kind === 'file' || bound !== undefined),
+          host_file: fileFacts(hostFile, false),
+          seen: bound ? { inode: bound.inode, sha256: bound.sha256, error: bound.error ?? null } : null,
+        },
+        locate: () => ({
+          physical: m.type === 'bind' && hostFile ? [{ path: m.source }] : [],
+          logical: [containerLogical(joins.host, c.name)],
+        }),
+        resource: subject.resource,
+      };
+    }),
+  );
+}

@@ -1,0 +1,194 @@
+import type { SafeValue } from '../secret/value.js';
+import type { FileKind, ListeningSocket, PublishedPort } from '../snapshot/types.js';
+
+/**
+ * The data of each subject set: what a rule's `var` reads and a message's `{placeholder}` shows.
+ * What each field means is written once, in src/facts/fields.ts, which the compiler holds to these
+ * interfaces (a field added here and not there fails the build); the policy loader refuses a rule
+ * reading a field its set does not have, and `mesh-audit rules docs` and the README list them.
+ */
+
+/** How far a listening address reaches: every interface, one address, or this host only. */
+export type Reach = 'all-interfaces' | 'address' | 'loopback';
+/**
+ * What a container exposes, its widest reach: `none` when nothing listens beyond the container, and
+ * `unknown` when it is on the host network and its sockets could not be read (then it may be exposed).
+ */
+export type Exposure = Reach | 'none' | 'unknown';
+
+/** A ledger id that once claimed the resource and moved away (facts/history.ts). */
+export interface FormerClaim {
+  id: string;
+  /** The id's target now, or null when the id is gone from the ledger. */
+  current_target: string | null;
+  changed_at: string;
+  last_seen: string;
+}
+
+/** What the mesh labels of a container say. */
+export interface MeshLabels {
+  module: string | null;
+  resource: string | null;
+  sources: string[];
+  source_digests: string[];
+}
+
+export interface Endpoints {
+  all_interfaces: string[];
+  address: string[];
+  loopback: string[];
+}
+
+export interface ContainerData {
+  kind: 'container';
+  id: string;
+  host: string;
+  name: string;
+  container_id: string;
+  image: string;
+  status: string;
+  running: boolean;
+  network_mode: string;
+  host_network: boolean;
+  labels: Record<string, string>;
+  mesh: MeshLabels;
+  mesh_labelled: boolean;
+  claimed_by: string[];
+  claimed: boolean;
+  origins: string[];
+  holds: number[];
+  env: Record<string, SafeValue>;
+  ports: PublishedPort[];
+  published_ports: number[];
+  listening: ListeningSocket[] | null;
+  open_ports: number[];
+  exposed: boolean;
+  exposure: Exposure;
+  exposed_endpoints: string[];
+  endpoints: Endpoints;
+  proc_available: boolean;
+  proc_reason: string | null;
+  formerly_claimed_by: FormerClaim[];
+}
+
+export interface FileData {
+  kind: 'file';
+  id: string;
+  host: string;
+  path: string;
+  exists: boolean;
+  file_kind: FileKind;
+  size: number | null;
+  mode: string | null;
+  uid: number | null;
+  gid: number | null;
+  mtime: string | null;
+  inode: number | null;
+  sha256: string | null;
+  link_target: string | null;
+  error: string | null;
+  is_env: boolean;
+  env: Record<string, SafeValue> | null;
+  managed_root: string | null;
+  claimed_by: string[];
+  claimed: boolean;
+  referenced_by: string[];
+  mounted_by: string[];
+  formerly_claimed_by: FormerClaim[];
+}
+
+/**
+ * A file as another subject sees it (a ledger entry's target, a container's source, a mount's host
+ * file). `known` false: the file was not in the snapshot, and every other fact is null.
+ */
+export interface FileFacts {
+  known: boolean;
+  exists: boolean | null;
+  file_kind: FileKind | null;
+  sha256: string | null;
+  inode: number | null;
+  is_env: boolean;
+  /** Absent (undefined) where the subject does not show it: a mount's host file. */
+  env: Record<string, SafeValue> | null | undefined;
+  /** Absent when the file was not in the snapshot. */
+  error?: string | null;
+}
+
+export interface LedgerEntryData {
+  kind: 'ledger-entry';
+  id: string;
+  host: string;
+  adopted: boolean;
+  line: number;
+  valid: boolean;
+  errors: string[];
+  entry_id: string | null;
+  type: string | null;
+  target: string | null;
+  origin: 'declared' | 'found' | null;
+  module: string | null;
+  holds: number[];
+  digest: string | null;
+  sources: string[];
+  applied_at: string | null;
+  extra: Record<string, unknown>;
+  present: boolean | null;
+  target_container: { name: string; status: string; running: boolean } | null;
+  target_file: FileFacts | null;
+  co_claimants: string[];
+  former_targets: { target: string; last_seen: string; changed_at: string }[];
+}
+
+/** The container of a container_sources subject: what a rule needs of it beside the source. */
+export interface SourcedContainer {
+  name: string;
+  container_id: string;
+  running: boolean;
+  status: string;
+  env: Record<string, SafeValue>;
+  mesh: MeshLabels;
+  claimed_by: string[];
+}
+
+export interface ContainerSourceData {
+  kind: 'container-source';
+  id: string;
+  host: string;
+  container: SourcedContainer;
+  source: FileFacts & { path: string };
+  index: number | null;
+  recorded_digest: string | null;
+  named_by: ('label' | 'ledger')[];
+  dropped_keys: string[];
+  dropped_evidence: Record<string, string>;
+}
+
+export interface MountData {
+  kind: 'mount';
+  id: string;
+  host: string;
+  container: { name: string; running: boolean; status: string; proc_available: boolean };
+  type: string;
+  source: string;
+  destination: string;
+  rw: boolean;
+  single_file: boolean;
+  host_file: FileFacts;
+  seen: { inode: number | null; sha256: string | null; error: string | null } | null;
+}
+
+export interface HostData {
+  kind: 'host';
+  id: string;
+  host: string;
+  hostname: string;
+  node: string | null;
+  adopted: boolean;
+  complete: boolean;
+  problems: number;
+  docker_available: boolean;
+  ledger_available: boolean;
+  container_count: number;
+  file_count: number;
+  ledger_count: number;
+}

@@ -1,0 +1,35 @@
+import { unknownFieldOf } from '../facts/fields.js';
+import { escapePointer, scopeReads } from './logic.js';
+import type { Rule } from './types.js';
+
+/**
+ * Fields a rule reads that its subject set does not have: a misspelt `var` would read null on every
+ * subject and the rule would pass (or fire) silently, so the pack is refused at load instead. Each
+ * problem has the JSON Pointer of the `var` (relative to the rule). Besides the set's fields
+ * (src/facts/fields.ts) an expression may name what the evaluator binds where it runs
+ * (src/evaluate/evaluate.ts): nothing in `where` and `each`; `item` (with `each`) and the `let` names
+ * before it in a `let`; `item` and every `let` name in `assert`, `escalate` and `discriminator`.
+ * Inside `map`, `all`, `some`… a `var` reads the item and is not checked (logic.ts, scopeReads).
+ */
+export function unknownFieldReads(rule: Rule): { path: string; message: string }[] {
+  const letNames = Object.keys(rule.let ?? {});
+  const item = rule.each !== undefined ? ['item'] : [];
+  const decided = new Set([...item, ...letNames]);
+  const scopes: { at: string; expr: unknown; heads: ReadonlySet<string> }[] = [
+    { at: '/where', expr: rule.where, heads: new Set() },
+    { at: '/each', expr: rule.each, heads: new Set() },
+    ...letNames.map((name, i) => ({ at: `/let/${escapePointer(name)}`, expr: rule.let![name], heads: new Set([...item, ...letNames.slice(0, i)]) })),
+    { at: '/assert', expr: rule.assert, heads: decided },
+    { at: '/discriminator', expr: rule.discriminator, heads: decided },
+    ...(rule.escalate ?? []).map((step, i) => ({ at: `/escalate/${i}/when`, expr: step.when, heads: decided })),
+  ];
+  const problems: { path: string; message: string }[] = [];
+  for (const { at, expr, heads } of scopes) {
+    if (expr === undefined) continue;
+    for (const read of scopeReads(expr, at).reads) {
+      const why = unknownFieldOf(rule.subject, read.steps, heads);
+      if (why !== null) problems.push({ path: read.pointer, message: why });
+    }
+  }
+  return problems;
+}
