@@ -177,17 +177,21 @@ function startPodman(): Engine | null {
 export function forEachEngine(what: string, body: (e: Engine, it: Test, index: number) => void): void {
   const kinds = [['docker', engine], ['podman', podmanEngine]] as const;
   kinds.forEach(([kind, get], index) => {
-    const it = suite(`${what} on ${kind}`);
     let e: Engine | null = null;
+    let error: unknown;
     try {
       e = get();
     } catch (err) {
-      it(`the ${kind} engine for these tests starts`, () => {
-        throw err;
-      });
+      error = err;
     }
+    // Named after what the engine is (MA_TEST_DOCKER_HOST may name a Podman socket).
+    const it = suite(`${what} on ${e?.kind ?? kind}`);
     if (e) body(e, it, index);
-    else if (!failed.has(kind)) it.skip(`${what} (no ${kind} on this machine)`, () => undefined);
+    else if (failed.has(kind)) {
+      it(`the ${kind} engine for these tests starts`, () => {
+        throw error;
+      });
+    } else it.skip(`${what} (no ${kind} on this machine)`, () => undefined);
     it.run();
   });
 }
