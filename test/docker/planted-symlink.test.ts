@@ -20,6 +20,9 @@ import { LiveHost, type LiveReport } from './live-host.js';
 // scan must not open the canary (strace, atime, and a FIFO whose writer would wake), must not
 // hang on the FIFO, must not put the canary's content or digest anywhere, and must say what it saw:
 // 'symlink in container path' for the bound files, symlinks recorded as symlinks in the managed root.
+/** The FIFO writers of both engines' runs, for the exit listener below. */
+const writers: ChildProcess[] = [];
+
 forEachEngine('planted-symlink', (e, it) => {
   const strace = straceBinary();
 
@@ -66,6 +69,7 @@ forEachEngine('planted-symlink', (e, it) => {
     for (const f of [canaryFile, controlFile]) utimesSync(f, OLD_ATIME, new Date());
     // A writer blocked in open(2) until someone opens the FIFO for reading (even O_NONBLOCK): it then leaves a mark.
     writer = spawn('sh', ['-c', 'exec 3>"$1"; echo opened > "$2"; sleep 30', 'sh', canaryFifo, writerMark], { stdio: 'ignore', detached: true });
+    writers.push(writer);
     writer.unref(); // it must not keep the test process alive if a test fails before the clean-up
 
     const bound = (dir: string) => host.write(host.path(dir, 'app.ini'), `[${dir}]\nport = 2999\n`);
@@ -211,15 +215,17 @@ forEachEngine('planted-symlink', (e, it) => {
     if (writer?.pid !== undefined && writer.exitCode === null) process.kill(-writer.pid, 'SIGKILL');
   });
 
-  // Whatever happened above, the blocked writer must not outlive the tests.
-  process.once('exit', () => {
-    if (writer?.pid !== undefined && writer.exitCode === null) {
+});
+
+// Whatever happened above, no blocked writer outlives the tests (one listener for both engines' writers).
+process.once('exit', () => {
+  for (const writer of writers) {
+    if (writer.pid !== undefined && writer.exitCode === null) {
       try {
         process.kill(-writer.pid, 'SIGKILL');
       } catch {
         // gone
       }
     }
-  });
-
+  }
 });
