@@ -192,7 +192,11 @@ forEachEngine('faults', (e, it) => {
   it('connection reset in the middle of the list', async () => {
     const s = await faulted([{ match: on.list(), fault: { kind: 'reset', when: 'mid-body' } }]);
     assertIncomplete(s, { problem: /cannot list containers: .*closed the connection.*ECONNRESET/, lost: 'list' });
-    assert.ok(s.run.seconds < DEADLINE_S, `a cut connection fails at once, not at the deadline: ${s.run.seconds} s`);
+    // A cut connection fails at once: what ended the list is the reset, never a timer (the deadline or
+    // the per-request limit would have said "no answer in time"). No wall-clock bound: a busy machine
+    // once took 4.7 s here, past the 3 s deadline, and the reset was still what ended it.
+    const errors = s.report.notifications.filter((n) => n.level === 'error').map((n) => n.message);
+    assert.not.ok(errors.some((m) => m.includes('no answer in time')), `a timer ended the list, not the reset: ${JSON.stringify(errors)}`);
   });
 
   it('truncated JSON (a clean, short reply) for one inspect', async () => {
