@@ -10,11 +10,21 @@
 # (DOCKER_SOCKET), the config folder (MESH_AUDIT_CONFIG_DIR), the output folder (MESH_AUDIT_OUT) and
 # the image (MESH_AUDIT_IMAGE); `docker` itself follows DOCKER_HOST.
 set -eu
-exec docker run --rm --pid host --network none \
+# The container has a name of its own and is removed on the way out, rather than `--rm`: with `--rm`,
+# Podman's Docker-compatible API (Debian 12's podman 4.3; fixed in 4.6, containers/podman#18889)
+# loses the container's exit code and `docker run` exits 0 — and the scan's exit code (1 findings,
+# 3 incomplete) is what the nightly job alerts on.
+name="mesh-audit-scan-$$"
+trap 'docker rm -f "$name" >/dev/null 2>&1 || true' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+status=0
+docker run --name "$name" --pid host --network none \
   -v /:/host:ro \
   -v "${DOCKER_SOCKET:-/var/run/docker.sock}:/var/run/docker.sock" \
   -v "${MESH_AUDIT_OUT:-/var/lib/mesh-audit}:/var/lib/mesh-audit" \
   -v "${MESH_AUDIT_CONFIG_DIR:-/etc/mesh-audit}:/etc/mesh-audit:ro" \
   "${MESH_AUDIT_IMAGE:-mesh-audit:latest}" \
   scan --root /host --docker-host unix:///var/run/docker.sock --config /etc/mesh-audit/config.yaml \
-  --out /var/lib/mesh-audit --format sarif,json --profile nightly "$@"
+  --out /var/lib/mesh-audit --format sarif,json --profile nightly "$@" || status=$?
+exit "$status"

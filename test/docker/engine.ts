@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
+import { suite, type Test } from 'uvu';
 import { PACKAGE_ROOT } from '../../src/paths.js';
 import { tempDir } from '../support/cli.js';
 
@@ -11,6 +12,7 @@ import { tempDir } from '../support/cli.js';
  * points at a real engine must not get test containers on it. Another engine is used only when named
  * for the tests: MA_TEST_DOCKER_HOST (Docker) or MA_TEST_PODMAN_HOST (Podman); the fixture image is
  * then imported into it. Only containers this process created (label `mesh-audit-test`) are ever removed.
+ * Every docker-backed test file runs its engine-facing tests on both engines (forEachEngine).
  */
 export interface Engine {
   kind: 'docker' | 'podman';
@@ -32,6 +34,8 @@ const RUN_ID = `run-${process.pid}`;
 const PODMAN_RUN_OPTIONS = ['--ulimit', 'nofile=1024:1024', '--ulimit', 'nproc=1024:1024'];
 
 const cached = new Map<Engine['kind'], Engine | null>();
+/** Why an engine could not be started: kept, so that each test file fails with it without starting it again. */
+const failed = new Map<Engine['kind'], unknown>();
 
 /** What this process must undo at exit, in one `exit` listener for all engines. */
 const atExit: (() => void)[] = [];
@@ -105,7 +109,24 @@ function privateEngine(kind: Engine['kind'], harness: string, dirVariable: strin
  * (the suite is then skipped). In CI (`CI=true`) an engine that cannot be had is a failure.
  */
 export function engine(): Engine | null {
-  if (cached.has('docker')) return cached.get('docker')!;
+  return remembered('docker', startDocker);
+}
+
+/** The engine of `kind` once per process, or the error it failed with, thrown again on every call. */
+function remembered(kind: Engine['kind'], start: () => Engine | null): Engine | null {
+  if (failed.has(kind)) throw failed.get(kind);
+  if (cached.has(kind)) return cached.get(kind)!;
+  try {
+    const e = start();
+    cached.set(kind, e);
+    return e;
+  } catch (err) {
+    failed.set(kind, err);
+    throw err;
+  }
+}
+
+function startDocker(): Engine | null {
   const named = process.env['MA_TEST_DOCKER_HOST'];
   let dockerHost: string;
   if (named) {
@@ -115,21 +136,21 @@ export function engine(): Engine | null {
   } else {
     if (!existsSync('/usr/sbin/dockerd') && !existsSync('/usr/bin/dockerd')) {
       if (process.env['CI'] === 'true') throw new Error('CI=true but dockerd is not installed: .ci/run must apt-get install docker.io busybox-static');
-      cached.set('docker', null);
       return null;
     }
     dockerHost = privateEngine('docker', HARNESS, 'MA_DOCKER_DIR', 'ma-engine-');
   }
   // A named engine may be a Podman socket: every docker-backed test can then run on Podman
   // (`MA_TEST_DOCKER_HOST=unix://…/podman.sock npm test`).
-  const e = made(named ? kindOf(named) : 'docker', dockerHost);
-  cached.set('docker', e);
-  return e;
+  return made(named ? kindOf(named) : 'docker', dockerHost);
 }
 
 /** The Podman engine (its Docker-compatible API), as `engine()`; null only outside CI without podman. */
 export function podmanEngine(): Engine | null {
-  if (cached.has('podman')) return cached.get('podman')!;
+  return remembered('podman', startPodman);
+}
+
+function startPodman(): Engine | null {
   const named = process.env['MA_TEST_PODMAN_HOST'];
   let dockerHost: string;
   if (named) {
@@ -139,19 +160,40 @@ export function podmanEngine(): Engine | null {
   } else {
     if (!existsSync('/usr/bin/podman')) {
       if (process.env['CI'] === 'true') throw new Error('CI=true but podman is not installed: .ci/run must apt-get install podman');
-      cached.set('podman', null);
       return null;
     }
     dockerHost = privateEngine('podman', PODMAN_HARNESS, 'MA_PODMAN_DIR', 'ma-podman-');
   }
-  const e = made(named ? kindOf(named) : 'podman', dockerHost);
-  cached.set('podman', e);
-  return e;
+  return made(named ? kindOf(named) : 'podman', dockerHost);
 }
 
-/** Every engine the live scenario tests run against: Docker and Podman (those that can be had outside CI). */
-export function liveEngines(): Engine[] {
-  return [engine(), podmanEngine()].filter((x): x is Engine => x !== null);
+/**
+ * Registers a file's engine-facing tests once per engine, Docker then Podman, each in a uvu suite of
+ * its own named `${what} on docker|podman`: `body` adds the tests to `it` (run after it returns);
+ * `index` (0, 1) keeps host ports and names of the two runs apart. An engine that cannot be started
+ * is one failed test named after it — in CI a missing engine is a failure, never a skip — and the
+ * other engine's tests still run; outside CI an engine that is not installed is a skipped test.
+ */
+export function forEachEngine(what: string, body: (e: Engine, it: Test, index: number) => void): void {
+  const kinds = [['docker', engine], ['podman', podmanEngine]] as const;
+  kinds.forEach(([kind, get], index) => {
+    let e: Engine | null = null;
+    let error: unknown;
+    try {
+      e = get();
+    } catch (err) {
+      error = err;
+    }
+    // Named after what the engine is (MA_TEST_DOCKER_HOST may name a Podman socket).
+    const it = suite(`${what} on ${e?.kind ?? kind}`);
+    if (e) body(e, it, index);
+    else if (failed.has(kind)) {
+      it(`the ${kind} engine for these tests starts`, () => {
+        throw error;
+      });
+    } else it.skip(`${what} (no ${kind} on this machine)`, () => undefined);
+    it.run();
+  });
 }
 
 function removeOurContainers(dockerHost: string): void {

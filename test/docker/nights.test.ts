@@ -1,11 +1,10 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { PACKAGE_ROOT } from '../../src/paths.js';
 import type { CliRun } from '../support/cli.js';
-import { engine, removeContainers, runContainer } from './engine.js';
+import { forEachEngine, removeContainers, runContainer } from './engine.js';
 import { envText, LiveHost } from './live-host.js';
 
 /*
@@ -18,188 +17,188 @@ import { envText, LiveHost } from './live-host.js';
  * absent; over all nights: every standing drift is new exactly once, reported (live, or carried
  * forward as not checked) every night until it ends, and ends once, as absent.
  */
-const e = engine();
-const it = e ? test : test.skip;
+forEachEngine('nights', (e, it, index) => {
 
-const host = new LiveHost();
-const APP = `manights-app-${process.pid}`;
-const OLD = `manights-forge-forge.server-${process.pid}`;
-const NEW = `manights-forge-${process.pid}`;
-const OLD_PORT = 20000 + ((process.pid + 7) % 20000);
-const NEW_PORT = OLD_PORT + 1;
-const HOSTNAME = 'live-nights';
-const meshLabels = ['--label', 'mesh.module=forge', '--label', 'mesh.resource=forge.server'];
+  const host = new LiveHost();
+  const APP = `manights-app-${process.pid}`;
+  const OLD = `manights-forge-forge.server-${process.pid}`;
+  const NEW = `manights-forge-${process.pid}`;
+  // Ports from the pid and the engine, apart from scan-097's (even) pairs.
+  const OLD_PORT = 20000 + ((process.pid * 4 + 7 + index * 2) % 20000);
+  const NEW_PORT = OLD_PORT + 1;
+  const HOSTNAME = 'live-nights';
+  const meshLabels = ['--label', 'mesh.module=forge', '--label', 'mesh.resource=forge.server'];
 
-interface NightReport {
-  summary: { complete: boolean };
-  findings: { ruleId: string; subject: { id: string }; fingerprint: string; state?: string; firstSeen?: string }[];
-  absent?: { ruleId: string; subject: { id: string }; fingerprint: string }[];
-  notCheckedFindings?: { ruleId: string; subject: { id: string }; fingerprint: string }[];
-  notChecked?: { ruleId: string; sources: string[] }[];
-  notifications: { level: string; source: string; message: string }[];
-}
-
-const NIGHT_ARGS = ['--baseline', 'auto', '--fail-on-new', '--keep', '2'];
-
-/** One night's scan; `procHidden`: in a pid namespace of its own, where /proc shows none of the engine's processes. */
-function night(dockerHost: string, options: { procHidden?: boolean } = {}): CliRun & { report: NightReport } {
-  if (!options.procHidden) {
-    const run = host.scan(dockerHost, HOSTNAME, NIGHT_ARGS);
-    return { ...run, report: run.report as unknown as NightReport };
+  interface NightReport {
+    summary: { complete: boolean };
+    findings: { ruleId: string; subject: { id: string }; fingerprint: string; state?: string; firstSeen?: string }[];
+    absent?: { ruleId: string; subject: { id: string }; fingerprint: string }[];
+    notCheckedFindings?: { ruleId: string; subject: { id: string }; fingerprint: string }[];
+    notChecked?: { ruleId: string; sources: string[] }[];
+    notifications: { level: string; source: string; message: string }[];
   }
-  mkdirSync(host.out, { recursive: true, mode: 0o750 });
-  const r = spawnSync(
-    'unshare',
-    ['--pid', '--fork', '--mount-proc', process.execPath, join(PACKAGE_ROOT, 'bin', 'mesh-audit.js'), 'scan', '--docker-host', dockerHost, '--ledger', host.ledgerPath,
-      '--managed-root', host.managedRoot, '--hostname', HOSTNAME, '--out', host.out, '--format', 'json', ...NIGHT_ARGS],
-    { cwd: PACKAGE_ROOT, encoding: 'utf8', timeout: 60_000 },
-  );
-  if (r.error) throw new Error(`unshare could not run (CI runs as root with util-linux): ${r.error.message}`);
-  const report = JSON.parse(readFileSync(join(host.out, 'mesh-audit.json'), 'utf8')) as NightReport;
-  return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr, report };
-}
 
-interface Track {
-  name: string;
-  live: number[];
-  fresh: number[];
-  carried: number[];
-  absent: number[];
-  firstSeen: Set<string>;
-}
-const tracks = new Map<string, Track>();
-const track = (fp: string, name: string): Track => {
-  let t = tracks.get(fp);
-  if (!t) tracks.set(fp, (t = { name, live: [], fresh: [], carried: [], absent: [], firstSeen: new Set() }));
-  return t;
-};
-function record(n: number, report: NightReport): void {
-  for (const f of report.findings) {
-    const t = track(f.fingerprint, `${f.ruleId} ${f.subject.id}`);
-    t.live.push(n);
-    if (f.state === 'new') t.fresh.push(n);
-    if (f.firstSeen) t.firstSeen.add(f.firstSeen);
-  }
-  for (const f of report.notCheckedFindings ?? []) track(f.fingerprint, `${f.ruleId} ${f.subject.id}`).carried.push(n);
-  for (const f of report.absent ?? []) track(f.fingerprint, `${f.ruleId} ${f.subject.id}`).absent.push(n);
-}
-const ledgerText = () => readFileSync(host.ledgerPath, 'utf8');
-const rulesOf = (report: NightReport) => report.findings.map((f) => `${f.ruleId} ${f.subject.id}`);
+  const NIGHT_ARGS = ['--baseline', 'auto', '--fail-on-new', '--keep', '2'];
 
-let appEnv = '';
-let oldIni = '';
-let newIni = '';
-
-it('night 1, complete: the standing env drift of app is new (exit 1)', () => {
-  const eng = e!;
-  appEnv = host.write(host.path('app', 'app.env'), envText({ DB: 'new' }));
-  oldIni = host.write(host.path('forge', 'app.ini'), '[server]\n');
-  runContainer(eng, APP, ['--network', 'none', '-e', 'DB=old', '--label', `mesh.sources=${appEnv}`], ['sleep', '3600']);
-  runContainer(eng, OLD, ['--network', 'host', ...meshLabels], ['httpd', '-f', '-p', `0.0.0.0:${OLD_PORT}`, '-h', '/www']);
-  host.ledger([
-    { id: 'app.server', type: 'container', target: APP, origin: 'declared', sources: [appEnv] },
-    { id: 'forge.server', type: 'container', target: OLD, origin: 'declared', holds: [OLD_PORT] },
-    { id: 'forge.config', type: 'file', target: oldIni, origin: 'declared' },
-  ]);
-  const r = night(eng.dockerHost);
-  record(1, r.report);
-  assert.ok(r.report.summary.complete, r.stderr);
-  assert.equal(rulesOf(r.report), [`MA1001 ${APP}`], JSON.stringify(r.report.findings));
-  assert.is(r.code, 1, r.stderr);
-});
-
-it('night 2, the rename (097): the old container and file are left behind; new findings (exit 1)', () => {
-  const eng = e!;
-  newIni = host.write(host.path('forge', 'conf', 'app.ini'), '[server]\n');
-  runContainer(eng, NEW, ['--network', 'host', ...meshLabels], ['httpd', '-f', '-p', `127.0.0.1:${NEW_PORT}`, '-h', '/www']);
-  host.ledger([
-    { id: 'app.server', type: 'container', target: APP, origin: 'declared', sources: [appEnv] },
-    { id: 'forge.server', type: 'container', target: NEW, origin: 'declared', holds: [NEW_PORT] },
-    { id: 'forge.config', type: 'file', target: newIni, origin: 'declared' },
-  ]);
-  const r = night(eng.dockerHost);
-  record(2, r.report);
-  assert.ok(r.report.summary.complete, r.stderr);
-  assert.equal(rulesOf(r.report).sort(), [`MA1001 ${APP}`, `MA2001 ${OLD}`, `MA2002 ${oldIni}`, `MA2003 ${OLD}`].sort(), JSON.stringify(r.report.findings));
-  assert.is(r.code, 1);
-});
-
-it('night 3, the engine unreachable: exit 3, no container "not on the host", nothing absent', () => {
-  const r = night('unix:///nonexistent/docker.sock');
-  record(3, r.report);
-  assert.is(r.code, 3, r.stderr);
-  assert.is(r.report.summary.complete, false);
-  assert.not.ok(r.report.findings.some((f) => f.ruleId === 'MA3001'), JSON.stringify(r.report.findings));
-  assert.equal(r.report.absent ?? [], []);
-  assert.ok(r.report.notifications.some((n) => n.level === 'error' && n.source === 'docker'));
-});
-
-it('night 4, the ledger cut mid-write: exit 3, nothing "left the ledger" or unclaimed, nothing absent', () => {
-  const whole = ledgerText();
-  writeFileSync(host.ledgerPath, whole.slice(0, Math.floor(whole.length / 2)));
-  try {
-    const r = night(e!.dockerHost);
-    record(4, r.report);
-    assert.is(r.code, 3, r.stderr);
-    for (const id of ['MA2001', 'MA2002', 'MA2003', 'MA3001']) assert.not.ok(r.report.findings.some((f) => f.ruleId === id), `${id}: ${JSON.stringify(r.report.findings)}`);
-    assert.equal(r.report.absent ?? [], []);
-    assert.ok((r.report.notChecked ?? []).some((n) => n.ruleId === 'MA2003' && n.sources.includes('ledger')), JSON.stringify(r.report.notChecked));
-    // The drift that does not depend on the ledger is still reported, unchanged.
-    assert.ok(r.report.findings.some((f) => f.ruleId === 'MA1001' && f.state === 'unchanged'));
-  } finally {
-    writeFileSync(host.ledgerPath, whole);
-  }
-});
-
-it('night 5, /proc unavailable: exit 3, the sockets of host-network containers not checked, nothing new or absent', () => {
-  const r = night(e!.dockerHost, { procHidden: true });
-  record(5, r.report);
-  assert.is(r.code, 3, r.stderr);
-  assert.ok(r.report.notifications.some((n) => /pid namespace/.test(n.message)), JSON.stringify(r.report.notifications));
-  assert.ok((r.report.notChecked ?? []).some((n) => n.ruleId === 'MA3003' && n.sources.includes('proc')), JSON.stringify(r.report.notChecked));
-  assert.equal(r.report.absent ?? [], []);
-  assert.equal(r.report.findings.filter((f) => f.state === 'new'), []);
-});
-
-it('night 6, complete again (history pruned to two snapshots): every standing finding is still there, none new (exit 0)', () => {
-  const r = night(e!.dockerHost);
-  record(6, r.report);
-  assert.ok(r.report.summary.complete, r.stderr);
-  assert.equal(rulesOf(r.report).sort(), [`MA1001 ${APP}`, `MA2001 ${OLD}`, `MA2002 ${oldIni}`, `MA2003 ${OLD}`].sort(), JSON.stringify(r.report.findings));
-  assert.equal(r.report.findings.filter((f) => f.state === 'new'), []);
-  assert.is(r.code, 0, JSON.stringify(r.report.findings));
-});
-
-it('night 7, the stale container removed: its findings end once, as absent (exit 0)', () => {
-  removeContainers(e!, [OLD]);
-  const r = night(e!.dockerHost);
-  record(7, r.report);
-  assert.ok(r.report.summary.complete, r.stderr);
-  assert.equal((r.report.absent ?? []).map((f) => `${f.ruleId} ${f.subject.id}`).sort(), [`MA2001 ${OLD}`, `MA2003 ${OLD}`].sort());
-  assert.is(r.code, 0);
-});
-
-it('over the seven nights: new exactly once, reported every night until it ends, absent once, first seen kept', () => {
-  const expectations: [string, number, number | null][] = [
-    [`MA1001 ${APP}`, 1, null],
-    [`MA2001 ${OLD}`, 2, 7],
-    [`MA2002 ${oldIni}`, 2, null],
-    [`MA2003 ${OLD}`, 2, 7],
-  ];
-  assert.equal([...tracks.values()].map((t) => t.name).sort(), expectations.map(([n]) => n).sort(), 'no other finding on any night');
-  for (const [name, start, end] of expectations) {
-    const t = [...tracks.values()].find((x) => x.name === name)!;
-    assert.equal(t.fresh, [start], `${name} new exactly once: ${JSON.stringify(t)}`);
-    for (let n = start; n <= (end === null ? 7 : end - 1); n++) {
-      assert.ok(t.live.includes(n) !== t.carried.includes(n), `${name} on night ${n}: reported (live or not checked), once: ${JSON.stringify(t)}`);
+  /** One night's scan; `procHidden`: in a pid namespace of its own, where /proc shows none of the engine's processes. */
+  function night(dockerHost: string, options: { procHidden?: boolean } = {}): CliRun & { report: NightReport } {
+    if (!options.procHidden) {
+      const run = host.scan(dockerHost, HOSTNAME, NIGHT_ARGS);
+      return { ...run, report: run.report as unknown as NightReport };
     }
-    assert.equal(t.absent, end === null ? [] : [end], `${name} absent once, when it ends: ${JSON.stringify(t)}`);
-    assert.is(t.firstSeen.size, 1, `${name} keeps its firstSeen: ${[...t.firstSeen].join(', ')}`);
+    mkdirSync(host.out, { recursive: true, mode: 0o750 });
+    const r = spawnSync(
+      'unshare',
+      ['--pid', '--fork', '--mount-proc', process.execPath, join(PACKAGE_ROOT, 'bin', 'mesh-audit.js'), 'scan', '--docker-host', dockerHost, '--ledger', host.ledgerPath,
+        '--managed-root', host.managedRoot, '--hostname', HOSTNAME, '--out', host.out, '--format', 'json', ...NIGHT_ARGS],
+      { cwd: PACKAGE_ROOT, encoding: 'utf8', timeout: 60_000 },
+    );
+    if (r.error) throw new Error(`unshare could not run (CI runs as root with util-linux): ${r.error.message}`);
+    const report = JSON.parse(readFileSync(join(host.out, 'mesh-audit.json'), 'utf8')) as NightReport;
+    return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr, report };
   }
-});
 
-it('clean-up: remove the containers this test made', () => {
-  removeContainers(e!, [APP, OLD, NEW]);
-});
+  interface Track {
+    name: string;
+    live: number[];
+    fresh: number[];
+    carried: number[];
+    absent: number[];
+    firstSeen: Set<string>;
+  }
+  const tracks = new Map<string, Track>();
+  const track = (fp: string, name: string): Track => {
+    let t = tracks.get(fp);
+    if (!t) tracks.set(fp, (t = { name, live: [], fresh: [], carried: [], absent: [], firstSeen: new Set() }));
+    return t;
+  };
+  function record(n: number, report: NightReport): void {
+    for (const f of report.findings) {
+      const t = track(f.fingerprint, `${f.ruleId} ${f.subject.id}`);
+      t.live.push(n);
+      if (f.state === 'new') t.fresh.push(n);
+      if (f.firstSeen) t.firstSeen.add(f.firstSeen);
+    }
+    for (const f of report.notCheckedFindings ?? []) track(f.fingerprint, `${f.ruleId} ${f.subject.id}`).carried.push(n);
+    for (const f of report.absent ?? []) track(f.fingerprint, `${f.ruleId} ${f.subject.id}`).absent.push(n);
+  }
+  const ledgerText = () => readFileSync(host.ledgerPath, 'utf8');
+  const rulesOf = (report: NightReport) => report.findings.map((f) => `${f.ruleId} ${f.subject.id}`);
 
-test.run();
+  let appEnv = '';
+  let oldIni = '';
+  let newIni = '';
+
+  it('night 1, complete: the standing env drift of app is new (exit 1)', () => {
+    const eng = e;
+    appEnv = host.write(host.path('app', 'app.env'), envText({ DB: 'new' }));
+    oldIni = host.write(host.path('forge', 'app.ini'), '[server]\n');
+    runContainer(eng, APP, ['--network', 'none', '-e', 'DB=old', '--label', `mesh.sources=${appEnv}`], ['sleep', '3600']);
+    runContainer(eng, OLD, ['--network', 'host', ...meshLabels], ['httpd', '-f', '-p', `0.0.0.0:${OLD_PORT}`, '-h', '/www']);
+    host.ledger([
+      { id: 'app.server', type: 'container', target: APP, origin: 'declared', sources: [appEnv] },
+      { id: 'forge.server', type: 'container', target: OLD, origin: 'declared', holds: [OLD_PORT] },
+      { id: 'forge.config', type: 'file', target: oldIni, origin: 'declared' },
+    ]);
+    const r = night(eng.dockerHost);
+    record(1, r.report);
+    assert.ok(r.report.summary.complete, r.stderr);
+    assert.equal(rulesOf(r.report), [`MA1001 ${APP}`], JSON.stringify(r.report.findings));
+    assert.is(r.code, 1, r.stderr);
+  });
+
+  it('night 2, the rename (097): the old container and file are left behind; new findings (exit 1)', () => {
+    const eng = e;
+    newIni = host.write(host.path('forge', 'conf', 'app.ini'), '[server]\n');
+    runContainer(eng, NEW, ['--network', 'host', ...meshLabels], ['httpd', '-f', '-p', `127.0.0.1:${NEW_PORT}`, '-h', '/www']);
+    host.ledger([
+      { id: 'app.server', type: 'container', target: APP, origin: 'declared', sources: [appEnv] },
+      { id: 'forge.server', type: 'container', target: NEW, origin: 'declared', holds: [NEW_PORT] },
+      { id: 'forge.config', type: 'file', target: newIni, origin: 'declared' },
+    ]);
+    const r = night(eng.dockerHost);
+    record(2, r.report);
+    assert.ok(r.report.summary.complete, r.stderr);
+    assert.equal(rulesOf(r.report).sort(), [`MA1001 ${APP}`, `MA2001 ${OLD}`, `MA2002 ${oldIni}`, `MA2003 ${OLD}`].sort(), JSON.stringify(r.report.findings));
+    assert.is(r.code, 1);
+  });
+
+  it('night 3, the engine unreachable: exit 3, no container "not on the host", nothing absent', () => {
+    const r = night('unix:///nonexistent/docker.sock');
+    record(3, r.report);
+    assert.is(r.code, 3, r.stderr);
+    assert.is(r.report.summary.complete, false);
+    assert.not.ok(r.report.findings.some((f) => f.ruleId === 'MA3001'), JSON.stringify(r.report.findings));
+    assert.equal(r.report.absent ?? [], []);
+    assert.ok(r.report.notifications.some((n) => n.level === 'error' && n.source === 'docker'));
+  });
+
+  it('night 4, the ledger cut mid-write: exit 3, nothing "left the ledger" or unclaimed, nothing absent', () => {
+    const whole = ledgerText();
+    writeFileSync(host.ledgerPath, whole.slice(0, Math.floor(whole.length / 2)));
+    try {
+      const r = night(e.dockerHost);
+      record(4, r.report);
+      assert.is(r.code, 3, r.stderr);
+      for (const id of ['MA2001', 'MA2002', 'MA2003', 'MA3001']) assert.not.ok(r.report.findings.some((f) => f.ruleId === id), `${id}: ${JSON.stringify(r.report.findings)}`);
+      assert.equal(r.report.absent ?? [], []);
+      assert.ok((r.report.notChecked ?? []).some((n) => n.ruleId === 'MA2003' && n.sources.includes('ledger')), JSON.stringify(r.report.notChecked));
+      // The drift that does not depend on the ledger is still reported, unchanged.
+      assert.ok(r.report.findings.some((f) => f.ruleId === 'MA1001' && f.state === 'unchanged'));
+    } finally {
+      writeFileSync(host.ledgerPath, whole);
+    }
+  });
+
+  it('night 5, /proc unavailable: exit 3, the sockets of host-network containers not checked, nothing new or absent', () => {
+    const r = night(e.dockerHost, { procHidden: true });
+    record(5, r.report);
+    assert.is(r.code, 3, r.stderr);
+    assert.ok(r.report.notifications.some((n) => /pid namespace/.test(n.message)), JSON.stringify(r.report.notifications));
+    assert.ok((r.report.notChecked ?? []).some((n) => n.ruleId === 'MA3003' && n.sources.includes('proc')), JSON.stringify(r.report.notChecked));
+    assert.equal(r.report.absent ?? [], []);
+    assert.equal(r.report.findings.filter((f) => f.state === 'new'), []);
+  });
+
+  it('night 6, complete again (history pruned to two snapshots): every standing finding is still there, none new (exit 0)', () => {
+    const r = night(e.dockerHost);
+    record(6, r.report);
+    assert.ok(r.report.summary.complete, r.stderr);
+    assert.equal(rulesOf(r.report).sort(), [`MA1001 ${APP}`, `MA2001 ${OLD}`, `MA2002 ${oldIni}`, `MA2003 ${OLD}`].sort(), JSON.stringify(r.report.findings));
+    assert.equal(r.report.findings.filter((f) => f.state === 'new'), []);
+    assert.is(r.code, 0, JSON.stringify(r.report.findings));
+  });
+
+  it('night 7, the stale container removed: its findings end once, as absent (exit 0)', () => {
+    removeContainers(e, [OLD]);
+    const r = night(e.dockerHost);
+    record(7, r.report);
+    assert.ok(r.report.summary.complete, r.stderr);
+    assert.equal((r.report.absent ?? []).map((f) => `${f.ruleId} ${f.subject.id}`).sort(), [`MA2001 ${OLD}`, `MA2003 ${OLD}`].sort());
+    assert.is(r.code, 0);
+  });
+
+  it('over the seven nights: new exactly once, reported every night until it ends, absent once, first seen kept', () => {
+    const expectations: [string, number, number | null][] = [
+      [`MA1001 ${APP}`, 1, null],
+      [`MA2001 ${OLD}`, 2, 7],
+      [`MA2002 ${oldIni}`, 2, null],
+      [`MA2003 ${OLD}`, 2, 7],
+    ];
+    assert.equal([...tracks.values()].map((t) => t.name).sort(), expectations.map(([n]) => n).sort(), 'no other finding on any night');
+    for (const [name, start, end] of expectations) {
+      const t = [...tracks.values()].find((x) => x.name === name)!;
+      assert.equal(t.fresh, [start], `${name} new exactly once: ${JSON.stringify(t)}`);
+      for (let n = start; n <= (end === null ? 7 : end - 1); n++) {
+        assert.ok(t.live.includes(n) !== t.carried.includes(n), `${name} on night ${n}: reported (live or not checked), once: ${JSON.stringify(t)}`);
+      }
+      assert.equal(t.absent, end === null ? [] : [end], `${name} absent once, when it ends: ${JSON.stringify(t)}`);
+      assert.is(t.firstSeen.size, 1, `${name} keeps its firstSeen: ${[...t.firstSeen].join(', ')}`);
+    }
+  });
+
+  it('clean-up: remove the containers this test made', () => {
+    removeContainers(e, [APP, OLD, NEW]);
+  });
+
+});

@@ -7,7 +7,7 @@ import * as assert from 'uvu/assert';
 import { PACKAGE_ROOT } from '../../src/paths.js';
 import { example, spawnCli, tempDir } from '../support/cli.js';
 import { parseTrace, runProcess, straceBinary, type ProcessRun } from '../support/strace.js';
-import { engine, removeContainers, runContainer } from './engine.js';
+import { forEachEngine, removeContainers, runContainer, type Engine } from './engine.js';
 import { envText, LiveHost, sha256, type LiveReport } from './live-host.js';
 
 /*
@@ -31,7 +31,6 @@ const it = built ? test : test.skip;
 });
 
 const strace = straceBinary();
-const e = built ? engine() : null;
 
 const run = (cmd: string, args: string[], cwd = '/'): { code: number; stdout: string; stderr: string } => {
   const r = spawnSync(cmd, args, { cwd, encoding: 'utf8', timeout: 300_000, maxBuffer: 64 * 1024 * 1024 });
@@ -156,8 +155,7 @@ asRoot('the binary and an output folder on a file system mounted noexec (root: m
 });
 
 /** A 045 host on the test engine (as test/docker/scan-045.test.ts builds it) with a 5 MiB file under the managed root. */
-function host045(tag: string): { host: LiveHost; app: string; appEnv: string; blob: string; blobDigest: string } {
-  const eng = e!;
+function host045(eng: Engine, tag: string): { host: LiveHost; app: string; appEnv: string; blob: string; blobDigest: string } {
   const host = new LiveHost();
   const app = `ma-pkg-${tag}-${process.pid}`;
   const appEnv = host.write(host.path('app', 'app.env'), envText({ DATABASE_URL: 'postgresql://app:pw@:20000/app', APP_MODE: 'prod' }));
@@ -187,22 +185,6 @@ const keptSnapshot = (out: string, hostname: string) => {
   const dir = join(out, 'history', hostname);
   return readFileSync(join(dir, readdirSync(dir).find((n) => n.endsWith('.json'))!), 'utf8');
 };
-
-it('the binary, alone with an empty environment, scans the test engine live: the 045 drift found, the 5 MiB file hashed by a worker thread', async () => {
-  if (!e) throw new Error('the test engine is needed');
-  const { host, app, appEnv, blob, blobDigest } = host045('bin');
-  try {
-    const dir = alone();
-    const r = await traced(dir, './mesh-audit-linux-x64', ['scan', '--docker-host', e.dockerHost, '--ledger', host.ledgerPath, '--managed-root', host.managedRoot, '--hostname', 'pkg-bin', '--out', host.out, '--format', 'json']);
-    assert.is(r.code, 1, r.stderr);
-    assert045(JSON.parse(readFileSync(join(host.out, 'mesh-audit.json'), 'utf8')) as LiveReport, app, appEnv, r.stderr);
-    const by = r.opens.filter((o) => o.path === blob).map((o) => o.pid);
-    assert.ok(by.length > 0 && by.every((pid) => pid !== r.mainPid), `${blob} opened by ${by.join(',')} (main thread ${r.mainPid})`);
-    assert.ok(keptSnapshot(host.out, 'pkg-bin').includes(blobDigest), 'the kept snapshot holds the digest the worker computed');
-  } finally {
-    removeContainers(e, [app]);
-  }
-});
 
 // ---------------------------------------------------------------------------------------------
 // The .deb
@@ -278,46 +260,66 @@ it('the .deb installs into a scratch root: binary, pack, units that verify, conf
   for (const gone of ['usr/bin/mesh-audit', 'etc/mesh-audit/config.yaml', 'var/lib/mesh-audit']) assert.not.ok(existsSync(join(root, gone)), `${gone} left after purge`);
 });
 
-it('the installed binary scans the test engine live with workers (045 drift, 5 MiB file hashed)', async () => {
-  if (!e) throw new Error('the test engine is needed');
-  const root = tempDir('ma-pkg-x-');
-  assert.is(run('dpkg-deb', ['-x', DEB, root]).code, 0);
-  const { host, app, appEnv, blob, blobDigest } = host045('deb');
-  try {
-    const r = await traced(host.dir, join(root, 'usr', 'bin', 'mesh-audit'), ['scan', '--docker-host', e.dockerHost, '--ledger', host.ledgerPath, '--managed-root', host.managedRoot, '--hostname', 'pkg-deb', '--out', host.out, '--format', 'json']);
-    assert.is(r.code, 1, r.stderr);
-    assert045(JSON.parse(readFileSync(join(host.out, 'mesh-audit.json'), 'utf8')) as LiveReport, app, appEnv, r.stderr);
-    assert.ok(r.opens.some((o) => o.path === blob && o.pid !== r.mainPid), 'hashed by a worker');
-    assert.ok(keptSnapshot(host.out, 'pkg-deb').includes(blobDigest));
-  } finally {
-    removeContainers(e, [app]);
-  }
-});
-
 // ---------------------------------------------------------------------------------------------
 // The image
 
-it('the image, built from the rootfs with packaging/image/build-image.sh, runs scan as docker-run.sh shows (host read-only at /host, --pid host) and finds the 045 drift', () => {
-  if (!e) throw new Error('the test engine is needed');
-  const env = { ...process.env, DOCKER_HOST: e.dockerHost };
-  const built = spawnSync('sh', [join(PACKAGE_ROOT, 'packaging', 'image', 'build-image.sh'), ROOTFS, VERSION], { env, encoding: 'utf8', timeout: 300_000 });
-  assert.is(built.status, 0, built.stderr);
-  assert.match(e.docker(['image', 'inspect', '--format', '{{json .Config.Entrypoint}}', 'mesh-audit:latest']), '["/usr/bin/mesh-audit"]');
-  const { host, app, appEnv } = host045('img');
-  try {
-    const configDir = tempDir('ma-pkg-etc-');
-    writeFileSync(join(configDir, 'config.yaml'), `ledger: ${host.ledgerPath}\nmanagedRoots:\n  - ${host.managedRoot}\n`);
-    const socket = e.dockerHost.replace(/^unix:\/\//, '');
-    const r = spawnSync('sh', [join(PACKAGE_ROOT, 'examples', 'nightly', 'docker-run.sh'), '--hostname', 'pkg-img'], {
-      env: { ...env, DOCKER_SOCKET: socket, MESH_AUDIT_CONFIG_DIR: configDir, MESH_AUDIT_OUT: host.out },
-      encoding: 'utf8',
-      timeout: 300_000,
+// ---------------------------------------------------------------------------------------------
+// Live scans by the binary, the installed binary and the image, on each engine (Docker, Podman).
+
+if (built) {
+  forEachEngine('package, live', (e, it) => {
+    it('the binary, alone with an empty environment, scans the test engine live: the 045 drift found, the 5 MiB file hashed by a worker thread', async () => {
+      const { host, app, appEnv, blob, blobDigest } = host045(e, 'bin');
+      try {
+        const dir = alone();
+        const r = await traced(dir, './mesh-audit-linux-x64', ['scan', '--docker-host', e.dockerHost, '--ledger', host.ledgerPath, '--managed-root', host.managedRoot, '--hostname', 'pkg-bin', '--out', host.out, '--format', 'json']);
+        assert.is(r.code, 1, r.stderr);
+        assert045(JSON.parse(readFileSync(join(host.out, 'mesh-audit.json'), 'utf8')) as LiveReport, app, appEnv, r.stderr);
+        const by = r.opens.filter((o) => o.path === blob).map((o) => o.pid);
+        assert.ok(by.length > 0 && by.every((pid) => pid !== r.mainPid), `${blob} opened by ${by.join(',')} (main thread ${r.mainPid})`);
+        assert.ok(keptSnapshot(host.out, 'pkg-bin').includes(blobDigest), 'the kept snapshot holds the digest the worker computed');
+      } finally {
+        removeContainers(e, [app]);
+      }
     });
-    assert.is(r.status, 1, r.stderr);
-    assert045(JSON.parse(readFileSync(join(host.out, 'mesh-audit.json'), 'utf8')) as LiveReport, app, appEnv, r.stderr);
-  } finally {
-    removeContainers(e, [app]);
-  }
-});
+
+    it('the installed binary scans the test engine live with workers (045 drift, 5 MiB file hashed)', async () => {
+      const root = tempDir('ma-pkg-x-');
+      assert.is(run('dpkg-deb', ['-x', DEB, root]).code, 0);
+      const { host, app, appEnv, blob, blobDigest } = host045(e, 'deb');
+      try {
+        const r = await traced(host.dir, join(root, 'usr', 'bin', 'mesh-audit'), ['scan', '--docker-host', e.dockerHost, '--ledger', host.ledgerPath, '--managed-root', host.managedRoot, '--hostname', 'pkg-deb', '--out', host.out, '--format', 'json']);
+        assert.is(r.code, 1, r.stderr);
+        assert045(JSON.parse(readFileSync(join(host.out, 'mesh-audit.json'), 'utf8')) as LiveReport, app, appEnv, r.stderr);
+        assert.ok(r.opens.some((o) => o.path === blob && o.pid !== r.mainPid), 'hashed by a worker');
+        assert.ok(keptSnapshot(host.out, 'pkg-deb').includes(blobDigest));
+      } finally {
+        removeContainers(e, [app]);
+      }
+    });
+
+    it('the image, built from the rootfs with packaging/image/build-image.sh, runs scan as docker-run.sh shows (host read-only at /host, --pid host) and finds the 045 drift', () => {
+      const env = { ...process.env, DOCKER_HOST: e.dockerHost };
+      const built = spawnSync('sh', [join(PACKAGE_ROOT, 'packaging', 'image', 'build-image.sh'), ROOTFS, VERSION], { env, encoding: 'utf8', timeout: 300_000 });
+      assert.is(built.status, 0, built.stderr);
+      assert.match(e.docker(['image', 'inspect', '--format', '{{json .Config.Entrypoint}}', 'mesh-audit:latest']), '["/usr/bin/mesh-audit"]');
+      const { host, app, appEnv } = host045(e, 'img');
+      try {
+        const configDir = tempDir('ma-pkg-etc-');
+        writeFileSync(join(configDir, 'config.yaml'), `ledger: ${host.ledgerPath}\nmanagedRoots:\n  - ${host.managedRoot}\n`);
+        const socket = e.dockerHost.replace(/^unix:\/\//, '');
+        const r = spawnSync('sh', [join(PACKAGE_ROOT, 'examples', 'nightly', 'docker-run.sh'), '--hostname', 'pkg-img'], {
+          env: { ...env, DOCKER_SOCKET: socket, MESH_AUDIT_CONFIG_DIR: configDir, MESH_AUDIT_OUT: host.out },
+          encoding: 'utf8',
+          timeout: 300_000,
+        });
+        assert.is(r.status, 1, r.stderr);
+        assert045(JSON.parse(readFileSync(join(host.out, 'mesh-audit.json'), 'utf8')) as LiveReport, app, appEnv, r.stderr);
+      } finally {
+        removeContainers(e, [app]);
+      }
+    });
+  });
+}
 
 test.run();

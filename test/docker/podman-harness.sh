@@ -19,8 +19,10 @@
 # Settings for this machine kind (Debian 12 podman 4.3, cgroup v1 hybrid, no systemd): cgroupfs
 # cgroup manager, file events logger, runc as the runtime (crun 1.8 refuses hybrid cgroups:
 # "cgroups in hybrid mode not supported"). Containers need `--ulimit nofile=1024:1024 --ulimit
-# nproc=1024:1024` to start here; the test harness (engine.ts) adds them. Networks: only `none`
-# and `host` are used; no bridge, no CNI network is ever created.
+# nproc=1024:1024` to start here: this service makes them its default (default_ulimits), so a plain
+# `docker run` works too (examples/nightly/docker-run.sh in the package test), and engine.ts still
+# passes them for an engine it did not start. Networks: only `none` and `host` are used; no bridge,
+# no CNI network is ever created.
 set -euo pipefail
 
 DIR="${MA_PODMAN_DIR:-/tmp/mesh-audit-podman}"
@@ -81,6 +83,7 @@ events_logfile_path = "$DIR/events.log"
 runtime = "runc"
 [containers]
 netns = "none"
+default_ulimits = ["nofile=1024:1024", "nproc=1024:1024"]
 EOF
   rm -f "$SOCK"
   log "starting podman system service on $SOCK"

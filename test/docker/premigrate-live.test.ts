@@ -1,165 +1,163 @@
-import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnCli } from '../support/cli.js';
 import { planSchemaErrors, type PlanNode } from '../support/plan-schema.js';
-import { engine, removeContainers, runContainer } from './engine.js';
+import { forEachEngine, removeContainers, runContainer } from './engine.js';
 import { LiveHost, envText, sha256 } from './live-host.js';
 
 // The pre-migration check on a real engine: a container the mesh wrote but no entry claims, and one
 // nothing records at all, beside a declared one and a found one.
-const e = engine();
-const it = e ? test : test.skip;
+forEachEngine('premigrate-live', (e, it, index) => {
 
-it('premigrate on a live node: written-but-unclaimed and unknown-origin containers block the migration', () => {
-  const eng = e!;
-  const host = new LiveHost();
-  const tag = process.pid;
-  const names = { declared: `ma-pm-web-${tag}`, found: `ma-pm-legacy-${tag}`, unclaimed: `ma-pm-metrics-${tag}`, unknown: `ma-pm-adhoc-${tag}` };
-  try {
-    runContainer(eng, names.declared, ['--network', 'none', '--label', 'mesh.module=web'], ['sleep', '3600']);
-    runContainer(eng, names.found, ['--network', 'none'], ['sleep', '3600']);
-    runContainer(eng, names.unclaimed, ['--network', 'none', '--label', 'mesh.module=metrics', '--label', 'mesh.resource=metrics.agent'], ['sleep', '3600']);
-    runContainer(eng, names.unknown, ['--network', 'none'], ['sleep', '3600']);
-    host.write(host.path('web.conf'), 'x\n');
-    host.ledger([
-      { id: 'web.server', type: 'container', origin: 'declared', target: names.declared },
-      { id: 'web.conf', type: 'file', origin: 'declared', target: host.path('web.conf') },
-      { id: 'legacy.app', type: 'container', origin: 'found', target: names.found },
-    ]);
-    const r = spawnCli(['premigrate', '--docker-host', eng.dockerHost, '--ledger', host.ledgerPath, '--managed-root', host.managedRoot, '--hostname', 'pm-live', '--out', host.out, '--format', 'text,json']);
-    const doc = JSON.parse(readFileSync(join(host.out, 'premigration.json'), 'utf8')) as {
-      nodes: { complete: boolean; ready: boolean; inventory: { kind: string; id: string; standing: string }[] }[];
-    };
-    const node = doc.nodes[0]!;
-    assert.ok(node.complete, r.stderr);
-    const standingOf = (id: string) => node.inventory.find((row) => row.id === id)?.standing;
-    assert.is(standingOf(names.declared), 'declared-present');
-    assert.is(standingOf(names.found), 'found-recorded');
-    assert.is(standingOf(names.unclaimed), 'mesh-unclaimed');
-    assert.is(standingOf(names.unknown), 'unknown-unrecorded');
-    assert.is(node.ready, false);
-    assert.is(r.code, 1);
-    assert.match(r.stdout, 'Verdict: not ready');
-  } finally {
-    removeContainers(eng, Object.values(names));
-  }
-});
-
-// The round trip an operator makes on an adopted node: premigrate --plan says not ready; they merge
-// `record` into the ledger, run the `remove` commands, recreate the drifted container; premigrate then
-// says ready. Every container and file here is this test's own, on its private engine and temp folder.
-it('round trip: the plan of a node that is not ready, carried out as an operator would, makes it ready (exit 0)', () => {
-  const eng = e!;
-  const host = new LiveHost();
-  const tag = process.pid;
-  const port = 40000 + (tag % 20000);
-  const names = {
-    old: `ma-rt-web-web.server-${tag}`, // the implicit name the web module's container had before it moved
-    web: `ma-rt-web-${tag}`,
-    app: `ma-rt-app-${tag}`, // built from app.env, which is rewritten afterwards: drifted
-    metrics: `ma-rt-metrics-${tag}`, // written by the mesh, claimed by nothing
-    adhoc: `ma-rt-adhoc-${tag}`, // unknown origin
-    adhocWeb: `ma-rt-adhoc-web-${tag}`, // unknown origin, on the host network, listening on a loopback port
-  };
-  const premigrate = (extra: string[] = []) =>
-    spawnCli(['premigrate', '--docker-host', eng.dockerHost, '--ledger', host.ledgerPath, '--managed-root', host.managedRoot, '--hostname', 'pm-roundtrip', '--out', host.out, '--format', 'text,json', ...extra]);
-  const webLabels = ['--label', 'mesh.module=web', '--label', 'mesh.resource=web.server'];
-  const appLabels = (envFile: string) => [
-    '--label', 'mesh.module=app', '--label', 'mesh.resource=app.server',
-    '--label', `mesh.sources=${envFile}`, '--label', `mesh.source-digests=${sha256(readFileSync(envFile, 'utf8'))}`,
-  ];
-  try {
-    // Before: the web module's container and config at their first targets; app built from its env file.
-    const oldConf = host.write(host.path('web', 'old.conf'), 'listen 8080\n');
-    const appEnv = host.write(host.path('app', 'app.env'), envText({ DATABASE_URL: 'postgresql://app:pw@:20000/app', APP_MODE: 'prod' }));
-    runContainer(eng, names.old, ['--network', 'none', ...webLabels], ['sleep', '3600']);
-    runContainer(eng, names.app, ['--network', 'none', '--env-file', appEnv, ...appLabels(appEnv)], ['sleep', '3600']);
-    const appEntries = [
-      { id: 'app.server', type: 'container', module: 'app', origin: 'declared', target: names.app, sources: [appEnv] },
-      { id: 'app.env', type: 'file', module: 'app', origin: 'declared', target: appEnv },
-    ];
-    host.ledger([
-      { id: 'web.server', type: 'container', module: 'web', origin: 'declared', target: names.old },
-      { id: 'web.conf', type: 'file', module: 'web', origin: 'declared', target: oldConf },
-      ...appEntries,
-    ]);
-    const first = premigrate();
-    assert.is(first.code, 0, `the node starts ready: ${first.stdout}${first.stderr}`);
-
-    // The web module's targets move and the host leaves the old ones; the database address becomes
-    // known and app.env is rewritten; things nobody recorded appear.
-    const webConf = host.write(host.path('web', 'web.conf'), 'listen 8080\n');
-    runContainer(eng, names.web, ['--network', 'none', ...webLabels], ['sleep', '3600']);
-    const ledgerNow = [
-      { id: 'web.server', type: 'container', module: 'web', origin: 'declared', target: names.web },
-      { id: 'web.conf', type: 'file', module: 'web', origin: 'declared', target: webConf },
-      ...appEntries,
-    ];
-    host.ledger(ledgerNow);
-    host.replaceByRename(appEnv, envText({ DATABASE_URL: 'postgresql://app:pw@db.mesh.internal:20000/app', APP_MODE: 'prod' }));
-    runContainer(eng, names.metrics, ['--network', 'none', '--label', 'mesh.module=metrics', '--label', 'mesh.resource=metrics.agent'], ['sleep', '3600']);
-    runContainer(eng, names.adhoc, ['--network', 'none'], ['sleep', '3600']);
-    runContainer(eng, names.adhocWeb, ['--network', 'host'], ['httpd', '-f', '-p', `127.0.0.1:${port}`, '-h', '/www']);
-    const notes = host.write(host.path('notes.txt'), 'written by hand\n');
-
-    const planFile = join(host.out, 'adoption-plan.json');
-    const before = premigrate(['--plan', 'adoption-plan.json']);
-    assert.is(before.code, 1, before.stdout + before.stderr);
-    assert.match(before.stdout, 'Verdict: not ready');
-    const plan = JSON.parse(readFileSync(planFile, 'utf8')) as { nodes: PlanNode[] };
-    assert.equal(planSchemaErrors(plan), []);
-    const node = plan.nodes[0]!;
-    assert.is(node.ready, false);
-    assert.equal(
-      node.record.map((x) => [x.type, x.target, x.origin, x.holds ?? null, x.applied_at]).sort(),
-      [
-        ['container', names.adhoc, 'found', [], null],
-        ['container', names.adhocWeb, 'found', [port], null],
-        ['file', notes, 'found', null, null],
-      ].sort(),
-      'record: the unknown-origin containers and file, with the ports they really listen on',
-    );
-    assert.equal(node.remove.map((x) => x.command).sort(), [`docker rm -f ${names.metrics}`, `docker rm -f ${names.old}`, `rm ${oldConf}`].sort());
-    const stale = node.remove.find((x) => x.target === names.old)!;
-    assert.is(stale.standing, 'stale-former-target');
-    assert.ok(stale.reason.some((why) => why.includes(`web.server moved from ${names.old} to ${names.web}`)), JSON.stringify(stale));
-    assert.equal(node.recreate.map((x) => [x.container, x.module, x.entries]), [[names.app, 'app', ['app.server']]]);
-    assert.equal(node.resolve, []);
-    assert.equal(node.review, []);
-    assert.ok(existsSync(oldConf), 'premigrate removed nothing itself');
-    assert.match(eng.docker(['ps', '-a', '--format', '{{.Names}}']), names.old, 'premigrate removed nothing itself');
-
-    // The operator: merge `record` into the ledger ...
-    host.ledger([...ledgerNow, ...node.record]);
-    // ... run the `remove` commands (each checked to be about this test's own container or temp folder) ...
-    const ours = new Set(Object.values(names).map((n) => `docker rm -f ${n}`));
-    for (const { command } of node.remove) {
-      assert.ok(ours.has(command) || (command.startsWith(`rm ${host.dir}/`) && !command.includes('..')), `not this test's to run: ${command}`);
-      const run = spawnSync('sh', ['-c', command], { encoding: 'utf8', env: { ...process.env, DOCKER_HOST: eng.dockerHost }, timeout: 60_000 });
-      assert.is(run.status, 0, `${command}: ${run.stderr}`);
+  it('premigrate on a live node: written-but-unclaimed and unknown-origin containers block the migration', () => {
+    const eng = e;
+    const host = new LiveHost();
+    const tag = process.pid;
+    const names = { declared: `ma-pm-web-${tag}`, found: `ma-pm-legacy-${tag}`, unclaimed: `ma-pm-metrics-${tag}`, unknown: `ma-pm-adhoc-${tag}` };
+    try {
+      runContainer(eng, names.declared, ['--network', 'none', '--label', 'mesh.module=web'], ['sleep', '3600']);
+      runContainer(eng, names.found, ['--network', 'none'], ['sleep', '3600']);
+      runContainer(eng, names.unclaimed, ['--network', 'none', '--label', 'mesh.module=metrics', '--label', 'mesh.resource=metrics.agent'], ['sleep', '3600']);
+      runContainer(eng, names.unknown, ['--network', 'none'], ['sleep', '3600']);
+      host.write(host.path('web.conf'), 'x\n');
+      host.ledger([
+        { id: 'web.server', type: 'container', origin: 'declared', target: names.declared },
+        { id: 'web.conf', type: 'file', origin: 'declared', target: host.path('web.conf') },
+        { id: 'legacy.app', type: 'container', origin: 'found', target: names.found },
+      ]);
+      const r = spawnCli(['premigrate', '--docker-host', eng.dockerHost, '--ledger', host.ledgerPath, '--managed-root', host.managedRoot, '--hostname', 'pm-live', '--out', host.out, '--format', 'text,json']);
+      const doc = JSON.parse(readFileSync(join(host.out, 'premigration.json'), 'utf8')) as {
+        nodes: { complete: boolean; ready: boolean; inventory: { kind: string; id: string; standing: string }[] }[];
+      };
+      const node = doc.nodes[0]!;
+      assert.ok(node.complete, r.stderr);
+      const standingOf = (id: string) => node.inventory.find((row) => row.id === id)?.standing;
+      assert.is(standingOf(names.declared), 'declared-present');
+      assert.is(standingOf(names.found), 'found-recorded');
+      assert.is(standingOf(names.unclaimed), 'mesh-unclaimed');
+      assert.is(standingOf(names.unknown), 'unknown-unrecorded');
+      assert.is(node.ready, false);
+      assert.is(r.code, 1);
+      assert.match(r.stdout, 'Verdict: not ready');
+    } finally {
+      removeContainers(eng, Object.values(names));
     }
-    // ... and recreate the drifted container from the file as it is now (what re-applying its module does).
-    eng.docker(['rm', '-f', names.app]);
-    runContainer(eng, names.app, ['--network', 'none', '--env-file', appEnv, ...appLabels(appEnv)], ['sleep', '3600']);
+  });
 
-    const after = premigrate(['--plan', 'adoption-plan.json']);
-    assert.is(after.code, 0, after.stdout + after.stderr);
-    assert.match(after.stdout, 'Verdict: ready');
-    const done = JSON.parse(readFileSync(planFile, 'utf8')) as { nodes: PlanNode[] };
-    assert.equal(planSchemaErrors(done), []);
-    const left = done.nodes[0]!;
-    assert.equal([left.record, left.remove, left.recreate, left.resolve, left.review], [[], [], [], [], []], 'nothing left to do');
-    const report = JSON.parse(readFileSync(join(host.out, 'premigration.json'), 'utf8')) as { nodes: { inventory: { id: string; standing: string }[] }[] };
-    const standingOf = (id: string) => report.nodes[0]!.inventory.find((row) => row.id === id)?.standing;
-    assert.is(standingOf(names.adhocWeb), 'found-recorded');
-    assert.is(standingOf(notes), 'found-recorded');
-    assert.is(standingOf(names.app), 'declared-present');
-  } finally {
-    removeContainers(eng, Object.values(names));
-  }
+  // The round trip an operator makes on an adopted node: premigrate --plan says not ready; they merge
+  // `record` into the ledger, run the `remove` commands, recreate the drifted container; premigrate then
+  // says ready. Every container and file here is this test's own, on its private engine and temp folder.
+  it('round trip: the plan of a node that is not ready, carried out as an operator would, makes it ready (exit 0)', () => {
+    const eng = e;
+    const host = new LiveHost();
+    const tag = process.pid;
+    const port = 40000 + ((tag * 2 + index) % 20000);
+    const names = {
+      old: `ma-rt-web-web.server-${tag}`, // the implicit name the web module's container had before it moved
+      web: `ma-rt-web-${tag}`,
+      app: `ma-rt-app-${tag}`, // built from app.env, which is rewritten afterwards: drifted
+      metrics: `ma-rt-metrics-${tag}`, // written by the mesh, claimed by nothing
+      adhoc: `ma-rt-adhoc-${tag}`, // unknown origin
+      adhocWeb: `ma-rt-adhoc-web-${tag}`, // unknown origin, on the host network, listening on a loopback port
+    };
+    const premigrate = (extra: string[] = []) =>
+      spawnCli(['premigrate', '--docker-host', eng.dockerHost, '--ledger', host.ledgerPath, '--managed-root', host.managedRoot, '--hostname', 'pm-roundtrip', '--out', host.out, '--format', 'text,json', ...extra]);
+    const webLabels = ['--label', 'mesh.module=web', '--label', 'mesh.resource=web.server'];
+    const appLabels = (envFile: string) => [
+      '--label', 'mesh.module=app', '--label', 'mesh.resource=app.server',
+      '--label', `mesh.sources=${envFile}`, '--label', `mesh.source-digests=${sha256(readFileSync(envFile, 'utf8'))}`,
+    ];
+    try {
+      // Before: the web module's container and config at their first targets; app built from its env file.
+      const oldConf = host.write(host.path('web', 'old.conf'), 'listen 8080\n');
+      const appEnv = host.write(host.path('app', 'app.env'), envText({ DATABASE_URL: 'postgresql://app:pw@:20000/app', APP_MODE: 'prod' }));
+      runContainer(eng, names.old, ['--network', 'none', ...webLabels], ['sleep', '3600']);
+      runContainer(eng, names.app, ['--network', 'none', '--env-file', appEnv, ...appLabels(appEnv)], ['sleep', '3600']);
+      const appEntries = [
+        { id: 'app.server', type: 'container', module: 'app', origin: 'declared', target: names.app, sources: [appEnv] },
+        { id: 'app.env', type: 'file', module: 'app', origin: 'declared', target: appEnv },
+      ];
+      host.ledger([
+        { id: 'web.server', type: 'container', module: 'web', origin: 'declared', target: names.old },
+        { id: 'web.conf', type: 'file', module: 'web', origin: 'declared', target: oldConf },
+        ...appEntries,
+      ]);
+      const first = premigrate();
+      assert.is(first.code, 0, `the node starts ready: ${first.stdout}${first.stderr}`);
+
+      // The web module's targets move and the host leaves the old ones; the database address becomes
+      // known and app.env is rewritten; things nobody recorded appear.
+      const webConf = host.write(host.path('web', 'web.conf'), 'listen 8080\n');
+      runContainer(eng, names.web, ['--network', 'none', ...webLabels], ['sleep', '3600']);
+      const ledgerNow = [
+        { id: 'web.server', type: 'container', module: 'web', origin: 'declared', target: names.web },
+        { id: 'web.conf', type: 'file', module: 'web', origin: 'declared', target: webConf },
+        ...appEntries,
+      ];
+      host.ledger(ledgerNow);
+      host.replaceByRename(appEnv, envText({ DATABASE_URL: 'postgresql://app:pw@db.mesh.internal:20000/app', APP_MODE: 'prod' }));
+      runContainer(eng, names.metrics, ['--network', 'none', '--label', 'mesh.module=metrics', '--label', 'mesh.resource=metrics.agent'], ['sleep', '3600']);
+      runContainer(eng, names.adhoc, ['--network', 'none'], ['sleep', '3600']);
+      runContainer(eng, names.adhocWeb, ['--network', 'host'], ['httpd', '-f', '-p', `127.0.0.1:${port}`, '-h', '/www']);
+      const notes = host.write(host.path('notes.txt'), 'written by hand\n');
+
+      const planFile = join(host.out, 'adoption-plan.json');
+      const before = premigrate(['--plan', 'adoption-plan.json']);
+      assert.is(before.code, 1, before.stdout + before.stderr);
+      assert.match(before.stdout, 'Verdict: not ready');
+      const plan = JSON.parse(readFileSync(planFile, 'utf8')) as { nodes: PlanNode[] };
+      assert.equal(planSchemaErrors(plan), []);
+      const node = plan.nodes[0]!;
+      assert.is(node.ready, false);
+      assert.equal(
+        node.record.map((x) => [x.type, x.target, x.origin, x.holds ?? null, x.applied_at]).sort(),
+        [
+          ['container', names.adhoc, 'found', [], null],
+          ['container', names.adhocWeb, 'found', [port], null],
+          ['file', notes, 'found', null, null],
+        ].sort(),
+        'record: the unknown-origin containers and file, with the ports they really listen on',
+      );
+      assert.equal(node.remove.map((x) => x.command).sort(), [`docker rm -f ${names.metrics}`, `docker rm -f ${names.old}`, `rm ${oldConf}`].sort());
+      const stale = node.remove.find((x) => x.target === names.old)!;
+      assert.is(stale.standing, 'stale-former-target');
+      assert.ok(stale.reason.some((why) => why.includes(`web.server moved from ${names.old} to ${names.web}`)), JSON.stringify(stale));
+      assert.equal(node.recreate.map((x) => [x.container, x.module, x.entries]), [[names.app, 'app', ['app.server']]]);
+      assert.equal(node.resolve, []);
+      assert.equal(node.review, []);
+      assert.ok(existsSync(oldConf), 'premigrate removed nothing itself');
+      assert.match(eng.docker(['ps', '-a', '--format', '{{.Names}}']), names.old, 'premigrate removed nothing itself');
+
+      // The operator: merge `record` into the ledger ...
+      host.ledger([...ledgerNow, ...node.record]);
+      // ... run the `remove` commands (each checked to be about this test's own container or temp folder) ...
+      const ours = new Set(Object.values(names).map((n) => `docker rm -f ${n}`));
+      for (const { command } of node.remove) {
+        assert.ok(ours.has(command) || (command.startsWith(`rm ${host.dir}/`) && !command.includes('..')), `not this test's to run: ${command}`);
+        const run = spawnSync('sh', ['-c', command], { encoding: 'utf8', env: { ...process.env, DOCKER_HOST: eng.dockerHost }, timeout: 60_000 });
+        assert.is(run.status, 0, `${command}: ${run.stderr}`);
+      }
+      // ... and recreate the drifted container from the file as it is now (what re-applying its module does).
+      eng.docker(['rm', '-f', names.app]);
+      runContainer(eng, names.app, ['--network', 'none', '--env-file', appEnv, ...appLabels(appEnv)], ['sleep', '3600']);
+
+      const after = premigrate(['--plan', 'adoption-plan.json']);
+      assert.is(after.code, 0, after.stdout + after.stderr);
+      assert.match(after.stdout, 'Verdict: ready');
+      const done = JSON.parse(readFileSync(planFile, 'utf8')) as { nodes: PlanNode[] };
+      assert.equal(planSchemaErrors(done), []);
+      const left = done.nodes[0]!;
+      assert.equal([left.record, left.remove, left.recreate, left.resolve, left.review], [[], [], [], [], []], 'nothing left to do');
+      const report = JSON.parse(readFileSync(join(host.out, 'premigration.json'), 'utf8')) as { nodes: { inventory: { id: string; standing: string }[] }[] };
+      const standingOf = (id: string) => report.nodes[0]!.inventory.find((row) => row.id === id)?.standing;
+      assert.is(standingOf(names.adhocWeb), 'found-recorded');
+      assert.is(standingOf(notes), 'found-recorded');
+      assert.is(standingOf(names.app), 'declared-present');
+    } finally {
+      removeContainers(eng, Object.values(names));
+    }
+  });
+
 });
-
-test.run();

@@ -1,22 +1,16 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { suite, test } from 'uvu';
+import type { Test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawnCli } from '../support/cli.js';
-import { liveEngines, removeContainers, runContainer, type Engine } from './engine.js';
+import { forEachEngine, removeContainers, runContainer, type Engine } from './engine.js';
 import { fingerprintsOf, LiveHost, envText, sha256, type LiveReport } from './live-host.js';
 
 // 045 on each real engine (Docker, Podman): a container created from a composed env file of three
 // keys; the file is then rewritten by rename with one key changed.
-const engines = liveEngines();
-if (engines.length === 0) {
-  test.skip('045 on a real engine (none on this machine)', () => undefined);
-  test.run();
-}
-for (const e of engines) scenario045(e);
+forEachEngine('045', (e, it) => scenario045(e, it));
 
-function scenario045(e: Engine): void {
-  const it = suite(`045 on ${e.kind}`);
+function scenario045(e: Engine, it: Test): void {
   const host = new LiveHost();
   const APP = `ma045-app-${e.kind}-${process.pid}`;
   const CONTROL = `ma045-control-${e.kind}-${process.pid}`;
@@ -113,8 +107,6 @@ function scenario045(e: Engine): void {
   it('clean-up: remove the containers this test made', () => {
     removeContainers(e, [APP, CONTROL]);
   });
-
-  it.run();
 }
 
 /** The part of a saved snapshot's container these tests read. */

@@ -1,24 +1,18 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { suite, test } from 'uvu';
+import type { Test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawnCli } from '../support/cli.js';
-import { liveEngines, removeContainers, runContainer, type Engine } from './engine.js';
+import { forEachEngine, removeContainers, runContainer, type Engine } from './engine.js';
 import { fingerprintsOf, LiveHost, type LiveReport } from './live-host.js';
 
 // 097 on a real engine: a ledger entry's target moves from the implicit container name to an
 // explicit one; the host raises the new container and leaves the old one running, on the host
 // network, listening on every interface. A file entry's path moves too; the old file stays. On each
 // real engine (Docker, Podman).
-const engines = liveEngines();
-if (engines.length === 0) {
-  test.skip('097 on a real engine (none on this machine)', () => undefined);
-  test.run();
-}
-engines.forEach((e, i) => scenario097(e, i));
+forEachEngine('097', scenario097);
 
-function scenario097(e: Engine, index: number): void {
-  const it = suite(`097 on ${e.kind}`);
+function scenario097(e: Engine, it: Test, index: number): void {
   const host = new LiveHost();
   const OLD = `ma097-forge-forge.server-${e.kind}-${process.pid}`;
   const NEW = `ma097-forge-${e.kind}-${process.pid}`;
@@ -104,6 +98,4 @@ function scenario097(e: Engine, index: number): void {
   it('clean-up: remove the containers this test made', () => {
     removeContainers(e, [OLD, NEW]);
   });
-
-  it.run();
 }

@@ -1,11 +1,11 @@
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync, chmodSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
-import { test } from 'uvu';
+import { test, type Test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { PACKAGE_ROOT } from '../../src/paths.js';
 import { tempDir } from '../support/cli.js';
 import { parseTrace, runProcess, straceBinary, straceCli, TRACED_SYSCALLS, treeState, writesOutside, type Violation } from '../support/strace.js';
-import { engine, removeContainers, runContainer } from './engine.js';
+import { forEachEngine, removeContainers, runContainer, type Engine } from './engine.js';
 import { LiveHost, envText, sha256, type LiveReport } from './live-host.js';
 
 // Design section 8, "Read-only": a LIVE scan (real engine, containers with env files and single-file
@@ -14,9 +14,7 @@ import { LiveHost, envText, sha256, type LiveReport } from './live-host.js';
 // anything outside it for writing; nothing is executed. The host tree is the same, byte for byte and
 // timestamp for timestamp, after the scan as before it.
 const strace = straceBinary();
-const e = strace ? engine() : null;
 const withStrace = strace ? test : test.skip;
-const it = strace && e ? test : test.skip;
 
 const show = (v: readonly Violation[]): string => v.map((x) => `  line ${x.line}: ${x.why}\n    ${x.text}`).join('\n');
 
@@ -150,109 +148,115 @@ withStrace('strace with these options sees writes made from the thread pool, rel
 // ---------------------------------------------------------------------------------------------
 // The live scan.
 
-const host = new LiveHost();
-// MA_KEEP_TRACES=DIR keeps the traces for a look afterwards; by default they go with the temp folder.
-const traces = process.env['MA_KEEP_TRACES'] ?? tempDir('ma-strace-traces-', '/tmp');
-const APP = `mastrace-app-${process.pid}`;
-const WEB = `mastrace-web-${process.pid}`;
-const CANARY = `canary-${process.pid}-52d1e0`;
+// Without strace (outside CI only: straceBinary throws in CI) the live scans are skipped.
+if (strace) forEachEngine('strace', (e, it) => liveScansUnderStrace(strace, e, it));
+else test.skip('live scans under strace (no strace on this machine)', () => undefined);
 
-interface ScanUnderTrace {
-  code: number | null;
-  stderr: string;
-  report: LiveReport;
-  trace: string;
-  before: string[];
-  after: string[];
-}
+function liveScansUnderStrace(strace: string, e: Engine, it: Test): void {
+  const host = new LiveHost();
+  // MA_KEEP_TRACES=DIR keeps the traces for a look afterwards; by default they go with the temp folder.
+  const traces = process.env['MA_KEEP_TRACES'] ?? tempDir('ma-strace-traces-', '/tmp');
+  const APP = `mastrace-app-${process.pid}`;
+  const WEB = `mastrace-web-${process.pid}`;
+  const CANARY = `canary-${process.pid}-52d1e0`;
 
-async function tracedScan(label: string, extra: string[]): Promise<ScanUnderTrace> {
-  mkdirSync(host.out, { recursive: true, mode: 0o750 });
-  const outDir = realpathSync(host.out);
-  const before = treeState(host.dir, [outDir]);
-  const run = await straceCli(strace!, join(traces, `${label}.trace`), [
-    'scan', '--docker-host', e!.dockerHost, '--ledger', host.ledgerPath, '--managed-root', host.managedRoot,
-    '--hostname', 'live-strace', '--out', host.out, ...extra,
-  ], { timeoutMs: 90_000 });
-  const after = treeState(host.dir, [outDir]);
-  assert.not.ok(run.timedOut, `the scan under strace did not finish: ${run.stderr}`);
-  const report = JSON.parse(readFileSync(join(host.out, 'mesh-audit.json'), 'utf8')) as LiveReport;
-  return { code: run.code, stderr: run.stderr, report, trace: run.trace, before, after };
-}
-
-function assertReadOnly(scan: ScanUnderTrace): void {
-  const outDir = realpathSync(host.out);
-  const violations = writesOutside(scan.trace, { outDir, cwd: PACKAGE_ROOT });
-  assert.equal(violations, [], `writes outside ${outDir}:\n${show(violations)}`);
-  assert.equal(scan.after, scan.before, 'the host tree changed during the scan');
-}
-
-/** The trace really is of a scan that read the host (not an empty or io_uring-hidden one). */
-function assertTraceIsLive(scan: ScanUnderTrace, mustRead: string[]): void {
-  const { calls } = parseTrace(scan.trace);
-  const opened = new Set(calls.filter((c) => /^open/.test(c.name)).map((c) => c.args[1] ?? ''));
-  for (const path of mustRead) assert.ok(opened.has(JSON.stringify(path)), `the trace shows no open of ${path}`);
-  assert.ok(calls.some((c) => c.name === 'rename' && c.args[1]?.includes('/reports/')), 'the trace shows the reports being renamed into place');
-}
-
-it('a live scan (containers, env files, single-file and folder binds, ledger, managed root) writes nothing outside --out', async () => {
-  const eng = e!;
-  const appEnv = host.write(host.path('app', 'app.env'), envText({ DATABASE_URL: `postgresql://app:${CANARY}@db:5432/app`, APP_MODE: 'prod' }));
-  const appIni = host.write(host.path('app', 'app.ini'), '[server]\nport = 2999\n');
-  const webEnv = host.write(host.path('web', 'web.env'), envText({ WEB_TOKEN: `tok-${CANARY}` }));
-  host.write(host.path('web', 'conf', 'site.conf'), 'listen 127.0.0.1:1\n');
-  host.write(host.path('stray.txt'), 'not claimed\n');
-  host.write(host.path('private.env'), `SECRET=${CANARY}\n`);
-  chmodSync(host.path('private.env'), 0o600);
-  symlinkSync('app/app.ini', host.path('ini-link'));
-  const labels = (module: string, source: string) => [
-    '--label', `mesh.module=${module}`, '--label', `mesh.resource=${module}.server`,
-    '--label', `mesh.sources=${source}`, '--label', `mesh.source-digests=${sha256(readFileSync(source, 'utf8'))}`,
-  ];
-  runContainer(eng, APP, ['--network', 'none', '--env-file', appEnv, '-v', `${appIni}:/etc/app/app.ini:ro`, ...labels('app', appEnv)], ['sleep', '3600']);
-  runContainer(eng, WEB, ['--network', 'none', '--env-file', webEnv, '-v', `${host.path('web', 'conf')}:/etc/web:ro`, '-v', `${webEnv}:/etc/web.env:ro`, ...labels('web', webEnv)], ['sleep', '3600']);
-  host.ledger([
-    { id: 'app.server', type: 'container', origin: 'declared', target: APP, sources: [appEnv] },
-    { id: 'app.env', type: 'file', origin: 'declared', target: appEnv },
-    { id: 'app.ini', type: 'file', origin: 'declared', target: appIni },
-    { id: 'web.server', type: 'container', origin: 'declared', target: WEB, sources: [webEnv] },
-    { id: 'web.env', type: 'file', origin: 'declared', target: webEnv },
-  ]);
-
-  const scan = await tracedScan('first', ['--format', 'json']);
-  assert.ok(scan.report.summary.complete, `complete scan: ${scan.stderr} ${JSON.stringify(scan.report.notifications)}`);
-  assert.ok(scan.code === 0 || scan.code === 1, `exit ${scan.code}: ${scan.stderr}`);
-  const pid = Number(eng.docker(['inspect', '-f', '{{.State.Pid}}', APP]).trim());
-  assertTraceIsLive(scan, [appEnv, webEnv, host.ledgerPath, `/proc/${pid}/environ`, `/proc/${pid}/root/etc/app/app.ini`]);
-  assertReadOnly(scan);
-});
-
-it('a second live scan (history read, a former target, baseline, all file formats, --keep 1 pruning) writes nothing outside --out either', async () => {
-  // The ledger moves app.ini: the former target comes from the history kept by the first scan.
-  const moved = host.write(host.path('app', 'conf', 'app.ini'), '[server]\nport = 2999\n');
-  host.ledger([
-    { id: 'app.server', type: 'container', origin: 'declared', target: APP, sources: [host.path('app', 'app.env')] },
-    { id: 'app.env', type: 'file', origin: 'declared', target: host.path('app', 'app.env') },
-    { id: 'app.ini', type: 'file', origin: 'declared', target: moved },
-    { id: 'web.server', type: 'container', origin: 'declared', target: WEB, sources: [host.path('web', 'web.env')] },
-    { id: 'web.env', type: 'file', origin: 'declared', target: host.path('web', 'web.env') },
-  ]);
-  const scan = await tracedScan('second', ['--format', 'json,sarif,jsonl,prom', '--baseline', 'auto', '--keep', '1']);
-  assert.ok(scan.report.summary.complete, scan.stderr);
-  const stale = scan.report.findings.find((f) => f.ruleName === 'no-stale-file-at-old-target');
-  assert.ok(stale, `the former target was collected through history: ${JSON.stringify(scan.report.findings.map((f) => f.ruleName))}`);
-  const outDir = realpathSync(host.out);
-  const { calls } = parseTrace(scan.trace);
-  assert.ok(calls.some((c) => c.name === 'unlink' && c.args[0]?.startsWith(`"${outDir}/history/`)), 'the trace shows --keep 1 pruning the older snapshot (inside --out)');
-  assertReadOnly(scan);
-  // The reports hold no raw env value either (SECURITY.md, What it never does).
-  for (const name of ['mesh-audit.json', 'mesh-audit.sarif', 'mesh-audit.jsonl', 'mesh-audit.prom']) {
-    assert.not.ok(readFileSync(join(host.out, name), 'utf8').includes(CANARY), `${name} holds a raw value`);
+  interface ScanUnderTrace {
+    code: number | null;
+    stderr: string;
+    report: LiveReport;
+    trace: string;
+    before: string[];
+    after: string[];
   }
-});
 
-it('clean-up: remove the containers this test made', () => {
-  removeContainers(e!, [APP, WEB]);
-});
+  async function tracedScan(label: string, extra: string[]): Promise<ScanUnderTrace> {
+    mkdirSync(host.out, { recursive: true, mode: 0o750 });
+    const outDir = realpathSync(host.out);
+    const before = treeState(host.dir, [outDir]);
+    const run = await straceCli(strace, join(traces, `${label}.trace`), [
+      'scan', '--docker-host', e.dockerHost, '--ledger', host.ledgerPath, '--managed-root', host.managedRoot,
+      '--hostname', 'live-strace', '--out', host.out, ...extra,
+    ], { timeoutMs: 90_000 });
+    const after = treeState(host.dir, [outDir]);
+    assert.not.ok(run.timedOut, `the scan under strace did not finish: ${run.stderr}`);
+    const report = JSON.parse(readFileSync(join(host.out, 'mesh-audit.json'), 'utf8')) as LiveReport;
+    return { code: run.code, stderr: run.stderr, report, trace: run.trace, before, after };
+  }
+
+  function assertReadOnly(scan: ScanUnderTrace): void {
+    const outDir = realpathSync(host.out);
+    const violations = writesOutside(scan.trace, { outDir, cwd: PACKAGE_ROOT });
+    assert.equal(violations, [], `writes outside ${outDir}:\n${show(violations)}`);
+    assert.equal(scan.after, scan.before, 'the host tree changed during the scan');
+  }
+
+  /** The trace really is of a scan that read the host (not an empty or io_uring-hidden one). */
+  function assertTraceIsLive(scan: ScanUnderTrace, mustRead: string[]): void {
+    const { calls } = parseTrace(scan.trace);
+    const opened = new Set(calls.filter((c) => /^open/.test(c.name)).map((c) => c.args[1] ?? ''));
+    for (const path of mustRead) assert.ok(opened.has(JSON.stringify(path)), `the trace shows no open of ${path}`);
+    assert.ok(calls.some((c) => c.name === 'rename' && c.args[1]?.includes('/reports/')), 'the trace shows the reports being renamed into place');
+  }
+
+  it('a live scan (containers, env files, single-file and folder binds, ledger, managed root) writes nothing outside --out', async () => {
+    const eng = e;
+    const appEnv = host.write(host.path('app', 'app.env'), envText({ DATABASE_URL: `postgresql://app:${CANARY}@db:5432/app`, APP_MODE: 'prod' }));
+    const appIni = host.write(host.path('app', 'app.ini'), '[server]\nport = 2999\n');
+    const webEnv = host.write(host.path('web', 'web.env'), envText({ WEB_TOKEN: `tok-${CANARY}` }));
+    host.write(host.path('web', 'conf', 'site.conf'), 'listen 127.0.0.1:1\n');
+    host.write(host.path('stray.txt'), 'not claimed\n');
+    host.write(host.path('private.env'), `SECRET=${CANARY}\n`);
+    chmodSync(host.path('private.env'), 0o600);
+    symlinkSync('app/app.ini', host.path('ini-link'));
+    const labels = (module: string, source: string) => [
+      '--label', `mesh.module=${module}`, '--label', `mesh.resource=${module}.server`,
+      '--label', `mesh.sources=${source}`, '--label', `mesh.source-digests=${sha256(readFileSync(source, 'utf8'))}`,
+    ];
+    runContainer(eng, APP, ['--network', 'none', '--env-file', appEnv, '-v', `${appIni}:/etc/app/app.ini:ro`, ...labels('app', appEnv)], ['sleep', '3600']);
+    runContainer(eng, WEB, ['--network', 'none', '--env-file', webEnv, '-v', `${host.path('web', 'conf')}:/etc/web:ro`, '-v', `${webEnv}:/etc/web.env:ro`, ...labels('web', webEnv)], ['sleep', '3600']);
+    host.ledger([
+      { id: 'app.server', type: 'container', origin: 'declared', target: APP, sources: [appEnv] },
+      { id: 'app.env', type: 'file', origin: 'declared', target: appEnv },
+      { id: 'app.ini', type: 'file', origin: 'declared', target: appIni },
+      { id: 'web.server', type: 'container', origin: 'declared', target: WEB, sources: [webEnv] },
+      { id: 'web.env', type: 'file', origin: 'declared', target: webEnv },
+    ]);
+
+    const scan = await tracedScan('first', ['--format', 'json']);
+    assert.ok(scan.report.summary.complete, `complete scan: ${scan.stderr} ${JSON.stringify(scan.report.notifications)}`);
+    assert.ok(scan.code === 0 || scan.code === 1, `exit ${scan.code}: ${scan.stderr}`);
+    const pid = Number(eng.docker(['inspect', '-f', '{{.State.Pid}}', APP]).trim());
+    assertTraceIsLive(scan, [appEnv, webEnv, host.ledgerPath, `/proc/${pid}/environ`, `/proc/${pid}/root/etc/app/app.ini`]);
+    assertReadOnly(scan);
+  });
+
+  it('a second live scan (history read, a former target, baseline, all file formats, --keep 1 pruning) writes nothing outside --out either', async () => {
+    // The ledger moves app.ini: the former target comes from the history kept by the first scan.
+    const moved = host.write(host.path('app', 'conf', 'app.ini'), '[server]\nport = 2999\n');
+    host.ledger([
+      { id: 'app.server', type: 'container', origin: 'declared', target: APP, sources: [host.path('app', 'app.env')] },
+      { id: 'app.env', type: 'file', origin: 'declared', target: host.path('app', 'app.env') },
+      { id: 'app.ini', type: 'file', origin: 'declared', target: moved },
+      { id: 'web.server', type: 'container', origin: 'declared', target: WEB, sources: [host.path('web', 'web.env')] },
+      { id: 'web.env', type: 'file', origin: 'declared', target: host.path('web', 'web.env') },
+    ]);
+    const scan = await tracedScan('second', ['--format', 'json,sarif,jsonl,prom', '--baseline', 'auto', '--keep', '1']);
+    assert.ok(scan.report.summary.complete, scan.stderr);
+    const stale = scan.report.findings.find((f) => f.ruleName === 'no-stale-file-at-old-target');
+    assert.ok(stale, `the former target was collected through history: ${JSON.stringify(scan.report.findings.map((f) => f.ruleName))}`);
+    const outDir = realpathSync(host.out);
+    const { calls } = parseTrace(scan.trace);
+    assert.ok(calls.some((c) => c.name === 'unlink' && c.args[0]?.startsWith(`"${outDir}/history/`)), 'the trace shows --keep 1 pruning the older snapshot (inside --out)');
+    assertReadOnly(scan);
+    // The reports hold no raw env value either (SECURITY.md, What it never does).
+    for (const name of ['mesh-audit.json', 'mesh-audit.sarif', 'mesh-audit.jsonl', 'mesh-audit.prom']) {
+      assert.not.ok(readFileSync(join(host.out, name), 'utf8').includes(CANARY), `${name} holds a raw value`);
+    }
+  });
+
+  it('clean-up: remove the containers this test made', () => {
+    removeContainers(e, [APP, WEB]);
+  });
+}
 
 test.run();
