@@ -8,8 +8,9 @@ import { readLedger } from './collect/ledger.js';
 import { procUnavailableReason, readProcessTable, readProcView, type ProcessTable } from './collect/proc.js';
 import type { ProcNetRow } from './collect/proc-net.js';
 import type { ScanSettings } from './config.js';
-import { createSafeValueMaker } from './secret/value.js';
-import { SNAPSHOT_SCHEMA, type Problem, type Snapshot } from './snapshot/types.js';
+import type { ContainerInspect } from './collect/inspect.js';
+import { createSafeValueMaker, type SafeValueMaker } from './secret/value.js';
+import { SNAPSHOT_SCHEMA, type Container, type FileRecord, type LedgerEntry, type Problem, type Snapshot } from './snapshot/types.js';
 import { TOOL_NAME, TOOL_VERSION } from './version.js';
 
 export interface ScanHooks {
@@ -53,69 +54,27 @@ export async function takeSnapshot(settings: ScanSettings, earlier: readonly Sna
   if (procReason !== null) notes.push({ source: 'proc', message: `container processes not read from /proc: ${procReason}; env, sockets and bind-mounted files as containers see them were not checked` });
 
   hooks.progress(`reading containers from ${endpoint.url}`);
-  // One read of the process table for all containers, on the first running one.
-  let processTable: Promise<ProcessTable> | undefined;
-  const sharedProcessTable = (): Promise<ProcessTable> => (processTable ??= readProcessTable());
-  const netTables = new Map<string, Promise<ProcNetRow[]>>();
-  // Bind-mount sources that are regular files are what /proc compares; known after inspect, so the
-  // proc reader checks the kind itself through the host root.
   const docker = await collectDocker({
     endpoint,
     safe,
     deadlineMs: settings.dockerTimeoutSeconds * 1000,
-    ...(procReason === null
-      ? {
-          readProc: (inspect) =>
-            readProcView(
-              {
-                id: inspect.Id,
-                running: inspect.State?.Running ?? false,
-                pid: inspect.State?.Pid ?? 0,
-                mounts: (inspect.Mounts ?? []).map((m) => ({ type: m.Type ?? '', source: m.Source ?? '', destination: m.Destination ?? '' })),
-              },
-              new Set((inspect.Mounts ?? []).filter((m) => m.Type === 'bind' && m.Source).map((m) => m.Source!)),
-              { hostRoot: settings.root, safe, processTable: sharedProcessTable, netTables },
-            ),
-        }
-      : { procUnavailable: procReason }),
+    ...(procReason === null ? { readProc: procReaderFor(settings.root, safe) } : { procUnavailable: procReason }),
   });
   problems.push(...docker.problems);
   notes.push(...docker.notes);
 
-  const entries = ledger.ledger.entries.map((r) => r.entry);
-  const labelSources = docker.containers.flatMap((c) => (c.labels[settings.labels.sources] ?? '').split(',').map((s) => s.trim()).filter((s) => s.startsWith('/')));
-  const ledgerSources = entries.flatMap((e) => e.sources ?? []);
-  // Every file target the host's ledgers ever named, and every one the scanner's memory still holds (097).
-  const formerFiles = earlier.flatMap((s) => [
-    ...s.ledger.entries.filter((r) => r.entry.type === 'file' && r.entry.target !== undefined).map((r) => r.entry.target!),
-    ...(s.memory?.formerTargets ?? []).filter((r) => r.type === 'file').map((r) => r.target),
-  ]);
-  const paths = [
-    ...entries.filter((e) => e.type === 'file' && e.target?.startsWith('/')).map((e) => e.target!),
-    ...ledgerSources,
-    ...labelSources,
-    ...docker.containers.flatMap((c) => c.mounts.filter((m) => m.type === 'bind' && m.source.startsWith('/')).map((m) => m.source)),
-    ...formerFiles,
-  ];
+  const { paths, envPaths } = filesToRead(ledger.ledger.entries.map((r) => r.entry), docker.containers, earlier, settings.labels.sources);
   hooks.progress(`reading ${new Set(paths).size} files and ${settings.managedRoots.length} managed roots`);
   const files = await collectFiles({
     root: settings.root,
     paths: [...new Set(paths)].filter((p) => p.startsWith('/')),
-    envPaths: [...new Set([...ledgerSources, ...labelSources])],
+    envPaths,
     managedRoots: settings.managedRoots,
     maxFiles: settings.maxFiles,
     safe,
   });
   problems.push(...files.problems);
-  // What could not be read was not checked: the scan says so, and is incomplete.
-  for (const f of files.files) if (f.error !== undefined) problems.push({ source: 'files', subject: f.path, message: `${f.path} not checked: ${f.error}` });
-  for (const c of docker.containers) {
-    if (!c.proc.available) continue;
-    for (const b of c.proc.boundFiles) {
-      if (b.error !== undefined) problems.push({ source: 'proc', subject: c.name, message: `${c.name}: ${b.destination} as the container sees it not checked: ${b.error}` });
-    }
-  }
-
+  problems.push(...notChecked(files.files, docker.containers));
   return {
     schema: SNAPSHOT_SCHEMA,
     tool: { name: TOOL_NAME, version: TOOL_VERSION },
@@ -129,4 +88,59 @@ export async function takeSnapshot(settings: ScanSettings, earlier: readonly Sna
     problems,
     ...(notes.length > 0 ? { notes } : {}),
   };
+}
+
+/**
+ * The /proc reader for each inspected container. One read of the process table serves all containers
+ * (made on the first running one), and one read of each network namespace's socket tables. Bind-mount
+ * sources that are regular files are what /proc compares; known only after inspect, so the proc
+ * reader checks the kind itself through the host root.
+ */
+function procReaderFor(hostRoot: string, safe: SafeValueMaker): (inspect: ContainerInspect) => ReturnType<typeof readProcView> {
+  let processTable: Promise<ProcessTable> | undefined;
+  const sharedProcessTable = (): Promise<ProcessTable> => (processTable ??= readProcessTable());
+  const netTables = new Map<string, Promise<ProcNetRow[]>>();
+  return (inspect) =>
+    readProcView(
+      {
+        id: inspect.Id,
+        running: inspect.State?.Running ?? false,
+        pid: inspect.State?.Pid ?? 0,
+        mounts: (inspect.Mounts ?? []).map((m) => ({ type: m.Type ?? '', source: m.Source ?? '', destination: m.Destination ?? '' })),
+      },
+      new Set((inspect.Mounts ?? []).filter((m) => m.Type === 'bind' && m.Source).map((m) => m.Source!)),
+      { hostRoot, safe, processTable: sharedProcessTable, netTables },
+    );
+}
+
+/** Every file the ledger, the containers (labels, bind mounts) and the host's memory name; env files apart. */
+function filesToRead(entries: readonly Partial<LedgerEntry>[], containers: readonly Container[], earlier: readonly Snapshot[], sourcesLabel: string): { paths: string[]; envPaths: string[] } {
+  const labelSources = containers.flatMap((c) => (c.labels[sourcesLabel] ?? '').split(',').map((s) => s.trim()).filter((s) => s.startsWith('/')));
+  const ledgerSources = entries.flatMap((e) => e.sources ?? []);
+  // Every file target the host's ledgers ever named, and every one the scanner's memory still holds (097).
+  const formerFiles = earlier.flatMap((s) => [
+    ...s.ledger.entries.filter((r) => r.entry.type === 'file' && r.entry.target !== undefined).map((r) => r.entry.target!),
+    ...(s.memory?.formerTargets ?? []).filter((r) => r.type === 'file').map((r) => r.target),
+  ]);
+  const paths = [
+    ...entries.filter((e) => e.type === 'file' && e.target?.startsWith('/')).map((e) => e.target!),
+    ...ledgerSources,
+    ...labelSources,
+    ...containers.flatMap((c) => c.mounts.filter((m) => m.type === 'bind' && m.source.startsWith('/')).map((m) => m.source)),
+    ...formerFiles,
+  ];
+  return { paths, envPaths: [...new Set([...ledgerSources, ...labelSources])] };
+}
+
+/** What could not be read was not checked: the scan says so, and is incomplete. */
+function notChecked(files: readonly FileRecord[], containers: readonly Container[]): Problem[] {
+  const problems: Problem[] = [];
+  for (const f of files) if (f.error !== undefined) problems.push({ source: 'files', subject: f.path, message: `${f.path} not checked: ${f.error}` });
+  for (const c of containers) {
+    if (!c.proc.available) continue;
+    for (const b of c.proc.boundFiles) {
+      if (b.error !== undefined) problems.push({ source: 'proc', subject: c.name, message: `${c.name}: ${b.destination} as the container sees it not checked: ${b.error}` });
+    }
+  }
+  return problems;
 }
