@@ -3,7 +3,7 @@ import { MeshAuditError } from './errors.js';
 import { globMatcher } from './glob.js';
 import type { Notification } from './evaluate/finding.js';
 import type { AnySubjectSets, Subject, SubjectSets } from './facts/subjects.js';
-import type { LedgerEntryData } from './facts/subject-data.js';
+import type { LedgerEntryData } from './policy/subject-data.js';
 import type { Snapshot } from './snapshot/types.js';
 
 /**

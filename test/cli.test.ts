@@ -216,6 +216,16 @@ test('rules test fails when a case does not hold', () => {
   assert.match(r.stdout, '0 passed, 2 failed');
 });
 
+test('rules lint PACK (the pack as a word, not --policy) is refused with the command that would lint it, not run on the shipped pack', () => {
+  const dir = tempDir();
+  writeFileSync(join(dir, 'p.yaml'), pack(GOOD_RULE));
+  const r = spawnCli(['rules', 'lint', join(dir, 'p.yaml')]);
+  assert.is(r.code, 2);
+  assert.is(r.stdout, '');
+  assert.match(r.stderr, `mesh-audit rules lint --policy ${join(dir, 'p.yaml')}`);
+  assert.is(spawnCli(['rules', 'lint', '--policy', join(dir, 'p.yaml')]).code, 0);
+});
+
 test('npm start shows the demo with both incidents and writes reports/ (acceptance)', () => {
   const pkg = JSON.parse(readFileSync(join(example('..'), 'package.json'), 'utf8')) as { scripts: { start: string } };
   const args = pkg.scripts.start.split('node bin/mesh-audit.js ')[1]!.split(' ').map((a) => a.replace(/^reports$/, tempDir()));

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { SUBJECT_FIELD_DOCS, SUBJECT_FIELDS, type FieldDoc } from '../src/facts/fields.js';
+import { SUBJECT_FIELD_DOCS, SUBJECT_FIELDS, type FieldDoc } from '../src/policy/fields.js';
 import { formerTargets, historyNotes, withMemory } from '../src/facts/history.js';
 import { buildSubjects } from '../src/facts/subjects.js';
 import { parseSnapshot } from '../src/snapshot/load.js';

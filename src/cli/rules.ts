@@ -1,6 +1,6 @@
 import type { CAC } from 'cac';
 import { ExitCode, MeshAuditError } from '../errors.js';
-import { loadCases, runCases } from '../policy/cases.js';
+import { loadCases, runCases } from '../evaluate/cases.js';
 import { formatWarning, lintPack } from '../policy/lint.js';
 import { loadPolicies } from '../policy/load.js';
 import { ruleCatalogue, subjectCatalogue } from '../report/catalogue.js';
@@ -38,6 +38,11 @@ export function registerRules(cli: CAC, ctx: CommandContext): void {
     .example('mesh-audit rules test')
     .example('mesh-audit rules lint --policy my-pack.yaml')
     .action(async (action: string, ruleRef: string | undefined, options: { policy?: string | string[] }) => {
+      // Only `show` takes a rule; a pack given as a word (`rules lint my-pack.yaml`) would otherwise be
+      // ignored and the shipped pack checked in its place.
+      if (ruleRef !== undefined && action !== 'show') {
+        throw new MeshAuditError(`rules ${action} takes no argument ('${ruleRef}'); a pack is named with --policy, e.g. \`mesh-audit rules ${action} --policy ${ruleRef}\``);
+      }
       const packs = await loadPolicies(list(options.policy));
       const rules = packs.flatMap((p) => p.rules).sort((a, b) => (a.id < b.id ? -1 : 1));
       switch (action) {

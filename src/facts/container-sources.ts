@@ -2,8 +2,8 @@ import type { Container, FileRecord } from '../snapshot/types.js';
 import { containerLogical, type BuiltContainer } from './containers.js';
 import { envLine, envMap, fileFacts, fileUnknown } from './file-facts.js';
 import type { Joins } from './joins.js';
-import { unknownFacts, type Subject } from './subject.js';
-import type { ContainerSourceData } from './subject-data.js';
+import { unknownFacts, type Subject } from '../policy/subject.js';
+import type { ContainerSourceData } from '../policy/subject-data.js';
 
 /**
  * Keys an engine puts into a container's Config.Env itself, whatever its image and files say (Podman

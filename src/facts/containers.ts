@@ -1,9 +1,9 @@
 import type { Container, LabelKeys, LedgerRecord, ListeningSocket, PublishedPort } from '../snapshot/types.js';
 import type { Joins } from './joins.js';
-import { unknownFacts, type LogicalLocation, type Subject } from './subject.js';
-import type { ContainerData, Endpoints, Exposure, MeshLabels, Reach } from './subject-data.js';
+import { unknownFacts, type LogicalLocation, type Subject } from '../policy/subject.js';
+import type { ContainerData, Endpoints, Exposure, MeshLabels, Reach } from '../policy/subject-data.js';
 
-export type { Exposure, Reach } from './subject-data.js';
+export type { Exposure, Reach } from '../policy/subject-data.js';
 
 const WILDCARD_ADDRESSES = new Set(['', '0.0.0.0', '::', '[::]']);
 

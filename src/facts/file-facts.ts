@@ -1,6 +1,6 @@
 import type { SafeValue } from '../secret/value.js';
 import type { FileRecord } from '../snapshot/types.js';
-import type { FileFacts } from './subject-data.js';
+import type { FileFacts } from '../policy/subject-data.js';
 
 /** Facts of a file that come from reading it. */
 const FILE_READ_FIELDS = ['exists', 'file_kind', 'size', 'mode', 'uid', 'gid', 'mtime', 'inode', 'sha256', 'link_target', 'is_env', 'env'] as const;

@@ -1,8 +1,8 @@
 import type { FileRecord } from '../snapshot/types.js';
 import { envMap, fileUnknown } from './file-facts.js';
 import type { Joins } from './joins.js';
-import { unknownFacts, type Subject } from './subject.js';
-import type { FileData } from './subject-data.js';
+import { unknownFacts, type Subject } from '../policy/subject.js';
+import type { FileData } from '../policy/subject-data.js';
 
 /** The `files` set: every file the snapshot holds, with what claims, names and mounts it. */
 export function buildFiles(files: readonly FileRecord[], joins: Joins): Subject<FileData>[] {

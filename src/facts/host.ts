@@ -1,7 +1,7 @@
 import type { Snapshot } from '../snapshot/types.js';
 import type { Joins } from './joins.js';
-import { unknownFacts, type Subject } from './subject.js';
-import type { HostData } from './subject-data.js';
+import { unknownFacts, type Subject } from '../policy/subject.js';
+import type { HostData } from '../policy/subject-data.js';
 
 /** The `host` set: the one host the snapshot is of, with what was and was not read. */
 export function buildHost(snapshot: Snapshot, joins: Joins): Subject<HostData> {

@@ -1,6 +1,6 @@
 import type { Container, FileRecord, LedgerRecord, Snapshot } from '../snapshot/types.js';
 import { formerTargets, type FormerTarget } from './history.js';
-import type { FormerClaim } from './subject-data.js';
+import type { FormerClaim } from '../policy/subject-data.js';
 
 /**
  * The joins between a snapshot's ledger, containers, files and history that every subject builder

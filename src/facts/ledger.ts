@@ -1,8 +1,8 @@
 import type { LedgerRecord, Snapshot } from '../snapshot/types.js';
 import { fileFacts, fileUnknown } from './file-facts.js';
 import type { Joins } from './joins.js';
-import { unknownFacts, type Subject } from './subject.js';
-import type { LedgerEntryData } from './subject-data.js';
+import { unknownFacts, type Subject } from '../policy/subject.js';
+import type { LedgerEntryData } from '../policy/subject-data.js';
 
 /** The `ledger` set: every entry, valid or not, with whether its target is there and who else claims it. */
 export function buildLedger(ledger: Snapshot['ledger'], joins: Joins): Subject<LedgerEntryData>[] {

@@ -1,8 +1,8 @@
 import { containerLogical, type BuiltContainer } from './containers.js';
 import { fileFacts, fileUnknown } from './file-facts.js';
 import type { Joins } from './joins.js';
-import { unknownFacts, type Subject } from './subject.js';
-import type { MountData } from './subject-data.js';
+import { unknownFacts, type Subject } from '../policy/subject.js';
+import type { MountData } from '../policy/subject-data.js';
 
 /** The `mounts` set: every mount of every container, with what the container really sees of a single-file bind. */
 export function buildMounts(containers: readonly BuiltContainer[], joins: Joins): Subject<MountData>[] {

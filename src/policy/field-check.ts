@@ -1,4 +1,4 @@
-import { unknownFieldOf } from '../facts/fields.js';
+import { unknownFieldOf } from './fields.js';
 import { escapePointer, scopeReads } from './logic.js';
 import type { Rule } from './types.js';
 
@@ -6,7 +6,7 @@ import type { Rule } from './types.js';
  * Fields a rule reads that its subject set does not have: a misspelt `var` would read null on every
  * subject and the rule would pass (or fire) silently, so the pack is refused at load instead. Each
  * problem has the JSON Pointer of the `var` (relative to the rule). Besides the set's fields
- * (src/facts/fields.ts) an expression may name what the evaluator binds where it runs
+ * (src/policy/fields.ts) an expression may name what the evaluator binds where it runs
  * (src/evaluate/evaluate.ts): nothing in `where` and `each`; `item` (with `each`) and the `let` names
  * before it in a `let`; `item` and every `let` name in `assert`, `escalate` and `discriminator`.
  * Inside `map`, `all`, `some`… a `var` reads the item and is not checked (logic.ts, scopeReads).

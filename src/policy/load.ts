@@ -8,7 +8,7 @@ import { validatorFor, type Validator } from '../validate.js';
 import { MeshAuditError } from '../errors.js';
 import { EMBEDDED } from '../embedded.js';
 import { packageFile } from '../paths.js';
-import { SUBJECT_FIELDS } from '../facts/fields.js';
+import { SUBJECT_FIELDS } from './fields.js';
 import { unknownFieldReads } from './field-check.js';
 import { checkLogic } from './logic.js';
 import { placeholders } from './template.js';

@@ -1,7 +1,7 @@
 import { compareText } from '../compare.js';
 import type { Finding } from '../evaluate/finding.js';
 import type { SubjectSets } from '../facts/subjects.js';
-import type { ContainerData, FileData, LedgerEntryData } from '../facts/subject-data.js';
+import type { ContainerData, FileData, LedgerEntryData } from '../policy/subject-data.js';
 import type { LoadedRule, Severity } from '../policy/types.js';
 
 /**

@@ -1,6 +1,6 @@
 import { compareText } from '../compare.js';
 import type { SubjectSets } from '../facts/subjects.js';
-import type { ContainerData, FileData } from '../facts/subject-data.js';
+import type { ContainerData, FileData } from '../policy/subject-data.js';
 import type { Severity } from '../policy/types.js';
 import type { Inventory, InventoryRow } from './inventory.js';
 

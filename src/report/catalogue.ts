@@ -1,4 +1,4 @@
-import { docText, SUBJECT_FIELD_DOCS, type FieldDoc } from '../facts/fields.js';
+import { docText, SUBJECT_FIELD_DOCS, type FieldDoc } from '../policy/fields.js';
 import { CUSTOM_OPERATORS } from '../policy/operators.js';
 import type { LoadedRule } from '../policy/types.js';
 
@@ -25,7 +25,7 @@ function fieldRows(fields: Readonly<Record<string, FieldDoc>>, prefix = ''): str
   ]);
 }
 
-/** Each subject set's fields with what each means (src/facts/fields.ts): for the README and `rules docs`. */
+/** Each subject set's fields with what each means (src/policy/fields.ts): for the README and `rules docs`. */
 export function subjectCatalogue(): string {
   return Object.entries(SUBJECT_FIELD_DOCS)
     .map(([set, fields]) => [`**\`${set}\`**`, '', '| field | what it is |', '|---|---|', ...fieldRows(fields), ''].join('\n'))

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { MeshAuditError } from '../../src/errors.js';
-import { SUBJECT_FIELDS } from '../../src/facts/fields.js';
+import { SUBJECT_FIELDS } from '../../src/policy/fields.js';
 import { loadPolicyFile } from '../../src/policy/load.js';
 import { example, runCli, tempDir } from '../support/cli.js';
 

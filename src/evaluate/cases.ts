@@ -1,9 +1,9 @@
 import { NotRegularFile, readRegularInput } from '../input/read.js';
-import { evaluateRule } from '../evaluate/evaluate.js';
+import { evaluateRule } from './evaluate.js';
 import type { Subject } from '../facts/subjects.js';
 import { MeshAuditError } from '../errors.js';
 import { parseYaml } from '../input/yaml.js';
-import type { LoadedRule, PolicyPack } from './types.js';
+import type { LoadedRule, PolicyPack } from '../policy/types.js';
 
 /** Cases kept as data beside a pack (`<pack>.cases.yaml`): subjects on which a rule must pass or fail. */
 export interface RuleCases {

@@ -1,4 +1,4 @@
-import type { SubjectSetName } from '../policy/types.js';
+import type { SubjectSetName } from './types.js';
 import type { SubjectDataOf } from './subject.js';
 import type { FileFacts } from './subject-data.js';
 

@@ -1,4 +1,4 @@
-import type { SubjectSetName } from '../policy/types.js';
+import type { SubjectSetName } from './types.js';
 import type { Problem } from '../snapshot/types.js';
 import type { ContainerData, ContainerSourceData, FileData, HostData, LedgerEntryData, MountData } from './subject-data.js';
 
@@ -30,7 +30,7 @@ export interface UnknownFact {
 
 export const unknownFacts = (source: Problem['source'], reason: string, fields: readonly string[]): UnknownFact[] => fields.map((field) => ({ field, source, reason }));
 
-/** The data of each subject set: what rules read (src/facts/subject-data.ts, fields in src/facts/fields.ts). */
+/** The data of each subject set: what rules read (src/policy/subject-data.ts, fields in src/policy/fields.ts). */
 export interface SubjectDataOf {
   containers: ContainerData;
   files: FileData;
