@@ -136,6 +136,8 @@ const require = createRequire(import.meta.url);
 export async function loadDockerode(): Promise<DockerodeConstructor> {
   if (dockerode) return dockerode;
   deferUnusedDockerodeModules();
+  // Cast: @types/dockerode types the constructor with every feature's options; we pass only the
+  // modem's and call through DockerodeCalls, the GET-only subset this facade allows.
   const loaded = ((await import('dockerode')) as unknown as { default: DockerodeConstructor }).default;
   // The very modules docker-modem loads (one copy of each in node_modules, and in the single executable).
   (require('debug') as { disable(): string }).disable();

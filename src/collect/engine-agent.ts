@@ -64,6 +64,9 @@ export function tlsFiles(env: NodeJS.ProcessEnv = process.env): { ca?: Buffer; c
 export function engineAgent(endpoint: DockerEndpoint, maxResponseBytes: number, tls: { ca?: Buffer; cert?: Buffer; key?: Buffer } = {}): http.Agent {
   const keep = { keepAlive: true, keepAliveMsecs: 1000 };
   const agent = endpoint.protocol === 'https' ? new https.Agent({ ...keep, ...tls, rejectUnauthorized: true }) : new http.Agent(keep);
+  // Cast: @types/node does not let these two be replaced. `createConnection` is the Agent's documented
+  // hook (here for ssh); `addRequest` is the one every request on this agent passes through, the place
+  // to bound each answer whoever made the request (docker-modem does, not us).
   const internals = agent as unknown as {
     createConnection: (...args: unknown[]) => Duplex | undefined;
     addRequest: (req: http.ClientRequest, ...rest: unknown[]) => void;
