@@ -2,6 +2,7 @@ import deepEqual from 'fast-deep-equal';
 import { readInput } from '../input/read.js';
 import { lineAt, parseYaml } from '../input/yaml.js';
 import type { PolicyPack, Rule } from './types.js';
+import { escapePointer } from './logic.js';
 
 /**
  * `mesh-audit rules lint`: the traps JSON Logic users fall into, found in a pack without running it.
@@ -23,7 +24,6 @@ type Found = { pointer: string; code: LintWarning['code']; message: string };
 const ORDERING = new Set(['<', '<=', '>', '>=']);
 const isOperation = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v) && Object.keys(v).length === 1;
 const argsOf = (v: unknown): unknown[] => (Array.isArray(v) ? v : [v]);
-const escape = (s: string): string => s.replace(/~/g, '~0').replace(/\//g, '~1');
 const show = (v: unknown): string => JSON.stringify(v);
 
 /** A `var` with no default (or a null one): what it gives when the path is missing is null. */
@@ -61,7 +61,7 @@ function walk(expr: unknown, at: string, earlier: readonly unknown[], out: Found
   if (!isOperation(expr)) return;
   const [op, raw] = Object.entries(expr)[0]!;
   const args = argsOf(raw);
-  const argAt = (i: number) => (Array.isArray(raw) ? `${at}/${escape(op)}/${i}` : `${at}/${escape(op)}`);
+  const argAt = (i: number) => (Array.isArray(raw) ? `${at}/${escapePointer(op)}/${i}` : `${at}/${escapePointer(op)}`);
 
   if (ORDERING.has(op)) {
     const number = args.find(isNumberLike);
@@ -131,7 +131,7 @@ export async function lintPack(pack: PolicyPack): Promise<LintWarning[]> {
       ['where', rule.where],
       ['each', rule.each],
       ['discriminator', rule.discriminator],
-      ...Object.entries(rule.let ?? {}).map(([name, e]): [string, unknown] => [`let/${escape(name)}`, e]),
+      ...Object.entries(rule.let ?? {}).map(([name, e]): [string, unknown] => [`let/${escapePointer(name)}`, e]),
       ['assert', rule.assert],
       ...(rule.escalate ?? []).map((step, i): [string, unknown] => [`escalate/${i}/when`, step.when]),
     ];
