@@ -109,7 +109,7 @@ function privateEngine(kind: Engine['kind'], harness: string, dirVariable: strin
  * (the suite is then skipped). In CI (`CI=true`) an engine that cannot be had is a failure.
  */
 export function engine(): Engine | null {
-  return remembered('docker', startDocker);
+  return remembered('docker', () => startEngine('docker'));
 }
 
 /** The engine of `kind` once per process, or the error it failed with, thrown again on every call. */
@@ -126,45 +126,46 @@ function remembered(kind: Engine['kind'], start: () => Engine | null): Engine | 
   }
 }
 
-function startDocker(): Engine | null {
-  const named = process.env['MA_TEST_DOCKER_HOST'];
-  let dockerHost: string;
+/** How to reach or start each kind of engine: the variable that names one, else its private harness. */
+const ENGINE_SOURCES = {
+  docker: {
+    namedBy: 'MA_TEST_DOCKER_HOST',
+    binaries: ['/usr/sbin/dockerd', '/usr/bin/dockerd'],
+    missing: 'CI=true but dockerd is not installed: .ci/run must apt-get install docker.io busybox-static',
+    harness: HARNESS,
+    dirVariable: 'MA_DOCKER_DIR',
+    dirPrefix: 'ma-engine-',
+  },
+  podman: {
+    namedBy: 'MA_TEST_PODMAN_HOST',
+    binaries: ['/usr/bin/podman'],
+    missing: 'CI=true but podman is not installed: .ci/run must apt-get install podman',
+    harness: PODMAN_HARNESS,
+    dirVariable: 'MA_PODMAN_DIR',
+    dirPrefix: 'ma-podman-',
+  },
+} as const;
+
+function startEngine(kind: Engine['kind']): Engine | null {
+  const source = ENGINE_SOURCES[kind];
+  const named = process.env[source.namedBy];
   if (named) {
     importImage(named);
     onExit(() => removeOurContainers(named));
-    dockerHost = named;
-  } else {
-    if (!existsSync('/usr/sbin/dockerd') && !existsSync('/usr/bin/dockerd')) {
-      if (process.env['CI'] === 'true') throw new Error('CI=true but dockerd is not installed: .ci/run must apt-get install docker.io busybox-static');
-      return null;
-    }
-    dockerHost = privateEngine('docker', HARNESS, 'MA_DOCKER_DIR', 'ma-engine-');
+    // A named engine may be of the other kind (MA_TEST_DOCKER_HOST naming a Podman socket runs every
+    // docker-backed test on Podman): the suites are named after what it is.
+    return made(kindOf(named), named);
   }
-  // A named engine may be a Podman socket: every docker-backed test can then run on Podman
-  // (`MA_TEST_DOCKER_HOST=unix://…/podman.sock npm test`).
-  return made(named ? kindOf(named) : 'docker', dockerHost);
+  if (!source.binaries.some((b) => existsSync(b))) {
+    if (process.env['CI'] === 'true') throw new Error(source.missing);
+    return null;
+  }
+  return made(kind, privateEngine(kind, source.harness, source.dirVariable, source.dirPrefix));
 }
 
 /** The Podman engine (its Docker-compatible API), as `engine()`; null only outside CI without podman. */
 export function podmanEngine(): Engine | null {
-  return remembered('podman', startPodman);
-}
-
-function startPodman(): Engine | null {
-  const named = process.env['MA_TEST_PODMAN_HOST'];
-  let dockerHost: string;
-  if (named) {
-    importImage(named);
-    onExit(() => removeOurContainers(named));
-    dockerHost = named;
-  } else {
-    if (!existsSync('/usr/bin/podman')) {
-      if (process.env['CI'] === 'true') throw new Error('CI=true but podman is not installed: .ci/run must apt-get install podman');
-      return null;
-    }
-    dockerHost = privateEngine('podman', PODMAN_HARNESS, 'MA_PODMAN_DIR', 'ma-podman-');
-  }
-  return made(named ? kindOf(named) : 'podman', dockerHost);
+  return remembered('podman', () => startEngine('podman'));
 }
 
 /**
