@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { build, type Plugin } from 'esbuild';
+import { DEFERRED, deferredFile } from '../../src/collect/docker-deferred.js';
 
 export interface BundleInput {
   root: string;
@@ -30,9 +31,12 @@ export async function bundleProgram(input: BundleInput): Promise<string> {
   return bundleOne(input, entry, workers);
 }
 
-async function bundleOne(input: BundleInput, entry: string, workers: Record<string, string>): Promise<string> {
+/** One entry bundled as the single executable's code is (tests bundle their own entries with it). */
+export async function bundleOne(input: BundleInput, entry: string, workers: Record<string, string>): Promise<string> {
   const result = await build({
     entryPoints: [entry],
+    // The alias below is resolved from here: the bundle is the same whatever folder runs the build.
+    absWorkingDir: input.root,
     bundle: true,
     platform: 'node',
     target: 'node20',
@@ -49,7 +53,7 @@ async function bundleOne(input: BundleInput, entry: string, workers: Record<stri
     // ES module build is bundled instead.
     alias: { 'jsonc-parser': 'jsonc-parser/lib/esm/main.js' },
     banner: { js: 'var __meshAuditModuleUrl = require("node:url").pathToFileURL(__filename).href;' },
-    plugins: [embeddedFiles(input, workers), sameRequire(input.root), embeddedAddons(input.root), optionalModulesAbsent()],
+    plugins: [embeddedFiles(input, workers), sameRequire(input.root), embeddedAddons(input.root), optionalModulesAbsent(), deferredModules(input.root)],
   });
   return result.outputFiles[0]!.text;
 }
@@ -138,6 +142,43 @@ function optionalModulesAbsent(): Plugin {
       b.onResolve({ filter: OPTIONAL_MODULES }, (args) => ({ path: args.path, namespace: 'absent' }));
       b.onLoad({ filter: /.*/, namespace: 'absent' }, (args) => ({
         contents: `throw new Error(${JSON.stringify(`${args.path}: not part of the single executable`)});`,
+        loader: 'js',
+      }));
+    },
+  };
+}
+
+/**
+ * The modules of dockerode's features a scan never uses (src/collect/docker-deferred.ts: gRPC and
+ * protobufjs, ssh2, readable-stream, tar-fs): bundled whole, but where dockerode and docker-modem
+ * require them they get the same stand-ins as outside the bundle, which run the real module's code
+ * on first use. Without them a scan by the single executable ran all of that code at its first
+ * connection (~0.1 s on an idle 2-CPU machine).
+ */
+function deferredModules(root: string): Plugin {
+  const kinds = new Map(DEFERRED.flatMap((m) => {
+    const file = deferredFile(m);
+    return file === undefined ? [] : [[file, m.exports] as const];
+  }));
+  const names = DEFERRED.map((m) => basename(m.request).replace(/\.js$/, '').replace(/[^\w-]/g, '\\$&'));
+  const request = new RegExp(`(^|/)(${names.join('|')})(\\.js)?$`);
+  const standIns = join(root, 'dist', 'src', 'collect', 'docker-deferred.js');
+  const again = Symbol('resolving');
+  return {
+    name: 'deferred-modules',
+    setup(b) {
+      b.onResolve({ filter: request }, async (args) => {
+        // The stand-in's own require of the real module, and the resolution below: left as they are.
+        if (args.namespace === 'deferred' || args.pluginData === again) return undefined;
+        const real = await b.resolve(args.path, { kind: args.kind, importer: args.importer, resolveDir: args.resolveDir, pluginData: again });
+        return real.errors.length === 0 && kinds.has(real.path) ? { path: real.path, namespace: 'deferred' } : undefined;
+      });
+      b.onLoad({ filter: /.*/, namespace: 'deferred' }, (args) => ({
+        contents: [
+          `const { deferredFunction, deferredObject } = require(${JSON.stringify(standIns)});`,
+          `module.exports = ${kinds.get(args.path) === 'function' ? 'deferredFunction' : 'deferredObject'}(() => require(${JSON.stringify(args.path)}));`,
+        ].join('\n'),
+        resolveDir: root,
         loader: 'js',
       }));
     },

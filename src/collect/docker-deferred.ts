@@ -16,7 +16,7 @@ import { EMBEDDED } from '../embedded.js';
 // Written exactly so: the bundler of the single executable follows this form (scripts/package/bundle.ts).
 const require = createRequire(import.meta.url);
 
-interface DeferredModule {
+export interface DeferredModule {
   /** How the module is found: a package path, or a package as its user requires it. */
   request: string;
   from?: string;
@@ -25,7 +25,7 @@ interface DeferredModule {
 }
 
 /** What a scan never uses, by the module that pulls it in. */
-const DEFERRED: readonly DeferredModule[] = [
+export const DEFERRED: readonly DeferredModule[] = [
   // gRPC, protobufjs: BuildKit sessions of `docker build`.
   { request: 'dockerode/lib/session.js', exports: 'function' },
   // ssh2: docker-modem's own ssh agent, used only for `protocol: 'ssh'`, which is never passed to it.
@@ -38,21 +38,26 @@ const DEFERRED: readonly DeferredModule[] = [
 
 let installed = false;
 
+/** The file a deferred module is loaded from, or undefined when node_modules is laid out otherwise. */
+export function deferredFile(m: DeferredModule): string | undefined {
+  try {
+    return m.from === undefined ? require.resolve(m.request) : require.resolve(m.request, { paths: [dirname(require.resolve(m.from))] });
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Puts the stand-ins in require's cache, before dockerode is first loaded. Not in the single
- * executable, where dockerode is part of the one bundled script and has no modules on disk.
+ * executable: there dockerode is part of the one bundled script, and the bundler puts the same
+ * stand-ins in the modules' place (scripts/package/bundle.ts).
  */
 export function deferUnusedDockerodeModules(): void {
   if (installed || EMBEDDED !== undefined) return;
   installed = true;
   for (const m of DEFERRED) {
-    let filename: string;
-    try {
-      filename = m.from === undefined ? require.resolve(m.request) : require.resolve(m.request, { paths: [dirname(require.resolve(m.from))] });
-    } catch {
-      continue; // laid out otherwise: loaded as it comes
-    }
-    if (require.cache[filename] !== undefined) continue;
+    const filename = deferredFile(m);
+    if (filename === undefined || require.cache[filename] !== undefined) continue; // laid out otherwise, or loaded already: as it comes
     let real: unknown;
     const load = (): unknown => {
       if (real === undefined) {
@@ -73,7 +78,7 @@ export function deferUnusedDockerodeModules(): void {
 }
 
 /** A function that loads the real one when called (or constructed) and passes everything on. */
-function deferredFunction(load: () => unknown): unknown {
+export function deferredFunction(load: () => unknown): unknown {
   type Real = (...args: unknown[]) => unknown;
   return new Proxy(function deferred() {}, {
     apply: (_, thisArg, args: unknown[]): unknown => Reflect.apply(load() as Real, thisArg, args),
@@ -82,6 +87,6 @@ function deferredFunction(load: () => unknown): unknown {
 }
 
 /** An object whose every property is the real module's, read when first asked for. */
-function deferredObject(load: () => unknown): unknown {
+export function deferredObject(load: () => unknown): unknown {
   return new Proxy({}, { get: (_, key): unknown => Reflect.get(load() as object, key) as unknown });
 }

@@ -1,7 +1,12 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawnSync } from 'node:child_process';
-import { packageFile } from '../../src/paths.js';
+import { createRequire } from 'node:module';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { bundleOne } from '../../scripts/package/bundle.js';
+import { packageFile, PACKAGE_ROOT } from '../../src/paths.js';
+import { tempDir } from '../support/cli.js';
 
 /*
  * dockerode as a scan loads it (src/collect/docker-deferred.ts): without gRPC, protobufjs, ssh2,
@@ -48,6 +53,35 @@ test('a deferred module is loaded, whole, the first time dockerode uses it', () 
     out.tarStream = loaded('tar-stream');
     out.session = typeof require('dockerode/lib/session.js');`);
   assert.equal(out, { sshAgent: 'Agent', ssh2: true, duplex: 'function', tarPack: 'function', tarStream: true, session: 'function' });
+});
+
+test('the single executable bundles the same stand-ins: gRPC is loaded when a BuildKit session is used, not before', async () => {
+  // Inside the package, where the bundler finds node_modules.
+  const dir = tempDir('ma-deferred-bundle-', packageFile('dist'));
+  const entry = join(dir, 'entry.cjs');
+  writeFileSync(entry, [
+    "const Docker = require('dockerode');",
+    "new Docker({ socketPath: '/nonexistent.sock' });",
+    "module.exports = require('dockerode/lib/session.js');",
+  ].join('\n'));
+  const code = await bundleOne({ root: PACKAGE_ROOT, version: '0.0.0', commit: 'test' }, entry, {});
+  // The bundle runs with a require that records what it asks of Node: http2 is gRPC's alone.
+  const asked = new Set<string>();
+  const nodeRequire = createRequire(import.meta.url);
+  const record = (id: string): unknown => {
+    asked.add(id.replace(/^node:/, ''));
+    return nodeRequire(id);
+  };
+  const module = { exports: {} as unknown };
+  // eslint-disable-next-line @typescript-eslint/no-implied-eval -- the bundle is CommonJS text, run as Node would run it
+  new Function('require', 'module', 'exports', '__filename', '__dirname', code)(record, module, module.exports, entry, dir);
+  assert.ok(asked.has('http'), 'the bundle ran (docker-modem asked for http)');
+  assert.not.ok(asked.has('http2'), 'gRPC was loaded with dockerode');
+  const session = module.exports as (docker: unknown, auth: unknown, handler: (err: Error | null) => void) => void;
+  const told: (Error | null)[] = [];
+  session({ modem: { dial: (_: unknown, callback: (err: Error) => void) => callback(new Error('no engine')) } }, {}, (err) => told.push(err));
+  assert.ok(asked.has('http2'), 'gRPC was not loaded when a session was used');
+  assert.is(told[0]?.message, 'no engine', "the real session's code ran");
 });
 
 test.run();
