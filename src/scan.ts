@@ -46,20 +46,24 @@ export async function takeSnapshot(settings: ScanSettings, earlier: readonly Sna
   const notes: Problem[] = [];
 
   hooks.progress(`reading ledger ${settings.ledger}`);
-  const ledger = await readLedger(settings.ledger, { root: settings.root, safe });
-  problems.push(...ledger.problems);
+  // The ledger is read while the engine answers (its reads and the engine's waits overlap).
+  const ledgerRead = readLedger(settings.ledger, { root: settings.root, safe });
+  ledgerRead.catch(() => undefined); // its failure is thrown below, where it is awaited
 
   const endpoint = resolveEndpoint(settings.dockerHost);
   const procReason = await procUnavailableReason({ endpointIsLocalSocket: endpoint.local });
   if (procReason !== null) notes.push({ source: 'proc', message: `container processes not read from /proc: ${procReason}; env, sockets and bind-mounted files as containers see them were not checked` });
 
   hooks.progress(`reading containers from ${endpoint.url}`);
+  const proc = procReason === null ? procReaderFor(settings.root, safe) : undefined;
   const docker = await collectDocker({
     endpoint,
     safe,
     deadlineMs: settings.dockerTimeoutSeconds * 1000,
-    ...(procReason === null ? { readProc: procReaderFor(settings.root, safe) } : { procUnavailable: procReason }),
+    ...(proc !== undefined ? { readProc: proc.read, whileListing: proc.readProcessTable } : { procUnavailable: procReason ?? 'not read' }),
   });
+  const ledger = await ledgerRead;
+  problems.push(...ledger.problems);
   problems.push(...docker.problems);
   notes.push(...docker.notes);
 
@@ -92,25 +96,28 @@ export async function takeSnapshot(settings: ScanSettings, earlier: readonly Sna
 
 /**
  * The /proc reader for each inspected container. One read of the process table serves all containers
- * (made on the first running one), and one read of each network namespace's socket tables. Bind-mount
- * sources that are regular files are what /proc compares; known only after inspect, so the proc
- * reader checks the kind itself through the host root.
+ * (made while the engine lists them, or on the first running one), and one read of each network
+ * namespace's socket tables. Bind-mount sources that are regular files are what /proc compares; known
+ * only after inspect, so the proc reader checks the kind itself through the host root.
  */
-function procReaderFor(hostRoot: string, safe: SafeValueMaker): (inspect: ContainerInspect) => ReturnType<typeof readProcView> {
+function procReaderFor(hostRoot: string, safe: SafeValueMaker): { read: (inspect: ContainerInspect) => ReturnType<typeof readProcView>; readProcessTable: () => void } {
   let processTable: Promise<ProcessTable> | undefined;
   const sharedProcessTable = (): Promise<ProcessTable> => (processTable ??= readProcessTable());
   const netTables = new Map<string, Promise<ProcNetRow[]>>();
-  return (inspect) =>
-    readProcView(
-      {
-        id: inspect.Id,
-        running: inspect.State?.Running ?? false,
-        pid: inspect.State?.Pid ?? 0,
-        mounts: (inspect.Mounts ?? []).map((m) => ({ type: m.Type ?? '', source: m.Source ?? '', destination: m.Destination ?? '' })),
-      },
-      new Set((inspect.Mounts ?? []).filter((m) => m.Type === 'bind' && m.Source).map((m) => m.Source!)),
-      { hostRoot, safe, processTable: sharedProcessTable, netTables },
-    );
+  return {
+    readProcessTable: () => void sharedProcessTable().catch(() => undefined), // a failure is each container's, when it asks
+    read: (inspect) =>
+      readProcView(
+        {
+          id: inspect.Id,
+          running: inspect.State?.Running ?? false,
+          pid: inspect.State?.Pid ?? 0,
+          mounts: (inspect.Mounts ?? []).map((m) => ({ type: m.Type ?? '', source: m.Source ?? '', destination: m.Destination ?? '' })),
+        },
+        new Set((inspect.Mounts ?? []).filter((m) => m.Type === 'bind' && m.Source).map((m) => m.Source!)),
+        { hostRoot, safe, processTable: sharedProcessTable, netTables },
+      ),
+  };
 }
 
 /** Every file the ledger, the containers (labels, bind mounts) and the host's memory name; env files apart. */

@@ -15,6 +15,8 @@ export interface DockerCollectOptions {
   /** Reads /proc for one container; omitted when /proc is unavailable (the reason goes in `procUnavailable`). */
   readProc?: (inspect: ContainerInspect) => Promise<ProcView>;
   procUnavailable?: string;
+  /** Work of the caller's done while the engine makes the list (the longest wait of a collection). */
+  whileListing?: () => void;
 }
 
 export interface DockerCollection {
@@ -76,7 +78,9 @@ async function collectWith(api: ReadOnlyDocker, options: DockerCollectOptions, p
   };
   let summaries;
   try {
-    summaries = await api.listContainers();
+    const listing = api.listContainers();
+    options.whileListing?.();
+    summaries = await listing;
   } catch (err) {
     problems.push({ source: 'docker', subject: options.endpoint.url, message: `cannot list containers: ${(err as Error).message}` });
     return { docker, containers: [], problems, notes };
