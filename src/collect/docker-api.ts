@@ -3,7 +3,7 @@ import type http from 'node:http';
 import type { ContainerInspect, ImageInspect } from './inspect.js';
 import type { DockerEndpoint } from './docker-endpoint.js';
 import { deferUnusedDockerodeModules } from './docker-deferred.js';
-import { cheapToInspect, engineAgent, ResponseTooLargeError, tlsFiles } from './engine-agent.js';
+import { engineAgent, RequestTimeoutError, ResponseTooLargeError, tlsFiles } from './engine-agent.js';
 
 export interface ContainerSummary {
   Id: string;
@@ -55,7 +55,7 @@ export class ReadOnlyDocker {
   static async connect(endpoint: DockerEndpoint, options: { requestTimeoutMs: number; deadline: AbortSignal; maxResponseBytes?: number }): Promise<ReadOnlyDocker> {
     const Docker = await loadDockerode();
     const tls = endpoint.protocol === 'https' ? tlsFiles() : {};
-    const agent = engineAgent(endpoint, options.maxResponseBytes ?? MAX_RESPONSE_BYTES, tls);
+    const agent = engineAgent(endpoint, { maxResponseBytes: options.maxResponseBytes ?? MAX_RESPONSE_BYTES, requestTimeoutMs: options.requestTimeoutMs }, tls);
     let docker: DockerodeCalls;
     try {
       docker = withoutDockerEnv(() => new Docker({ ...modemOptions(endpoint), ...tls, agent }) as DockerodeCalls);
@@ -63,10 +63,16 @@ export class ReadOnlyDocker {
       agent.destroy();
       throw err;
     }
-    const limits = limitsOf(options.requestTimeoutMs, options.deadline);
+    const limits = limitsOf(options.requestTimeoutMs, options.deadline, agent);
     try {
-      await call('ping', limits, (abortSignal) => docker.ping({ abortSignal }));
-      const version = checked('version', await call('version', limits, (abortSignal) => docker.version({ abortSignal })), isEngineVersion);
+      // Both at once (one round trip less); a failing ping is what is reported, as when it came first.
+      const [pinged, answered] = await Promise.allSettled([
+        call('ping', limits, () => docker.ping()),
+        call('version', limits, () => docker.version()),
+      ]);
+      if (pinged.status === 'rejected') throw pinged.reason;
+      if (answered.status === 'rejected') throw answered.reason;
+      const version = checked('version', answered.value, isEngineVersion);
       docker.modem.version = `v${version.ApiVersion}`;
       return new ReadOnlyDocker(docker, agent, endpoint, version.ApiVersion, version.Version, limits);
     } catch (err) {
@@ -81,18 +87,18 @@ export class ReadOnlyDocker {
   }
 
   async info(): Promise<Record<string, unknown>> {
-    return checked('info', await call('info', this.limits, (abortSignal) => this.docker.info({ abortSignal })), isObject);
+    return checked('info', await call('info', this.limits, () => this.docker.info()), isObject);
   }
 
   async listContainers(): Promise<ContainerSummary[]> {
-    const list = await call('list containers', this.limits, (abortSignal) => this.docker.listContainers({ all: true, abortSignal }));
+    const list = await call('list containers', this.limits, () => this.docker.listContainers({ all: true }));
     return checked('list containers', list, (v): v is ContainerSummary[] => Array.isArray(v) && v.every((c) => isObject(c) && isContainerId(c['Id'])));
   }
 
   async inspectContainer(id: string): Promise<ContainerInspect> {
     const what = `inspect ${id.slice(0, 12)}`;
     if (!isContainerId(id)) throw new Error(`${what}: not a container id`);
-    const inspect = await call(what, this.limits, (abortSignal) => this.docker.getContainer(id).inspect({ abortSignal }));
+    const inspect = await call(what, this.limits, () => this.docker.getContainer(id).inspect());
     return checked(what, inspect, (v): v is ContainerInspect => isObject(v) && isContainerId(v['Id']) && typeof v['Name'] === 'string');
   }
 
@@ -100,7 +106,7 @@ export class ReadOnlyDocker {
   async inspectImage(id: string): Promise<ImageInspect> {
     const what = `inspect image ${shortImageId(id)}`;
     if (!isImageId(id)) throw new Error(`${what}: not an image id`);
-    const inspect = await call(what, this.limits, (abortSignal) => this.docker.getImage(id).inspect({ abortSignal }));
+    const inspect = await call(what, this.limits, () => this.docker.getImage(id).inspect());
     return checked(what, inspect, (v): v is ImageInspect => isObject(v) && typeof v['Id'] === 'string' && (v['Config'] === undefined || v['Config'] === null || isObject(v['Config'])));
   }
 }
@@ -108,15 +114,15 @@ export class ReadOnlyDocker {
 /** `sha256:0123456789ab`, as the docker CLI shortens an image id. */
 export const shortImageId = (id: string): string => (id.startsWith('sha256:') ? id.slice(0, 19) : id.slice(0, 12));
 
-/** The part of dockerode used here (its type definitions do not know `abortSignal`). */
+/** The part of dockerode used here: GET requests only. */
 interface DockerodeCalls {
   modem: { version?: string };
-  ping(options: { abortSignal: AbortSignal }): Promise<unknown>;
-  version(options: { abortSignal: AbortSignal }): Promise<unknown>;
-  info(options: { abortSignal: AbortSignal }): Promise<unknown>;
-  listContainers(options: { all: boolean; abortSignal: AbortSignal }): Promise<unknown>;
-  getContainer(id: string): { inspect(options: { abortSignal: AbortSignal }): Promise<unknown> };
-  getImage(id: string): { inspect(options: { abortSignal: AbortSignal }): Promise<unknown> };
+  ping(): Promise<unknown>;
+  version(): Promise<unknown>;
+  info(): Promise<unknown>;
+  listContainers(options: { all: boolean }): Promise<unknown>;
+  getContainer(id: string): { inspect(): Promise<unknown> };
+  getImage(id: string): { inspect(): Promise<unknown> };
 }
 
 type DockerodeConstructor = new (options: Record<string, unknown>) => unknown;
@@ -176,15 +182,19 @@ function modemOptions(endpoint: DockerEndpoint): Record<string, unknown> {
 interface Limits {
   requestTimeoutMs: number;
   deadline: AbortSignal;
-  /** What stops each request in flight; all of them are stopped when the deadline passes. */
+  /** What stops each request's wait; all of them are stopped when the deadline passes. */
   inFlight: Set<() => void>;
 }
 
-/** The limits of one engine's requests: one listener on the deadline for all of them. */
-function limitsOf(requestTimeoutMs: number, deadline: AbortSignal): Limits {
+/**
+ * The limits of one engine's requests: one listener on the deadline for all of them, which stops every
+ * wait and cuts every connection of the agent (the requests on them fail; no later one is sent).
+ */
+function limitsOf(requestTimeoutMs: number, deadline: AbortSignal, agent: http.Agent): Limits {
   const inFlight = new Set<() => void>();
   const stopAll = () => {
     for (const stop of [...inFlight]) stop();
+    agent.destroy();
   };
   if (deadline.aborted) stopAll();
   else deadline.addEventListener('abort', stopAll, { once: true });
@@ -210,33 +220,27 @@ function checked<T>(what: string, value: unknown, check: (v: unknown) => v is T)
 
 /**
  * Runs one request under its own time limit and the collection's deadline, and turns any failure
- * into an error that says what failed in one line. The wait is also raced against the limits, with a
- * timer that keeps the process alive, so that no request can outlive them (docker-modem may never settle
- * one). docker-modem's errors carry the answer's body in `json`: it is dropped here, never printed.
- * One AbortController per request, stopped by its timer or by the deadline (through `inFlight`):
- * no `AbortSignal.any` and no listener of ours on the deadline per request, which cost a scan of
- * 300 containers ~25 ms of CPU on a 2-CPU machine (test/bench/scan.bench.ts).
+ * into an error that says what failed in one line. The agent ends a request past its limit, and all of
+ * them at the deadline (engine-agent.ts, limitsOf); the wait is also raced against both here, with a
+ * timer that keeps the process alive, so that no request can outlive them even if docker-modem never
+ * settled it. docker-modem's errors carry the answer's body in `json`: it is dropped here, never printed.
  */
-async function call<T>(what: string, limits: Limits, run: (abortSignal: AbortSignal) => Promise<T>): Promise<T> {
-  const controller = new AbortController();
-  const signal = cheapToInspect(controller.signal, 'AbortSignal');
+async function call<T>(what: string, limits: Limits, run: () => Promise<T>): Promise<T> {
+  const timeout = (): Error => Object.assign(new Error('aborted'), { name: 'TimeoutError' });
+  if (limits.deadline.aborted) throw new Error(`${what}: no answer in time`);
   let stop = (): void => undefined;
   const stopped = new Promise<never>((_, reject) => {
-    stop = () => {
-      controller.abort();
-      reject(Object.assign(new Error('aborted'), { name: 'TimeoutError' }));
-    };
+    stop = () => reject(timeout());
   });
   const timer = setTimeout(stop, limits.requestTimeoutMs);
   limits.inFlight.add(stop);
-  if (limits.deadline.aborted) stop();
   try {
-    return await Promise.race([run(signal), stopped]);
+    return await Promise.race([run(), stopped]);
   } catch (err) {
     const e = err as { statusCode?: unknown; code?: unknown; name?: unknown; message?: unknown };
     if (err instanceof ResponseTooLargeError) throw new Error(`${what}: the engine's answer is too large (${err.message}); not read`);
     if (typeof e.statusCode === 'number') throw new EngineHttpError(e.statusCode, what);
-    if (signal.aborted || e.name === 'AbortError' || e.name === 'TimeoutError' || e.code === 'ABORT_ERR') throw new Error(`${what}: no answer in time`);
+    if (err instanceof RequestTimeoutError || e.name === 'TimeoutError') throw new Error(`${what}: no answer in time`);
     const code = typeof e.code === 'string' ? e.code : undefined;
     throw new Error(`${what}: ${code ? describeErrno(code) : 'request failed'}`);
   } finally {
