@@ -26,7 +26,7 @@ const step = (what: string) => process.stderr.write(`package: ${what} (${((Date.
 
 const binary = join(outDir, 'mesh-audit-linux-x64');
 const assets = Object.fromEntries(Object.entries(ADDON_ASSETS).map(([name, file]) => [name, join(root, file)]));
-makeSingleExecutable(await bundleProgram({ root, version, commit }), assets, work, binary);
+await makeSingleExecutable(await bundleProgram({ root, version, commit }), assets, work, binary);
 step(`${binary} (${(statSync(binary).size / 1024 / 1024).toFixed(1)} MiB)`);
 const deb = buildDeb({ root, version, commit, binary, work, outDir });
 step(deb);

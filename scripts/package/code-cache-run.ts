@@ -1,0 +1,31 @@
+/*
+ * Runs the bundled program once, as the single executable will, and writes V8's code cache for it at
+ * exit: every function the run compiled is in it (code-cache.ts starts this with a scan of a stand-in
+ * engine). Usage: node code-cache-run.js PROGRAM CACHE ASSETS-JSON -- ARGS...
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { compileProgram, runProgram } from './program.js';
+
+const [program, cache, assetsJson, dashes, ...args] = process.argv.slice(2);
+if (program === undefined || cache === undefined || assetsJson === undefined || dashes !== '--') throw new Error('usage: code-cache-run.js PROGRAM CACHE ASSETS-JSON -- ARGS...');
+const assets = JSON.parse(assetsJson) as Record<string, string>;
+
+// The program asks node:sea for the assets it carries (the output folder lock's addon): here they
+// are the files the executable is made with.
+const sea = {
+  isSea: () => true,
+  getAsset(name: string, encoding?: BufferEncoding): ArrayBuffer | string {
+    const file = assets[name];
+    if (file === undefined) throw new Error(`no asset ${name}`);
+    const bytes = readFileSync(file);
+    return encoding !== undefined ? bytes.toString(encoding) : bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
+  },
+};
+const nodeRequire = createRequire(import.meta.url);
+const script = compileProgram(readFileSync(program, 'utf8'), program);
+process.argv = [process.execPath, program, ...args];
+process.on('exit', () => {
+  writeFileSync(cache, script.createCachedData());
+});
+runProgram(script, program, (id) => (id === 'node:sea' || id === 'sea' ? sea : nodeRequire(id)));
