@@ -1,13 +1,15 @@
 /*
  * The single executable's code cache, recorded at build time by a scan: the bundled program is run
  * once by this Node (the one the executable is made from, so V8 accepts the cache) against a stand-in
- * engine on a unix socket in the build's work folder, with a ledger, an env file and settings of its
- * own, its reports written there too. Nothing outside the work folder is touched; the host's /proc is only read
- * (its own pid namespace, and pid 1's cgroup, which holds no stand-in container).
+ * engine on a unix socket in a temporary folder (a socket's path must be short; a checkout's may not
+ * be), with a ledger, an env file and settings of its own, its reports written there too; the folder
+ * is removed after. The host's /proc is only read (its own pid namespace, and pid 1's cgroup, which
+ * holds no stand-in container).
  */
 import { execFile } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -56,9 +58,8 @@ function standInEngine(socket: string, envFile: string): Promise<Server> {
 
 /** Records the program's code cache in `work` (its file is returned); fails if V8 would not use it. */
 export async function recordCodeCache(program: string, assets: Record<string, string>, work: string): Promise<string> {
-  const dir = join(work, 'code-cache-scan');
-  rmSync(dir, { recursive: true, force: true });
-  mkdirSync(join(dir, 'etc'), { recursive: true });
+  const dir = mkdtempSync(join(tmpdir(), 'mesh-audit-code-cache-'));
+  mkdirSync(join(dir, 'etc'));
   const envFile = join(dir, 'etc', 'app.env');
   writeFileSync(envFile, 'DATABASE_URL=postgresql://app:pw@db.example.internal:5432/app\n');
   const ledger = join(dir, 'ledger.json');
@@ -68,8 +69,9 @@ export async function recordCodeCache(program: string, assets: Record<string, st
   writeFileSync(config, 'maxFiles: 1000\n');
   const socket = join(dir, 'engine.sock');
   const cache = join(work, 'mesh-audit.code-cache');
-  const server = await standInEngine(socket, envFile);
+  let server: Server | undefined;
   try {
+    server = await standInEngine(socket, envFile);
     const run = fileURLToPath(new URL('./code-cache-run.js', import.meta.url));
     const scan = ['scan', '--docker-host', `unix://${socket}`, '--ledger', ledger, '--out', join(dir, 'out'), '--format', 'sarif,json', '--hostname', 'build', '--config', config, '--quiet', '--fail-on', 'none'];
     await promisify(execFile)(process.execPath, [run, program, cache, JSON.stringify(assets), '--', ...scan], { cwd: dir, env: { ...process.env, DOCKER_HOST: '', MESH_AUDIT_CONFIG: '' } }).catch((err: unknown) => {
@@ -78,7 +80,8 @@ export async function recordCodeCache(program: string, assets: Record<string, st
       if (e.code !== 3) throw new Error(`recording the code cache: the scan failed (exit ${String(e.code)}): ${String(e.stderr)}`);
     });
   } finally {
-    await new Promise((resolve) => server.close(resolve));
+    const started = server;
+    if (started !== undefined) await new Promise((resolve) => started.close(resolve));
     rmSync(dir, { recursive: true, force: true });
   }
   if (compileProgram(readFileSync(program, 'utf8'), program, readFileSync(cache)).cachedDataRejected === true) {
