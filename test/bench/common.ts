@@ -25,10 +25,13 @@ export function median(values: readonly number[]): number {
   return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
 
-/** Runs a command to completion and returns its wall time in milliseconds (throws on an unexpected exit code). */
-export function timed(cmd: string, args: string[], okCodes: number[] = [0], env: NodeJS.ProcessEnv = {}): { ms: number; code: number; stderr: string } {
+/**
+ * Runs a command to completion and returns its wall time in milliseconds (throws on an unexpected exit
+ * code). `env` is added to this process's environment, or with `inheritEnv` false is the whole of it.
+ */
+export function timed(cmd: string, args: string[], okCodes: number[] = [0], env: NodeJS.ProcessEnv = {}, inheritEnv = true): { ms: number; code: number; stderr: string } {
   const start = process.hrtime.bigint();
-  const r = spawnSync(cmd, args, { encoding: 'utf8', env: { ...process.env, ...env }, maxBuffer: 1024 * 1024 * 1024, timeout: 600_000, stdio: ['ignore', 'ignore', 'pipe'] });
+  const r = spawnSync(cmd, args, { encoding: 'utf8', env: inheritEnv ? { ...process.env, ...env } : env, maxBuffer: 1024 * 1024 * 1024, timeout: 600_000, stdio: ['ignore', 'ignore', 'pipe'] });
   const ms = Number(process.hrtime.bigint() - start) / 1e6;
   const code = r.status ?? -1;
   /* eslint-disable @typescript-eslint/no-unnecessary-condition -- spawnSync's output is null when the command could not start */

@@ -4,7 +4,8 @@
  * inspects, evaluate, SARIF + JSON written) against `docker inspect $(docker ps -aq)` on the same
  * engine. Median of 7, interleaved. Target (issue 13): <= 1.5x. Two forms of the same program are
  * measured: the single executable (dist/package, built by `npm run bench` first), which is what the
- * .deb, the container image and the nightly timer run, and `node bin/mesh-audit.js` from source.
+ * .deb, the container image and the nightly timer run, and `node bin/mesh-audit.js` from source. Every
+ * command runs with PATH and HOME only, as a nightly job does.
  */
 import { existsSync, mkdirSync, rmSync, writeFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -55,16 +56,20 @@ async function main(): Promise<void> {
       { name: 'from source (node bin/mesh-audit.js)', cmd: process.execPath, args: (out: string) => [bin, ...scanArgs(out)] },
     ];
     const refScript = `${DOCKER} -H '${host}' inspect $(${DOCKER} -H '${host}' ps -aq) > /dev/null`;
+    // Both sides run with the environment of a nightly job (a systemd unit has PATH and little else),
+    // not this shell's: NODE_EXTRA_CA_CERTS, where a machine sets it, makes every Node process read a
+    // whole CA bundle at start (~75 ms on a 2-CPU VM), which the docker CLI never does for a socket.
+    const jobEnv = { PATH: process.env['PATH'] ?? '/usr/sbin:/usr/bin:/sbin:/bin', HOME: process.env['HOME'] ?? '/root' };
 
     const scans: number[][] = forms.map(() => []);
     const refs: number[] = [];
     const codes = new Set<number>();
     for (let i = 0; i < ROUNDS; i++) {
-      refs.push(timed('bash', ['-c', refScript]).ms);
+      refs.push(timed('bash', ['-c', refScript], [0], jobEnv, false).ms);
       for (const [f, form] of forms.entries()) {
         // A fresh folder each time: no history to read, as on a host's first night.
         const out = join(dir, `out-${i}-${f}`);
-        const s = timed(form.cmd, form.args(out), [0, 1, 3]);
+        const s = timed(form.cmd, form.args(out), [0, 1, 3], jobEnv, false);
         codes.add(s.code);
         const written = readdirSync(out);
         if (!written.some((n) => n.endsWith('.sarif')) || !written.some((n) => n.endsWith('.json'))) throw new Error(`${form.name}: scan wrote no SARIF/JSON in ${out}: ${written.join(', ')}\n${s.stderr.slice(-2000)}`);
@@ -77,7 +82,7 @@ async function main(): Promise<void> {
     const figures: Figure[] = [
       ...forms.map((form, f) =>
         ratioFigure(`scan, ${RUNNING + STOPPED} containers (${RUNNING} running), SARIF + JSON: ${form.name}`, scans[f]!, 'docker inspect $(docker ps -aq)', refs, 1.5,
-          `median of ${ROUNDS}, interleaved; scan runs ms: ${scans[f]!.map((ms) => round(ms)).join(', ')}; docker runs ms: ${refs.map((ms) => round(ms)).join(', ')}; scan exit ${[...codes].join('/')}; engine ${version}`),
+          `median of ${ROUNDS}, interleaved, both with PATH and HOME only; scan runs ms: ${scans[f]!.map((ms) => round(ms)).join(', ')}; docker runs ms: ${refs.map((ms) => round(ms)).join(', ')}; scan exit ${[...codes].join('/')}; engine ${version}`),
       ),
       { label: 'fixture set-up (300 create + 100 start)', value: round(setupMs), unit: 'ms', notes: 'not a target, for orientation' },
       { label: 'docker CLI spread (max-min)', value: round(Math.max(...refs) - Math.min(...refs)), unit: 'ms', notes: `median ${round(median(refs))} ms` },
