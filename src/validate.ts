@@ -69,7 +69,8 @@ export function isPrecompiled(name: SchemaName, schema: object): boolean {
 function loadGenerated(): GeneratedValidators | null {
   if (EMBEDDED) return EMBEDDED.validators;
   try {
-    return require(GENERATED_VALIDATORS) as GeneratedValidators;
+    // GENERATED_VALIDATORS written out: a bundler includes only what a literal require names (dist/program).
+    return require('./generated/validators.cjs') as GeneratedValidators;
   } catch {
     return null; // not built (tsc alone): every schema is compiled when first used
   }

@@ -4,8 +4,8 @@
  * with src/embedded.ts replaced by the files a package folder would hold and each worker's own bundle.
  */
 import { readFileSync } from 'node:fs';
-import { basename, join } from 'node:path';
-import { build, type Plugin } from 'esbuild';
+import { basename, dirname, join, relative } from 'node:path';
+import { build, type BuildOptions, type Plugin } from 'esbuild';
 import { DEFERRED, deferredFile } from '../../src/collect/docker-deferred.js';
 
 export interface BundleInput {
@@ -31,31 +31,81 @@ export async function bundleProgram(input: BundleInput): Promise<string> {
   return bundleOne(input, entry, workers);
 }
 
-/** One entry bundled as the single executable's code is (tests bundle their own entries with it). */
-export async function bundleOne(input: BundleInput, entry: string, workers: Record<string, string>): Promise<string> {
-  const result = await build({
-    entryPoints: [entry],
+/** What every bundle of the program is made with: one CommonJS file for Node 20. */
+function commonOptions(root: string): BuildOptions {
+  return {
     // The alias below is resolved from here: the bundle is the same whatever folder runs the build.
-    absWorkingDir: input.root,
+    absWorkingDir: root,
     bundle: true,
     platform: 'node',
     target: 'node20',
     format: 'cjs',
-    write: false,
     minify: true,
     keepNames: true, // error classes are told apart by name (cac's CACError)
     legalComments: 'none',
     logLevel: 'warning',
-    // import.meta does not exist in CommonJS: the module's URL is the program's own path, so that
-    // the URLs built from it stay valid (a worker's file, unused when its code is embedded).
-    define: { 'import.meta.url': '__meshAuditModuleUrl' },
     // jsonc-parser's `main` is a UMD wrapper whose inner require() calls esbuild cannot follow: its
     // ES module build is bundled instead.
     alias: { 'jsonc-parser': 'jsonc-parser/lib/esm/main.js' },
+  };
+}
+
+/** One entry bundled as the single executable's code is (tests bundle their own entries with it). */
+export async function bundleOne(input: BundleInput, entry: string, workers: Record<string, string>): Promise<string> {
+  const result = await build({
+    ...commonOptions(input.root),
+    write: false,
+    entryPoints: [entry],
+    // import.meta does not exist in CommonJS: the module's URL is the program's own path, so that
+    // the URLs built from it stay valid (a worker's file, unused when its code is embedded).
+    define: { 'import.meta.url': '__meshAuditModuleUrl' },
     banner: { js: 'var __meshAuditModuleUrl = require("node:url").pathToFileURL(__filename).href;' },
     plugins: [embeddedFiles(input, workers), sameRequire(input.root), embeddedAddons(input.root), optionalModulesAbsent(), deferredModules(input.root)],
   });
   return result.outputFiles[0]!.text;
+}
+
+/**
+ * The CLI (dist/src/cli/main.js, which exports `main`) as one file for bin/mesh-audit.js from source,
+ * to be written at `outFile` (scripts/program.ts). Nothing is embedded: files are read from the package
+ * folder, workers started from their compiled files, and each module's import.meta.url is its own
+ * compiled file's, so the paths built from it are the ones the compiled modules use. Native addons
+ * (fs-ext) stay outside, loaded from node_modules.
+ */
+export async function bundleForNode(root: string, outFile: string): Promise<string> {
+  const result = await build({
+    ...commonOptions(root),
+    write: false,
+    entryPoints: [join(root, 'dist', 'src', 'cli', 'main.js')],
+    external: ['fs-ext', 'cpu-features', 'supports-color', '*.node'],
+    banner: { js: 'var __meshAuditUrlOf = (file) => require("node:url").pathToFileURL(require("node:path").join(__dirname, file)).href;' },
+    plugins: [ownModuleUrls(root, dirname(outFile)), deferredModules(root)],
+  });
+  return result.outputFiles[0]!.text;
+}
+
+/** The createRequire line of a compiled module, which a bundler cannot follow (see sameRequire). */
+const OWN_REQUIRE = /^const require = createRequire\(import\.meta\.url\);$/m;
+
+function withoutOwnRequire(path: string, text: string): string {
+  const contents = text.replace(OWN_REQUIRE, '');
+  // Any other use would load from disk at run time, relative to the bundle rather than the module.
+  if (contents.includes('createRequire(')) throw new Error(`${path}: createRequire used other than as \`const require = createRequire(import.meta.url);\`, which the bundle cannot follow`);
+  return contents;
+}
+
+/** sameRequire, and each module's import.meta.url made its own compiled file's URL, relative to the bundle's folder. */
+function ownModuleUrls(root: string, bundleDir: string): Plugin {
+  return {
+    name: 'own-module-urls',
+    setup(b) {
+      b.onLoad({ filter: /\.js$/ }, (args) => {
+        if (!args.path.startsWith(join(root, 'dist', 'src'))) return undefined;
+        const contents = withoutOwnRequire(args.path, readFileSync(args.path, 'utf8')).replaceAll('import.meta.url', `__meshAuditUrlOf(${JSON.stringify(relative(bundleDir, args.path))})`);
+        return { contents, loader: 'js' };
+      });
+    },
+  };
 }
 
 /** src/embedded.ts filled: the package files, the precompiled validators and pack, the workers. */
@@ -89,16 +139,12 @@ function embeddedFiles(input: BundleInput, workers: Record<string, string>): Plu
  * are bundled (and still loaded only when first used).
  */
 function sameRequire(root: string): Plugin {
-  const line = /^const require = createRequire\(import\.meta\.url\);$/m;
   return {
     name: 'same-require',
     setup(b) {
       b.onLoad({ filter: /\.js$/ }, (args) => {
         if (!args.path.startsWith(join(root, 'dist', 'src'))) return undefined;
-        const contents = readFileSync(args.path, 'utf8').replace(line, '');
-        // Any other use would load from disk at run time, where the single executable has nothing.
-        if (contents.includes('createRequire(')) throw new Error(`${args.path}: createRequire used other than as \`const require = createRequire(import.meta.url);\`, which the bundle cannot follow`);
-        return { contents, loader: 'js' };
+        return { contents: withoutOwnRequire(args.path, readFileSync(args.path, 'utf8')), loader: 'js' };
       });
     },
   };

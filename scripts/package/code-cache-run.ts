@@ -1,11 +1,11 @@
 /*
- * Runs the bundled program once, as the single executable will, and writes V8's code cache for it at
- * exit: every function the run compiled is in it (code-cache.ts starts this with a scan of a stand-in
- * engine). Usage: node code-cache-run.js PROGRAM CACHE ASSETS-JSON -- ARGS...
+ * Runs the bundled program once, as the single executable or bin/mesh-audit.js will, and writes V8's
+ * code cache for it at exit: every function the run compiled is in it (code-cache.ts starts this with
+ * a scan of a stand-in engine). Usage: node code-cache-run.js PROGRAM CACHE ASSETS-JSON -- ARGS...
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { compileProgram, runProgram } from './program.js';
+import { compileProgram, runProgram } from '../../src/cli/program.js';
 
 const [program, cache, assetsJson, dashes, ...args] = process.argv.slice(2);
 if (program === undefined || cache === undefined || assetsJson === undefined || dashes !== '--') throw new Error('usage: code-cache-run.js PROGRAM CACHE ASSETS-JSON -- ARGS...');
@@ -22,10 +22,13 @@ const sea = {
     return encoding !== undefined ? bytes.toString(encoding) : bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
   },
 };
-const nodeRequire = createRequire(import.meta.url);
+// The program's own folder resolves what it leaves outside (fs-ext, a native addon).
+const nodeRequire = createRequire(program);
 const script = compileProgram(readFileSync(program, 'utf8'), program);
 process.argv = [process.execPath, program, ...args];
 process.on('exit', () => {
   writeFileSync(cache, script.createCachedData());
 });
-runProgram(script, program, (id) => (id === 'node:sea' || id === 'sea' ? sea : nodeRequire(id)));
+const exported = runProgram(script, program, (id) => (id === 'node:sea' || id === 'sea' ? sea : nodeRequire(id))) as { main?: (argv: string[]) => Promise<number> };
+// The single executable's program starts itself; the one bin/mesh-audit.js runs exports main.
+if (exported.main !== undefined) process.exitCode = await exported.main(process.argv);

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { compileProgram } from './program.js';
+import { compileProgram } from '../../src/cli/program.js';
 
 const CONTAINERS = 12;
 const IMAGE = `sha256:${'c'.repeat(64)}`;

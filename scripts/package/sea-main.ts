@@ -6,7 +6,7 @@
  * on a 2-CPU machine (test/bench/PROFILES.md). A cache V8 refuses is only slower: the program runs.
  */
 import { getAsset } from 'node:sea';
-import { CODE_CACHE_ASSET, compileProgram, PROGRAM_ASSET, runProgram } from './program.js';
+import { CODE_CACHE_ASSET, compileProgram, PROGRAM_ASSET, runProgram } from '../../src/cli/program.js';
 
 const script = compileProgram(getAsset(PROGRAM_ASSET, 'utf8'), __filename, Buffer.from(getAsset(CODE_CACHE_ASSET)));
 runProgram(script, __filename, require);

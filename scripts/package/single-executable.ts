@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 import { recordCodeCache } from './code-cache.js';
-import { CODE_CACHE_ASSET, PROGRAM_ASSET } from './program.js';
+import { CODE_CACHE_ASSET, PROGRAM_ASSET } from '../../src/cli/program.js';
 
 /** The fuse Node looks for to know it carries a blob (Node's SEA documentation). */
 const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';

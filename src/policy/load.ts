@@ -42,7 +42,8 @@ function precompiled(file: string, text: string): PolicyPack | undefined {
   if (file !== DEFAULT_POLICY) return undefined;
   let ready: PrecompiledPack;
   try {
-    ready = (EMBEDDED?.bundledPack ?? require(PRECOMPILED_PACK)) as PrecompiledPack;
+    // PRECOMPILED_PACK written out: a bundler includes only what a literal require names (dist/program).
+    ready = (EMBEDDED?.bundledPack ?? require('../generated/bundled-pack.json')) as PrecompiledPack;
   } catch {
     return undefined; // not built (tsc alone)
   }
