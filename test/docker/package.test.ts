@@ -111,6 +111,16 @@ it('the binary takes the output folder\'s flock(2), the one flock(1) takes: it w
     assert.is(waited.code, 3, waited.stderr);
     // (The pid is the file's content: flock(1) writes none, so it names the earlier run's.)
     assert.match(waited.stderr, /another mesh-audit run \(pid (\d+|unknown)\) is writing this output folder; gave up after waiting 1 s/);
+
+    // Stopped by SIGTERM while it waits (systemd stopping the nightly unit): as from source, one line and exit 143.
+    const stopped = spawn('env', ['-i', './mesh-audit-linux-x64', ...evaluate, '--lock-timeout', '60'], { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stoppedErr = '';
+    stopped.stderr.setEncoding('utf8').on('data', (t: string) => (stoppedErr += t));
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    stopped.kill('SIGTERM');
+    const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => stopped.once('close', (c, s) => resolve([c, s])));
+    assert.is(code, 143, `exit ${code} ${signal}: ${stoppedErr}`);
+    assert.match(stoppedErr, /^mesh-audit: stopped by SIGTERM; nothing published/m);
   } finally {
     holder.stdin.end();
     await new Promise((resolve) => holder.once('close', resolve));
