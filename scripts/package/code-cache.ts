@@ -3,8 +3,8 @@
  * once by this Node (the one the executable is made from, so V8 accepts the cache) against a stand-in
  * engine on a unix socket in a temporary folder (a socket's path must be short; a checkout's may not
  * be), with a ledger, an env file and settings of its own, its reports written there too; the folder
- * is removed after. The host's /proc is only read (its own pid namespace, and pid 1's cgroup, which
- * holds no stand-in container).
+ * is removed after. The host's /proc is only read, as a scan reads it (its own pid namespace, the
+ * process table, and pid 1's cgroup, which holds no stand-in container).
  */
 import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
