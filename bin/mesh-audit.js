@@ -10,11 +10,11 @@ import { fileURLToPath } from 'node:url';
 const file = (path) => fileURLToPath(new URL(path, import.meta.url));
 
 async function cli() {
-  const program = file('../dist/program/mesh-audit.cjs');
-  const cache = file('../dist/program/mesh-audit.code-cache');
+  const { CODE_CACHE_ASSET, compileProgram, PROGRAM_ASSET, runProgram } = await import('../dist/src/cli/program.js');
+  const program = file(`../dist/program/${PROGRAM_ASSET}`);
+  const cache = file(`../dist/program/${CODE_CACHE_ASSET}`);
   const bundled = existsSync(program) && existsSync(cache) && statSync(program).mtimeMs >= statSync(file('../dist/src/cli/main.js')).mtimeMs;
   if (!bundled) return import('../dist/src/cli/main.js');
-  const { compileProgram, runProgram } = await import('../dist/src/cli/program.js');
   return runProgram(compileProgram(readFileSync(program, 'utf8'), program, readFileSync(cache)), program, createRequire(program));
 }
 

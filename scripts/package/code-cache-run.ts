@@ -14,7 +14,6 @@ const assets = JSON.parse(assetsJson) as Record<string, string>;
 // The program asks node:sea for the assets it carries (the output folder lock's addon): here they
 // are the files the executable is made with.
 const sea = {
-  isSea: () => true,
   getAsset(name: string, encoding?: BufferEncoding): ArrayBuffer | string {
     const file = assets[name];
     if (file === undefined) throw new Error(`no asset ${name}`);
@@ -29,6 +28,6 @@ process.argv = [process.execPath, program, ...args];
 process.on('exit', () => {
   writeFileSync(cache, script.createCachedData());
 });
-const exported = runProgram(script, program, (id) => (id === 'node:sea' || id === 'sea' ? sea : nodeRequire(id))) as { main?: (argv: string[]) => Promise<number> };
+const exported = runProgram(script, program, (id) => (id === 'node:sea' ? sea : nodeRequire(id))) as { main?: (argv: string[]) => Promise<number> };
 // The single executable's program starts itself; the one bin/mesh-audit.js runs exports main.
 if (exported.main !== undefined) process.exitCode = await exported.main(process.argv);

@@ -226,11 +226,10 @@ function checked<T>(what: string, value: unknown, check: (v: unknown) => v is T)
  * settled it. docker-modem's errors carry the answer's body in `json`: it is dropped here, never printed.
  */
 async function call<T>(what: string, limits: Limits, run: () => Promise<T>): Promise<T> {
-  const timeout = (): Error => Object.assign(new Error('aborted'), { name: 'TimeoutError' });
   if (limits.deadline.aborted) throw new Error(`${what}: no answer in time`);
   let stop = (): void => undefined;
   const stopped = new Promise<never>((_, reject) => {
-    stop = () => reject(timeout());
+    stop = () => reject(new RequestTimeoutError(limits.requestTimeoutMs));
   });
   const timer = setTimeout(stop, limits.requestTimeoutMs);
   limits.inFlight.add(stop);
