@@ -1,9 +1,9 @@
-import { ledgerEntrySchema } from './collect/ledger-entries.js';
 import { configSchema } from './config.js';
 import { readPolicySchema } from './policy/load.js';
 import { readAdoptionPlanSchema } from './premigrate/plan-schema.js';
 import { reportSchema } from './report/report-file.js';
 import { waiversSchema } from './report/waivers-file.js';
+import { ledgerEntrySchema } from './snapshot/ledger-schema.js';
 import { snapshotSchema } from './snapshot/schema.js';
 import type { SchemaName } from './validate.js';
 

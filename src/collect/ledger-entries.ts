@@ -1,26 +1,8 @@
 import { validatorFor } from '../validate.js';
 import type { SafeValueMaker } from '../secret/value.js';
+import { ledgerEntrySchema } from '../snapshot/ledger-schema.js';
 import type { LedgerEntry, LedgerRecord } from '../snapshot/types.js';
 
-/** What a ledger entry must look like (README.md, The ledger and the labels); fields beyond these are kept as `extra`. */
-export const ledgerEntrySchema = {
-  type: 'object',
-  required: ['id', 'type', 'target'],
-  properties: {
-    id: { type: 'string', minLength: 1 },
-    type: { type: 'string', minLength: 1 },
-    target: { type: 'string', minLength: 1 },
-    origin: { enum: ['declared', 'found'] },
-    module: { type: 'string' },
-    holds: { type: 'array', items: { type: 'integer', minimum: 1, maximum: 65535 } },
-    digest: { type: 'string', pattern: '^sha256:[0-9a-f]{64}$' },
-    sources: { type: 'array', items: { type: 'string', pattern: '^/' } },
-    // null: never applied by the host — what an adoption plan proposes for a resource it found.
-    applied_at: { type: ['string', 'null'], format: 'date-time' },
-  },
-  if: { properties: { type: { const: 'file' } }, required: ['type'] },
-  then: { properties: { target: { type: 'string', pattern: '^/' } } },
-} as const;
 
 const KNOWN_FIELDS = Object.keys(ledgerEntrySchema.properties);
 const validateEntry = validatorFor('ledgerEntry', ledgerEntrySchema);

@@ -1,0 +1,48 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { PACKAGE_ROOT } from '../../src/paths.js';
+
+// ARCHITECTURE.md: imports run one way (cli -> pipeline -> report/evaluate -> facts -> policy/snapshot
+// -> small helpers); nothing imports src/cli/, and src/collect/ (the only readers of the host) is
+// imported only by src/scan.ts. The map says so; this test keeps it true.
+const SRC = join(PACKAGE_ROOT, 'src');
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((d) =>
+    d.isDirectory() ? sourceFiles(join(dir, d.name)) : d.name.endsWith('.ts') ? [join(dir, d.name)] : [],
+  );
+}
+
+/** Every relative module a file imports (static `from '…'` and dynamic `import('…')`), as paths under src/. */
+function importsOf(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  const specifiers = [...text.matchAll(/\bfrom\s+'(\.[^']+)'|\bimport\(\s*'(\.[^']+)'\s*\)/g)].map((m) => (m[1] ?? m[2])!);
+  return specifiers.map((s) => relative(SRC, resolve(dirname(file), s)).replace(/\.js$/, '.ts'));
+}
+
+const edges = sourceFiles(SRC).flatMap((file) => importsOf(file).map((to) => ({ from: relative(SRC, file), to })));
+
+test('the import scan sees the edges it must (a check that finds nothing proves nothing)', () => {
+  assert.ok(edges.some((e) => e.from === 'scan.ts' && e.to.startsWith('collect/')), 'scan.ts -> collect/');
+  assert.ok(edges.some((e) => e.from.startsWith('cli/') && e.to === 'pipeline.ts'), 'cli/ -> pipeline.ts');
+});
+
+test('src/collect/ is imported only from src/scan.ts (and from inside src/collect/)', () => {
+  const outside = edges.filter((e) => e.to.startsWith('collect/') && !e.from.startsWith('collect/') && e.from !== 'scan.ts');
+  assert.equal(outside, []);
+});
+
+test('nothing outside src/cli/ imports src/cli/', () => {
+  assert.equal(edges.filter((e) => e.to.startsWith('cli/') && !e.from.startsWith('cli/')), []);
+});
+
+test('the pure core (facts, policy, evaluate, report, snapshot) imports no command, collector or pipeline', () => {
+  const core = ['facts/', 'policy/', 'evaluate/', 'report/', 'snapshot/'];
+  const upward = ['cli/', 'collect/', 'pipeline.ts', 'acquire.ts', 'scan.ts'];
+  const bad = edges.filter((e) => core.some((c) => e.from.startsWith(c)) && upward.some((u) => e.to.startsWith(u)));
+  assert.equal(bad, []);
+});
+
+test.run();
