@@ -127,7 +127,6 @@ forEachEngine('planted-symlink', (e, it) => {
       run = await runProcess(process.execPath, [join(PACKAGE_ROOT, 'bin', 'mesh-audit.js'), ...args], { timeoutMs: 60_000 });
     }
     assert.not.ok(run.timedOut, `the scan hung (a planted FIFO opened for reading?): ${run.stderr}`);
-    assert.ok(run.ms < 30_000, `the scan took ${run.ms} ms`);
     report = JSON.parse(readFileSync(join(host.out, 'mesh-audit.json'), 'utf8')) as LiveReport;
     const historyDir = join(host.out, 'history', 'live-plant');
     snapshot = JSON.parse(readFileSync(join(historyDir, readdirSync(historyDir)[0]!), 'utf8')) as Snapshot;
@@ -175,9 +174,11 @@ forEachEngine('planted-symlink', (e, it) => {
     assert.equal(below.map((f) => [f.path, f.kind, f.error]), [[host.path('shared', 'sub', 'app.ini'), 'unknown', `a parent folder is a symlink (${host.path('shared', 'sub')}): not followed`]]);
   });
 
-  it('strace: no call of the scan reached the canary folder (by path, or by the descriptor an open returned), and none wrote outside --out', () => {
+  // Outside CI without strace this one is skipped (uvu counts it); atime and the FIFO writer still watch the canary.
+  // In CI straceBinary() throws when strace is missing, so the file fails instead.
+  (strace ? it : it.skip)('strace: no call of the scan reached the canary folder (by path, or by the descriptor an open returned), and none wrote outside --out', () => {
     assert.ok(run);
-    if (!strace) return; // outside CI without strace: atime and the FIFO writer still watch the canary
+    assert.ok(strace);
     const reached = callsReaching(trace, PACKAGE_ROOT, canaryDir);
     assert.equal(reached.map((c) => c.text), [], 'calls that reached the canary folder');
     assert.equal(writesOutside(trace, { outDir: realpathSync(host.out), cwd: PACKAGE_ROOT }), []);
