@@ -2,6 +2,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { COMMAND_NAMES } from '../src/cli/commands.js';
 import { HostModel } from './support/host-model.js';
 import { example, runCli, spawnCli, tempDir } from './support/cli.js';
 
@@ -25,11 +26,16 @@ function policyFile(text: string): string {
   return file;
 }
 
-test('--help on every command and --version', () => {
-  for (const args of [['--help'], ['evaluate', '--help'], ['rules', '--help']]) {
-    const r = spawnCli(args);
-    assert.is(r.code, 0, args.join(' '));
-    assert.match(r.stdout, 'Usage:');
+test('--help on every command (COMMAND_NAMES, so a new command is covered) and --version', () => {
+  const top = spawnCli(['--help']);
+  assert.is(top.code, 0, '--help');
+  assert.match(top.stdout, 'Usage:');
+  for (const name of COMMAND_NAMES) {
+    const r = spawnCli([name, '--help']);
+    assert.is(r.code, 0, `${name} --help: ${r.stderr}`);
+    assert.is(r.stderr, '', `${name} --help wrote to stderr`);
+    assert.match(r.stdout, `$ mesh-audit ${name}`, `${name} --help shows its own usage line`);
+    assert.match(top.stdout, name, `the top-level --help lists ${name}`);
   }
   assert.match(spawnCli(['evaluate', '--help']).stdout, '--fail-on');
   const v = spawnCli(['--version']);
