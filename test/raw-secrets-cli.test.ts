@@ -33,25 +33,61 @@ const SECRET = {
   strayPassword: 'Pq8RsT3uVw6XyZ1a',
   ledgerNote: 'Gh2JkL5mNb8VcX4z',
   ledgerPassword: 'Ws9EdR4fTg7YhU2j',
+  // Characters percent-encoding changes (`/ @ : % + = & #` and a blank): its encoded form differs from the raw one.
+  heldSessionKey: 'Rk/9@Qx:%Tf +Z=&',
+  filePasswordToEncode: 'Yu#4 e/Wq@8:R%n+',
 } as const;
 const ENV_FILE = '/etc/mesh/app/app.env';
 const FORMATS = ['text', 'sarif', 'json', 'jsonl', 'junit', 'prom'] as const;
 
-/** Every 8-character piece of each secret, raw, URL-encoded and base64 (as a careless encoder would write it). */
+/**
+ * The base64 characters that any base64 text holding `secret` must contain, whatever comes before it
+ * (`base64("app:" + secret)` included): base64 turns each 3-byte group into 4 characters, so a secret
+ * starting at byte offset k of the encoded text has its whole groups aligned in one of three ways.
+ */
+function base64Alignments(secret: string): string[] {
+  const bytes = Buffer.from(secret);
+  return [0, 1, 2].map((start) => bytes.subarray(start, start + Math.floor((bytes.length - start) / 3) * 3).toString('base64'));
+}
+
+const pieces8 = (t: string): string[] => Array.from({ length: t.length - 7 }, (_, i) => t.slice(i, i + 8));
+
+/** Every 8-character piece of each secret: raw, percent-encoded (alone and as URL userinfo), and base64 at every alignment. */
 const PIECES: string[] = Object.values(SECRET).flatMap((s) =>
-  [s, encodeURIComponent(`:${s}@`), Buffer.from(s).toString('base64')].flatMap((t) => Array.from({ length: t.length - 7 }, (_, i) => t.slice(i, i + 8))),
+  [s, encodeURIComponent(s), encodeURIComponent(`:${s}@`), ...base64Alignments(s), ...base64Alignments(encodeURIComponent(s))].flatMap(pieces8),
 );
+
+test('the leak check itself catches a secret in base64 at every byte offset and percent-encoded', () => {
+  const caught = (text: string): boolean => PIECES.some((p) => text.includes(p));
+  for (const secret of Object.values(SECRET)) {
+    for (const prefix of ['', 'a', 'ap', 'app:', 'user:x', 'Basic ']) {
+      assert.ok(caught(Buffer.from(prefix + secret + '@host').toString('base64')), `base64 of ${JSON.stringify(prefix)} + secret`);
+      assert.ok(caught(Buffer.from(prefix + encodeURIComponent(secret)).toString('base64')), `base64 of ${JSON.stringify(prefix)} + encoded secret`);
+    }
+    assert.ok(caught(`postgresql://app:${encodeURIComponent(secret)}@db/x`), 'percent-encoded in a URL');
+  }
+  for (const secret of [SECRET.heldSessionKey, SECRET.filePasswordToEncode]) assert.is.not(encodeURIComponent(secret), secret);
+  assert.not.ok(caught('postgresql://…@db.mesh.internal:5432/…  <16 chars>  hmac-sha256:0123456789abcdef'), 'a shape and a digest are not taken for a leak');
+});
 
 /** A host that drifted, built from raw values the way the collectors do (HMAC digests and shapes). */
 function hostFromRawValues(): Snapshot {
-  const fileText = `DATABASE_URL=postgresql://app:${SECRET.fileDbPassword}@db.mesh.internal:5432/app\nAPI_TOKEN=${SECRET.fileToken}\n`;
+  const fileText =
+    `DATABASE_URL=postgresql://app:${SECRET.fileDbPassword}@db.mesh.internal:5432/app\nAPI_TOKEN=${SECRET.fileToken}\n` +
+    `REPLICA_URL=postgresql://app:${encodeURIComponent(SECRET.filePasswordToEncode)}@replica.mesh.internal:5432/app\n`;
   return new HostModel('raw-host', '2026-10-01T03:00:00Z')
     .file(ENV_FILE, fileText)
     .container({
       name: 'app',
       network: 'none',
       labels: { 'mesh.module': 'app', 'mesh.resource': 'app.server', 'mesh.sources': ENV_FILE, 'mesh.source-digests': sha256('an older file') },
-      env: { DATABASE_URL: `postgresql://app:${SECRET.heldDbPassword}@db.mesh.internal:5432/app`, API_TOKEN: SECRET.heldToken, OLD_SECRET: SECRET.droppedValue },
+      env: {
+        DATABASE_URL: `postgresql://app:${SECRET.heldDbPassword}@db.mesh.internal:5432/app`,
+        API_TOKEN: SECRET.heldToken,
+        OLD_SECRET: SECRET.droppedValue,
+        REPLICA_URL: `postgresql://app:${encodeURIComponent(SECRET.filePasswordToEncode)}@replica.mesh.internal:5432/app`,
+        SESSION_KEY: SECRET.heldSessionKey,
+      },
       proc: { env: { API_TOKEN: SECRET.procToken } },
     })
     .container({ name: 'stray', network: 'none', env: { PASSWORD: SECRET.strayPassword } })
