@@ -259,19 +259,15 @@ test(`a 50 MB ledger is not read (default maxBytes ${DEFAULT_MAX_LEDGER_BYTES}):
   const text = '[' + one.repeat(count) + JSON.stringify(good('last', 'c')) + ']';
   assert.ok(text.length > 50 * 1024 * 1024);
   const { file } = ledgerFile(text);
-  let started = Date.now();
   const direct = await within(readLedger(file, { root: '/', safe }), 15_000);
-  assert.ok(Date.now() - started < 15_000);
   assert.equal(direct.ledger, { path: file, available: false, entries: [] });
   assert.equal(direct.problems.map((p) => p.message), [`ledger ${file} is larger than ${DEFAULT_MAX_LEDGER_BYTES} bytes: not read`]);
-  started = Date.now();
   const out = join(realpathSync(tempDir('mesh-bad-ledger-out-')), 'out');
   const r = await within(runCli(scanArgs(file, out)), 20_000);
   assert.is(r.code, 3);
   assert.ok(r.stderr.includes(`mesh-audit: ledger ${file} is larger than ${DEFAULT_MAX_LEDGER_BYTES} bytes: not read\n`), r.stderr);
   const { report } = readResults(out);
   assert.equal(report.notifications.filter((n) => n.source === 'ledger').map((n) => n.level), ['error']);
-  assert.ok(Date.now() - started < 20_000, 'bounded time');
 });
 
 const deepArrays = (n: number): string => '['.repeat(n) + ']'.repeat(n);

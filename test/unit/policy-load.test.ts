@@ -290,9 +290,7 @@ bad('an alias bomb is refused as a policy error, not a crash', async () => {
       extra: ['    let:', '      a: &a [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]', row('b', 'a'), row('c', 'b'), row('d', 'c'), row('e', 'd'), row('f', 'e'), row('g', 'f')],
     }),
   ]);
-  const started = Date.now();
   const e = await loadError(() => loadPolicyFile(file));
-  assert.ok(Date.now() - started < 5000, 'refused quickly');
   assert.match(e.message, new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:\\d+:`));
 });
 
