@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import type http from 'node:http';
 import type { ContainerInspect, ImageInspect } from './inspect.js';
 import type { DockerEndpoint } from './docker-endpoint.js';
+import type { EngineKind } from '../snapshot/types.js';
 import { deferUnusedDockerodeModules } from './docker-deferred.js';
 import { engineAgent, RequestTimeoutError, ResponseTooLargeError, tlsFiles } from './engine-agent.js';
 
@@ -15,6 +16,19 @@ export interface EngineVersion {
   Version: string;
   ApiVersion: string;
   MinAPIVersion?: string;
+  /** What the engine is made of: Docker names an `Engine`, Podman a `Podman Engine` (API 1.25 and later). */
+  Components?: { Name?: unknown }[];
+}
+
+/**
+ * Which engine answered, as it names itself in `GET /version`: Podman's compatible service lists a
+ * `Podman Engine` component, Docker an `Engine`; anything else (no components, another name) is unknown.
+ */
+export function engineKindOf(version: EngineVersion): EngineKind {
+  const names = Array.isArray(version.Components) ? version.Components.map((c) => (isObject(c) ? c['Name'] : undefined)) : [];
+  if (names.includes('Podman Engine')) return 'podman';
+  if (names.includes('Engine')) return 'docker';
+  return 'unknown';
 }
 
 /** The engine answered with an HTTP status (404 for a container gone between list and inspect). */
@@ -44,6 +58,7 @@ export class ReadOnlyDocker {
     readonly endpoint: DockerEndpoint,
     readonly apiVersion: string,
     readonly serverVersion: string,
+    readonly kind: EngineKind,
     private readonly limits: Limits,
   ) {}
 
@@ -74,7 +89,7 @@ export class ReadOnlyDocker {
       if (answered.status === 'rejected') throw answered.reason;
       const version = checked('version', answered.value, isEngineVersion);
       docker.modem.version = `v${version.ApiVersion}`;
-      return new ReadOnlyDocker(docker, agent, endpoint, version.ApiVersion, version.Version, limits);
+      return new ReadOnlyDocker(docker, agent, endpoint, version.ApiVersion, version.Version, engineKindOf(version), limits);
     } catch (err) {
       agent.destroy();
       throw err;

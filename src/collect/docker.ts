@@ -74,6 +74,7 @@ async function collectWith(api: ReadOnlyDocker, options: DockerCollectOptions, p
     endpoint: options.endpoint.url,
     serverVersion: api.serverVersion,
     apiVersion: api.apiVersion,
+    kind: api.kind,
     local: options.readProc !== undefined,
   };
   let summaries;

@@ -6,16 +6,11 @@ import { unknownFacts, type Subject } from '../policy/subject.js';
 import type { ContainerSourceData } from '../policy/subject-data.js';
 
 /**
- * Keys an engine puts into a container's Config.Env itself, whatever its image and files say (Podman
- * adds `container`, `HOME`, `HOSTNAME`, `TERM`): that the image does not set one is no evidence that a
- * composed file did. An earlier snapshot of the file naming it still is.
- */
-const ENGINE_SET_KEYS = new Set(['container', 'HOME', 'HOSTNAME', 'TERM']);
-
-/**
  * Keys the container holds that no env file it was composed from names any more, with the evidence
  * that they came from the file: the image does not set them (or sets another value), or an earlier
- * snapshot's file named them. A key with neither (the image not read, no history) is not listed.
+ * snapshot's file named them. A key with neither (the image not read, no history) is not listed. A key
+ * the engine writes by itself (Podman's PATH, TERM, container, HOME, HOSTNAME: src/engine-env.ts) and
+ * the image does not set is listed only with history: its absence from the image proves nothing.
  */
 function droppedKeys(c: Container, path: string, allPaths: readonly string[], joins: Joins): { keys: string[]; evidence: Record<string, string> } {
   const file = envMap(joins.filesByPath.get(path));
@@ -24,11 +19,12 @@ function droppedKeys(c: Container, path: string, allPaths: readonly string[], jo
   const evidence: Record<string, string> = {};
   for (const key of Object.keys(c.env).sort()) {
     if (Object.hasOwn(file, key) || namedElsewhere.has(key)) continue;
-    if (c.imageEnv !== undefined && !ENGINE_SET_KEYS.has(key)) {
-      const fromImage = Object.hasOwn(c.imageEnv, key) ? c.imageEnv[key] : undefined;
-      if (fromImage === undefined) evidence[key] = 'the image does not set it';
-      else if (fromImage.digest !== c.env[key]!.digest) evidence[key] = 'the image sets another value';
-    } else if (joins.composedBefore(path)?.has(key)) {
+    const fromImage = c.imageEnv !== undefined && Object.hasOwn(c.imageEnv, key) ? c.imageEnv[key] : undefined;
+    if (c.imageEnv !== undefined && fromImage === undefined && !joins.engineAdded.has(key)) {
+      evidence[key] = 'the image does not set it';
+    } else if (fromImage !== undefined && fromImage.digest !== c.env[key]!.digest) {
+      evidence[key] = 'the image sets another value';
+    } else if (fromImage === undefined && joins.composedBefore(path)?.has(key)) {
       evidence[key] = 'an earlier snapshot of the file named it';
     }
   }

@@ -1,4 +1,5 @@
 import type { Container, FileRecord, LedgerRecord, Snapshot } from '../snapshot/types.js';
+import { engineAddedKeys } from '../engine-env.js';
 import { formerTargets, type FormerTarget } from './history.js';
 import type { FormerClaim } from '../policy/subject-data.js';
 
@@ -36,6 +37,8 @@ export interface Joins {
   managedRootOf(path: string): string | null;
   /** Keys an env file named in an earlier snapshot of this host. */
   composedBefore(path: string): ReadonlySet<string> | undefined;
+  /** Env keys the engine writes into a container by itself (src/engine-env.ts), per the snapshot's engine kind. */
+  engineAdded: ReadonlySet<string>;
 }
 
 function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
@@ -61,7 +64,16 @@ function unread(snapshot: Snapshot): Pick<Joins, 'ledgerUnread' | 'engineUnread'
  * measures up to 50,000 containers).
  */
 export function joinsOf(snapshot: Snapshot, history: readonly Snapshot[]): Joins {
-  return { host: snapshot.host.hostname, ledgerPath: snapshot.ledger.path, filesByPath: new Map(snapshot.files.map((f) => [f.path, f])), ...unread(snapshot), ...ledgerJoins(snapshot), ...historyJoins(snapshot, history), ...containerJoins(snapshot) };
+  return {
+    host: snapshot.host.hostname,
+    ledgerPath: snapshot.ledger.path,
+    filesByPath: new Map(snapshot.files.map((f) => [f.path, f])),
+    engineAdded: engineAddedKeys(snapshot.docker?.kind),
+    ...unread(snapshot),
+    ...ledgerJoins(snapshot),
+    ...historyJoins(snapshot, history),
+    ...containerJoins(snapshot),
+  };
 }
 
 type LedgerJoins = Pick<Joins, 'claimsOf' | 'coClaimants' | 'referencedBy' | 'lineOfId'>;

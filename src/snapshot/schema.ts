@@ -66,6 +66,7 @@ export const snapshotSchema = {
             endpoint: { type: 'string' },
             serverVersion: { type: 'string' },
             apiVersion: { type: 'string' },
+            kind: { enum: ['docker', 'podman', 'unknown'] },
             local: { type: 'boolean' },
           },
         },

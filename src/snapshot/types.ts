@@ -70,10 +70,21 @@ export const DEFAULT_LABEL_KEYS: LabelKeys = {
   sourceDigests: 'mesh.source-digests',
 };
 
+/**
+ * What answered the Docker Engine API: Docker (moby) or Podman's compatible service, as the engine
+ * names itself among the Components of `GET /version`; `unknown` when it names neither.
+ */
+export type EngineKind = 'docker' | 'podman' | 'unknown';
+
 export interface DockerInfo {
   endpoint: string;
   serverVersion: string;
   apiVersion: string;
+  /**
+   * Which engine it is (it decides which env keys the engine writes into a container by itself:
+   * src/facts/engine-env.ts). Absent in snapshots made before it was recorded: read as `unknown`.
+   */
+  kind?: EngineKind;
   /** Whether /proc of the containers' processes could be read from here (local engine, root, same pid namespace). */
   local: boolean;
 }
