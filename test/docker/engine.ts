@@ -204,9 +204,29 @@ function removeOurContainers(dockerHost: string): void {
   if (ids.length > 0) spawnSync(docker, ['-H', dockerHost, 'rm', '-f', ...ids], { timeout: 60_000, env: toolEnv() });
 }
 
-/** `docker run -d` of the fixture image, labelled as ours; returns the container id. */
-export function runContainer(e: Engine, name: string, options: string[], command: string[]): string {
-  return e.docker(['run', '-d', '--name', name, '--label', `${TEST_LABEL}=${e.run}`, ...e.runOptions, ...options, e.image, ...command]).trim();
+/** `docker run -d` of the fixture image (or `image`), labelled as ours; returns the container id. */
+export function runContainer(e: Engine, name: string, options: string[], command: string[], image = e.image): string {
+  return e.docker(['run', '-d', '--name', name, '--label', `${TEST_LABEL}=${e.run}`, ...e.runOptions, ...options, image, ...command]).trim();
+}
+
+/** `docker create` of `image` (never started), labelled as ours; returns the container id. */
+export function createContainer(e: Engine, name: string, options: string[], command: string[], image = e.image): string {
+  return e.docker(['create', '--name', name, '--label', `${TEST_LABEL}=${e.run}`, ...e.runOptions, ...options, image, ...command]).trim();
+}
+
+const BARE_IMAGE = 'mesh-audit-bare:1';
+
+/**
+ * The fixture's rootfs imported with no env at all (no `ENV PATH`): what an imported or `FROM scratch`
+ * image is (static Go services). Imported into the engine once, on first use.
+ */
+export function bareImage(e: Engine): string {
+  const present = spawnSync(dockerCli(), ['-H', e.dockerHost, 'image', 'inspect', BARE_IMAGE], { encoding: 'utf8', env: toolEnv() });
+  if (present.status === 0) return BARE_IMAGE;
+  const tar = join(tempDir('ma-rootfs-', '/tmp'), 'rootfs.tar');
+  sh('bash', [HARNESS, 'rootfs', tar]);
+  e.docker(['import', '--change', 'WORKDIR /', '--change', 'CMD ["/bin/sh"]', tar, BARE_IMAGE]);
+  return BARE_IMAGE;
 }
 
 export function removeContainers(e: Engine, names: string[]): void {
