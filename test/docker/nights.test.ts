@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { PACKAGE_ROOT } from '../../src/paths.js';
 import type { CliRun } from '../support/cli.js';
-import { forEachEngine, removeContainers, runContainer } from './engine.js';
+import { bareImage, forEachEngine, removeContainers, runContainer } from './engine.js';
 import { envText, LiveHost } from './live-host.js';
 
 /*
@@ -28,6 +28,10 @@ forEachEngine('nights', (e, it, index) => {
   const NEW_PORT = OLD_PORT + 1;
   const HOSTNAME = 'live-nights';
   const meshLabels = ['--label', 'mesh.module=forge', '--label', 'mesh.resource=forge.server'];
+  // The forge containers are made from their current env file and an image that sets no env (Podman then
+  // writes its own PATH, TERM, … into them): while claimed they have no finding on either engine (issue 30).
+  const forgeEnv = host.path('forge', 'forge.env');
+  const fromFile = ['--env-file', forgeEnv, '--label', `mesh.sources=${forgeEnv}`];
 
   interface NightReport {
     summary: { complete: boolean };
@@ -93,33 +97,35 @@ forEachEngine('nights', (e, it, index) => {
     const eng = e;
     appEnv = host.write(host.path('app', 'app.env'), envText({ DB: 'new' }));
     oldIni = host.write(host.path('forge', 'app.ini'), '[server]\n');
+    host.write(forgeEnv, envText({ FORGE_MODE: 'prod' }));
     runContainer(eng, APP, ['--network', 'none', '-e', 'DB=old', '--label', `mesh.sources=${appEnv}`], ['sleep', '3600']);
-    runContainer(eng, OLD, ['--network', 'host', ...meshLabels], ['httpd', '-f', '-p', `0.0.0.0:${OLD_PORT}`, '-h', '/www']);
+    runContainer(eng, OLD, ['--network', 'host', ...meshLabels, ...fromFile], ['httpd', '-f', '-p', `0.0.0.0:${OLD_PORT}`, '-h', '/www'], bareImage(eng));
     host.ledger([
       { id: 'app.server', type: 'container', target: APP, origin: 'declared', sources: [appEnv] },
-      { id: 'forge.server', type: 'container', target: OLD, origin: 'declared', holds: [OLD_PORT] },
+      { id: 'forge.server', type: 'container', target: OLD, origin: 'declared', holds: [OLD_PORT], sources: [forgeEnv] },
       { id: 'forge.config', type: 'file', target: oldIni, origin: 'declared' },
     ]);
     const r = night(eng.dockerHost);
     record(1, r.report);
     assert.ok(r.report.summary.complete, r.stderr);
-    assert.equal(rulesOf(r.report), [`MA1001 ${APP}`], JSON.stringify(r.report.findings));
+    assert.equal(rulesOf(r.report), [`MA1001 ${APP}`], 'the claimed forge container has no finding: ' + JSON.stringify(r.report.findings));
     assert.is(r.code, 1, r.stderr);
   });
 
   it('night 2, the rename (097): the old container and file are left behind; new findings (exit 1)', () => {
     const eng = e;
     newIni = host.write(host.path('forge', 'conf', 'app.ini'), '[server]\n');
-    runContainer(eng, NEW, ['--network', 'host', ...meshLabels], ['httpd', '-f', '-p', `127.0.0.1:${NEW_PORT}`, '-h', '/www']);
+    runContainer(eng, NEW, ['--network', 'host', ...meshLabels, ...fromFile], ['httpd', '-f', '-p', `127.0.0.1:${NEW_PORT}`, '-h', '/www'], bareImage(eng));
     host.ledger([
       { id: 'app.server', type: 'container', target: APP, origin: 'declared', sources: [appEnv] },
-      { id: 'forge.server', type: 'container', target: NEW, origin: 'declared', holds: [NEW_PORT] },
+      { id: 'forge.server', type: 'container', target: NEW, origin: 'declared', holds: [NEW_PORT], sources: [forgeEnv] },
       { id: 'forge.config', type: 'file', target: newIni, origin: 'declared' },
     ]);
     const r = night(eng.dockerHost);
     record(2, r.report);
     assert.ok(r.report.summary.complete, r.stderr);
     assert.equal(rulesOf(r.report).sort(), [`MA1001 ${APP}`, `MA2001 ${OLD}`, `MA2002 ${oldIni}`, `MA2003 ${OLD}`].sort(), JSON.stringify(r.report.findings));
+    assert.equal(r.report.findings.filter((f) => f.subject.id === NEW), [], 'the claimed new container has no finding');
     assert.is(r.code, 1);
   });
 
@@ -166,6 +172,7 @@ forEachEngine('nights', (e, it, index) => {
     assert.ok(r.report.summary.complete, r.stderr);
     assert.equal(rulesOf(r.report).sort(), [`MA1001 ${APP}`, `MA2001 ${OLD}`, `MA2002 ${oldIni}`, `MA2003 ${OLD}`].sort(), JSON.stringify(r.report.findings));
     assert.equal(r.report.findings.filter((f) => f.state === 'new'), []);
+    assert.equal(r.report.findings.filter((f) => f.subject.id === NEW), [], 'the claimed new container has no finding');
     assert.is(r.code, 0, JSON.stringify(r.report.findings));
   });
 

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawnCli } from '../support/cli.js';
-import { forEachEngine, removeContainers, runContainer, type Engine } from './engine.js';
+import { bareImage, forEachEngine, removeContainers, runContainer, type Engine } from './engine.js';
 import { fingerprintsOf, LiveHost, envText, sha256, type LiveReport } from './live-host.js';
 
 // 045 on each real engine (Docker, Podman): a container created from a composed env file of three
@@ -16,7 +16,7 @@ function scenario045(e: Engine, it: Test): void {
   const CONTROL = `ma045-control-${e.kind}-${process.pid}`;
   const CANARY = `canary-${process.pid}-7f3a9c`;
 
-  it('045: exactly the rewritten key for that container, the stale single-file bind mount, nothing for the control', () => {
+  it('045: no finding while the files are as the containers were made from them; then exactly the rewritten key for that container, the stale single-file bind mount, nothing for the control', () => {
     const eng = e;
     const appEnv = host.write(host.path('app', 'app.env'), envText({ DATABASE_URL: `postgresql://app:${CANARY}@:20000/app`, APP_MODE: 'prod', APP_TOKEN: `tok-${CANARY}` }));
     const appIni = host.write(host.path('app', 'app.ini'), '[server]\nport = 2999\n');
@@ -26,7 +26,9 @@ function scenario045(e: Engine, it: Test): void {
       '--label', `mesh.sources=${source}`, '--label', `mesh.source-digests=${sha256(readFileSync(source, 'utf8'))}`,
     ];
     runContainer(eng, APP, ['--network', 'none', '--env-file', appEnv, '-v', `${appIni}:/etc/app/app.ini:ro`, ...labels('app', 'app.server', appEnv)], ['sleep', '3600']);
-    runContainer(eng, CONTROL, ['--network', 'none', '--env-file', controlEnv, ...labels('control', 'control.server', controlEnv)], ['sleep', '3600']);
+    // The control is clean and must stay so on every engine: made, as static services are, from an image
+    // that sets no env (Podman then writes its own PATH, TERM, … into it: issue 30).
+    runContainer(eng, CONTROL, ['--network', 'none', '--env-file', controlEnv, ...labels('control', 'control.server', controlEnv)], ['sleep', '3600'], bareImage(eng));
     host.ledger([
       { id: 'app.server', type: 'container', origin: 'declared', target: APP, sources: [appEnv] },
       { id: 'app.env', type: 'file', origin: 'declared', target: appEnv },
@@ -34,6 +36,13 @@ function scenario045(e: Engine, it: Test): void {
       { id: 'control.server', type: 'container', origin: 'declared', target: CONTROL, sources: [controlEnv] },
       { id: 'control.env', type: 'file', origin: 'declared', target: controlEnv },
     ]);
+
+    // Clean stays clean: both containers made from their current files, the host has no finding (exit
+    // 0). Under another host name, so the 045 scan below keeps a history of its own.
+    const fresh = host.scan(eng.dockerHost, 'live-045-before');
+    assert.ok(fresh.report.summary.complete, fresh.stderr);
+    assert.equal(fresh.report.findings, [], 'no finding before the file is rewritten');
+    assert.is(fresh.code, 0, fresh.stderr);
 
     // The mesh learns the database address and rewrites the file; the container keeps what it had.
     host.replaceByRename(appEnv, envText({ DATABASE_URL: `postgresql://app:${CANARY}@db.mesh.internal:20000/app`, APP_MODE: 'prod', APP_TOKEN: `tok-${CANARY}` }));
@@ -51,6 +60,7 @@ function scenario045(e: Engine, it: Test): void {
     assert.is(mount.length, 1, JSON.stringify(about(APP)));
     assert.match(mount[0]!.message, '/etc/app/app.ini');
     assert.equal(about(CONTROL), [], 'the control container has no finding');
+    assert.equal(about(controlEnv), [], 'nor its file');
     liveReport = report;
   });
 

@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import type { Test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawnCli } from '../support/cli.js';
-import { forEachEngine, removeContainers, runContainer, type Engine } from './engine.js';
-import { fingerprintsOf, LiveHost, type LiveReport } from './live-host.js';
+import { bareImage, forEachEngine, removeContainers, runContainer, type Engine } from './engine.js';
+import { envText, fingerprintsOf, LiveHost, type LiveReport } from './live-host.js';
 
 // 097 on a real engine: a ledger entry's target moves from the implicit container name to an
 // explicit one; the host raises the new container and leaves the old one running, on the host
@@ -20,33 +20,38 @@ function scenario097(e: Engine, it: Test, index: number): void {
   const OLD_PORT = 20000 + ((process.pid * 4 + index * 2) % 20000);
   const NEW_PORT = OLD_PORT + 1;
   const meshLabels = ['--label', 'mesh.module=forge', '--label', 'mesh.resource=forge.server'];
+  // Each forge container is made from its current env file and an image that sets no env (Podman then
+  // writes its own PATH, TERM, … into it): a claimed one must have no finding on either engine (issue 30).
+  const forgeEnv = host.path('forge', 'forge.env');
+  const fromFile = ['--env-file', forgeEnv, '--label', `mesh.sources=${forgeEnv}`];
 
   let before: LiveReport | undefined;
   let after: LiveReport | undefined;
 
-  it('before the rename: the implicit container is claimed and clean', () => {
+  it('before the rename: the implicit container is claimed and clean, and so is the host', () => {
     const eng = e;
     const oldIni = host.write(host.path('forge', 'app.ini'), '[server]\nROOT_URL = http://127.0.0.1/\n');
-    runContainer(eng, OLD, ['--network', 'host', ...meshLabels], ['httpd', '-f', '-p', `0.0.0.0:${OLD_PORT}`, '-h', '/www']);
+    host.write(forgeEnv, envText({ FORGE_ROOT_URL: 'http://127.0.0.1/', FORGE_MODE: 'prod' }));
+    runContainer(eng, OLD, ['--network', 'host', ...meshLabels, ...fromFile], ['httpd', '-f', '-p', `0.0.0.0:${OLD_PORT}`, '-h', '/www'], bareImage(eng));
     host.ledger([
-      { id: 'forge.server', type: 'container', module: 'forge', origin: 'declared', target: OLD, holds: [OLD_PORT] },
+      { id: 'forge.server', type: 'container', module: 'forge', origin: 'declared', target: OLD, holds: [OLD_PORT], sources: [forgeEnv] },
       { id: 'forge.config', type: 'file', module: 'forge', origin: 'declared', target: oldIni },
     ]);
     const run = host.scan(eng.dockerHost, 'live-097');
     before = run.report;
     assert.ok(run.report.summary.complete, run.stderr);
-    assert.equal(run.report.findings.filter((f) => f.subject.id === OLD), [], JSON.stringify(run.report.findings));
-    assert.is(run.code, 0, JSON.stringify(run.report.findings));
+    assert.equal(run.report.findings, [], 'no finding on the host before the rename');
+    assert.is(run.code, 0, run.stderr);
   });
 
   it('after the rename: the new container is claimed with no finding; the old one is unclaimed, mesh-written, exposed, naming its port; the old file is stale', () => {
     const eng = e;
     assert.ok(before);
     const newIni = host.write(host.path('forge', 'conf', 'app.ini'), '[server]\nROOT_URL = http://127.0.0.1/\n');
-    runContainer(eng, NEW, ['--network', 'host', ...meshLabels], ['httpd', '-f', '-p', `127.0.0.1:${NEW_PORT}`, '-h', '/www']);
+    runContainer(eng, NEW, ['--network', 'host', ...meshLabels, ...fromFile], ['httpd', '-f', '-p', `127.0.0.1:${NEW_PORT}`, '-h', '/www'], bareImage(eng));
     // The ledger keeps one entry per id: rewriting it erases the old targets.
     host.ledger([
-      { id: 'forge.server', type: 'container', module: 'forge', origin: 'declared', target: NEW, holds: [NEW_PORT] },
+      { id: 'forge.server', type: 'container', module: 'forge', origin: 'declared', target: NEW, holds: [NEW_PORT], sources: [forgeEnv] },
       { id: 'forge.config', type: 'file', module: 'forge', origin: 'declared', target: newIni },
     ]);
     const run = host.scan(eng.dockerHost, 'live-097');

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import * as assert from 'uvu/assert';
-import { forEachEngine, removeContainers, runContainer } from './engine.js';
-import { LiveHost, type LiveReport } from './live-host.js';
+import { bareImage, forEachEngine, removeContainers, runContainer } from './engine.js';
+import { envText, LiveHost, type LiveReport } from './live-host.js';
 
 // Issue 18 on a real engine: a host that also runs another labelled system's containers is scoped
 // by one selector (they are counted, not dropped), and what a host-network listener really exposes
@@ -35,7 +35,9 @@ forEachEngine('scan-scope', (e, it, index) => {
   it('set-up: our container, two of another labelled system, a loopback-only and a 0.0.0.0 listener on the host network', () => {
     const eng = e;
     const ci = ['--label', 'com.example.system=ci', '--label', 'mesh.module=ci', '--network', 'none'];
-    runContainer(eng, OURS, ['--network', 'none', '--label', 'mesh.module=forge', '--label', 'mesh.resource=forge.server'], ['sleep', '3600']);
+    // Ours is made from its current env file and an image that sets no env: clean on either engine (issue 30).
+    const oursEnv = host.write(host.path('forge', 'forge.env'), envText({ FORGE_MODE: 'prod' }));
+    runContainer(eng, OURS, ['--network', 'none', '--label', 'mesh.module=forge', '--label', 'mesh.resource=forge.server', '--env-file', oursEnv, '--label', `mesh.sources=${oursEnv}`], ['sleep', '3600'], bareImage(eng));
     runContainer(eng, CI_A, ci, ['sleep', '3600']);
     runContainer(eng, CI_B, ci, ['sleep', '3600']);
     const leftover = ['--network', 'host', '--label', 'mesh.module=forge', '--label', 'mesh.resource=forge.old'];
@@ -43,7 +45,7 @@ forEachEngine('scan-scope', (e, it, index) => {
     runContainer(eng, WILDCARD, leftover, ['httpd', '-f', '-p', `0.0.0.0:${WILD_PORT}`, '-h', '/www']);
     waitForListener(LO_PORT);
     waitForListener(WILD_PORT);
-    host.ledger([{ id: 'forge.server', type: 'container', module: 'forge', origin: 'declared', target: OURS }]);
+    host.ledger([{ id: 'forge.server', type: 'container', module: 'forge', origin: 'declared', target: OURS, sources: [oursEnv] }]);
   });
 
   it('without a scope the other system\'s containers are findings', () => {
@@ -52,6 +54,7 @@ forEachEngine('scan-scope', (e, it, index) => {
     assert.is(about(CI_A).length, 1, run.stderr);
     assert.is(about(CI_B).length, 1);
     assert.is((run.report.summary as { excluded?: unknown }).excluded, undefined);
+    assert.equal(run.report.findings.filter((f) => f.subject.id === OURS), [], 'our claimed container has no finding');
   });
 
   it('one --exclude selector leaves the other system out, and the summary counts both containers', () => {
