@@ -22,12 +22,22 @@ export const COMMAND_NAMES: readonly string[] = COMMANDS.flatMap((c) => c.names)
 
 /** Options every command takes. */
 export function addGlobalOptions(cli: CAC): CAC {
-  cli.option('-q, --quiet', 'Only findings and problems: nothing on stderr for a clean, complete run');
+  cli.option('-q, --quiet', 'Only findings and what was not checked: a clean, complete run prints nothing at all');
   cli.option('--verbose', 'Also say what was read and how long each step took');
   cli.option('--no-color', 'No colour in the text report (as NO_COLOR=1 does)');
-  cli.help();
+  cli.help(withoutNegatedDefaults);
   cli.version(`${TOOL_VERSION} (commit ${TOOL_COMMIT})`);
   return cli;
+}
+
+/**
+ * cac gives a `--no-x` flag the default `true` (x is on unless negated) and prints it after the flag,
+ * where it reads as if `--no-color` were on by default: the line says what the flag does, nothing more.
+ */
+function withoutNegatedDefaults(sections: { title?: string; body: string }[]): { title?: string; body: string }[] {
+  return sections.map((s) =>
+    s.title === 'Options' ? { ...s, body: s.body.replace(/^(\s+--no-[\w-]+\b.*?) \(default: true\)$/gm, '$1').replace(/ +$/gm, '') } : s,
+  );
 }
 
 /**

@@ -3,7 +3,7 @@ import { ExitCode, MeshAuditError } from '../errors.js';
 import { exitCodeOf, FAIL_ON_VALUES, type FailOn } from '../outcome.js';
 import { auditSnapshot, reportOf, rulesOf, triage } from '../pipeline.js';
 import type { Evaluation } from '../evaluate/finding.js';
-import type { Report } from '../report/report.js';
+import { allNotifications, type Report } from '../report/report.js';
 import { evaluateInWorkers, workersFor, WORKERS_FROM_FILES } from './evaluate-workers.js';
 import { postAlerts } from '../alert/alertmanager.js';
 import { alertsOf } from '../report/alerts.js';
@@ -33,6 +33,8 @@ export interface AuditOptions {
   profile?: string;
   baseline?: string;
   failOnNew?: boolean;
+  /** --only-new: the text report prints only the findings new against the baseline. */
+  onlyNew?: boolean;
   waivers?: string;
   keep?: string | number;
   alertmanager?: string;
@@ -53,6 +55,16 @@ async function baselineOf(option: string | undefined, out: string, folder: Outpu
   if (option !== 'auto') return loadReportFile(option);
   if (out === '-' || folder === undefined) throw new MeshAuditError('--baseline auto reads the previous report in --out; with --out - name the baseline file');
   return (await previousReport(await latestJsonReport(folder.dir))) ?? { source: '(none: first run)', generatedAt: '', findings: [] };
+}
+
+/**
+ * --only-new prints what is new against a baseline: without one nothing could be told new, and
+ * printing everything under that flag would mail every standing finding every night.
+ */
+export function checkOnlyNew(options: Pick<AuditOptions, 'onlyNew' | 'baseline'>): void {
+  if (options.onlyNew === true && options.baseline === undefined) {
+    throw new MeshAuditError('--only-new prints the findings new against a baseline: add --baseline auto (the previous report in --out) or --baseline FILE');
+  }
 }
 
 /** Whether a run writes into (or reads back from) the --out folder, and so must hold it. */
@@ -83,6 +95,7 @@ export async function auditAndReport(
 ): Promise<number> {
   // Everything that can be wrong with the invocation is checked before anything is evaluated.
   const formats = parseFormats(options.format);
+  checkOnlyNew(options);
   const failOn = parseFailOn(options.failOn);
   const profile = parseProfile(options.profile);
   const keep = parseCount('--keep', options.keep, 30);
@@ -118,7 +131,7 @@ export async function auditAndReport(
   const publish = async (held: OutputFolder | undefined): Promise<Report> => {
     const baseline = named ?? (await baselineOf(options.baseline, options.out, held));
     const report = triage(evaluated, { ...(waivers ? { waivers } : {}), ...(baseline ? { baseline } : {}), now });
-    const written = await writeReports(report, formats, options.out, ctx, keep, held);
+    const written = await writeReports(report, formats, options.out, ctx, keep, held, { onlyNew: options.onlyNew === true });
     if (options.promFile !== undefined) written.push(await writeTextfile(String(options.promFile), renderProm(report)));
     for (const path of written) note(ctx, `wrote ${path}`);
     return report;
@@ -127,6 +140,14 @@ export async function auditAndReport(
   // reading the previous report to publishing this run's; nothing is touched there before evaluation.
   const report = folder === undefined && usesOutputFolder(options) ? await withOutputFolder(options.out, lockTimeout, publish) : await publish(folder);
   const code = exitCodeOf(report, failOn, { onlyNew: options.failOnNew === true });
+  // An incomplete run says so on every invocation (under --quiet too): in the text report when one is
+  // printed; a scan told each problem on stderr as it read (src/acquire.ts); saved snapshots say it here.
+  if ('files' in source && !formats.includes('text')) {
+    const notChecked = allNotifications(report).filter((n) => n.level === 'error');
+    const shown = notChecked.slice(0, 3).map((n) => n.message);
+    if (notChecked.length > 3) shown.push(`and ${notChecked.length - 3} more (see the reports)`);
+    if (notChecked.length > 0) ctx.stderr(`mesh-audit: INCOMPLETE: ${notChecked.length} thing${notChecked.length === 1 ? '' : 's'} not checked: ${shown.join('; ')}\n`);
+  }
   if (options.alertmanager !== undefined) {
     try {
       await postAlerts(options.alertmanager, alertsOf(report, { ttlHours }));
@@ -157,6 +178,7 @@ export function addAuditOptions(command: Command): Command {
     .option('--exclude <selector>', 'Leave out containers or files (counted in the summary): label:KEY=VALUE, name:GLOB, path:GLOB; repeatable')
     .option('--ignore-file <file>', 'Selectors to leave out, one a line, optionally `until YYYY-MM-DD` (default: ./.mesh-auditignore when present)')
     .option('--fail-on-new', 'Exit 1 only for new findings (against --baseline) at or above --fail-on')
+    .option('--only-new', 'Text report: print only the findings new against --baseline, and what was not checked (the files keep every finding)')
     .option('--baseline <file|auto>', 'An earlier JSON report: mark findings new, unchanged or updated, list the absent; auto: the previous report in --out')
     .option('--waivers <file>', 'YAML waivers: rule, subject pattern, justification, expiry')
     .option('--keep <n>', 'Report runs kept under --out (and a scan\'s snapshots of this host) (default 30)')

@@ -3,7 +3,7 @@ import { renderJsonl } from '../report/jsonl.js';
 import { renderProm } from '../report/prom.js';
 import { renderJunit } from '../report/junit.js';
 import { renderSarif, renderSarifFiles } from '../report/sarif.js';
-import { renderText } from '../report/text.js';
+import { renderText, type TextOptions } from '../report/text.js';
 import type { Report } from '../report/report.js';
 import { ExitCode, MeshAuditError } from '../errors.js';
 import { mkdirSync, renameSync, rmSync, symlinkSync } from 'node:fs';
@@ -28,7 +28,7 @@ export const FORMATS = {
   junit: { file: 'mesh-audit.junit.xml', render: (r: Report) => renderJunit(r) },
   prom: { file: 'mesh-audit.prom', render: (r: Report) => renderProm(r) },
   sarif: { file: 'mesh-audit.sarif', render: (r: Report) => renderSarif(r), files: (r: Report) => renderSarifFiles(r) },
-  text: { file: null, render: (r: Report, color = false) => renderText(r, { color }) },
+  text: { file: null, render: (r: Report, view: TextOptions = { color: false }) => renderText(r, view) },
 } as const;
 
 /** The files of one format: its `files` when it has them, else its one file. */
@@ -190,18 +190,22 @@ const runNameOf = (sequence: number, generatedAt: string): string => `${String(s
  * and the newest `keep` complete runs kept. With `--out -` the single file format goes to stdout.
  * Returns the paths written. Without `folder` the output folder is opened (and locked) here.
  */
-export async function writeReports(report: Report, formats: FormatName[], out: string, ctx: CommandContext, keep = 30, folder?: OutputFolder): Promise<string[]> {
+export async function writeReports(report: Report, formats: FormatName[], out: string, ctx: CommandContext, keep = 30, folder?: OutputFolder, view: { onlyNew?: boolean } = {}): Promise<string[]> {
   const files = fileFormatsOf(formats);
   if (out === '-' && files.length + (formats.includes('text') ? 1 : 0) > 1) {
     throw new MeshAuditError('--out - writes one format to stdout; choose one with --format');
   }
-  if (formats.includes('text')) ctx.stdout(FORMATS.text.render(report, ctx.color));
+  // --quiet and --only-new shape only what is printed: the files always hold every finding.
+  if (formats.includes('text')) {
+    const text = FORMATS.text.render(report, { color: ctx.color, quiet: ctx.quiet === true, onlyNew: view.onlyNew === true });
+    if (text !== '') ctx.stdout(text);
+  }
   if (files.length === 0) return [];
   if (out === '-') {
     ctx.stdout(FORMATS[files[0]!].render(report));
     return [];
   }
-  if (folder === undefined) return withOutputFolder(out, undefined, (held) => writeReports(report, formats, out, ctx, keep, held));
+  if (folder === undefined) return withOutputFolder(out, undefined, (held) => writeReports(report, formats, out, ctx, keep, held, view));
   try {
     return await publishRun(report, files, folder, keep);
   } catch (err) {

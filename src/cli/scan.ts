@@ -8,7 +8,7 @@ import { basename, dirname, resolve } from 'node:path';
 import { acquireFor, acquireIo, addCollectOptions, scanSettingsOf, type CollectFlags } from './acquire.js';
 import { parseLockTimeout } from './choices.js';
 import { list, note, type CommandContext } from './context.js';
-import { addAuditOptions, auditAndReport, usesOutputFolder, type AuditOptions } from './evaluate.js';
+import { addAuditOptions, auditAndReport, checkOnlyNew, usesOutputFolder, type AuditOptions } from './evaluate.js';
 import { parseFormats, withOutputFolder, type OutputFolder } from './output.js';
 import { prepareAudit } from './settings.js';
 
@@ -26,6 +26,7 @@ export function registerScan(cli: CAC, ctx: CommandContext): void {
       const startedAt = ctx.now();
       const { audit: options } = await prepareAudit(flags, ctx);
       parseFormats(options.format);
+      checkOnlyNew(options);
       const lockTimeout = parseLockTimeout(options.lockTimeout);
       // A policy that does not load is a usage error before the host is read or the folder touched.
       await loadPolicies(list(options.policy));

@@ -1,11 +1,19 @@
 import type { Finding } from '../evaluate/finding.js';
-import type { Severity } from '../policy/types.js';
-import { allFindings, summarize, type Report } from './report.js';
+import { severityRank, type Severity } from '../policy/types.js';
+import { summarize, type Report } from './report.js';
 import { helpUriOf, remediationOf } from './rule-docs.js';
+import { shortenDigests } from './terminal.js';
 
 export interface TextOptions {
   /** Colour only on a terminal (and never with NO_COLOR): decided by the caller, which knows the stream. */
   color: boolean;
+  /**
+   * --quiet: only what needs a person — findings (not the waived ones) and what was not checked; a
+   * complete run with no such finding renders as nothing at all (cron sends no mail).
+   */
+  quiet?: boolean;
+  /** --only-new: of the findings, only those new against the baseline (what was not checked is always shown). */
+  onlyNew?: boolean;
 }
 
 const COLORS: Record<Severity | 'dim' | 'bold', [number, number]> = {
@@ -24,19 +32,44 @@ function tagsOf(f: Finding): string {
 
 const plural = (n: number, word: string, many = `${word}s`): string => `${n} ${n === 1 ? word : many}`;
 
-/** The terminal table: one row per finding, its message on the line below. */
+/** Most severe first, then by rule; within a rule the evaluation's order (by subject) stands. */
+const bySeverityThenRule = (a: Finding, b: Finding): number =>
+  severityRank(b.severity) - severityRank(a.severity) || (a.ruleId < b.ruleId ? -1 : a.ruleId > b.ruleId ? 1 : 0);
+
+/** Whether the options print this finding (the summary counts every one all the same). */
+export function printed(f: Finding, options: Pick<TextOptions, 'quiet' | 'onlyNew'>): boolean {
+  if (options.quiet === true && f.suppressed !== undefined) return false;
+  return options.onlyNew !== true || f.state === 'new';
+}
+
+/**
+ * The terminal view: the summary first, then per host its findings, most severe first (the message
+ * on the line below each), what was not checked, and what to do about each rule that has findings.
+ * Long digests are cut to 12 hex digits here, never in the files.
+ */
 export function renderText(report: Report, options: TextOptions): string {
   const paint = (style: keyof typeof COLORS, s: string): string =>
     options.color ? `\u001b[${COLORS[style][0]}m${s}\u001b[${COLORS[style][1]}m` : s;
-  const lines: string[] = [];
-  for (const e of report.evaluations) {
+  const quiet = options.quiet === true;
+  const shown = (e: Report['evaluations'][number]): Finding[] => e.findings.filter((f) => printed(f, options)).sort(bySeverityThenRule);
+  const carriedOf = (host: string) => (report.baseline?.notChecked ?? []).filter((f) => f.host === host);
+  const problemsOf = (e: Report['evaluations'][number]) => e.notifications.filter((n) => n.level === 'error');
+  // Under --quiet a host with nothing to act on is left out, and a run with nothing to act on prints nothing.
+  const hosts = report.evaluations.filter((e) => !quiet || shown(e).length > 0 || !e.complete || problemsOf(e).length > 0 || carriedOf(e.host).length > 0);
+  if (quiet && hosts.length === 0) return '';
+
+  const lines: string[] = [summaryLine(report, options), ''];
+  const printedFindings: Finding[] = [];
+  for (const e of hosts) {
+    const findings = shown(e);
+    printedFindings.push(...findings);
     lines.push(paint('bold', e.host) + paint('dim', `  snapshot ${e.takenAt}${e.complete ? '' : '  INCOMPLETE'}`));
-    if (e.findings.length === 0) lines.push('  no findings');
-    const rows = e.findings.map((f) => ({
+    if (findings.length === 0) lines.push(e.findings.length === 0 ? '  no findings' : `  no ${options.onlyNew === true ? 'new ' : ''}findings to show (${plural(e.findings.length, 'finding')} in the reports)`);
+    const rows = findings.map((f) => ({
       severity: f.severity,
       rule: `${f.ruleId} ${f.ruleName}`,
-      subject: `${f.subject.kind} ${f.subject.id}` + tagsOf(f),
-      message: f.message,
+      subject: `${f.subject.kind} ${shortenDigests(f.subject.id)}` + tagsOf(f),
+      message: shortenDigests(f.message),
     }));
     const width = {
       severity: Math.max(8, ...rows.map((r) => r.severity.length)),
@@ -49,18 +82,18 @@ export function renderText(report: Report, options: TextOptions): string {
       lines.push(`  ${paint(r.severity, r.severity.padEnd(width.severity))}  ${r.rule.padEnd(width.rule)}  ${r.subject}`);
       lines.push(`  ${' '.repeat(width.severity)}  ${paint('dim', '└')} ${r.message}`);
     }
-    const carried = (report.baseline?.notChecked ?? []).filter((f) => f.host === e.host);
+    const carried = carriedOf(e.host);
     if (carried.length > 0) {
       lines.push('', paint('warning', `  Not checked this run, still standing from earlier runs (${carried.length}):`));
-      for (const f of carried) lines.push(`  - ${f.severity} ${f.ruleId} ${f.ruleName} ${f.subject.kind} ${f.subject.id}: ${f.message}`);
+      for (const f of carried) lines.push(`  - ${f.severity} ${f.ruleId} ${f.ruleName} ${f.subject.kind} ${shortenDigests(f.subject.id)}: ${shortenDigests(f.message)}`);
     }
-    const gone = (report.baseline?.absent ?? []).filter((f) => f.host === e.host);
+    const gone = quiet ? [] : (report.baseline?.absent ?? []).filter((f) => f.host === e.host);
     if (gone.length > 0) {
       lines.push('', paint('dim', `  Gone since the baseline (${gone.length}):`));
-      for (const f of gone) lines.push(`  - ${f.ruleId} ${f.ruleName} ${f.subject.kind} ${f.subject.id}`);
+      for (const f of gone) lines.push(`  - ${f.ruleId} ${f.ruleName} ${f.subject.kind} ${shortenDigests(f.subject.id)}`);
     }
-    const errors = e.notifications.filter((n) => n.level === 'error');
-    const notes = e.notifications.filter((n) => n.level === 'note');
+    const errors = problemsOf(e);
+    const notes = quiet ? [] : e.notifications.filter((n) => n.level === 'note');
     if (errors.length > 0) {
       lines.push('', paint('error', `  Not checked (${errors.length}):`));
       for (const n of errors) lines.push(`  - [${n.source}] ${n.message}`);
@@ -71,8 +104,8 @@ export function renderText(report: Report, options: TextOptions): string {
     }
     lines.push('');
   }
-  // What to do about each rule that has findings: its remediation, and where its whole help is.
-  const ruled = [...new Set(allFindings(report).map((f) => f.ruleId))].sort();
+  // What to do about each rule that has printed findings: its remediation, and where its whole help is.
+  const ruled = [...new Set(printedFindings.map((f) => f.ruleId))].sort();
   const rules = new Map(report.rules.map((r) => [r.id, r]));
   if (ruled.length > 0) {
     lines.push(paint('bold', 'How to fix'));
@@ -85,16 +118,21 @@ export function renderText(report: Report, options: TextOptions): string {
     }
     lines.push('');
   }
+  return lines.join('\n');
+}
+
+/** The run in one line: counts by severity, against the baseline, waived, out of scope; INCOMPLETE when it was. */
+function summaryLine(report: Report, options: TextOptions): string {
   const s = summarize(report);
   const counts = [plural(s.bySeverity.error, 'error'), plural(s.bySeverity.warning, 'warning'), plural(s.bySeverity.note, 'note')];
   const extra = [
     s.byState ? `${s.byState.new} new, ${s.byState.absent} gone` : null,
-    s.suppressed > 0 ? `${s.suppressed} waived` : null,
+    s.suppressed > 0 ? `${s.suppressed} waived${options.quiet === true ? ' (not shown)' : ''}` : null,
     s.excluded ? `${s.excluded.total} out of scope (${plural(s.excluded.containers, 'container')}, ${plural(s.excluded.files, 'file')}, ${plural(s.excluded.ledger, 'ledger entry', 'ledger entries')})` : null,
   ].filter((t) => t !== null);
-  lines.push(
+  return (
     `${plural(s.findings, 'finding')} (${counts.join(', ')}${extra.length > 0 ? '; ' + extra.join(', ') : ''}) on ${plural(report.evaluations.length, 'host')}` +
-      (s.complete ? '' : ` — INCOMPLETE: ${plural(s.notChecked, 'thing')} not checked`),
+    (options.onlyNew === true ? '; showing the new ones only' : '') +
+    (s.complete ? '' : ` — INCOMPLETE: ${plural(s.notChecked, 'thing')} not checked`)
   );
-  return lines.join('\n') + '\n';
 }
