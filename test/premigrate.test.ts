@@ -85,19 +85,69 @@ test('the adopted node\'s adoption plan: record, remove, resolve, review; valid 
   const text = readFileSync(planFile, 'utf8');
   const plan = JSON.parse(text) as { schemaVersion: string; nodes: PlanNode[] };
   assert.equal(planSchemaErrors(plan), []);
-  assert.is(plan.schemaVersion, 'mesh-audit/adoption-plan@1');
+  assert.is(plan.schemaVersion, 'mesh-audit/adoption-plan@2');
   const node = plan.nodes[0]!;
   assert.is(node.ready, false);
-  assert.equal(node.record.map((e) => [e.id, e.type, e.target, e.origin, e.applied_at]), [
+  assert.equal(node.record.map(({ entry: e }) => [e.id, e.type, e.target, e.origin, e.applied_at]), [
     ['found.adhoc-debug', 'container', 'adhoc-debug', 'found', null],
     ['found.notes.txt', 'file', '/etc/mesh/notes.txt', 'found', null],
   ]);
-  assert.equal(node.record[0]!.holds, [], 'adhoc-debug listens on no host port');
+  assert.equal(node.record[0]!.entry.holds, [], 'adhoc-debug listens on no host port');
+  assert.equal(node.record.map((r) => [r.severity, r.exposure, r.warning]), [['note', 'none', null], ['warning', null, null]], 'each with its finding\'s severity and its exposure');
   assert.equal(node.remove.map((x) => x.command), ['docker rm -f metrics-agent', 'docker rm -f web-web.server', 'rm /etc/mesh/web/old.conf']);
   assert.ok(node.remove[1]!.reason.some((why) => why.startsWith('MA2003: web.server moved from web-web.server to web')), JSON.stringify(node.remove[1]));
   assert.equal(node.resolve.map((x) => [x.target, [...x.entries].sort()]), [['proxy', ['edge.proxy', 'proxy.server']]]);
   assert.equal(node.review.map((x) => [x.ruleId, x.subject]), [['MA3001', 'ledger-entry cache.server']]);
   golden(example('adopted-node', 'expected-plan.json'), text.replace(/"generatedAt": "[^"]+"/, '"generatedAt": "TIME"'));
+});
+
+test('the terminal view puts the verdict and the counts first, and shows each finding once', async () => {
+  const out = tempDir();
+  const r = await runCli(['premigrate', '--snapshot', example('adopted-node', 'snapshot.json'), '--format', 'text,json', '--out', out]);
+  assert.is(r.code, 1, r.stderr);
+  const lines = r.stdout.split('\n');
+  assert.match(lines[0]!, /^adopted-7 {2}pre-migration check/);
+  assert.match(lines[1]!, /^Verdict: not ready: /, 'the verdict on the line under the host, before anything else');
+  assert.is(lines[2], '  11 resources: 4 in order, 7 blocking; 9 blocking findings (6 errors, 2 warnings, 1 note)');
+  assert.is(lines[3], '  plan: record 2, remove 3, resolve 1, review 1');
+  assert.ok(lines.findIndex((l) => l.startsWith('✓ declared and present')) > 3);
+  const { findings } = JSON.parse(readFileSync(join(out, 'premigration.json'), 'utf8')) as { findings: { message: string }[] };
+  assert.is(findings.length, 10, "9 blocking and one warning about a resource in order");
+  for (const f of new Set(findings.map((x) => x.message))) {
+    const times = r.stdout.split(f).length - 1;
+    assert.is(times, findings.filter((x) => x.message === f).length, `shown once: ${f}`);
+  }
+  // The plan names the findings behind a step by rule; their messages are above.
+  assert.match(r.stdout, /docker rm -f web-web\.server +\(MA2001, MA2003\)\n/);
+});
+
+test('an exposed container of unknown origin is offered for recording only with its severity, its exposure and a warning', async () => {
+  const dir = tempDir();
+  const snap = JSON.parse(readFileSync(example('adopted-node', 'snapshot.json'), 'utf8'));
+  const adhoc = snap.containers.find((c: { name: string }) => c.name === 'adhoc-debug');
+  adhoc.networkMode = 'host';
+  adhoc.proc.listening = [{ protocol: 'tcp', address: '0.0.0.0', port: 9000 }];
+  writeFileSync(join(dir, 's.json'), JSON.stringify(snap));
+  mkdirSync(join(dir, 'history'));
+  writeFileSync(join(dir, 'history', 'before.json'), readFileSync(example('adopted-node', 'history', '2026-10-01T03-00-00Z.json')));
+  const r = await runCli(['premigrate', '--snapshot', join(dir, 's.json'), '--out', join(dir, 'out'), '--plan', 'plan.json']);
+  assert.is(r.code, 1, r.stderr);
+  const plan = JSON.parse(readFileSync(join(dir, 'out', 'plan.json'), 'utf8')) as { nodes: PlanNode[] };
+  assert.equal(planSchemaErrors(plan), []);
+  const step = plan.nodes[0]!.record.find((x) => x.entry.target === 'adhoc-debug');
+  assert.ok(step, JSON.stringify(plan.nodes[0]!.record));
+  assert.equal([step.severity, step.exposure, step.exposedEndpoints, step.findings], ['error', 'all-interfaces', ['0.0.0.0:9000/tcp'], [{ ruleId: 'MA2001', severity: 'error' }]]);
+  assert.match(step.warning ?? '', 'exposed on all interfaces (0.0.0.0:9000/tcp); recorded as found it is held for ever');
+  assert.equal(step.entry.holds, [9000], 'the entry itself is still the ledger\'s own format');
+  // The terminal: the step says error and exposed, and the warning is the next line.
+  const lines = r.stdout.split('\n');
+  const at = lines.findIndex((l) => l.startsWith('    container adhoc-debug as found.adhoc-debug:'));
+  assert.ok(at > 0, r.stdout);
+  assert.match(lines[at]!, 'error (MA2001); exposed: 0.0.0.0:9000/tcp; holds 9000');
+  assert.match(lines[at + 1]!, /^ {6}WARNING: exposed on all interfaces/);
+  assert.match(r.stdout, 'plan: record 2 (1 with a warning)');
+  const md = readFileSync(join(dir, 'out', 'premigration.md'), 'utf8');
+  assert.match(md, '| `found.adhoc-debug` | container `adhoc-debug` | error | all-interfaces: 0.0.0.0:9000/tcp | **exposed on all interfaces');
 });
 
 test('every entry the plan proposes is a well-formed ledger entry: merged into the ledger, the node reads it as found', async () => {
@@ -106,7 +156,7 @@ test('every entry the plan proposes is a well-formed ledger entry: merged into t
   await runCli(['premigrate', '--snapshot', example('adopted-node', 'snapshot.json'), '--format', 'text', '--out', dir, '--plan', 'plan.json']);
   const plan = JSON.parse(readFileSync(planFile, 'utf8')) as { nodes: PlanNode[] };
   const safe = createSafeValueMaker();
-  for (const entry of plan.nodes[0]!.record) {
+  for (const { entry } of plan.nodes[0]!.record) {
     const rec = ledgerRecord(JSON.parse(JSON.stringify(entry)), 1, safe);
     assert.ok(rec.valid, `${entry.id}: ${rec.errors.join('; ')}`);
     assert.is(rec.entry.origin, 'found');
@@ -120,7 +170,7 @@ test('a malformed ledger entry makes the node not ready (MA3005), and the verdic
   const r = await runCli(['premigrate', '--snapshot', file, '--format', 'text']);
   assert.is(r.code, 1, r.stdout);
   assert.match(r.stdout, 'Verdict: not ready: MA3005 (ledger-entry broken.entry)');
-  assert.match(r.stdout, 'MA3005 error ledger-entry broken.entry: ledger entry broken.entry (line 40) is not well formed');
+  assert.match(r.stdout, 'Other findings (1):\n    ledger-entry broken.entry\n        error   MA3005  ledger entry broken.entry (line 40) is not well formed');
   assert.match(r.stdout, 'review (1)');
 });
 
@@ -220,7 +270,7 @@ test('a container on the host network whose sockets were not read: its entry has
   writeFileSync(join(dir, 'history', 'before.json'), readFileSync(example('adopted-node', 'history', '2026-10-01T03-00-00Z.json')));
   const r = await runCli(['premigrate', '--snapshot', join(dir, 's.json'), '--format', 'text', '--out', join(dir, 'out'), '--plan', 'plan.json']);
   const plan = JSON.parse(readFileSync(join(dir, 'out', 'plan.json'), 'utf8')) as { nodes: PlanNode[] };
-  const entry = plan.nodes[0]!.record.find((e) => e.target === 'adhoc-debug');
+  const entry = plan.nodes[0]!.record.find((e) => e.entry.target === 'adhoc-debug')?.entry;
   assert.ok(entry, r.stdout);
   assert.not.ok('holds' in entry, JSON.stringify(entry));
   assert.ok(plan.nodes[0]!.notes.some((n) => n.includes('found.adhoc-debug: the ports adhoc-debug listens on were not read (not run as root)')), JSON.stringify(plan.nodes[0]!.notes));

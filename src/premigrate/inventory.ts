@@ -88,6 +88,8 @@ export interface Inventory {
   blocking: Partial<Record<Standing, number>>;
   /** Every finding that blocks, in report order. */
   blockers: Blocker[];
+  /** The findings about no resource of the inventory (the host, a ledger entry whose target is neither), in report order. */
+  unplaced: Finding[];
 }
 
 const blocks = (s: Standing): boolean => STANDINGS.find((x) => x.standing === s)!.blocking;
@@ -125,13 +127,13 @@ export function buildInventory(subjects: SubjectSets, findings: readonly Finding
   const validLedger = subjects.ledger.map((s) => s.data).filter((d) => d.valid);
   const entryById = new Map(validLedger.map((d) => [d.id, d]));
   const drafts = draftsOf(subjects, validLedger, entryById);
-  const blockers = assignFindings(drafts, entryById, findings, ruleById);
+  const { blockers, unplaced } = assignFindings(drafts, entryById, findings, ruleById);
   const rows: InventoryRow[] = [...drafts.values()].map((d) => rowOf(d, ruleById));
   const order = new Map(STANDINGS.map((s, i) => [s.standing, i]));
   rows.sort((a, b) => order.get(a.standing)! - order.get(b.standing)! || compareText(a.kind, b.kind) || compareText(a.id, b.id));
   const blocking: Partial<Record<Standing, number>> = {};
   for (const r of rows) if (r.blocking && r.standingFrom === 'findings' && blocks(r.standing)) blocking[r.standing] = (blocking[r.standing] ?? 0) + 1;
-  return { rows, ports: portRows(subjects.containers.map((s) => s.data)), ready: blockers.length === 0, blocking, blockers };
+  return { rows, ports: portRows(subjects.containers.map((s) => s.data)), ready: blockers.length === 0, blocking, blockers, unplaced };
 }
 
 /** One draft per container, per file the inventory lists, and per declared resource that is missing. */
@@ -175,7 +177,7 @@ function draftsOf(subjects: SubjectSets, validLedger: readonly LedgerEntryData[]
 }
 
 /** Each finding to the draft of the resource it is about; the findings that block, in report order. */
-function assignFindings(drafts: Map<string, Draft>, entryById: ReadonlyMap<string, LedgerEntryData>, findings: readonly Finding[], ruleById: ReadonlyMap<string, LoadedRule>): Blocker[] {
+function assignFindings(drafts: Map<string, Draft>, entryById: ReadonlyMap<string, LedgerEntryData>, findings: readonly Finding[], ruleById: ReadonlyMap<string, LoadedRule>): { blockers: Blocker[]; unplaced: Finding[] } {
   /** The resource a finding is about: its container or file, or for a ledger entry the target it claims. */
   const resourceOf = (f: Finding): Draft | undefined => {
     if (f.subject.kind === 'container' || f.subject.kind === 'file') return drafts.get(draftKey(f.subject.kind, f.subject.id));
@@ -185,16 +187,18 @@ function assignFindings(drafts: Map<string, Draft>, entryById: ReadonlyMap<strin
     return drafts.get(draftKey(e.type ?? '', e.target ?? '')) ?? [...drafts.values()].find((d) => d.kind === e.type && d.entries.includes(f.subject.id));
   };
   const blockers: Blocker[] = [];
+  const unplaced: Finding[] = [];
   for (const f of findings) {
     const draft = resourceOf(f);
-    draft?.findings.push(f);
+    if (draft) draft.findings.push(f);
+    else unplaced.push(f);
     const tagged = taggedStanding(ruleById.get(f.ruleId));
     const standing = tagged === null ? null : resolveTag(tagged, draft);
     if (f.severity === 'error' || (standing !== null && blocks(standing))) {
       blockers.push({ ruleId: f.ruleId, ruleName: f.ruleName, severity: f.severity, subject: f.subject, message: f.message, standing, resource: draft ? { kind: draft.kind, id: draft.id } : null });
     }
   }
-  return blockers;
+  return { blockers, unplaced };
 }
 
 function rowOf(d: Draft, ruleById: ReadonlyMap<string, LoadedRule>): InventoryRow {

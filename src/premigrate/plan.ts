@@ -1,7 +1,7 @@
 import { compareText } from '../compare.js';
 import type { SubjectSets } from '../facts/subjects.js';
-import type { ContainerData, FileData } from '../policy/subject-data.js';
-import type { Severity } from '../policy/types.js';
+import type { ContainerData, Exposure, FileData } from '../policy/subject-data.js';
+import { severityRank, type Severity } from '../policy/types.js';
 import type { Inventory, InventoryRow } from './inventory.js';
 
 /**
@@ -9,8 +9,12 @@ import type { Inventory, InventoryRow } from './inventory.js';
  * inventory (pure). mesh-audit prints it and never carries it out.
  */
 export interface AdoptionPlan {
-  /** Proposed ledger entries, in the ledger's own format, for resources of unknown origin the operator may keep. */
-  record: ProposedEntry[];
+  /**
+   * Resources of unknown origin the operator may keep: each a ledger entry in the ledger's own format,
+   * with what the findings say about it (severity, exposure) and a warning where recording it would hold
+   * something exposed or in error for ever.
+   */
+  record: Recording[];
   /** Stale resources at a former target, and resources the mesh wrote that nothing claims. */
   remove: Removal[];
   /** Drifted containers: recreate them by re-applying their module. */
@@ -35,6 +39,22 @@ export interface ProposedEntry {
   digest?: string;
   /** The host never applied it. */
   applied_at: null;
+}
+
+/** One proposed "record as found": the entry to merge, and what the operator must know before merging it. */
+export interface Recording {
+  /** The ledger entry to merge into the host agent's ledger, as it is. */
+  entry: ProposedEntry;
+  /** The most severe finding about the resource, or null when no rule of the profile objects to it. */
+  severity: Severity | null;
+  /** The findings about it (their messages are in the report), most severe first. */
+  findings: { ruleId: string; severity: Severity }[];
+  /** A container's widest reach (`unknown`: on the host network, sockets not read); null for a file. */
+  exposure: Exposure | null;
+  /** The addresses it listens on beyond this host. */
+  exposedEndpoints: string[];
+  /** Why not to record it blindly: it is exposed (or may be), or a finding about it is an error; null otherwise. */
+  warning: string | null;
 }
 
 export interface Removal {
@@ -112,7 +132,7 @@ export function buildPlan(inventory: Inventory, subjects: SubjectSets): Adoption
     const c = row.kind === 'container' ? containerData.get(row.id) : undefined;
     const f = row.kind === 'file' ? fileData.get(row.id) : undefined;
     if (row.standing === 'unknown-unrecorded' && (c || f)) {
-      plan.record.push(proposedEntry(row, c, f, taken, plan.notes));
+      plan.record.push(recordingOf(row, c, proposedEntry(row, c, f, taken, plan.notes)));
       mark(row);
     } else if ((row.standing === 'stale-former-target' || row.standing === 'mesh-unclaimed') && ruled(row) && (c || f)) {
       plan.remove.push(removalOf(row, row.standing, c, f, reasons(row)));
@@ -130,7 +150,7 @@ export function buildPlan(inventory: Inventory, subjects: SubjectSets): Adoption
     if (b.resource && planned.has(`${b.resource.kind} ${b.resource.id}`)) continue;
     plan.review.push({ ruleId: b.ruleId, severity: b.severity, subject: `${b.subject.kind} ${b.subject.id}`, message: b.message });
   }
-  plan.record.sort((a, b) => compareText(a.id, b.id));
+  plan.record.sort((a, b) => compareText(a.entry.id, b.entry.id));
   return plan;
 }
 
@@ -146,6 +166,29 @@ function proposedEntry(row: InventoryRow, c: ContainerData | undefined, f: FileD
     else entry.holds = c.open_ports;
   } else if (f !== undefined && f.sha256 !== null) entry.digest = f.sha256;
   return orderedEntry(entry);
+}
+
+/**
+ * A proposed entry with what the findings say about its resource. An exposed container is never
+ * offered for recording without a warning: recorded as found, it would be held, as reachable as it
+ * is now, for ever. The severity is the findings' (the rules decide it); the exposure is the fact.
+ */
+function recordingOf(row: InventoryRow, c: ContainerData | undefined, entry: ProposedEntry): Recording {
+  const findings = row.findings.map((x) => ({ ruleId: x.ruleId, severity: x.severity })).sort((a, b) => severityRank(b.severity) - severityRank(a.severity) || compareText(a.ruleId, b.ruleId));
+  const severity = findings[0]?.severity ?? null;
+  const exposure = c ? c.exposure : null;
+  const exposedEndpoints = c ? c.exposed_endpoints : [];
+  const errors = findings.filter((x) => x.severity === 'error').map((x) => x.ruleId);
+  const reach =
+    exposure === 'all-interfaces' ? `exposed on all interfaces (${exposedEndpoints.join(', ')})`
+    : exposure === 'address' ? `exposed on ${exposedEndpoints.join(', ')}`
+    : exposure === 'unknown' ? 'on the host network with its sockets not read: it may be exposed'
+    : null;
+  const warning =
+    reach !== null ? `${reach}; recorded as found it is held for ever, reachable as it is now: find out what it is and whether it must listen there before recording it`
+    : errors.length > 0 ? `an error finding (${[...new Set(errors)].join(', ')}): resolve it before recording`
+    : null;
+  return { entry, severity, findings, exposure, exposedEndpoints, warning };
 }
 
 function removalOf(row: InventoryRow, standing: Removal['standing'], c: ContainerData | undefined, f: FileData | undefined, reason: string[]): Removal {

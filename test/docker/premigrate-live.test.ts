@@ -112,7 +112,7 @@ forEachEngine('premigrate-live', (e, it, index) => {
       const node = plan.nodes[0]!;
       assert.is(node.ready, false);
       assert.equal(
-        node.record.map((x) => [x.type, x.target, x.origin, x.holds ?? null, x.applied_at]).sort(),
+        node.record.map(({ entry: x }) => [x.type, x.target, x.origin, x.holds ?? null, x.applied_at]).sort(),
         [
           ['container', names.adhoc, 'found', [], null],
           ['container', names.adhocWeb, 'found', [port], null],
@@ -120,6 +120,8 @@ forEachEngine('premigrate-live', (e, it, index) => {
         ].sort(),
         'record: the unknown-origin containers and file, with the ports they really listen on',
       );
+      const loopbackOnly = node.record.find((x) => x.entry.target === names.adhocWeb)!;
+      assert.equal([loopbackOnly.exposure, loopbackOnly.warning], ['loopback', null], 'listening on 127.0.0.1 only: offered without a warning');
       assert.equal(node.remove.map((x) => x.command).sort(), [`docker rm -f ${names.metrics}`, `docker rm -f ${names.old}`, `rm ${oldConf}`].sort());
       const stale = node.remove.find((x) => x.target === names.old)!;
       assert.is(stale.standing, 'stale-former-target');
@@ -131,7 +133,7 @@ forEachEngine('premigrate-live', (e, it, index) => {
       assert.match(eng.docker(['ps', '-a', '--format', '{{.Names}}']), names.old, 'premigrate removed nothing itself');
 
       // The operator: merge `record` into the ledger ...
-      host.ledger([...ledgerNow, ...node.record]);
+      host.ledger([...ledgerNow, ...node.record.map((x) => x.entry)]);
       // ... run the `remove` commands (each checked to be about this test's own container or temp folder) ...
       const ours = new Set(Object.values(names).map((n) => `docker rm -f ${n}`));
       for (const { command } of node.remove) {

@@ -19,7 +19,14 @@ export function planSchemaErrors(plan: unknown): string[] {
 export interface PlanNode {
   ready: boolean;
   verdict: string;
-  record: { id: string; type: string; target: string; origin: string; holds?: number[]; digest?: string; applied_at: null }[];
+  record: {
+    entry: { id: string; type: string; target: string; origin: string; holds?: number[]; digest?: string; applied_at: null };
+    severity: string | null;
+    findings: { ruleId: string; severity: string }[];
+    exposure: string | null;
+    exposedEndpoints: string[];
+    warning: string | null;
+  }[];
   remove: { kind: string; target: string; command: string; standing: string; reason: string[]; evidence: Record<string, unknown> }[];
   recreate: { container: string; module: string | null; entries: string[]; reason: string[] }[];
   resolve: { target: string; entries: string[] }[];

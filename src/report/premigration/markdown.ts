@@ -30,7 +30,12 @@ export function renderPremigrationMarkdown(p: PremigrationReport): string {
     if (!isEmptyPlan(plan)) {
       out.push('', '### Adoption plan', '', 'Proposed by mesh-audit, never carried out by it: review each step.');
       if (plan.record.length > 0) {
-        out.push('', 'Record in the ledger as found (merge into the host agent\'s ledger):', '', '```json', ...plan.record.map((e) => JSON.stringify(e)), '```');
+        out.push('', 'Record in the ledger as found (merge into the host agent\'s ledger, after reading each warning):', '', '| entry | target | severity | exposure | warning |', '|---|---|---|---|---|');
+        for (const r of plan.record) {
+          const exposure = r.exposure === null ? '-' : r.exposedEndpoints.length > 0 ? `${r.exposure}: ${r.exposedEndpoints.join(', ')}` : r.exposure;
+          out.push(`| \`${md(r.entry.id)}\` | ${r.entry.type} \`${md(r.entry.target)}\` | ${r.severity ?? '-'} | ${md(exposure)} | ${r.warning === null ? '-' : `**${md(r.warning)}**`} |`);
+        }
+        out.push('', '```json', ...plan.record.map((r) => JSON.stringify(r.entry)), '```');
       }
       if (plan.remove.length > 0) {
         out.push('', 'Remove:', '', '| command | standing | why |', '|---|---|---|');

@@ -13,7 +13,8 @@ export interface Premigration {
   plan: AdoptionPlan;
 }
 
-export const PREMIGRATION_SCHEMA = 'mesh-audit/premigration@1';
+/** @2: each node's `plan` is an adoption plan @2 (a record step carries its entry under `entry`, with severity, exposure and warning). */
+export const PREMIGRATION_SCHEMA = 'mesh-audit/premigration@2';
 
 /**
  * The verdict line: ready only when no finding blocks and everything was read; otherwise the blocking

@@ -1,71 +1,121 @@
-import { STANDINGS } from '../../premigrate/inventory.js';
-import { isEmptyPlan, type AdoptionPlan } from '../../premigrate/plan.js';
-import { verdictOf, type PremigrationReport } from './model.js';
+import { compareText } from '../../compare.js';
+import { STANDINGS, type InventoryRow } from '../../premigrate/inventory.js';
+import { isEmptyPlan, type AdoptionPlan, type Recording } from '../../premigrate/plan.js';
+import { severityRank, type Severity } from '../../policy/types.js';
+import { shortenDigests } from '../terminal.js';
+import { verdictOf, type Premigration, type PremigrationReport } from './model.js';
 
-const cell = (s: string, w: number): string => s.padEnd(w);
+const plural = (n: number, word: string, many = `${word}s`): string => `${n} ${n === 1 ? word : many}`;
+const bySeverity = <T extends { severity: Severity; ruleId: string }>(a: T, b: T): number => severityRank(b.severity) - severityRank(a.severity) || compareText(a.ruleId, b.ruleId);
 
-/** The terminal view: the inventory by standing, the ports, what blocks, the plan, the verdict last. */
+/**
+ * The terminal view, in the order a person acts on it: the verdict and the counts first, what was not
+ * checked, then the resources by standing with each finding once (under the resource it is about, or
+ * among the other findings), the plan naming findings by rule only, and the ports last. Long digests
+ * are cut to 12 hex digits here; the JSON files and the plan keep them whole.
+ */
 export function renderPremigrationText(p: PremigrationReport, options: { color: boolean }): string {
   const paint = (code: number, s: string) => (options.color ? `\u001b[${code}m${s}\u001b[0m` : s);
   const out: string[] = [];
   for (const node of p.nodes) {
-    out.push(paint(1, node.host) + `  pre-migration check, snapshot ${node.takenAt}`, '');
+    const verdict = verdictOf(node);
+    out.push(paint(1, node.host) + `  pre-migration check, snapshot ${node.takenAt}`);
+    out.push(`Verdict: ${node.complete && node.inventory.ready ? paint(32, verdict) : paint(31, verdict)}`);
+    out.push(...countLines(node), '');
+    if (node.notChecked.length > 0) {
+      out.push(paint(31, `Not checked (${node.notChecked.length}):`));
+      for (const m of node.notChecked) out.push(`    - ${m}`);
+      out.push('');
+    }
+    const findingLine = (f: { severity: Severity; ruleId: string; message: string }) => `        ${f.severity.padEnd(7)} ${f.ruleId}  ${shortenDigests(f.message)}`;
     for (const s of STANDINGS) {
       const rows = node.inventory.rows.filter((r) => r.standing === s.standing);
       const mark = rows.some((r) => r.blocking) ? paint(31, '✗') : paint(32, '✓');
       out.push(`${mark} ${s.title} (${rows.length})  — ${s.meaning}`);
       const w = Math.max(0, ...rows.map((r) => `${r.kind} ${r.id}`.length));
-      for (const r of rows) out.push(`    ${cell(`${r.kind} ${r.id}`, w)}  ${r.entries.length > 0 ? `[${r.entries.join(', ')}] ` : ''}${r.detail}`);
+      for (const r of rows) {
+        out.push(`    ${`${r.kind} ${r.id}`.padEnd(w)}  ${r.entries.length > 0 ? `[${r.entries.join(', ')}] ` : ''}${shortenDigests(r.detail)}`);
+        for (const f of [...r.findings].sort(bySeverity)) out.push(findingLine(f));
+      }
     }
+    const unplaced = [...node.inventory.unplaced].sort(bySeverity);
+    if (unplaced.length > 0) {
+      out.push(`Other findings (${unplaced.length}):`);
+      for (const f of unplaced) out.push(`    ${f.subject.kind} ${shortenDigests(f.subject.id)}`, findingLine(f));
+    }
+    if (!isEmptyPlan(node.plan)) out.push('', ...planLines(node.plan, node.inventory.rows, paint));
     out.push('', 'Ports (held / open / also bound by):');
     if (node.inventory.ports.length === 0) out.push('    none');
     for (const port of node.inventory.ports) {
       const others = port.alsoBoundBy.map((b) => `${b.port} by ${b.containers.join(', ')}`).join('; ');
       out.push(`    ${port.container}: holds ${port.holds.join(', ') || '-'}; open ${port.open.join(', ') || '-'}${others ? `; also bound: ${others}` : ''}`);
     }
-    if (node.inventory.blockers.length > 0) {
-      out.push('', `Blocking findings (${node.inventory.blockers.length}):`);
-      for (const b of node.inventory.blockers) out.push(`    ${b.ruleId} ${b.severity} ${b.subject.kind} ${b.subject.id}: ${b.message}`);
-    }
-    if (!isEmptyPlan(node.plan)) out.push('', ...planLines(node.plan));
-    if (node.notChecked.length > 0) {
-      out.push('', paint(31, `Not checked (${node.notChecked.length}):`));
-      for (const m of node.notChecked) out.push(`    - ${m}`);
-    }
-    const verdict = verdictOf(node);
-    out.push('', `Verdict: ${node.complete && node.inventory.ready ? paint(32, verdict) : paint(31, verdict)}`, '');
+    out.push('');
   }
   return out.join('\n');
 }
 
-function planLines(plan: AdoptionPlan): string[] {
-  const out = ['Adoption plan (printed, never carried out; --plan FILE writes it as JSON):'];
+/** Under the verdict: the resources, the blocking findings by severity, and the plan's steps, counted. */
+function countLines(node: Premigration): string[] {
+  const rows = node.inventory.rows;
+  const blocking = rows.filter((r) => r.blocking).length;
+  const severities = (['error', 'warning', 'note'] as const).map((s) => plural(node.inventory.blockers.filter((b) => b.severity === s).length, s));
+  const plan = node.plan;
+  const warned = plan.record.filter((r) => r.warning !== null).length;
+  const steps = [
+    plan.record.length > 0 ? `record ${plan.record.length}${warned > 0 ? ` (${warned} with a warning)` : ''}` : null,
+    plan.remove.length > 0 ? `remove ${plan.remove.length}` : null,
+    plan.recreate.length > 0 ? `recreate ${plan.recreate.length}` : null,
+    plan.resolve.length > 0 ? `resolve ${plan.resolve.length}` : null,
+    plan.review.length > 0 ? `review ${plan.review.length}` : null,
+  ].filter((x) => x !== null);
+  return [
+    `  ${plural(rows.length, 'resource')}: ${rows.length - blocking} in order, ${blocking} blocking; ${plural(node.inventory.blockers.length, 'blocking finding')} (${severities.join(', ')})`,
+    ...(steps.length > 0 ? [`  plan: ${steps.join(', ')}`] : []),
+  ];
+}
+
+/** The plan, each step naming the findings behind it by rule (their messages are above). */
+function planLines(plan: AdoptionPlan, rows: readonly InventoryRow[], paint: (code: number, s: string) => string): string[] {
+  const rulesOf = (kind: string, id: string): string => {
+    const ids = [...new Set(rows.find((r) => r.kind === kind && r.id === id)?.findings.map((f) => f.ruleId) ?? [])].sort(compareText);
+    return ids.length > 0 ? `  (${ids.join(', ')})` : '';
+  };
+  const out = ['Adoption plan (printed, never carried out; --plan FILE writes it as JSON, entries whole):'];
   if (plan.record.length > 0) {
     out.push(`  record in the ledger as found (${plan.record.length}):`);
-    for (const e of plan.record) out.push(`    ${JSON.stringify(e)}`);
+    for (const r of plan.record) out.push(...recordingLines(r, paint));
   }
   if (plan.remove.length > 0) {
     out.push(`  remove (${plan.remove.length}):`);
-    for (const r of plan.remove) {
-      out.push(`    ${r.command}`);
-      for (const why of r.reason) out.push(`        because ${why}`);
-    }
+    const w = Math.max(...plan.remove.map((r) => r.command.length));
+    for (const r of plan.remove) out.push(`    ${r.command.padEnd(w)}${rulesOf(r.kind, r.target)}`);
   }
   if (plan.recreate.length > 0) {
     out.push(`  recreate (${plan.recreate.length}):`);
-    for (const r of plan.recreate) {
-      out.push(`    container ${r.container} [${r.entries.join(', ')}]: re-apply module ${r.module ?? '(none recorded)'}`);
-      for (const why of r.reason) out.push(`        because ${why}`);
-    }
+    for (const r of plan.recreate) out.push(`    container ${r.container} [${r.entries.join(', ')}]: re-apply module ${r.module ?? '(none recorded)'}${rulesOf('container', r.container)}`);
   }
   if (plan.resolve.length > 0) {
     out.push(`  resolve (${plan.resolve.length}):`);
-    for (const r of plan.resolve) out.push(`    ${r.kind} ${r.target}: claimed by ${r.entries.join(' and ')}; keep one entry`);
+    for (const r of plan.resolve) out.push(`    ${r.kind} ${r.target}: claimed by ${r.entries.join(' and ')}; keep one entry${rulesOf(r.kind, r.target)}`);
   }
   if (plan.review.length > 0) {
-    out.push(`  review (${plan.review.length}): blocking findings no step above resolves`);
-    for (const r of plan.review) out.push(`    ${r.ruleId} ${r.subject}: ${r.message}`);
+    out.push(`  review (${plan.review.length}): blocking findings no step above resolves (shown above)`);
+    for (const r of plan.review) out.push(`    ${r.severity} ${r.ruleId} ${shortenDigests(r.subject)}`);
   }
   for (const n of plan.notes) out.push(`  note: ${n}`);
   return out;
+}
+
+/** One "record as found": the entry in brief, its findings' severity and its exposure; the warning, when there is one, first and loud. */
+function recordingLines(r: Recording, paint: (code: number, s: string) => string): string[] {
+  const e = r.entry;
+  const what = [
+    r.severity === null ? 'no finding' : `${r.severity} (${[...new Set(r.findings.map((f) => f.ruleId))].join(', ')})`,
+    r.exposure === null ? null : r.exposure === 'none' ? 'not exposed' : r.exposure === 'loopback' ? 'loopback only' : r.exposure === 'unknown' ? 'exposure unknown' : `exposed: ${r.exposedEndpoints.join(', ')}`,
+    e.holds !== undefined ? `holds ${e.holds.join(', ') || 'none'}` : e.type === 'container' ? 'holds not read' : null,
+    e.digest !== undefined ? shortenDigests(e.digest) : null,
+  ].filter((x) => x !== null);
+  const line = `    ${e.type} ${e.target} as ${e.id}: ${what.join('; ')}`;
+  return r.warning === null ? [line] : [line, paint(31, `      WARNING: ${r.warning}`)];
 }
