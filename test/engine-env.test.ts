@@ -1,11 +1,18 @@
+import { createServer } from 'node:http';
+import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { collectDocker } from '../src/collect/docker.js';
+import { engineKindOf, type EngineVersion } from '../src/collect/docker-api.js';
+import { resolveEndpoint } from '../src/collect/docker-endpoint.js';
 import { engineAddedKeys } from '../src/engine-env.js';
+import { createSafeValueMaker } from '../src/secret/value.js';
 import { auditSnapshot } from '../src/pipeline.js';
 import { loadPolicies } from '../src/policy/load.js';
 import { parseSnapshot } from '../src/snapshot/load.js';
 import type { EngineKind, Snapshot } from '../src/snapshot/types.js';
 import { HostModel } from './support/host-model.js';
+import { tempDir } from './support/cli.js';
 
 /*
  * MA1004 and the keys an engine writes into a container by itself (issue 30). A container made from an
@@ -81,6 +88,62 @@ test('a snapshot with the engine kind, and one without (made before it was kept)
     assert.is(loaded.docker?.kind, kind);
   }
   assert.throws(() => parseSnapshot(JSON.parse(JSON.stringify(host('lxc' as EngineKind, { DB: 'x' }))), 'snap.json'), /not a valid mesh-audit\/snapshot@1/);
+});
+
+// GET /version as the two engines answer it (Docker 20.10 from Debian, Podman 4.3's compatible API), trimmed.
+const DOCKER_VERSION = {
+  Platform: { Name: '' },
+  Components: [{ Name: 'Engine', Version: '20.10.24+dfsg1', Details: { ApiVersion: '1.41' } }, { Name: 'containerd', Version: '1.6.20~ds1' }, { Name: 'runc', Version: '1.1.5+ds1' }, { Name: 'docker-init', Version: '0.19.0' }],
+  Version: '20.10.24+dfsg1',
+  ApiVersion: '1.41',
+  MinAPIVersion: '1.12',
+};
+const PODMAN_VERSION = {
+  Platform: { Name: 'linux/amd64/debian-12' },
+  Components: [{ Name: 'Podman Engine', Version: '4.3.1', Details: { APIVersion: '4.3.1' } }, { Name: 'Conmon', Version: 'conmon version 2.1.6, commit: unknown' }, { Name: 'OCI Runtime (runc)', Version: 'runc version 1.1.5+ds1' }],
+  Version: '4.3.1',
+  ApiVersion: '1.41',
+  MinAPIVersion: '1.24',
+};
+
+test('the engine kind is what the engine names among its components; anything else is unknown', () => {
+  assert.is(engineKindOf(DOCKER_VERSION), 'docker');
+  assert.is(engineKindOf(PODMAN_VERSION), 'podman');
+  assert.is(engineKindOf({ Version: '1.0', ApiVersion: '1.41' }), 'unknown');
+  assert.is(engineKindOf({ Version: '1.0', ApiVersion: '1.41', Components: [{ Name: 'containerd' }] }), 'unknown');
+  assert.is(engineKindOf({ Version: '1.0', ApiVersion: '1.41', Components: 'Engine' } as unknown as EngineVersion), 'unknown');
+});
+
+/** A collection from an engine answering `version` to GET /version, with no container. */
+async function collectFrom(version: unknown) {
+  const socket = join(tempDir('ma-kind-', '/tmp'), 'engine.sock');
+  const server = createServer((req, res) => {
+    const path = (req.url ?? '').replace(/^\/v[\d.]+/, '').split('?')[0];
+    res.setHeader('content-type', 'application/json');
+    if (path === '/_ping') return res.end('OK');
+    if (path === '/version') return res.end(JSON.stringify(version));
+    if (path === '/containers/json') return res.end('[]');
+    res.statusCode = 404;
+    res.end('{"message":"no"}');
+  });
+  await new Promise<void>((resolve) => server.listen(socket, resolve));
+  try {
+    return await collectDocker({ endpoint: resolveEndpoint(`unix://${socket}`, {}), safe: createSafeValueMaker() });
+  } finally {
+    server.close();
+  }
+}
+
+test('a scan keeps the engine kind; an engine of unknown kind is a note that says what MA1004 then reports', async () => {
+  const podman = await collectFrom(PODMAN_VERSION);
+  assert.is(podman.docker?.kind, 'podman');
+  assert.equal(podman.notes, []);
+  assert.is((await collectFrom(DOCKER_VERSION)).docker?.kind, 'docker');
+  const other = await collectFrom({ Version: '1.0', ApiVersion: '1.41' });
+  assert.is(other.docker?.kind, 'unknown');
+  assert.equal(other.problems, [], 'not knowing the engine is no failure');
+  assert.is(other.notes.length, 1);
+  assert.match(other.notes[0]!.message, /names neither Docker nor Podman .*MA1004 reports a key an engine may write .*PATH.* only when an earlier snapshot of the file named it/);
 });
 
 test.run();

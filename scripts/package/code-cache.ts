@@ -43,7 +43,7 @@ function standInEngine(socket: string, envFile: string): Promise<Server> {
     const id = /^\/containers\/([0-9a-f]{64})\/json$/.exec(path)?.[1];
     const body =
       path === '/_ping' ? 'OK'
-      : path === '/version' ? { Version: '20.10.24', ApiVersion: '1.41', MinAPIVersion: '1.12' }
+      : path === '/version' ? { Version: '20.10.24', ApiVersion: '1.41', MinAPIVersion: '1.12', Components: [{ Name: 'Engine', Version: '20.10.24' }] }
       : path === '/containers/json' ? inspects.map((c) => ({ Id: c['Id'], Names: [c['Name']], State: (c['State'] as { Status: string }).Status }))
       : path === `/images/${IMAGE}/json` ? { Id: IMAGE, Config: { Env: ['PATH=/bin'] } }
       : inspects.find((c) => c['Id'] === id);

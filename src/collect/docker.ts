@@ -1,3 +1,4 @@
+import { engineAddedKeys } from '../engine-env.js';
 import type { SafeValueMaker } from '../secret/value.js';
 import type { Container, DockerInfo, Problem, ProcView } from '../snapshot/types.js';
 import { EngineHttpError, loadDockerode, ReadOnlyDocker, shortImageId } from './docker-api.js';
@@ -77,6 +78,13 @@ async function collectWith(api: ReadOnlyDocker, options: DockerCollectOptions, p
     kind: api.kind,
     local: options.readProc !== undefined,
   };
+  if (api.kind === 'unknown') {
+    notes.push({
+      source: 'docker',
+      subject: options.endpoint.url,
+      message: `the engine at ${options.endpoint.url} names neither Docker nor Podman in its version: MA1004 reports a key an engine may write into a container by itself (${[...engineAddedKeys('unknown')].join(', ')}) only when an earlier snapshot of the file named it`,
+    });
+  }
   let summaries;
   try {
     const listing = api.listContainers();

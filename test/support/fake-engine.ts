@@ -36,7 +36,7 @@ export async function fakeEngine(behaviour: Record<string, InspectBehaviour>, er
     requests.push(`${req.method} ${req.url}`);
     const path = (req.url ?? '').replace(/^\/v[\d.]+/, '').split('?')[0]!;
     if (path === '/_ping') { send(res, 200, 'OK'); return; }
-    if (path === '/version') { send(res, 200, { Version: '20.10.24', ApiVersion: '1.41', MinAPIVersion: '1.12' }); return; }
+    if (path === '/version') { send(res, 200, { Version: '20.10.24', ApiVersion: '1.41', MinAPIVersion: '1.12', Components: [{ Name: 'Engine', Version: '20.10.24' }] }); return; }
     if (path === '/containers/json') { send(res, 200, list); return; }
     // The fixture image, as `docker import --change 'ENV PATH=/bin'` made it.
     if (/^\/images\/sha256:[0-9a-f]{64}\/json$/.test(path)) {
