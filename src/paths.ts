@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EMBEDDED } from './embedded.js';
@@ -20,3 +21,19 @@ export const packageFile = (...parts: string[]): string => {
   if (EMBEDDED) throw new Error(`${join(...parts)}: the single executable has no package folder (see src/embedded.ts)`);
   return join(PACKAGE_ROOT, ...parts);
 };
+
+/**
+ * Every package file the program reads at run time, by its path in the package: the single
+ * executable carries each of them (scripts/package/bundle.ts embeds this list), so a file read any
+ * other way would be missing there. Read them with readPackageText.
+ */
+export const RUNTIME_PACKAGE_FILES = ['policies/mesh-core.yaml', 'policies/policy.schema.json', 'policies/adoption-plan.schema.json'] as const;
+export type RuntimePackageFile = (typeof RUNTIME_PACKAGE_FILES)[number];
+
+/** A runtime package file's text: from inside the single executable, else from the package folder. */
+export async function readPackageText(path: RuntimePackageFile): Promise<string> {
+  if (!EMBEDDED) return readFile(join(PACKAGE_ROOT, path), 'utf8');
+  const text = EMBEDDED.files[path];
+  if (text === undefined) throw new Error(`${path} is not embedded in the single executable (scripts/package/bundle.ts)`);
+  return text;
+}

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { basename, dirname, join, relative } from 'node:path';
 import { build, type BuildOptions, type Plugin } from 'esbuild';
 import { DEFERRED, deferredFile } from '../../src/collect/docker-deferred.js';
+import { RUNTIME_PACKAGE_FILES } from '../../src/paths.js';
 
 export interface BundleInput {
   root: string;
@@ -111,7 +112,7 @@ function ownModuleUrls(root: string, bundleDir: string): Plugin {
 /** src/embedded.ts filled: the package files, the precompiled validators and pack, the workers. */
 function embeddedFiles(input: BundleInput, workers: Record<string, string>): Plugin {
   const text = (path: string) => readFileSync(join(input.root, path), 'utf8');
-  const files = Object.fromEntries(['policies/mesh-core.yaml', 'policies/policy.schema.json'].map((p) => [p, text(p)]));
+  const files = Object.fromEntries(RUNTIME_PACKAGE_FILES.map((p) => [p, text(p)]));
   return {
     name: 'embedded-files',
     setup(b) {

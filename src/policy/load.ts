@@ -1,5 +1,5 @@
 import { hash } from 'node:crypto';
-import { readFile, readdir, stat } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { readInput } from '../input/read.js';
@@ -7,7 +7,7 @@ import { lineAt, parseYaml } from '../input/yaml.js';
 import { validatorFor, type Validator } from '../validate.js';
 import { MeshAuditError } from '../errors.js';
 import { EMBEDDED } from '../embedded.js';
-import { packageFile } from '../paths.js';
+import { packageFile, readPackageText } from '../paths.js';
 import { SUBJECT_FIELDS } from './fields.js';
 import { unknownFieldReads } from './field-check.js';
 import { checkLogic } from './logic.js';
@@ -53,7 +53,7 @@ function precompiled(file: string, text: string): PolicyPack | undefined {
 
 /** The JSON Schema of a policy pack, shipped beside the pack (editors use it too). */
 export async function readPolicySchema(): Promise<object> {
-  return JSON.parse(EMBEDDED?.files['policies/policy.schema.json'] ?? (await readFile(packageFile('policies', 'policy.schema.json'), 'utf8'))) as object;
+  return JSON.parse(await readPackageText('policies/policy.schema.json')) as object;
 }
 
 let validatePack: Validator<unknown> | undefined;
