@@ -3,12 +3,11 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { packageFile } from '../src/paths.js';
 import { definedCli } from '../src/cli/commands.js';
-import { manPage } from '../src/cli/man.js';
+import { MAN_PAGE_DATE, manPage } from '../src/cli/man.js';
 
 const file = process.argv[2] ?? packageFile('man', 'mesh-audit.1');
 const cli = await definedCli({ now: () => new Date(), stdout: () => undefined, stderr: () => undefined, color: false, interactive: false });
-// The date is the version's, not today's: the page changes only when the commands do.
-const date = process.env['SOURCE_DATE_EPOCH'] ? new Date(Number(process.env['SOURCE_DATE_EPOCH']) * 1000).toISOString().slice(0, 10) : '2026-11-30';
+const date = process.env['SOURCE_DATE_EPOCH'] ? new Date(Number(process.env['SOURCE_DATE_EPOCH']) * 1000).toISOString().slice(0, 10) : MAN_PAGE_DATE;
 mkdirSync(dirname(file), { recursive: true });
 writeFileSync(file, manPage(cli, date));
 console.log(`wrote ${file}`);

@@ -13,6 +13,7 @@ export const COMMANDS: { names: readonly string[]; load: () => Promise<Register>
   { names: ['config'], load: async () => (await import('./config.js')).registerConfig },
   { names: ['diff'], load: async () => (await import('./diff.js')).registerDiff },
   { names: ['evaluate'], load: async () => (await import('./evaluate.js')).registerEvaluate },
+  { names: ['man'], load: async () => (await import('./man.js')).registerMan },
   { names: ['premigrate'], load: async () => (await import('./premigrate.js')).registerPremigrate },
   { names: ['rules'], load: async () => (await import('./rules.js')).registerRules },
   { names: ['scan', 'snapshot'], load: async () => (await import('./scan.js')).registerScan },

@@ -1,6 +1,12 @@
 import type { CAC } from 'cac';
+import { ExitCode } from '../errors.js';
 import { TOOL_NAME, TOOL_VERSION } from '../version.js';
+import type { CommandContext } from './context.js';
+import { definedCli } from './commands.js';
 import { specsOf } from './completion.js';
+
+/** The page's date is the version's, not today's: the page changes only when the commands do. */
+export const MAN_PAGE_DATE = '2026-11-30';
 
 /** roff text: backslashes doubled, a leading dot or quote kept from being read as a request, hyphens as \-. */
 const roff = (t: string): string => t.replace(/\\/g, '\\e').replace(/-/g, '\\-').replace(/^([.'])/gm, '\\&$1');
@@ -49,4 +55,15 @@ export function manPage(cli: CAC, date: string): string {
     '',
   );
   return lines.join('\n');
+}
+
+/** `mesh-audit man`: the man page, from the program itself (the single executable has no man/ folder beside it). */
+export function registerMan(cli: CAC, ctx: CommandContext): void {
+  cli
+    .command('man', 'The manual page (roff), as installed in man1: read it with `mesh-audit man | man -l -`')
+    .example('mesh-audit man | man -l -')
+    .action(async () => {
+      ctx.stdout(manPage(await definedCli(ctx), MAN_PAGE_DATE));
+      return ExitCode.Ok;
+    });
 }
