@@ -30,7 +30,19 @@ export interface AuditSettings {
   exclude: string[];
   /** Ignore entries written in the config: a selector, or `{select, until}`. */
   ignore: (string | { select: string; until?: string })[];
+  /** What `scan` and `evaluate` report and how (the nightly job's flags, config/--format, --profile, …). */
+  format: string;
+  profile: string;
+  /** An earlier JSON report, or `auto`: the previous report in `out`. */
+  baseline: string | undefined;
+  failOnNew: boolean;
+  /** node_exporter's textfile for the metrics, beside the reports. */
+  promFile: string | undefined;
+  waivers: string | undefined;
 }
+
+/** The defaults of the reporting settings (scan and evaluate; premigrate has its own formats). */
+export const DEFAULT_REPORT_SETTINGS = { format: 'text,sarif,json', profile: 'all', baseline: undefined, failOnNew: false, promFile: undefined, waivers: undefined } as const;
 
 export type Settings = ScanSettings & AuditSettings;
 
@@ -56,6 +68,7 @@ export const DEFAULT_SETTINGS: ScanSettings = {
 };
 
 const absolute = { type: 'string', pattern: '^/' };
+const reportFormat = '(text|sarif|json|jsonl|junit|prom)';
 const selectors = { type: 'array', items: { type: 'string', minLength: 1 } };
 export const configSchema = {
   type: 'object',
@@ -92,6 +105,12 @@ export const configSchema = {
         ],
       },
     },
+    format: { type: 'string', pattern: `^ *${reportFormat} *(, *${reportFormat} *)*$` },
+    profile: { enum: ['nightly', 'premigration', 'all'] },
+    baseline: { type: 'string', minLength: 1 },
+    failOnNew: { type: 'boolean' },
+    promFile: { type: 'string', minLength: 1 },
+    waivers: { type: 'string', minLength: 1 },
   },
 } as const;
 const validateConfig = validatorFor('config', configSchema);
@@ -160,13 +179,13 @@ export async function resolveSettings(flags: ConfigFile, configFlag: string | un
   const where = configPathOf(configFlag, env);
   const file = where ? await loadConfigFile(where.path) : {};
   const fromEnv = envSettings(env);
-  const defaults: Settings = { ...DEFAULT_SETTINGS, out: defaultOut(), failOn: 'error', include: [], exclude: [], ignore: [] };
+  const defaults: Settings = { ...DEFAULT_SETTINGS, out: defaultOut(), failOn: 'error', include: [], exclude: [], ignore: [], ...DEFAULT_REPORT_SETTINGS };
   const settings: Settings = { ...defaults };
   const origins = Object.fromEntries(Object.keys(defaults).map((k) => [k, 'default'])) as Record<keyof Settings, string>;
   const layers: [ConfigFile, (key: string) => string][] = [
     [file, () => `config ${where?.path ?? ''}`],
     [fromEnv.values, (key) => fromEnv.from[key]!],
-    [flags, (key) => `flag --${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`).replace(/s$/, '')}`],
+    [flags, (key) => `flag --${key === 'managedRoots' ? 'managed-root' : key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`],
   ];
   for (const [layer, origin] of layers) {
     for (const [key, value] of Object.entries(layer)) {

@@ -18,7 +18,8 @@ export function registerConfig(cli: CAC, ctx: CommandContext): void {
     .action(async (action: string, options: SettingFlags & { format: string }) => {
       if (action !== 'show') throw new MeshAuditError(`unknown config action '${action}'${didYouMean(action, ['show'])} (config show)`);
       const format = parseChoice('--format', options.format, ['text', 'json'] as const);
-      const { settings, origins, configFile } = await settingsOf(options, ctx);
+      // This command's --format is how to show the settings, not the reports' formats.
+      const { settings, origins, configFile } = await settingsOf({ ...options, format: undefined }, ctx);
       const keys = Object.keys(settings).sort() as (keyof Settings)[];
       if (format === 'json') {
         const out = Object.fromEntries(keys.map((k) => [k, { value: settings[k] ?? null, from: origins[k] }]));

@@ -21,6 +21,7 @@ import { DEFAULT_LOCK_TIMEOUT_SECONDS, fileFormatsOf, latestJsonReport, parseFor
 import { detail, list, note, type CommandContext } from './context.js';
 import { EMPTY_SCOPE, type Scope } from '../scope.js';
 import { CONFIG_HELP, prepareAudit } from './settings.js';
+import { DEFAULT_REPORT_SETTINGS } from '../config.js';
 import { parseCount, parseLockTimeout } from './choices.js';
 import { parseChoice } from './choices.js';
 
@@ -171,7 +172,7 @@ export function addAuditOptions(command: Command): Command {
   if (!command.options.some((o) => o.name === 'config')) command.option('--config <file>', CONFIG_HELP);
   return command
     .option('--policy <path>', 'Policy pack file or folder; repeatable (default: the shipped mesh-core pack)')
-    .option('--format <list>', 'Comma-separated: text (stdout), sarif, json, jsonl, junit, prom', { default: 'text,sarif,json' })
+    .option('--format <list>', `Comma-separated: text (stdout), sarif, json, jsonl, junit, prom (default: ${DEFAULT_REPORT_SETTINGS.format})`)
     .option('--out <dir>', 'Output folder for reports (and a scan\'s history), or - for stdout (default: reports; /var/lib/mesh-audit for root; $MESH_AUDIT_OUT)')
     .option('--fail-on <severity>', 'Exit 1 on findings at or above: error, warning, note, none (default: error; $MESH_AUDIT_FAIL_ON)')
     .option('--include <selector>', 'Only these containers or files: label:KEY=VALUE, name:GLOB, path:GLOB; repeatable')
@@ -186,7 +187,7 @@ export function addAuditOptions(command: Command): Command {
     .option('--prom-file <path>', "Also write the Prometheus metrics to this file (node_exporter's textfile folder; mode 0644, replaced atomically)")
     .option('--alertmanager <url>', 'Post findings as alerts to this Alertmanager (v2 API); absent ones are resolved')
     .option('--alert-ttl <hours>', 'How long a posted alert lasts unless the next run renews it (default 25)')
-    .option('--profile <name>', 'Only rules of this profile: nightly, premigration, all', { default: 'all' });
+    .option('--profile <name>', `Only rules of this profile: nightly, premigration, all (default: ${DEFAULT_REPORT_SETTINGS.profile})`);
 }
 
 export function registerEvaluate(cli: CAC, ctx: CommandContext): void {

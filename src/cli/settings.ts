@@ -8,7 +8,7 @@ import { list, type CommandContext } from './context.js';
 import type { AuditOptions } from './evaluate.js';
 
 export const CONFIG_HELP =
-  'YAML config (default: $MESH_AUDIT_CONFIG, else /etc/mesh-audit/config.yaml when present): ledger, managedRoots, labels, dockerHost, root, hostname, keep, dockerTimeoutSeconds, maxFiles, out, failOn, include, exclude, ignore';
+  'YAML config (default: $MESH_AUDIT_CONFIG, else /etc/mesh-audit/config.yaml when present): ledger, managedRoots, labels, dockerHost, root, hostname, keep, dockerTimeoutSeconds, maxFiles, out, failOn, include, exclude, ignore; for scan and evaluate also format, profile, baseline, failOnNew, promFile, waivers';
 
 /** The ignore file read when none is named: in the folder the command runs from, when present. */
 export const IGNORE_FILE = '.mesh-auditignore';
@@ -27,6 +27,12 @@ export interface SettingFlags {
   failOn?: string;
   include?: string | string[];
   exclude?: string | string[];
+  format?: string;
+  profile?: string;
+  baseline?: string;
+  failOnNew?: boolean;
+  promFile?: string;
+  waivers?: string;
 }
 
 const absoluteOrUndefined = (flag: string, value: unknown): string | undefined => {
@@ -53,6 +59,8 @@ export async function settingsOf(flags: SettingFlags, ctx: CommandContext): Prom
   if (roots.length > 0) fromFlags.managedRoots = roots;
   if (flags.include !== undefined) fromFlags.include = list(flags.include);
   if (flags.exclude !== undefined) fromFlags.exclude = list(flags.exclude);
+  for (const key of ['format', 'profile', 'baseline', 'promFile', 'waivers'] as const) if (flags[key] !== undefined) fromFlags[key] = String(flags[key]);
+  if (flags.failOnNew === true) fromFlags.failOnNew = true;
   return resolveSettings(fromFlags, flags.config, ctx.env ?? process.env);
 }
 
@@ -100,5 +108,6 @@ export async function scopeOf(resolved: ResolvedSettings, ignoreFile: string | u
 export async function prepareAudit<T extends AuditOptions & SettingFlags>(options: T, ctx: CommandContext): Promise<{ audit: T & { out: string; failOn: string; scope: Scope }; resolved: ResolvedSettings }> {
   const resolved = await settingsOf(options, ctx);
   const scope = await scopeOf(resolved, options.ignoreFile);
-  return { audit: { ...options, out: resolved.settings.out, failOn: resolved.settings.failOn, scope }, resolved };
+  const { out, failOn, format, profile, baseline, failOnNew, promFile, waivers } = resolved.settings;
+  return { audit: { ...options, out, failOn, format, profile, baseline, failOnNew, promFile, waivers, scope }, resolved };
 }
