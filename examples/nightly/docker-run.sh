@@ -5,10 +5,14 @@
 #   /:/host:ro        the host's files, read-only; --root /host maps them back to host paths
 #   docker.sock       the Engine API; mesh-audit only sends GET requests (ping, version, info, list, inspect),
 #                     but a read-only mount does not make the API read-only: trust the image you run
-#   /var/lib/mesh-audit  the only writable place: reports and history
+#   /var/lib/mesh-audit  writable: reports and history
+#   /var/lib/prometheus/node-exporter  writable: node_exporter's textfile folder (Debian's default),
+#                     where --prom-file writes the metrics the shipped alerting reads
+# The scan runs as mesh-audit.service does (--baseline auto, --fail-on-new, --prom-file, --quiet).
 # Arguments are added to the scan's (e.g. --hostname web-1). The environment may override the socket
-# (DOCKER_SOCKET), the config folder (MESH_AUDIT_CONFIG_DIR), the output folder (MESH_AUDIT_OUT) and
-# the image (MESH_AUDIT_IMAGE); `docker` itself follows DOCKER_HOST.
+# (DOCKER_SOCKET), the config folder (MESH_AUDIT_CONFIG_DIR), the output folder (MESH_AUDIT_OUT), the
+# textfile folder (MESH_AUDIT_TEXTFILE_DIR) and the image (MESH_AUDIT_IMAGE); `docker` itself follows
+# DOCKER_HOST.
 set -eu
 # The container has a name of its own and is removed on the way out, rather than `--rm`: with `--rm`,
 # Podman's Docker-compatible API (Debian 12's podman 4.3; fixed in 4.6, containers/podman#18889)
@@ -23,8 +27,10 @@ docker run --name "$name" --pid host --network none \
   -v /:/host:ro \
   -v "${DOCKER_SOCKET:-/var/run/docker.sock}:/var/run/docker.sock" \
   -v "${MESH_AUDIT_OUT:-/var/lib/mesh-audit}:/var/lib/mesh-audit" \
+  -v "${MESH_AUDIT_TEXTFILE_DIR:-/var/lib/prometheus/node-exporter}:/var/lib/prometheus/node-exporter" \
   -v "${MESH_AUDIT_CONFIG_DIR:-/etc/mesh-audit}:/etc/mesh-audit:ro" \
   "${MESH_AUDIT_IMAGE:-mesh-audit:latest}" \
   scan --root /host --docker-host unix:///var/run/docker.sock --config /etc/mesh-audit/config.yaml \
-  --out /var/lib/mesh-audit --format sarif,json --profile nightly "$@" || status=$?
+  --out /var/lib/mesh-audit --format sarif,json --profile nightly --baseline auto --fail-on-new \
+  --prom-file /var/lib/prometheus/node-exporter/mesh-audit.prom --quiet "$@" || status=$?
 exit "$status"

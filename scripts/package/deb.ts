@@ -1,6 +1,7 @@
 /*
  * The Debian package, built with dpkg-deb from a staging tree: the single executable as
- * /usr/bin/mesh-audit, the shipped pack under /usr/share/mesh-audit, the systemd units of
+ * /usr/bin/mesh-audit, the shipped pack and the Prometheus alerting rules (with their promtool test)
+ * under /usr/share/mesh-audit, the systemd units of
  * examples/nightly (not enabled), the nightly config as the conffile /etc/mesh-audit/config.yaml, the
  * man page and completions when the build has them, and /var/lib/mesh-audit (0750) for the reports.
  */
@@ -49,6 +50,8 @@ export function buildDeb(input: DebInput): string {
   chmodSync(join(tree, 'usr', 'bin', 'mesh-audit'), 0o755);
 
   for (const name of readdirSync(join(input.root, 'policies'))) put(`usr/share/mesh-audit/policies/${name}`, from(`policies/${name}`));
+  // The rules the nightly unit's --prom-file feeds, and their test: `promtool test rules` runs it in place.
+  for (const name of ['mesh-audit.rules.yml', 'mesh-audit.rules.test.yml']) put(`usr/share/mesh-audit/alerting/${name}`, from(`examples/alerting/${name}`));
   put('lib/systemd/system/mesh-audit.service', from('examples/nightly/mesh-audit.service'));
   put('lib/systemd/system/mesh-audit.timer', from('examples/nightly/mesh-audit.timer'));
   put('etc/mesh-audit/config.yaml', from('examples/nightly/config.yaml'));

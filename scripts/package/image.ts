@@ -33,7 +33,7 @@ export function buildRootfs(binary: string, work: string, output: string): void 
   mkdirSync(join(tree, 'etc'), { recursive: true });
   writeFileSync(join(tree, 'etc', 'passwd'), 'root:x:0:0:root:/root:/nonexistent\nnobody:x:65534:65534:nobody:/nonexistent:/nonexistent\n');
   writeFileSync(join(tree, 'etc', 'group'), 'root:x:0:\nnogroup:x:65534:\n');
-  for (const dir of ['root', 'tmp', 'host', 'etc/mesh-audit', 'var/lib/mesh-audit']) mkdirSync(join(tree, dir), { recursive: true });
+  for (const dir of ['root', 'tmp', 'host', 'etc/mesh-audit', 'var/lib/mesh-audit', 'var/lib/prometheus/node-exporter']) mkdirSync(join(tree, dir), { recursive: true });
   chmodSync(join(tree, 'tmp'), 0o1777);
   chmodSync(join(tree, 'root'), 0o700);
   chmodSync(join(tree, 'var', 'lib', 'mesh-audit'), 0o750);
