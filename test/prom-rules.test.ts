@@ -3,7 +3,7 @@ import { chmodSync, chownSync, lstatSync, mkdirSync, readFileSync, statSync, sym
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { stringify } from 'yaml';
+import { parse, stringify } from 'yaml';
 import { PACKAGE_ROOT } from '../src/paths.js';
 import { runCli, tempDir } from './support/cli.js';
 import { driftHostSnapshot } from './support/drift-host.js';
@@ -170,6 +170,26 @@ rootTest('--prom-file: a regular 0644 file in a folder another user owns, replac
   const badName = await runCli(['evaluate', driftHostSnapshot(dir, 'c'), '--out', join(dir, 'reports'), '--format', 'json', '--prom-file', join(collector, 'metrics.txt')]);
   assert.is(badName.code, 3);
   assert.match(badName.stderr, ".prom'");
+});
+
+it('the promtool test shipped beside the rules passes, and its input series are ones the scanner writes', async () => {
+  const shipped = join(PACKAGE_ROOT, 'examples', 'alerting', 'mesh-audit.rules.test.yml');
+  // From another folder: the test names its rules file relative to itself, as installed under /usr/share/mesh-audit/alerting.
+  const r = spawnSync(promtoolPath()!, ['test', 'rules', shipped], { cwd: tempDir(), encoding: 'utf8', timeout: 120_000 });
+  assert.is(r.status, 0, `${r.stdout}${r.stderr}`);
+  assert.match(r.stdout, 'SUCCESS');
+
+  const dir = tempDir();
+  const promFile = join(dir, 'mesh-audit.prom');
+  const written = new Set<string>();
+  for (const [tag, opts] of [['a', {}], ['b', { drift: true }]] as const) {
+    await runCli(['evaluate', driftHostSnapshot(dir, tag, opts), '--out', join(dir, 'reports'), '--format', 'json', '--baseline', 'auto', '--prom-file', promFile, '--fail-on', 'none']);
+    for (const s of inputSeries(readFileSync(promFile, 'utf8'))) written.add(s.series.replace('host="drift-host"', 'host="web-1"'));
+  }
+  const tests = (parse(readFileSync(shipped, 'utf8')) as { tests: { input_series: { series: string }[] }[] }).tests;
+  const used = tests.flatMap((t) => t.input_series.map((s) => s.series));
+  assert.ok(used.length > 5);
+  assert.equal(used.filter((s) => !written.has(s)), [], 'series the scanner never writes');
 });
 
 test.run();

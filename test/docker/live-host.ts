@@ -79,6 +79,8 @@ export interface LiveFinding {
   subject: { kind: string; id: string };
   discriminator: string | null;
   message: string;
+  /** Against a baseline: new, unchanged or updated. */
+  state?: string;
 }
 export interface LiveReport {
   summary: { complete: boolean };

@@ -1,12 +1,14 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { definedCli } from '../../src/cli/commands.js';
 import { PACKAGE_ROOT } from '../../src/paths.js';
 import { example, spawnCli, tempDir } from '../support/cli.js';
 import { parseTrace, runProcess, straceBinary, type ProcessRun } from '../support/strace.js';
+import { promtoolCheckMetrics, promtoolPath } from '../support/promtool.js';
 import { forEachEngine, removeContainers, runContainer, type Engine } from './engine.js';
 import { envText, LiveHost, sha256, type LiveReport } from './live-host.js';
 
@@ -59,6 +61,85 @@ function alone(): string {
   return dir;
 }
 
+/*
+ * Every command and every --help, run by a packaged executable and by `node bin/mesh-audit.js` (from
+ * source), each with an empty environment in a folder of its own holding the same inputs: the same
+ * exit code, the same stdout (reports' times and the run's own numbers masked), the same files written.
+ * The list of commands is the one `--help` shows from source: a command added without a case here fails.
+ */
+const SOURCE = [process.execPath, join(PACKAGE_ROOT, 'bin', 'mesh-audit.js')];
+
+/**
+ * What a command prints or writes that differs between two runs of the same program (times,
+ * durations, the commit's dirty mark), and the one thing that differs by design: the shipped pack is
+ * named by its path from source, `<built-in>/policies/…` in the executable, which carries it.
+ */
+const masked = (text: string) =>
+  text
+    .replaceAll(`${PACKAGE_ROOT}/policies/`, '<pack>/policies/')
+    .replaceAll('<built-in>/policies/', '<pack>/policies/')
+    .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z/g, '<time>')
+    .replace(/"(durationMs|durationSeconds|elapsedMs)": [\d.]+/g, '"$1": <n>')
+    .replace(/ in \d+ ms/g, ' in <n> ms')
+    .replace(/\(commit [0-9a-f]{12}(-dirty)?\)/g, '(commit <commit>)');
+
+/** The inputs every command's run reads, copied into a fresh folder (relative paths: both programs print the same). */
+function commandFolder(): string {
+  const dir = tempDir('ma-pkg-cmd-');
+  cpSync(example('045', 'snapshot.json'), join(dir, '045.json'));
+  cpSync(example('demo'), join(dir, 'demo'), { recursive: true });
+  cpSync(example('adopted-node'), join(dir, 'adopted'), { recursive: true });
+  writeFileSync(join(dir, 'config.yaml'), 'ledger: /srv/ledger.json\nmanagedRoots: [/etc/mesh]\nbaseline: auto\nformat: sarif,json\nprofile: nightly\npromFile: /tmp/x/mesh-audit.prom\nfailOnNew: true\n');
+  return dir;
+}
+
+/** Each command with real work to do (`snapshot` reads a live host: see the live tests below), and every --help. */
+async function everyInvocation(): Promise<string[][]> {
+  const cli = await definedCli({ now: () => new Date(), stdout: () => undefined, stderr: () => undefined, color: false, interactive: false });
+  const commands = cli.commands.map((c) => c.name).filter((n) => n !== '');
+  const work: Record<string, string[][]> = {
+    completion: [['completion', 'bash'], ['completion', 'zsh'], ['completion', 'fish']],
+    config: [['config', 'show', '--config', 'config.yaml'], ['config', 'show', '--config', 'config.yaml', '--format', 'json']],
+    diff: [['diff', 'demo/expected.json', 'adopted/expected.json'], ['diff', 'demo/expected.json', 'adopted/expected.json', '--format', 'json']],
+    evaluate: [['evaluate', '045.json', '--format', 'json', '--out', '-'], ['evaluate', 'demo/snapshot.json', '--history', 'demo/history', '--out', 'out', '--format', 'text,json,sarif,prom', '--baseline', 'auto']],
+    man: [['man']],
+    premigrate: [['premigrate', '--snapshot', 'adopted/snapshot.json', '--history', 'adopted/history', '--out', 'pre', '--plan', 'plan.json'], ['premigrate', '--snapshot', 'adopted/snapshot.json', '--format', 'md', '--out', '-']],
+    rules: [['rules', 'list'], ['rules', 'show', 'MA1001']],
+    scan: [['scan', '--snapshot', '045.json', '--format', 'json', '--out', '-']],
+    snapshot: [['snapshot']],
+  };
+  assert.equal(commands.filter((c) => !Object.hasOwn(work, c)), [], 'commands this test does not run');
+  return [['--help'], ['--version'], ...commands.map((c) => [c, '--help']), ...commands.flatMap((c) => work[c]!)];
+}
+
+/** One run in `dir` with an empty environment: its exit code, what it printed, the files it wrote (masked; not the lock, which holds a pid, nor the run folders, named by time). */
+function runIn(dir: string, program: string[], args: string[]): { code: number; stdout: string; stderr: string; files: Record<string, string> } {
+  const before = new Set(listFiles(dir));
+  const r = spawnSync('env', ['-i', ...program, ...args], { cwd: dir, encoding: 'utf8', timeout: 300_000, maxBuffer: 64 * 1024 * 1024 });
+  const files = Object.fromEntries(listFiles(dir).filter((f) => !before.has(f) && !f.includes('/runs/') && !f.endsWith('.mesh-audit.lock')).map((f) => [f, masked(readFileSync(join(dir, f), 'utf8'))]));
+  return { code: r.status ?? -1, stdout: masked(r.stdout), stderr: masked(r.stderr), files };
+}
+
+function listFiles(dir: string, prefix = ''): string[] {
+  return readdirSync(join(dir, prefix), { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? listFiles(dir, join(prefix, e.name)) : e.isFile() ? [join(prefix, e.name)] : []));
+}
+
+/** Every invocation by `binary` and from source: the same results; returns how many ran. */
+async function assertEveryCommandAsFromSource(binary: string): Promise<number> {
+  const packaged = commandFolder();
+  const source = commandFolder();
+  const invocations = await everyInvocation();
+  for (const args of invocations) {
+    const got = runIn(packaged, [binary], args);
+    const want = runIn(source, SOURCE, args);
+    const what = `mesh-audit ${args.join(' ')}`;
+    assert.not.match(got.stderr, 'internal error', `${what}: ${got.stderr}`);
+    assert.equal(got, want, what);
+    if (args.includes('--help')) assert.ok(got.code === 0 && got.stdout.includes('Usage:'), `${what}: ${got.stderr}`);
+  }
+  return invocations.length;
+}
+
 const findingsOf = (json: string) => (JSON.parse(json) as LiveReport).findings.map((f) => `${f.ruleId} ${f.subject.id} ${f.discriminator ?? ''}`).sort();
 
 it('the binary, alone in an empty folder with an empty environment (no node on PATH), prints its version and commit', () => {
@@ -67,6 +148,14 @@ it('the binary, alone in an empty folder with an empty environment (no node on P
   assert.is(r.code, 0, r.stderr);
   assert.match(r.stdout, new RegExp(`^mesh-audit/${VERSION.replace(/\./g, '\\.')} \\(commit [0-9a-f]{12}(-dirty)? *\\)`));
   assert.is(r.stderr, '', 'no warning (SEA, require) on stderr');
+});
+
+it('the binary, alone with an empty environment, runs every command and every --help as from source (completion, man, premigrate --plan included)', async () => {
+  const ran = await assertEveryCommandAsFromSource(join(alone(), 'mesh-audit-linux-x64'));
+  assert.ok(ran > 25, `${ran} invocations`);
+  // `man` prints the page the .deb installs.
+  const man = run('env', ['-i', BINARY, 'man']);
+  assert.is(man.stdout, readFileSync(join(PACKAGE_ROOT, 'man', 'mesh-audit.1'), 'utf8'));
 });
 
 it('the binary evaluates a shipped example with the pack inside it, reading no file of the repository', async () => {
@@ -223,6 +312,10 @@ it('the .deb: sane metadata (dpkg-deb --info), its files are the README\'s list,
   const listed = new Set([...required, ...optional]);
   assert.equal(files.filter((f) => !listed.has(f)), [], 'files the README does not list');
   assert.equal(required.filter((f) => f !== '/var/lib/mesh-audit' && !files.includes(f)), [], 'files the README lists that the package lacks');
+  for (const name of ['mesh-audit.rules.yml', 'mesh-audit.rules.test.yml']) assert.ok(files.includes(`/usr/share/mesh-audit/alerting/${name}`), `${name} in the .deb`);
+  for (const shell of ['/usr/share/bash-completion/completions/mesh-audit', '/usr/share/zsh/vendor-completions/_mesh-audit', '/usr/share/fish/vendor_completions.d/mesh-audit.fish', '/usr/share/man/man1/mesh-audit.1.gz']) {
+    assert.ok(files.includes(shell), `${shell} in the .deb (the executable's completion command ran)`);
+  }
   assert.equal(entries.find((x) => x.path === '/var/lib/mesh-audit')?.mode, 'drwxr-x---');
   const lintian = run('lintian', ['--no-tag-display-limit', DEB]);
   const errors = lintian.stdout.split('\n').filter((l) => l.startsWith('E:'));
@@ -230,7 +323,7 @@ it('the .deb: sane metadata (dpkg-deb --info), its files are the README\'s list,
   assert.ok(lintian.code === 0 || errors.length === 0, lintian.stderr);
 });
 
-it('the .deb installs into a scratch root: binary, pack, units that verify, conffile, 0750 state folder; the installed binary runs; purge removes config and state', () => {
+it('the .deb installs into a scratch root: binary, pack, alerting rules whose promtool test passes, units that verify, conffile, 0750 state folder; the installed binary runs every command as from source; purge removes config and state', async () => {
   const root = tempDir('ma-pkg-root-');
   for (const d of ['var/lib/dpkg/info', 'var/lib/dpkg/updates', 'var/lib/dpkg/triggers']) mkdirSync(join(root, d), { recursive: true });
   writeFileSync(join(root, 'var', 'lib', 'dpkg', 'status'), '');
@@ -265,9 +358,34 @@ it('the .deb installs into a scratch root: binary, pack, units that verify, conf
   assert.is(embedded.code, 1, embedded.stderr);
   assert.equal(findingsOf(embedded.stdout), findingsOf(shipped.stdout), 'the installed pack is the embedded one');
 
+  // The alerting rules' own test passes where the package put them (it names the rules beside it).
+  const rulesTest = run(promtoolPath()!, ['test', 'rules', join(root, 'usr', 'share', 'mesh-audit', 'alerting', 'mesh-audit.rules.test.yml')]);
+  assert.is(rulesTest.code, 0, rulesTest.stdout + rulesTest.stderr);
+
+  // Every command and --help of the installed binary, as from source.
+  await assertEveryCommandAsFromSource(bin);
+  const completion = readFileSync(join(root, 'usr', 'share', 'bash-completion', 'completions', 'mesh-audit'), 'utf8');
+  assert.is(completion, run('env', ['-i', bin, 'completion', 'bash']).stdout, 'the installed bash completion is the program\'s');
+
   const purge = dpkg(['--purge', 'mesh-audit']);
   assert.is(purge.code, 0, purge.stderr + purge.stdout);
   for (const gone of ['usr/bin/mesh-audit', 'etc/mesh-audit/config.yaml', 'var/lib/mesh-audit']) assert.not.ok(existsSync(join(root, gone)), `${gone} left after purge`);
+});
+
+/** The shipped unit's command line (ExecStart), as words (it has no quoting). */
+const unitCommand = (unitFile: string): string[] => {
+  const line = readFileSync(unitFile, 'utf8').split('\n').find((l) => l.startsWith('ExecStart='));
+  assert.ok(line, `${unitFile} has an ExecStart`);
+  return line.slice('ExecStart='.length).trim().split(/\s+/);
+};
+
+it('the nightly job is the same everywhere: the crontab and docker-run.sh run the unit\'s scan, with --baseline auto, --prom-file in node_exporter\'s textfile folder and --quiet', () => {
+  const unit = unitCommand(join(PACKAGE_ROOT, 'examples', 'nightly', 'mesh-audit.service'));
+  for (const flag of ['--baseline auto', '--quiet', '--fail-on-new', '--prom-file /var/lib/prometheus/node-exporter/mesh-audit.prom', '--out /var/lib/mesh-audit']) assert.match(unit.join(' '), flag);
+  const cron = readFileSync(join(PACKAGE_ROOT, 'examples', 'nightly', 'crontab'), 'utf8').split('\n').find((l) => /^[0-9*]/.test(l))!;
+  assert.ok(cron.endsWith(unit.join(' ')), `the crontab runs the unit's command: ${cron}`);
+  const image = readFileSync(join(PACKAGE_ROOT, 'examples', 'nightly', 'docker-run.sh'), 'utf8').replace(/\\\n\s*/g, '');
+  for (const arg of unit.slice(unit.indexOf('--out'))) assert.match(image, arg, `docker-run.sh passes ${arg}`);
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -308,6 +426,58 @@ if (built) {
       }
     });
 
+    it('the shipped unit\'s command, run by the installed binary on three nights: a .prom file promtool accepts, a baseline-aware report, exit 1 only for what is new', () => {
+      const root = tempDir('ma-pkg-unit-');
+      assert.is(run('dpkg-deb', ['-x', DEB, root]).code, 0);
+      const { host, app, appEnv } = host045(e, 'unit');
+      try {
+        const textfiles = tempDir('ma-pkg-textfile-');
+        // The shipped conffile, pointed at the test host.
+        const shippedConfig = readFileSync(join(root, 'etc', 'mesh-audit', 'config.yaml'), 'utf8');
+        const config = join(host.dir, 'config.yaml');
+        writeFileSync(config, `${shippedConfig.replace(/^ledger: .*$/m, `ledger: ${host.ledgerPath}`).replace(/^ {2}- \/etc\/mesh$/m, `  - ${host.managedRoot}`)}\ndockerHost: ${e.dockerHost}\nhostname: pkg-unit\n`);
+        const paths: [string, string][] = [
+          ['/usr/bin/mesh-audit', join(root, 'usr', 'bin', 'mesh-audit')],
+          ['/etc/mesh-audit/config.yaml', config],
+          ['/var/lib/mesh-audit', host.out],
+          ['/var/lib/prometheus/node-exporter', textfiles],
+        ];
+        const command = unitCommand(join(root, 'lib', 'systemd', 'system', 'mesh-audit.service')).map((arg) => paths.reduce((a, [from, to]) => (a.startsWith(from) ? to + a.slice(from.length) : a), arg));
+        assert.equal(command.filter((a) => /^\/(etc|var|usr)\//.test(a)), [], 'every path of the unit is mapped into the test');
+        const night = () => {
+          const r = run('env', ['-i', ...command], host.dir);
+          const report = JSON.parse(readFileSync(join(host.out, 'mesh-audit.json'), 'utf8')) as LiveReport;
+          const prom = readFileSync(join(textfiles, 'mesh-audit.prom'), 'utf8');
+          const check = promtoolCheckMetrics(prom);
+          assert.ok(check.ok, check.output);
+          return { ...r, report, prom };
+        };
+        const newOf = (prom: string) => prom.split('\n').filter((l) => l.startsWith('mesh_audit_findings_new{') && !l.endsWith(' 0'));
+
+        const first = night();
+        assert.is(first.code, 1, `the first night: every finding is new: ${first.stderr}`);
+        assert045(first.report, app, appEnv, first.stderr);
+        assert.ok(first.report.findings.every((f) => f.state === 'new'));
+        assert.match(first.prom, 'mesh_audit_run_complete{host="pkg-unit"} 1');
+        assert.ok(newOf(first.prom).some((l) => l.includes('rule_id="MA1001"')), first.prom);
+
+        const second = night();
+        assert.is(second.code, 0, `the second night: nothing new, the standing drift does not fail the unit: ${second.stderr}`);
+        assert.ok(second.report.findings.length > 0 && second.report.findings.every((f) => f.state === 'unchanged'), JSON.stringify(second.report.findings.map((f) => f.state)));
+        assert.equal(newOf(second.prom), []);
+        assert.match(second.prom, /mesh_audit_findings\{host="pkg-unit",rule_id="MA1001",[^}]*\} 1/);
+
+        // The third night the composed file drifts again, on another key: new, exit 1, in the metrics.
+        host.replaceByRename(appEnv, envText({ DATABASE_URL: 'postgresql://app:pw@db.mesh.internal:20000/app', APP_MODE: 'staging' }));
+        const third = night();
+        assert.is(third.code, 1, third.stderr);
+        assert.ok(third.report.findings.some((f) => f.state === 'new' && f.discriminator === `${appEnv}#APP_MODE`), JSON.stringify(third.report.findings));
+        assert.ok(newOf(third.prom).some((l) => l.includes('rule_id="MA1001"')), third.prom);
+      } finally {
+        removeContainers(e, [app]);
+      }
+    });
+
     it('the image, built from the rootfs with packaging/image/build-image.sh, runs scan as docker-run.sh shows (host read-only at /host, --pid host) and finds the 045 drift', () => {
       const env = { ...process.env, DOCKER_HOST: e.dockerHost };
       const built = spawnSync('sh', [join(PACKAGE_ROOT, 'packaging', 'image', 'build-image.sh'), ROOTFS, VERSION], { env, encoding: 'utf8', timeout: 300_000 });
@@ -316,15 +486,21 @@ if (built) {
       const { host, app, appEnv } = host045(e, 'img');
       try {
         const configDir = tempDir('ma-pkg-etc-');
+        const textfiles = tempDir('ma-pkg-img-textfile-');
         writeFileSync(join(configDir, 'config.yaml'), `ledger: ${host.ledgerPath}\nmanagedRoots:\n  - ${host.managedRoot}\n`);
         const socket = e.dockerHost.replace(/^unix:\/\//, '');
         const r = spawnSync('sh', [join(PACKAGE_ROOT, 'examples', 'nightly', 'docker-run.sh'), '--hostname', 'pkg-img'], {
-          env: { ...env, DOCKER_SOCKET: socket, MESH_AUDIT_CONFIG_DIR: configDir, MESH_AUDIT_OUT: host.out },
+          env: { ...env, DOCKER_SOCKET: socket, MESH_AUDIT_CONFIG_DIR: configDir, MESH_AUDIT_OUT: host.out, MESH_AUDIT_TEXTFILE_DIR: textfiles },
           encoding: 'utf8',
           timeout: 300_000,
         });
         assert.is(r.status, 1, r.stderr);
         assert045(JSON.parse(readFileSync(join(host.out, 'mesh-audit.json'), 'utf8')) as LiveReport, app, appEnv, r.stderr);
+        // As the unit: the metrics in the textfile folder, and a baseline (the first night's: all new).
+        const prom = readFileSync(join(textfiles, 'mesh-audit.prom'), 'utf8');
+        assert.ok(promtoolCheckMetrics(prom).ok, promtoolCheckMetrics(prom).output);
+        assert.match(prom, 'mesh_audit_run_complete{host="pkg-img"} 1');
+        assert.ok((JSON.parse(readFileSync(join(host.out, 'mesh-audit.json'), 'utf8')) as LiveReport).findings.every((f) => f.state === 'new'));
       } finally {
         removeContainers(e, [app]);
       }
