@@ -50,6 +50,19 @@ test('digests are cut to 12 hex digits in the terminal view only; JSON and SARIF
   assert.match(sarif, 'sha256:ccc6fca0ef7c2d7daf3f0c95d929ac4c5f29fe224d8906f33254ea5922e4c882');
 });
 
+test('diff on the terminal cuts digests as the text report does; its JSON keeps them whole', () => {
+  const dir = tempDir();
+  const { path } = demoReport(dir);
+  const before = join(dir, 'clean.json');
+  writeFileSync(before, spawnCli([...clean, '--format', 'json', '--out', '-']).stdout);
+  const text = spawnCli(['diff', before, path]);
+  assert.is(text.code, 0, text.stderr);
+  assert.match(text.stdout, 'New (9):');
+  assert.match(text.stdout, 'sha256:df0273296014…');
+  assert.not.match(text.stdout, /[0-9a-f]{13}/);
+  assert.match(spawnCli(['diff', before, path, '--format', 'json']).stdout, 'sha256:df0273296014c3dd0b4de0c784f57215d6b381c206c074995d7698a536850934');
+});
+
 test('--help shows --no-color without cac\'s "(default: true)", and no line ends in a blank', () => {
   for (const command of ['scan', 'evaluate', 'premigrate']) {
     const help = spawnCli([command, '--help']).stdout;

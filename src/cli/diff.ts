@@ -4,8 +4,10 @@ import { parseChoice } from './choices.js';
 import { diffFindings, type BaselineFinding } from '../report/baseline.js';
 import { loadReportFile } from '../report/report-file.js';
 import type { CommandContext } from './context.js';
+import { shortenDigests } from '../report/terminal.js';
 
-const line = (f: BaselineFinding): string => `  ${f.severity.padEnd(7)} ${f.ruleId} ${f.ruleName}  ${f.subject.kind} ${f.subject.id}  (${f.host})\n      ${f.message}\n`;
+/** One finding on the terminal, digests cut to 12 hex digits as in the text report (the JSON keeps them whole). */
+const line = (f: BaselineFinding): string => `  ${f.severity.padEnd(7)} ${f.ruleId} ${f.ruleName}  ${f.subject.kind} ${shortenDigests(f.subject.id)}  (${f.host})\n      ${shortenDigests(f.message)}\n`;
 
 export function registerDiff(cli: CAC, ctx: CommandContext): void {
   cli

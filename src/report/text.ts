@@ -96,11 +96,11 @@ export function renderText(report: Report, options: TextOptions): string {
     const notes = quiet ? [] : e.notifications.filter((n) => n.level === 'note');
     if (errors.length > 0) {
       lines.push('', paint('error', `  Not checked (${errors.length}):`));
-      for (const n of errors) lines.push(`  - [${n.source}] ${n.message}`);
+      for (const n of errors) lines.push(`  - [${n.source}] ${shortenDigests(n.message)}`);
     }
     if (notes.length > 0) {
       lines.push('', paint('dim', `  Notes (${notes.length}):`));
-      for (const n of notes) lines.push(`  - [${n.source}] ${n.message}`);
+      for (const n of notes) lines.push(`  - [${n.source}] ${shortenDigests(n.message)}`);
     }
     lines.push('');
   }
