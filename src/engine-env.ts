@@ -12,9 +12,10 @@ import type { EngineKind } from './snapshot/types.js';
  *   at start, outside the container's config.
  * - Podman (4.3 measured) writes its default `PATH` (when the image sets none), `TERM=xterm` and
  *   `container=podman` at create, and `HOME` and `HOSTNAME` when the container starts. Its
- *   `http_proxy` setting (on by default, containers.conf) also passes the proxy variables of the Podman
- *   service's own environment into every container (`fromEngineEnvironment`, not measured here: the
- *   test engine runs without a proxy).
+ *   `http_proxy` setting (on by default, containers.conf) also passes the proxy variables of its own
+ *   environment into a container made through its own API (the podman command), though not into one
+ *   made through the Docker-compatible API (`fromEngineEnvironment`, measured on a second Podman
+ *   service started with them set).
  */
 export interface EngineAddedEnv {
   /** Written into every container (that its image or its create options do not already set). */

@@ -4,7 +4,7 @@ import type { Test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ENGINE_ADDED_ENV } from '../../src/engine-env.js';
 import { spawnCli } from '../support/cli.js';
-import { bareImage, createContainer, forEachEngine, removeContainers, runContainer, type Engine } from './engine.js';
+import { bareImage, createContainer, createWithPodman, forEachEngine, privatePodmanWith, removeContainers, runContainer, type Engine } from './engine.js';
 import { envText, LiveHost, sha256, type LiveReport } from './live-host.js';
 
 // Issue 30 on each real engine: what the engine writes into a container's env by itself, measured; a
@@ -34,6 +34,25 @@ function scenario(e: Engine, it: Test): void {
     const added = [...new Set([...heldKeys(PROBE_CREATED), ...heldKeys(PROBE_RUNNING)])].sort();
     assert.equal(added, [...ENGINE_ADDED_ENV[e.kind].added].sort(), `${e.kind} wrote ${added.join(', ') || 'nothing'}`);
   });
+
+  if (e.kind === 'podman') {
+    it("Podman passes the proxy variables of its own environment into a container made through its own API, not through the Docker one: the scanner's list of them", () => {
+      const proxies = Object.fromEntries(ENGINE_ADDED_ENV.podman.fromEngineEnvironment.map((k) => [k, /no_proxy/i.test(k) ? '*' : 'http://127.0.0.1:9']));
+      // Every proxy variable the list names, set in a Podman service's own environment (no_proxy `*`, so
+      // that nothing is ever sent to the proxy address, which nothing serves).
+      const proxied = privatePodmanWith(proxies);
+      const image = bareImage(proxied);
+      const keysOf = (name: string) => (JSON.parse(proxied.docker(['inspect', '--format', '{{json .Config.Env}}', name])) as string[]).map((kv) => kv.split('=')[0]!);
+      const added = new Set(ENGINE_ADDED_ENV.podman.added);
+      createWithPodman(proxied, `ma30-probe-podman-${pid}`, ['--network', 'none'], ['sleep', '3600'], image);
+      createContainer(proxied, `ma30-probe-compat-${pid}`, ['--network', 'none'], ['sleep', '3600'], image);
+      const byPodman = keysOf(`ma30-probe-podman-${pid}`);
+      assert.equal(byPodman.filter((k) => !added.has(k)).sort(), Object.keys(proxies).sort(), `Podman wrote ${byPodman.join(', ')}`);
+      const byCompat = keysOf(`ma30-probe-compat-${pid}`);
+      assert.equal(byCompat.filter((k) => !added.has(k)), [], `through the Docker API Podman wrote ${byCompat.join(', ')}`);
+      removeContainers(proxied, [`ma30-probe-podman-${pid}`, `ma30-probe-compat-${pid}`]);
+    });
+  }
 
   it('a container of that image, created from an env file without PATH, and one whose file names PATH: no finding (clean stays clean)', () => {
     const image = bareImage(e);

@@ -91,9 +91,9 @@ function made(kind: Engine['kind'], dockerHost: string): Engine {
 }
 
 /** Starts an engine with `harness` in a fresh folder, removed (with its containers) when this process exits. */
-function privateEngine(kind: Engine['kind'], harness: string, dirVariable: string, prefix: string): string {
+function privateEngine(kind: Engine['kind'], harness: string, dirVariable: string, prefix: string, serviceEnv: NodeJS.ProcessEnv = {}): string {
   const dir = mkdtempSync(join('/tmp', prefix));
-  const env = { [dirVariable]: dir };
+  const env = { ...serviceEnv, [dirVariable]: dir };
   const socket = sh('bash', [harness, 'start'], env).trim();
   const dockerHost = `unix://${socket}`;
   onExit(() => {
@@ -163,6 +163,17 @@ function startEngine(kind: Engine['kind']): Engine | null {
   return made(kind, privateEngine(kind, source.harness, source.dirVariable, source.dirPrefix));
 }
 
+/**
+ * Another private Podman service, started now for one test and purged at exit, whose own process
+ * environment holds `serviceEnv` (Podman passes its proxy variables into every container it makes).
+ * Podman must be installed: without it this throws (in CI a missing engine is a failure).
+ */
+export function privatePodmanWith(serviceEnv: NodeJS.ProcessEnv): Engine {
+  const source = ENGINE_SOURCES.podman;
+  if (!source.binaries.some((b) => existsSync(b))) throw new Error(source.missing);
+  return made('podman', privateEngine('podman', source.harness, source.dirVariable, source.dirPrefix, serviceEnv));
+}
+
 /** The Podman engine (its Docker-compatible API), as `engine()`; null only outside CI without podman. */
 export function podmanEngine(): Engine | null {
   return remembered('podman', () => startEngine('podman'));
@@ -212,6 +223,15 @@ export function runContainer(e: Engine, name: string, options: string[], command
 /** `docker create` of `image` (never started), labelled as ours; returns the container id. */
 export function createContainer(e: Engine, name: string, options: string[], command: string[], image = e.image): string {
   return e.docker(['create', '--name', name, '--label', `${TEST_LABEL}=${e.run}`, ...e.runOptions, ...options, image, ...command]).trim();
+}
+
+/**
+ * `podman create` through Podman's own API (the podman command as a remote client of the engine's
+ * socket), labelled as ours: what a container made with the podman command gets, which is not always
+ * what one made through the Docker-compatible API gets. Returns the container id.
+ */
+export function createWithPodman(e: Engine, name: string, options: string[], command: string[], image = e.image): string {
+  return sh('podman', ['--remote', '--url', e.dockerHost, 'create', '--name', name, '--label', `${TEST_LABEL}=${e.run}`, ...e.runOptions, ...options, image, ...command]).trim();
 }
 
 const BARE_IMAGE = 'mesh-audit-bare:1';
