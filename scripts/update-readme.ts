@@ -5,6 +5,6 @@ import { loadPolicies } from '../src/policy/load.js';
 import { fillReadme, readmeBlocks } from '../src/report/readme-blocks.js';
 
 const file = packageFile('README.md');
-const rules = (await loadPolicies([])).flatMap((p) => p.rules);
+const rules = (await loadPolicies()).flatMap((p) => p.rules);
 writeFileSync(file, fillReadme(readFileSync(file, 'utf8'), readmeBlocks(rules)));
 console.log(`updated ${file}`);

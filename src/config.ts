@@ -39,6 +39,10 @@ export interface AuditSettings {
   /** node_exporter's textfile for the metrics, beside the reports. */
   promFile: string | undefined;
   waivers: string | undefined;
+  /** Policy packs (files or folders) added to the shipped pack; in the config, relative to the config file's folder. */
+  policy: string[];
+  /** Whether the shipped pack is loaded; false replaces it with `policy` (`--no-default-policy`). */
+  defaultPolicy: boolean;
 }
 
 /** The defaults of the reporting settings (scan and evaluate; premigrate has its own formats). */
@@ -91,6 +95,8 @@ export const configSchema = {
     failOn: { type: 'string', minLength: 1 },
     include: selectors,
     exclude: selectors,
+    policy: { type: 'array', items: { type: 'string', minLength: 1 } },
+    defaultPolicy: { type: 'boolean' },
     ignore: {
       type: 'array',
       items: {
@@ -179,7 +185,7 @@ export async function resolveSettings(flags: ConfigFile, configFlag: string | un
   const where = configPathOf(configFlag, env);
   const file = where ? await loadConfigFile(where.path) : {};
   const fromEnv = envSettings(env);
-  const defaults: Settings = { ...DEFAULT_SETTINGS, out: defaultOut(), failOn: 'error', include: [], exclude: [], ignore: [], ...DEFAULT_REPORT_SETTINGS };
+  const defaults: Settings = { ...DEFAULT_SETTINGS, out: defaultOut(), failOn: 'error', include: [], exclude: [], ignore: [], policy: [], defaultPolicy: true, ...DEFAULT_REPORT_SETTINGS };
   const settings: Settings = { ...defaults };
   const origins = Object.fromEntries(Object.keys(defaults).map((k) => [k, 'default'])) as Record<keyof Settings, string>;
   const layers: [ConfigFile, (key: string) => string][] = [

@@ -1,8 +1,8 @@
 import { buildSubjects } from './facts/subjects.js';
 import { evaluate, type EvaluateOptions } from './evaluate/evaluate.js';
-import type { LoadedRule, Profile } from './policy/types.js';
-import type { Report } from './report/report.js';
-import type { Evaluation } from './evaluate/finding.js';
+import type { LoadedRule, PolicyPack, Profile } from './policy/types.js';
+import { policyUsed, type Report } from './report/report.js';
+import type { Evaluation, Finding } from './evaluate/finding.js';
 import type { Snapshot } from './snapshot/types.js';
 import { TOOL_NAME, TOOL_URI, TOOL_VERSION } from './version.js';
 import { applyBaseline, withFirstSeen, type BaselineFinding } from './report/baseline.js';
@@ -32,13 +32,25 @@ export function auditSnapshot(
   return { ...evaluation, notifications: [...evaluation.notifications, ...applied.notifications], excluded: applied.excluded, outOfScope: applied.outOfScope };
 }
 
-/** The report of evaluations already made, for every writer. */
-export function reportOf(evaluations: Evaluation[], rules: readonly LoadedRule[], options: { now: Date; startedAt?: Date }): Report {
+/** The note each host's evaluation carries when the shipped pack was replaced on purpose. */
+export const SHIPPED_PACK_REPLACED =
+  'the shipped pack was not loaded (--no-default-policy or defaultPolicy: false): its rules did not run, and what they would find is not checked';
+
+/**
+ * The report of evaluations already made, for every writer. `packs`: the packs loaded, said in every
+ * format (and, when the shipped one is not among them, a note on each host).
+ */
+export function reportOf(evaluations: Evaluation[], rules: readonly LoadedRule[], options: { now: Date; startedAt?: Date; packs?: readonly PolicyPack[] }): Report {
+  const policy = options.packs ? policyUsed(options.packs) : undefined;
+  const replaced = policy !== undefined && !policy.shippedPack;
   return {
     tool: { name: TOOL_NAME, version: TOOL_VERSION, uri: TOOL_URI },
     generatedAt: options.now.toISOString(),
     rules: [...rules],
-    evaluations,
+    evaluations: replaced
+      ? evaluations.map((e) => ({ ...e, notifications: [...e.notifications, { host: e.host, level: 'note' as const, kind: 'evaluation' as const, source: 'policy', message: SHIPPED_PACK_REPLACED }] }))
+      : evaluations,
+    ...(policy ? { policy } : {}),
     durationSeconds: Math.max(0, (options.now.getTime() - (options.startedAt ?? options.now).getTime()) / 1000),
   };
 }
@@ -48,7 +60,7 @@ export function auditSnapshots(
   snapshots: readonly Snapshot[],
   history: readonly Snapshot[],
   rules: readonly LoadedRule[],
-  options: { profile?: Profile | undefined; now: Date; startedAt?: Date },
+  options: { profile?: Profile | undefined; now: Date; startedAt?: Date; packs?: readonly PolicyPack[] },
 ): Report {
   const selected = rulesOf(rules, options.profile);
   return reportOf(snapshots.map((s) => auditSnapshot(s, history, selected)), selected, options);
@@ -69,15 +81,33 @@ export function triage(
     if (evaluations.some((e) => e.findings.some((f) => f.ruleId === WAIVER_EXPIRED_RULE.id))) rules = [...rules, WAIVER_EXPIRED_RULE];
   }
   if (!options.baseline) return { ...report, rules, evaluations, ...(options.waivers ? { waivers: { source: options.waivers.source } } : {}) };
-  const marked = applyBaseline(evaluations, options.baseline.findings, options.baseline.generatedAt || undefined);
+  // The rules that looked this time: a baseline finding of any other is not checked, never absent.
+  const ran = new Set([...rules.map((r) => r.id), ...(options.waivers ? [WAIVER_EXPIRED_RULE.id] : [])]);
+  const marked = applyBaseline(evaluations, options.baseline.findings, options.baseline.generatedAt || undefined, ran);
+  const notRun = marked.notChecked.filter((f) => !ran.has(f.ruleId));
   const absentRules = new Set(marked.absent.map((f) => f.ruleId));
   // An absent finding's rule may be one this run no longer loads (a built-in, another profile).
   if (absentRules.has(WAIVER_EXPIRED_RULE.id) && !rules.includes(WAIVER_EXPIRED_RULE)) rules = [...rules, WAIVER_EXPIRED_RULE];
   return {
     ...report,
     rules,
-    evaluations: marked.evaluations,
+    evaluations: withNotRunNotes(marked.evaluations, notRun),
     baseline: { source: options.baseline.source, absent: marked.absent, notChecked: marked.notChecked },
     ...(options.waivers ? { waivers: { source: options.waivers.source } } : {}),
   };
+}
+
+/** A note on each host whose baseline findings were carried because their rule did not run this time. */
+function withNotRunNotes(evaluations: Evaluation[], notRun: readonly Finding[]): Evaluation[] {
+  const noted = new Set<string>();
+  return evaluations.map((e) => {
+    const mine = notRun.filter((f) => f.host === e.host);
+    if (mine.length === 0 || noted.has(e.host)) return e;
+    noted.add(e.host);
+    const ids = [...new Set(mine.map((f) => f.ruleId))].sort();
+    const message =
+      `${mine.length} finding${mine.length === 1 ? '' : 's'} of the baseline from rule${ids.length === 1 ? '' : 's'} that did not run this time (${ids.join(', ')}: a pack not loaded, or another --profile) ` +
+      'carried forward not checked: a rule that did not run has not seen them go';
+    return { ...e, notifications: [...e.notifications, { host: e.host, level: 'note' as const, kind: 'evaluation' as const, source: 'baseline', message }] };
+  });
 }

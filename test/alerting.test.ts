@@ -69,7 +69,7 @@ it('an alert starts when its finding was first seen, reads well (summary, descri
   await am?.stop();
   am = await startAlertmanager();
   const dir = tempDir();
-  const rules = (await loadPolicies([])).flatMap((p) => p.rules);
+  const rules = (await loadPolicies()).flatMap((p) => p.rules);
   const reportOf = async (snap: string, now: Date) => auditSnapshots([await loadSnapshot(snap)], [], rules, { now });
   // The drift was first seen three days ago (the baseline carries firstSeen: Finding.firstSeen).
   const firstSeen = new Date(Date.now() - 3 * 24 * 3600_000).toISOString();
@@ -95,7 +95,7 @@ it('an alert starts when its finding was first seen, reads well (summary, descri
 });
 
 test('one root cause, one group: a renamed container\'s MA2001 and MA2003 alerts share their resource label', async () => {
-  const rules = (await loadPolicies([])).flatMap((p) => p.rules);
+  const rules = (await loadPolicies()).flatMap((p) => p.rules);
   const history = await loadHistory(example('097', 'history'));
   const report = auditSnapshots([await loadSnapshot(example('097', 'snapshot.json'))], history.snapshots, rules, { now: new Date('2026-10-01T00:00:00Z') });
   const alerts = alertsOf(report, { ttlHours: 25 });

@@ -16,7 +16,7 @@ import { runCli, tempDir } from './support/cli.js';
  * memory of former targets, carried in each snapshot, outlives the history it came from.
  */
 
-const rules = (await loadPolicies([])).flatMap((p) => p.rules);
+const rules = (await loadPolicies()).flatMap((p) => p.rules);
 
 interface Night {
   docker?: 'down';

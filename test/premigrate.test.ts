@@ -198,14 +198,20 @@ test('a custom pack changes the verdict: an error rule of its own blocks a ready
   assert.match(withSite.stdout, 'Verdict: not ready: SITE001 (container legacy-db), SITE001 (container web), SITE001 (container web-alt)');
 
   // The site pack alone: nothing says the adopted node's unclaimed or stale resources block; its host-network containers do.
-  const alone = await runCli(['premigrate', '--snapshot', example('adopted-node', 'snapshot.json'), '--format', 'text', '--policy', join(dir, 'site.yaml')]);
+  const alone = await runCli(['premigrate', '--snapshot', example('adopted-node', 'snapshot.json'), '--format', 'text', '--policy', join(dir, 'site.yaml'), '--no-default-policy']);
   assert.is(alone.code, 1);
   assert.match(alone.stdout, 'Verdict: not ready: SITE001 (container legacy-db), SITE001 (container web), SITE001 (container web-web.server)');
   assert.not.match(alone.stdout, 'unknown-unrecorded');
   assert.match(alone.stdout, 'adhoc-debug     running, image registry.example.invalid/busybox:1; no rule of the profile objects');
+  assert.match(alone.stdout, 'the shipped pack was NOT loaded (--no-default-policy)');
+  // Added to the shipped pack (the default), the site pack blocks on its own rule and on the shipped ones.
+  const added = await runCli(['premigrate', '--snapshot', example('adopted-node', 'snapshot.json'), '--format', 'text', '--policy', join(dir, 'site.yaml')]);
+  assert.is(added.code, 1);
+  assert.match(added.stdout, 'SITE001 (container legacy-db)');
+  assert.match(added.stdout, 'unknown-unrecorded');
 
   writeFileSync(join(dir, 'quiet.yaml'), SITE_PACK.replace('assert: {"!": {"var": "host_network"}}', 'assert: true'));
-  const quiet = await runCli(['premigrate', '--snapshot', example('adopted-node', 'snapshot.json'), '--format', 'text', '--policy', join(dir, 'quiet.yaml')]);
+  const quiet = await runCli(['premigrate', '--snapshot', example('adopted-node', 'snapshot.json'), '--format', 'text', '--policy', join(dir, 'quiet.yaml'), '--no-default-policy']);
   assert.is(quiet.code, 0, quiet.stdout);
   assert.match(quiet.stdout, 'Verdict: ready');
 });

@@ -60,7 +60,7 @@ test('an incomplete run declares nothing absent: what was not read is not gone',
 });
 
 test('fingerprints: equal when the container is recreated under its name, different for another key or port', async () => {
-  const rules = (await loadPolicies([])).flatMap((p) => p.rules);
+  const rules = (await loadPolicies()).flatMap((p) => p.rules);
   const build = (key: string, port: number, id?: string) =>
     new HostModel('fp', '2026-10-01T00:00:00Z')
       .file('/etc/mesh/a.env', `${key}=new\n`)

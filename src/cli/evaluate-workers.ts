@@ -1,3 +1,4 @@
+import type { PolicyChoice } from '../policy/load.js';
 import { availableParallelism } from 'node:os';
 import { startWorker } from '../start-worker.js';
 import { MeshAuditError } from '../errors.js';
@@ -14,7 +15,7 @@ import type { Scope } from '../scope.js';
 export const WORKERS_FROM_FILES = 8;
 
 export interface WorkerSetup {
-  policies: string[];
+  policies: PolicyChoice;
   profile: Profile | undefined;
   historyDir: string | undefined;
   recordChecks?: boolean;

@@ -11,7 +11,7 @@ import { renderProm } from '../report/prom.js';
 import { writeTextfile } from '../write/textfile.js';
 import { loadReportFile, previousReport, type ReportFile } from '../report/report-file.js';
 import { loadWaivers } from '../report/waivers-file.js';
-import { loadPolicies } from '../policy/load.js';
+import { loadPolicies, type PolicyChoice } from '../policy/load.js';
 import type { Profile } from '../policy/types.js';
 import { loadHistory } from '../snapshot/history.js';
 import { loadSnapshot } from '../snapshot/load.js';
@@ -20,13 +20,17 @@ import type { Problem, Snapshot } from '../snapshot/types.js';
 import { DEFAULT_LOCK_TIMEOUT_SECONDS, fileFormatsOf, latestJsonReport, parseFormats, withOutputFolder, writeReports, type OutputFolder } from './output.js';
 import { detail, list, note, type CommandContext } from './context.js';
 import { EMPTY_SCOPE, type Scope } from '../scope.js';
-import { CONFIG_HELP, prepareAudit } from './settings.js';
+import { addPolicyOptions, CONFIG_HELP, prepareAudit } from './settings.js';
 import { DEFAULT_REPORT_SETTINGS } from '../config.js';
 import { parseCount, parseLockTimeout } from './choices.js';
 import { parseChoice } from './choices.js';
 
 export interface AuditOptions {
   policy?: string | string[];
+  /** False with --no-default-policy. */
+  defaultPolicy?: boolean;
+  /** The packs to load, once worked out from flags and config (prepareAudit). */
+  policies?: PolicyChoice;
   history?: string;
   format: string;
   out: string;
@@ -105,7 +109,8 @@ export async function auditAndReport(
   const lockTimeout = parseLockTimeout(options.lockTimeout);
   const workers = 'files' in source && preloadedHistory === undefined ? workersFor(source.files.length, jobs) : 0;
   const scope = options.scope ?? EMPTY_SCOPE;
-  const packs = await loadPolicies(list(options.policy));
+  const policies = policyChoiceOfOptions(options);
+  const packs = await loadPolicies(policies);
   const rules = packs.flatMap((p) => p.rules);
   const waivers = options.waivers !== undefined ? { source: options.waivers, waivers: await loadWaivers(options.waivers, rules) } : undefined;
   const named = options.baseline !== undefined && options.baseline !== 'auto' ? await baselineOf(options.baseline, options.out, folder) : undefined;
@@ -115,7 +120,7 @@ export async function auditAndReport(
   let evaluations: Evaluation[];
   if ('files' in source && workers > 0) {
     // Each worker loads the history itself (a folder it cannot read is still exit 2, from the first file).
-    evaluations = await evaluateInWorkers(source.files, { policies: list(options.policy), profile, historyDir: options.history, recordChecks, scope, now: startedAt.toISOString() }, workers);
+    evaluations = await evaluateInWorkers(source.files, { policies, profile, historyDir: options.history, recordChecks, scope, now: startedAt.toISOString() }, workers);
   } else {
     const history = preloadedHistory ?? (options.history !== undefined ? await loadHistory(options.history) : { snapshots: [], problems: [] });
     // One snapshot at a time: each is dropped once evaluated, so a fleet's worth is never held at once
@@ -128,7 +133,7 @@ export async function auditAndReport(
   }
   const now = ctx.now();
   detail(ctx, `evaluated ${evaluations.length} snapshot${evaluations.length === 1 ? '' : 's'} with ${selected.length} rules in ${now.getTime() - startedAt.getTime()} ms`);
-  const evaluated = reportOf(evaluations, selected, { now, startedAt });
+  const evaluated = reportOf(evaluations, selected, { now, startedAt, packs });
   const publish = async (held: OutputFolder | undefined): Promise<Report> => {
     const baseline = named ?? (await baselineOf(options.baseline, options.out, held));
     const report = triage(evaluated, { ...(waivers ? { waivers } : {}), ...(baseline ? { baseline } : {}), now });
@@ -161,6 +166,9 @@ export async function auditAndReport(
   return code;
 }
 
+/** The packs a run loads: as prepareAudit worked them out, else from the flags alone. */
+export const policyChoiceOfOptions = (options: AuditOptions): PolicyChoice => options.policies ?? { added: list(options.policy), shipped: options.defaultPolicy !== false };
+
 /** Each snapshot when its turn comes: nothing is written until all are evaluated, and a bad one is still exit 2. */
 async function* snapshotsOf(source: SnapshotSource): AsyncGenerator<Snapshot> {
   if ('snapshots' in source) yield* source.snapshots;
@@ -170,8 +178,7 @@ async function* snapshotsOf(source: SnapshotSource): AsyncGenerator<Snapshot> {
 /** The options of every command that evaluates and reports: policy, format, output, exit threshold. */
 export function addAuditOptions(command: Command): Command {
   if (!command.options.some((o) => o.name === 'config')) command.option('--config <file>', CONFIG_HELP);
-  return command
-    .option('--policy <path>', 'Policy pack file or folder; repeatable (default: the shipped mesh-core pack)')
+  return addPolicyOptions(command)
     .option('--format <list>', `Comma-separated: text (stdout), sarif, json, jsonl, junit, prom (default: ${DEFAULT_REPORT_SETTINGS.format})`)
     .option('--out <dir>', 'Output folder for reports (and a scan\'s history), or - for stdout (default: reports; /var/lib/mesh-audit for root; $MESH_AUDIT_OUT)')
     .option('--fail-on <severity>', 'Exit 1 on findings at or above: error, warning, note, none (default: error; $MESH_AUDIT_FAIL_ON)')

@@ -4,7 +4,7 @@ import { ExitCode, MeshAuditError } from '../errors.js';
 import { buildSubjects } from '../facts/subjects.js';
 import type { Report } from '../report/report.js';
 import { auditSnapshots } from '../pipeline.js';
-import { loadPolicies } from '../policy/load.js';
+import { loadPolicies, type PolicyChoice } from '../policy/load.js';
 import { buildInventory } from '../premigrate/inventory.js';
 import { buildPlan } from '../premigrate/plan.js';
 import { readAdoptionPlanSchema } from '../premigrate/plan-schema.js';
@@ -18,9 +18,9 @@ import { withProblems } from '../snapshot/problems.js';
 import type { Snapshot } from '../snapshot/types.js';
 import { writeFileAtomic } from '../write/atomic.js';
 import { withOutputFolder, type OutputFolder } from './output.js';
-import { list, note, type CommandContext } from './context.js';
+import { note, type CommandContext } from './context.js';
 import { parseFormatList, parseLockTimeout } from './choices.js';
-import { settingsOf } from './settings.js';
+import { addPolicyOptions, policyChoiceOf, settingsOf } from './settings.js';
 import { acquireFor, addCollectOptions, type AcquireOptions } from './acquire.js';
 
 /** Output formats of the pre-migration check, in one list: name, file, renderer. */
@@ -38,7 +38,7 @@ function parseFormats(value: unknown, out: string): Format[] {
   return formats;
 }
 
-type PremigrateOptions = AcquireOptions & { policy?: string | string[]; format: string; plan?: string; lockTimeout?: string | number };
+type PremigrateOptions = AcquireOptions & { policy?: string | string[]; defaultPolicy?: boolean; policies?: PolicyChoice; format: string; plan?: string; lockTimeout?: string | number };
 
 /** `--plan NAME`: a file of the output folder, like the reports; nothing is written anywhere else. */
 function checkPlanName(plan: unknown, out: string): void {
@@ -75,10 +75,9 @@ function premigrationNodes(snapshots: readonly Snapshot[], history: readonly Sna
 }
 
 export function registerPremigrate(cli: CAC, ctx: CommandContext): void {
-  addCollectOptions(cli.command('premigrate', 'Pre-migration check of an adopted node: every resource\'s standing, its ports, a verdict and an adoption plan'))
+  addPolicyOptions(addCollectOptions(cli.command('premigrate', 'Pre-migration check of an adopted node: every resource\'s standing, its ports, a verdict and an adoption plan')))
     .option('--snapshot <file>', 'Check a saved snapshot instead of reading the host')
     .option('--history <dir>', 'Folder of earlier snapshots (default: the history kept under --out)')
-    .option('--policy <path>', 'Policy pack file or folder; repeatable (default: the shipped mesh-core pack)')
     .option('--format <list>', 'Comma-separated: text (stdout), json, sarif, md (a summary for a change ticket)', { default: 'text,json,sarif,md' })
     .option('--out <dir>', 'Output folder for the json, sarif and md files, or - for the one chosen format on stdout (default: reports; /var/lib/mesh-audit for root; $MESH_AUDIT_OUT)')
     .option('--plan <file>', 'Also write the adoption plan (JSON, policies/adoption-plan.schema.json) as this file of the output folder')
@@ -88,7 +87,8 @@ export function registerPremigrate(cli: CAC, ctx: CommandContext): void {
     .option('--lock-timeout <seconds>', 'How long to wait while another run holds --out before giving up with exit 3')
     .action(async (flags: Omit<PremigrateOptions, 'out'> & { out?: string }) => {
       // Everything that can be wrong with the invocation is checked before the host is read.
-      const options: PremigrateOptions = { ...flags, out: (await settingsOf(flags, ctx)).settings.out };
+      const resolved = await settingsOf(flags, ctx);
+      const options: PremigrateOptions = { ...flags, out: resolved.settings.out, policies: policyChoiceOf(resolved) };
       const out = String(options.out);
       const formats = parseFormats(options.format, out);
       const lockTimeout = parseLockTimeout(options.lockTimeout);
@@ -104,12 +104,12 @@ export function registerPremigrate(cli: CAC, ctx: CommandContext): void {
 
   async function premigrate(options: PremigrateOptions, formats: Format[], folder?: OutputFolder): Promise<number> {
     const startedAt = ctx.now();
-    const packs = await loadPolicies(list(options.policy));
+    const packs = await loadPolicies(options.policies);
     const planSchema = options.plan !== undefined ? await readAdoptionPlanSchema() : undefined;
     const acquired = await acquireFor(options, ctx, folder);
     const notKept = await acquired.keep();
     const snapshots = acquired.snapshots.map((s) => withProblems(s, notKept, acquired.history.problems));
-    const report = auditSnapshots(snapshots, acquired.history.snapshots, packs.flatMap((p) => p.rules), { profile: 'premigration', now: ctx.now(), startedAt });
+    const report = auditSnapshots(snapshots, acquired.history.snapshots, packs.flatMap((p) => p.rules), { profile: 'premigration', now: ctx.now(), startedAt, packs });
     const nodes = premigrationNodes(snapshots, acquired.history.snapshots, report);
     await writePremigration({ report, nodes }, options, formats, folder, planSchema);
     if (nodes.some((n) => !n.complete)) return ExitCode.Incomplete;

@@ -5,7 +5,8 @@ import { formatWarning, lintPack } from '../policy/lint.js';
 import { loadPolicies } from '../policy/load.js';
 import { ruleCatalogue, subjectCatalogue } from '../report/catalogue.js';
 import type { LoadedRule } from '../policy/types.js';
-import { list, type CommandContext } from './context.js';
+import type { CommandContext } from './context.js';
+import { addPolicyOptions, CONFIG_HELP, POLICY_HELP, policyChoiceOf, settingsOf, type SettingFlags } from './settings.js';
 import { didYouMean } from './choices.js';
 
 function showRule(rule: LoadedRule): string {
@@ -30,21 +31,30 @@ function showRule(rule: LoadedRule): string {
 }
 
 export function registerRules(cli: CAC, ctx: CommandContext): void {
-  cli
-    .command('rules <action> [rule]', 'Rules of the policy packs: list | show RULE | test | lint | docs')
-    .option('--policy <path>', 'Policy pack file or folder; repeatable (default: the shipped mesh-core pack)')
+  addPolicyOptions(
+    cli.command('rules <action> [rule]', 'Rules of the policy packs: list | show RULE | test | lint | docs'),
+    `${POLICY_HELP}. list, show, docs: every rule a scan runs; test, lint: only the packs added (the shipped one when none is)`,
+  )
+    .option('--config <file>', CONFIG_HELP)
     .example('mesh-audit rules list')
     .example('mesh-audit rules show no-unclaimed-container')
     .example('mesh-audit rules test')
+    .example('mesh-audit rules test --policy my-pack.yaml')
     .example('mesh-audit rules lint --policy my-pack.yaml')
-    .action(async (action: string, ruleRef: string | undefined, options: { policy?: string | string[] }) => {
+    .action(async (action: string, ruleRef: string | undefined, options: SettingFlags) => {
       // Only `show` takes a rule; a pack given as a word (`rules lint my-pack.yaml`) would otherwise be
       // ignored and the shipped pack checked in its place.
       if (ruleRef !== undefined && action !== 'show') {
         throw new MeshAuditError(`rules ${action} takes no argument ('${ruleRef}'); a pack is named with --policy, e.g. \`mesh-audit rules ${action} --policy ${ruleRef}\``);
       }
-      const packs = await loadPolicies(list(options.policy));
+      const choice = policyChoiceOf(await settingsOf(options, ctx));
+      // Loaded with the shipped pack (unless replaced): a rule id of an added pack that clashes is an error here too.
+      const packs = await loadPolicies(choice);
       const rules = packs.flatMap((p) => p.rules).sort((a, b) => (a.id < b.id ? -1 : 1));
+      // What `test` and `lint` check: the packs the author added, not the shipped one each time again.
+      // (The shipped pack named again is loaded once: then it is what is checked.)
+      const added = packs.filter((p) => p.shipped !== true);
+      const authored = choice.added.length > 0 && added.length > 0 ? added : packs;
       switch (action) {
         case 'list': {
           const w = Math.max(...rules.map((r) => r.name.length));
@@ -60,7 +70,7 @@ export function registerRules(cli: CAC, ctx: CommandContext): void {
           return ExitCode.Ok;
         }
         case 'lint': {
-          const warnings = (await Promise.all(packs.map(lintPack))).flat();
+          const warnings = (await Promise.all(authored.map(lintPack))).flat();
           for (const w of warnings) ctx.stdout(`${formatWarning(w)}\n`);
           ctx.stdout(`${warnings.length} warning${warnings.length === 1 ? '' : 's'}\n`);
           return warnings.length > 0 ? ExitCode.Findings : ExitCode.Ok;
@@ -69,8 +79,8 @@ export function registerRules(cli: CAC, ctx: CommandContext): void {
           let failed = 0;
           let total = 0;
           // The lint's warnings come first; they are advice and do not fail the cases.
-          for (const w of (await Promise.all(packs.map(lintPack))).flat()) ctx.stdout(`warn ${formatWarning(w)}\n`);
-          for (const pack of packs) {
+          for (const w of (await Promise.all(authored.map(lintPack))).flat()) ctx.stdout(`warn ${formatWarning(w)}\n`);
+          for (const pack of authored) {
             const results = runCases(pack.rules, await loadCases(pack));
             for (const r of results) {
               total++;

@@ -7,8 +7,8 @@ import { prepareOutputDir, writeFileAtomic } from '../write/atomic.js';
 import { basename, dirname, resolve } from 'node:path';
 import { acquireFor, acquireIo, addCollectOptions, scanSettingsOf, type CollectFlags } from './acquire.js';
 import { parseLockTimeout } from './choices.js';
-import { list, note, type CommandContext } from './context.js';
-import { addAuditOptions, auditAndReport, checkOnlyNew, usesOutputFolder, type AuditOptions } from './evaluate.js';
+import { note, type CommandContext } from './context.js';
+import { addAuditOptions, auditAndReport, checkOnlyNew, policyChoiceOfOptions, usesOutputFolder, type AuditOptions } from './evaluate.js';
 import { parseFormats, withOutputFolder, type OutputFolder } from './output.js';
 import { prepareAudit } from './settings.js';
 
@@ -29,7 +29,7 @@ export function registerScan(cli: CAC, ctx: CommandContext): void {
       checkOnlyNew(options);
       const lockTimeout = parseLockTimeout(options.lockTimeout);
       // A policy that does not load is a usage error before the host is read or the folder touched.
-      await loadPolicies(list(options.policy));
+      await loadPolicies(policyChoiceOfOptions(options));
       const scanInto = async (folder?: OutputFolder): Promise<number> => {
         const acquired = await acquireFor(options, ctx, folder);
         // The snapshot is kept before the reports are written, so that a failure to keep it is in them.

@@ -1,4 +1,7 @@
+import type { Command } from 'cac';
 import { existsSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import type { PolicyChoice } from '../policy/load.js';
 import { resolveSettings, type ConfigFile, type ResolvedSettings } from '../config.js';
 import { MeshAuditError } from '../errors.js';
 import { readInput } from '../input/read.js';
@@ -8,7 +11,23 @@ import { list, type CommandContext } from './context.js';
 import type { AuditOptions } from './evaluate.js';
 
 export const CONFIG_HELP =
-  'YAML config (default: $MESH_AUDIT_CONFIG, else /etc/mesh-audit/config.yaml when present): ledger, managedRoots, labels, dockerHost, root, hostname, keep, dockerTimeoutSeconds, maxFiles, out, failOn, include, exclude, ignore; for scan and evaluate also format, profile, baseline, failOnNew, promFile, waivers';
+  'YAML config (default: $MESH_AUDIT_CONFIG, else /etc/mesh-audit/config.yaml when present): ledger, managedRoots, labels, dockerHost, root, hostname, keep, dockerTimeoutSeconds, maxFiles, out, failOn, include, exclude, ignore, policy, defaultPolicy; for scan and evaluate also format, profile, baseline, failOnNew, promFile, waivers';
+
+/** `--policy` on every command that loads packs: packs add to the shipped one. */
+export const POLICY_HELP = 'Policy pack file or folder to add to the shipped pack (config: policy); repeatable';
+const NO_DEFAULT_POLICY_HELP = 'Do not load the shipped pack: only the --policy packs run, the shipped rules\' findings are not checked (config: defaultPolicy: false)';
+
+/**
+ * `--policy` and `--no-default-policy`, as every command that loads packs takes them. cac gives a
+ * `--no-` flag a default of true; cleared here, so that an absent flag leaves the config's
+ * `defaultPolicy` in force (and the help shows no "(default: true)").
+ */
+export function addPolicyOptions(command: Command, policyHelp = POLICY_HELP): Command {
+  command.option('--policy <path>', policyHelp).option('--no-default-policy', NO_DEFAULT_POLICY_HELP);
+  const negated = command.options.find((o) => o.rawName === '--no-default-policy');
+  if (negated) negated.config.default = undefined;
+  return command;
+}
 
 /** The ignore file read when none is named: in the folder the command runs from, when present. */
 export const IGNORE_FILE = '.mesh-auditignore';
@@ -33,6 +52,9 @@ export interface SettingFlags {
   failOnNew?: boolean;
   promFile?: string;
   waivers?: string;
+  policy?: string | string[];
+  /** False with `--no-default-policy` (cac gives true when the flag is absent). */
+  defaultPolicy?: boolean;
 }
 
 const absoluteOrUndefined = (flag: string, value: unknown): string | undefined => {
@@ -61,8 +83,24 @@ export async function settingsOf(flags: SettingFlags, ctx: CommandContext): Prom
   if (flags.exclude !== undefined) fromFlags.exclude = list(flags.exclude);
   for (const key of ['format', 'profile', 'baseline', 'promFile', 'waivers'] as const) if (flags[key] !== undefined) fromFlags[key] = String(flags[key]);
   if (flags.failOnNew === true) fromFlags.failOnNew = true;
-  return resolveSettings(fromFlags, flags.config, ctx.env ?? process.env);
+  if (flags.defaultPolicy === false) fromFlags.defaultPolicy = false;
+  return withAddedPolicies(await resolveSettings(fromFlags, flags.config, ctx.env ?? process.env), list(flags.policy));
 }
+
+/**
+ * Packs add up: the config's `policy` (relative to the config file's folder), then each `--policy`,
+ * all on top of the shipped pack unless `defaultPolicy` is false (README, Writing a rule).
+ */
+function withAddedPolicies(resolved: ResolvedSettings, fromFlags: string[]): ResolvedSettings {
+  const folder = resolved.configFile !== undefined ? dirname(resolve(resolved.configFile)) : process.cwd();
+  const fromConfig = resolved.origins.policy === 'default' ? [] : resolved.settings.policy.map((p) => resolve(folder, p));
+  if (fromFlags.length === 0) return { ...resolved, settings: { ...resolved.settings, policy: fromConfig } };
+  const origin = fromConfig.length > 0 ? `${resolved.origins.policy} + flag --policy` : 'flag --policy';
+  return { ...resolved, settings: { ...resolved.settings, policy: [...fromConfig, ...fromFlags] }, origins: { ...resolved.origins, policy: origin } };
+}
+
+/** The packs a run loads, from the merged settings (withAddedPolicies). */
+export const policyChoiceOf = (resolved: ResolvedSettings): PolicyChoice => ({ added: resolved.settings.policy, shipped: resolved.settings.defaultPolicy });
 
 /** The scope of a run: include/exclude selectors and ignore entries (config, then the ignore file); every bad one reported at once. */
 export async function scopeOf(resolved: ResolvedSettings, ignoreFile: string | undefined): Promise<Scope> {
@@ -105,9 +143,12 @@ export async function scopeOf(resolved: ResolvedSettings, ignoreFile: string | u
 }
 
 /** The audit options of a run with the layered settings applied: output folder, threshold, scope. */
-export async function prepareAudit<T extends AuditOptions & SettingFlags>(options: T, ctx: CommandContext): Promise<{ audit: T & { out: string; failOn: string; scope: Scope }; resolved: ResolvedSettings }> {
+export async function prepareAudit<T extends AuditOptions & SettingFlags>(
+  options: T,
+  ctx: CommandContext,
+): Promise<{ audit: T & { out: string; failOn: string; scope: Scope; policies: PolicyChoice }; resolved: ResolvedSettings }> {
   const resolved = await settingsOf(options, ctx);
   const scope = await scopeOf(resolved, options.ignoreFile);
   const { out, failOn, format, profile, baseline, failOnNew, promFile, waivers } = resolved.settings;
-  return { audit: { ...options, out, failOn, format, profile, baseline, failOnNew, promFile, waivers, scope }, resolved };
+  return { audit: { ...options, out, failOn, format, profile, baseline, failOnNew, promFile, waivers, scope, policies: policyChoiceOf(resolved) }, resolved };
 }

@@ -1,7 +1,7 @@
 import { hash } from 'node:crypto';
 import { readdir, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { readInput } from '../input/read.js';
 import { lineAt, parseYaml } from '../input/yaml.js';
 import { validatorFor, type Validator } from '../validate.js';
@@ -77,7 +77,9 @@ function fail(file: string, line: number, ruleId: string | undefined, message: s
 
 export async function loadPolicyFile(file: string): Promise<PolicyPack> {
   const text = (file === DEFAULT_POLICY ? EMBEDDED?.files['policies/mesh-core.yaml'] : undefined) ?? (await readInput(file, 'policy'));
-  return precompiled(file, text) ?? parsePolicyPack(file, text);
+  const pack = precompiled(file, text) ?? (await parsePolicyPack(file, text));
+  // The shipped pack's rules are documented in the README (their default link); no other pack's are.
+  return file === DEFAULT_POLICY ? { ...pack, shipped: true, rules: pack.rules.map((r) => ({ ...r, shipped: true })) } : pack;
 }
 
 /**
@@ -152,16 +154,60 @@ async function expandPolicyPath(path: string): Promise<string[]> {
   return names.map((n) => join(path, n));
 }
 
-/** Loads every pack; a rule id or name used twice across packs is an error too. */
-export async function loadPolicies(paths: string[]): Promise<PolicyPack[]> {
-  const files = (await Promise.all((paths.length > 0 ? paths : [DEFAULT_POLICY]).map(expandPolicyPath))).flat();
+/** Which packs a run loads: the shipped pack unless replaced on purpose, plus the packs added to it. */
+export interface PolicyChoice {
+  /** Packs (files or folders) added by `--policy` or the config's `policy`. */
+  added: readonly string[];
+  /** The shipped pack is loaded too (the default); false only by `--no-default-policy` or `defaultPolicy: false`. */
+  shipped: boolean;
+}
+
+export const SHIPPED_ONLY: PolicyChoice = { added: [], shipped: true };
+
+const shippedText = async (): Promise<string> => EMBEDDED?.files['policies/mesh-core.yaml'] ?? (await readInput(DEFAULT_POLICY, 'policy'));
+
+/**
+ * Loads the packs a run evaluates: the shipped pack (unless `choice.shipped` is false) and every added
+ * one, in that order. Packs add: naming a pack never drops the shipped one (a baseline would otherwise
+ * call every shipped finding gone). The shipped pack named again (its file, or a byte-identical copy)
+ * is loaded once; a rule id, rule name or pack id used twice across packs is an error, at the second.
+ */
+export async function loadPolicies(choice: PolicyChoice = SHIPPED_ONLY): Promise<PolicyPack[]> {
+  const { added, shipped } = choice;
+  if (!shipped && added.length === 0) {
+    throw new MeshAuditError('--no-default-policy (or defaultPolicy: false) leaves no rule to run: name the pack that replaces the shipped one with --policy FILE');
+  }
+  const files = [...new Set((await Promise.all(added.map(expandPolicyPath))).flat().map((f) => (f === DEFAULT_POLICY ? f : resolve(f))))];
   const packs: PolicyPack[] = [];
-  for (const file of files) packs.push(await loadPolicyFile(file));
+  let shippedFingerprint: string | undefined;
+  if (shipped) {
+    packs.push(await loadPolicyFile(DEFAULT_POLICY));
+    if (files.length > 0) shippedFingerprint = packFingerprint(await shippedText());
+  }
+  for (const file of files) {
+    if (shipped && (file === DEFAULT_POLICY || packFingerprint(await readInput(file, 'policy')) === shippedFingerprint)) continue;
+    packs.push(await loadPolicyFile(file));
+  }
+  const shippedId = shipped ? packs[0]?.pack.id : undefined;
+  const clash = (first: { file: string }) =>
+    shipped && first.file === DEFAULT_POLICY
+      ? ` — the shipped pack has it: give your rule its own id and name, or replace the shipped pack on purpose with --no-default-policy`
+      : '';
+  const seenPacks = new Map<string, PolicyPack>();
+  for (const pack of packs) {
+    const other = seenPacks.get(pack.pack.id);
+    if (other) {
+      throw new MeshAuditError(
+        `${pack.file}: duplicate pack id '${pack.pack.id}' (also ${other.file})${pack.pack.id === shippedId ? ' — the shipped pack has it: a copy of the shipped pack replaces it only with --no-default-policy; a pack of your own needs its own id' : ''}`,
+      );
+    }
+    seenPacks.set(pack.pack.id, pack);
+  }
   const seen = new Map<string, LoadedRule>();
   for (const rule of packs.flatMap((p) => p.rules)) {
     for (const key of [rule.id, rule.name]) {
       const other = seen.get(key);
-      if (other) fail(rule.source.file, rule.source.line, rule.id, `duplicate rule ${key === rule.id ? 'id' : 'name'} '${key}' (first at ${other.source.file}:${other.source.line})`);
+      if (other) fail(rule.source.file, rule.source.line, rule.id, `duplicate rule ${key === rule.id ? 'id' : 'name'} '${key}' (first at ${other.source.file}:${other.source.line})${clash(other.source)}`);
       seen.set(key, rule);
     }
   }

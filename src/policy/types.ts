@@ -31,10 +31,14 @@ export interface LoadedRule extends Rule {
   /** Where the rule is written: the pack file and the line of its `id`. */
   source: { file: string; line: number };
   pack: string;
+  /** A rule of the shipped pack (or built in): documented in the README, which its link defaults to. */
+  shipped?: boolean;
 }
 
 export interface PolicyPack {
   file: string;
+  /** The pack shipped with mesh-audit (loaded unless replaced on purpose), not one the operator added. */
+  shipped?: boolean;
   pack: { id: string; name: string; version: string; description?: string };
   rules: LoadedRule[];
 }

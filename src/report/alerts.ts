@@ -85,7 +85,7 @@ function annotationsOf(f: Finding, rule: LoadedRule | undefined): Record<string,
     subject,
     ...(rule
       ? {
-          runbook_url: helpUriOf(rule),
+          ...(helpUriOf(rule) !== undefined ? { runbook_url: helpUriOf(rule)! } : {}),
           remediation: remediationOf(rule) || plainText(rule.help),
           help: summaryOf(rule),
         }

@@ -39,6 +39,9 @@ export function withFirstSeen(evaluations: readonly Evaluation[]): Evaluation[] 
  *   (what was not read is not gone), so that the next run, comparing against this one, still knows
  *   them and finds them neither new nor absent. This is the baseline's last complete knowledge,
  *   finding by finding.
+ * - a finding of a rule that did not run this time (`ranRules` given and without it: a pack not
+ *   loaded, another profile) is not checked either, on any host: carried forward the same way, never
+ *   absent — a rule that did not look has not seen it go.
  * A subject the scope left out is not checked either: its findings are neither absent nor carried.
  * Every finding keeps the time it was first seen (`firstSeen`) from the baseline.
  */
@@ -46,6 +49,7 @@ export function applyBaseline(
   evaluations: readonly Evaluation[],
   baseline: readonly BaselineFinding[],
   baselineTime?: string,
+  ranRules?: ReadonlySet<string>,
 ): { evaluations: Evaluation[]; absent: Finding[]; notChecked: Finding[] } {
   const before = new Map(baseline.map((f) => [f.fingerprint, f]));
   const firstSeenOf = (old: BaselineFinding | undefined, fallback: string): string =>
@@ -68,7 +72,11 @@ export function applyBaseline(
     // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- an older or hand-edited report may lack the field, whatever its type says
     return { ...f, locations: f.locations ?? { physical: [], logical: [] }, state, ...(firstSeen ? { firstSeen } : {}) };
   };
-  const absent = gone.filter((f) => completeHosts.has(f.host)).map((f) => asBefore(f, 'absent')).sort(compareFindings);
-  const notChecked = gone.filter((f) => incompleteHosts.has(f.host)).map((f) => asBefore(f, 'unchanged')).sort(compareFindings);
+  const ran = (f: BaselineFinding): boolean => ranRules === undefined || ranRules.has(f.ruleId);
+  const absent = gone.filter((f) => completeHosts.has(f.host) && ran(f)).map((f) => asBefore(f, 'absent')).sort(compareFindings);
+  const notChecked = gone
+    .filter((f) => incompleteHosts.has(f.host) || (completeHosts.has(f.host) && !ran(f)))
+    .map((f) => asBefore(f, 'unchanged'))
+    .sort(compareFindings);
   return { evaluations: marked, absent, notChecked };
 }

@@ -11,6 +11,8 @@ export function renderJson(report: Report): string {
     hosts: report.evaluations.map((e) => ({ hostname: e.host, takenAt: e.takenAt, complete: e.complete })),
     ...(report.baseline ? { baseline: report.baseline.source } : {}),
     ...(report.waivers ? { waivers: report.waivers.source } : {}),
+    // The packs evaluated; `shippedPack: false` when the shipped one was replaced on purpose.
+    ...(report.policy ? { policy: report.policy } : {}),
     findings: allFindings(report),
     ...(report.baseline ? { absent: report.baseline.absent } : {}),
     // Carried forward from the baseline, not checked tonight: the next run's baseline reads them as findings.

@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import type { Evaluation, Finding } from '../evaluate/finding.js';
 import type { LoadedRule } from '../policy/types.js';
 import type { Report } from './report.js';
-import { helpUriOf, remediationOf } from './rule-docs.js';
+import { moreAbout, remediationOf } from './rule-docs.js';
 
 // xmlbuilder2 costs ~90 ms to load: only a run that asks for JUnit loads it. Written exactly so: the
 // bundler of the single executable follows this form (scripts/package/bundle.ts).
@@ -103,7 +103,7 @@ function failureOf(f: Finding, rule: LoadedRule | undefined) {
   const text = [
     f.message,
     remediation ? `Remediation: ${remediation}` : null,
-    rule ? `More: ${helpUriOf(rule)}` : null,
+    rule ? `More: ${moreAbout(rule)}` : null,
     `Fingerprint: ${f.fingerprint}`,
   ].filter((l) => l !== null);
   return { type: f.severity, message: f.message, text: text.join('\n') };

@@ -1,5 +1,20 @@
 import type { BaselineState, Evaluation, Finding, Notification } from '../evaluate/finding.js';
-import type { LoadedRule, Severity } from '../policy/types.js';
+import type { LoadedRule, PolicyPack, Severity } from '../policy/types.js';
+
+/** The packs a run evaluated, and whether the shipped one was among them: said in every format. */
+export interface PolicyUsed {
+  /** False when the shipped pack was replaced on purpose (`--no-default-policy`, `defaultPolicy: false`). */
+  shippedPack: boolean;
+  /** Each pack loaded; `file` for the packs added (the shipped pack's place depends on the install). */
+  packs: { id: string; version: string; shipped: boolean; file?: string; rules: number }[];
+}
+
+export function policyUsed(packs: readonly PolicyPack[]): PolicyUsed {
+  return {
+    shippedPack: packs.some((p) => p.shipped === true),
+    packs: packs.map((p) => ({ id: p.pack.id, version: p.pack.version, shipped: p.shipped === true, ...(p.shipped === true ? {} : { file: p.file }), rules: p.rules.length })),
+  };
+}
 
 /** What every reporter receives: pure data, rendered to text by one function per format. */
 export interface Report {
@@ -18,6 +33,8 @@ export interface Report {
   baseline?: { source: string; absent: Finding[]; notChecked?: Finding[] };
   /** The waivers file applied, when one was: findings then say whether they are suppressed. */
   waivers?: { source: string };
+  /** The packs evaluated (absent for reports made without packs at hand, e.g. tests of one writer). */
+  policy?: PolicyUsed;
 }
 
 export interface Summary {
@@ -26,6 +43,8 @@ export interface Summary {
   byRule: Record<string, number>;
   /** With a baseline: new, unchanged, updated and absent counts. */
   byState?: Record<BaselineState, number>;
+  /** With a baseline: its findings carried forward not checked (an incomplete host, a rule that did not run). */
+  notCheckedFindings?: number;
   /** Findings a waiver accepts (counted in `findings` too). */
   suppressed: number;
   /** Things not checked (error-level notifications): non-zero means the run is incomplete. */
@@ -66,6 +85,7 @@ export function summarize(report: Report): Summary {
             updated: findings.filter((f) => f.state === 'updated').length,
             absent: report.baseline.absent.length,
           },
+          notCheckedFindings: report.baseline.notChecked?.length ?? 0,
         }
       : {}),
     suppressed: findings.filter((f) => f.suppressed !== undefined).length,

@@ -100,7 +100,8 @@ function ruleDescriptor(r: LoadedRule) {
     shortDescription: { text: r.title },
     fullDescription: { text: summaryOf(r) },
     help: { text: plainText(r.help), markdown: r.help.trim() },
-    helpUri: helpUriOf(r),
+    // Only a real page: a rule of one's own pack without `helpUri` has none (its help is here whole).
+    ...(helpUriOf(r) !== undefined ? { helpUri: helpUriOf(r) } : {}),
     defaultConfiguration: { level: level(r.severity) },
     properties: {
       tags: security ? [...new Set([...r.tags, 'security'])] : r.tags,
@@ -152,7 +153,7 @@ function hostRuns(report: Report): HostRuns[] {
       automationDetails: { id },
       originalUriBaseIds: { [HOST_ROOT]: { uri: 'file:///', description: { text: `The root folder of host ${e.host}: every path is the host's own.` } } },
       invocations: [invocationOf(e, notifications, ruleIndex, startTimeUtc, report.generatedAt)],
-      properties: { host: e.host, snapshotTakenAt: e.takenAt, ...(e.excluded ? { excludedByScope: e.excluded } : {}), ...(options.waived ? { waived: true } : {}) },
+      properties: { host: e.host, snapshotTakenAt: e.takenAt, ...(report.policy ? { policy: report.policy } : {}), ...(e.excluded ? { excludedByScope: e.excluded } : {}), ...(options.waived ? { waived: true } : {}) },
       results: findings.map((f) => result(f, ruleIndex.get(f.ruleId) ?? -1, ledgerPath, options)),
     });
     const baseline = report.baseline !== undefined;

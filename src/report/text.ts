@@ -1,7 +1,7 @@
 import type { Finding } from '../evaluate/finding.js';
 import { severityRank, type Severity } from '../policy/types.js';
 import { summarize, type Report } from './report.js';
-import { helpUriOf, remediationOf } from './rule-docs.js';
+import { moreAbout, remediationOf } from './rule-docs.js';
 import { shortenDigests } from './terminal.js';
 
 export interface TextOptions {
@@ -58,7 +58,8 @@ export function renderText(report: Report, options: TextOptions): string {
   const hosts = report.evaluations.filter((e) => !quiet || shown(e).length > 0 || !e.complete || problemsOf(e).length > 0 || carriedOf(e.host).length > 0);
   if (quiet && hosts.length === 0) return '';
 
-  const lines: string[] = [summaryLine(report, options), ''];
+  const policy = policyLine(report);
+  const lines: string[] = [summaryLine(report, options), ...(policy !== null ? [policy] : []), ''];
   const printedFindings: Finding[] = [];
   for (const e of hosts) {
     const findings = shown(e);
@@ -114,11 +115,19 @@ export function renderText(report: Report, options: TextOptions): string {
       if (!rule) continue;
       const remediation = remediationOf(rule);
       lines.push(`  ${rule.id} ${rule.name}: ${remediation || 'see its help'}`);
-      lines.push(`  ${paint('dim', `  more: ${helpUriOf(rule)}`)}`);
+      lines.push(`  ${paint('dim', `  more: ${moreAbout(rule)}`)}`);
     }
     lines.push('');
   }
   return lines.join('\n');
+}
+
+/** Which packs ran, said only when it is not the shipped pack alone: packs added, or the shipped one replaced. */
+function policyLine(report: Report): string | null {
+  const used = report.policy;
+  if (used === undefined || (used.shippedPack && used.packs.length === 1)) return null;
+  const packs = used.packs.map((p) => `${p.id} ${p.version}${p.shipped ? ' (shipped)' : ''}`).join(' + ');
+  return used.shippedPack ? `Rules: ${packs}` : `Rules: ${packs} — the shipped pack was NOT loaded (--no-default-policy): its findings are not checked`;
 }
 
 /** The run in one line: counts by severity, against the baseline, waived, out of scope; INCOMPLETE when it was. */
@@ -126,7 +135,7 @@ function summaryLine(report: Report, options: TextOptions): string {
   const s = summarize(report);
   const counts = [plural(s.bySeverity.error, 'error'), plural(s.bySeverity.warning, 'warning'), plural(s.bySeverity.note, 'note')];
   const extra = [
-    s.byState ? `${s.byState.new} new, ${s.byState.absent} gone` : null,
+    s.byState ? `${s.byState.new} new, ${s.byState.absent} gone${s.notCheckedFindings ? `, ${s.notCheckedFindings} not checked` : ''}` : null,
     s.suppressed > 0 ? `${s.suppressed} waived${options.quiet === true ? ' (not shown)' : ''}` : null,
     s.excluded ? `${s.excluded.total} out of scope (${plural(s.excluded.containers, 'container')}, ${plural(s.excluded.files, 'file')}, ${plural(s.excluded.ledger, 'ledger entry', 'ledger entries')})` : null,
   ].filter((t) => t !== null);

@@ -34,6 +34,7 @@ export const WAIVER_EXPIRED_RULE: LoadedRule = {
   profiles: ['nightly', 'premigration'],
   source: { file: '(built in)', line: 1 },
   pack: 'mesh-audit',
+  shipped: true,
 };
 
 

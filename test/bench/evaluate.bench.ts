@@ -37,7 +37,7 @@ interface ChildResult {
 }
 
 async function child(file: string, size: number, runs: number): Promise<ChildResult> {
-  const rules = (await loadPolicies([])).flatMap((p) => p.rules);
+  const rules = (await loadPolicies()).flatMap((p) => p.rules);
   // The snapshot as `evaluate` holds it: parsed from the file the parent wrote.
   const { snapshot, history } = JSON.parse(await readFile(file, 'utf8')) as Synthetic;
   (globalThis as { gc?: () => void }).gc?.();

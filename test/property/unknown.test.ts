@@ -15,7 +15,7 @@ import { HostModel } from '../support/host-model.js';
  */
 
 const RUNS = { numRuns: 150, seed: 0x11, } as const;
-const rules = (await loadPolicies([])).flatMap((p) => p.rules);
+const rules = (await loadPolicies()).flatMap((p) => p.rules);
 const NAMES = ['a', 'b', 'c'] as const;
 const FILES = ['/etc/mesh/x.env', '/etc/mesh/y.ini', '/etc/mesh/z.conf'] as const;
 

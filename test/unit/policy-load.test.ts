@@ -77,7 +77,7 @@ const good = suite('valid packs');
 
 good('a small valid pack loads, and each rule knows the line of its id', async () => {
   const file = writePack([...HEAD, ...ruleLines({ id: 'T1', name: 'rule-one' }), ...ruleLines({ id: 'T2', name: 'rule-two' })]);
-  const [pack] = await loadPolicies([file]);
+  const [pack] = await loadPolicies({ added: [file], shipped: false });
   assert.ok(pack);
   assert.is(pack.pack.id, 'test-pack');
   assert.equal(pack.rules.map((r) => r.id), ['T1', 'T2']);
@@ -112,7 +112,7 @@ good('the shipped pack mesh-core.yaml loads with at least 12 rules, including th
 });
 
 good('loadPolicies with no path loads the shipped pack', async () => {
-  const packs = await loadPolicies([]);
+  const packs = await loadPolicies();
   assert.is(packs.length, 1);
   assert.ok(packs[0]!.rules.some((r) => r.name === 'no-unclaimed-container'));
 });
@@ -123,7 +123,7 @@ good('a folder loads its *.yaml packs and skips *.cases.yaml', async () => {
   writePack([...HEAD, ...ruleLines({ id: 'T1', name: 'rule-one' })], 'a.yaml', folder);
   writePack(['this is: [not a pack'], 'a.cases.yaml', folder);
   writePack(['schema: mesh-audit/policy@1', 'pack:', '  id: other-pack', '  name: other', '  version: 1.0.0', 'rules:', ...ruleLines({ id: 'T2', name: 'rule-two' })], 'b.yml', folder);
-  const packs = await loadPolicies([folder]);
+  const packs = await loadPolicies({ added: [folder], shipped: false });
   assert.equal(packs.map((p) => p.pack.id), ['test-pack', 'other-pack']);
 });
 
@@ -219,7 +219,7 @@ bad('duplicate rule id in one file: at the second id, naming the first', async (
   const first = lineOf(file, 'id: T1');
   const second = lineOf(file, 'id: T1', first);
   assert.ok(second > first);
-  const e = await loadError(() => loadPolicies([file]));
+  const e = await loadError(() => loadPolicies({ added: [file], shipped: false }));
   assertAt(e, file, second);
   assert.match(e.message, /rule T1/);
   assert.match(e.message, /duplicate/);
@@ -238,7 +238,7 @@ bad('duplicate rule id across two files: at the second file, naming the first', 
     ...ruleLines({ id: 'T8', name: 'rule-b' }),
     ...ruleLines({ id: 'T9', name: 'rule-c' }),
   ]);
-  const e = await loadError(() => loadPolicies([a, b]));
+  const e = await loadError(() => loadPolicies({ added: [a, b], shipped: false }));
   assertAt(e, b, lineOf(b, 'id: T9'));
   assert.match(e.message, /rule T9/);
   assert.ok(e.message.includes(`${a}:${lineOf(a, 'id: T9')}`), e.message);
@@ -247,7 +247,7 @@ bad('duplicate rule id across two files: at the second file, naming the first', 
 bad('duplicate rule name across two files is an error too', async () => {
   const a = writePack([...HEAD, ...ruleLines({ id: 'T5', name: 'same-name' })]);
   const b = writePack(['schema: mesh-audit/policy@1', 'pack:', '  id: third-pack', '  name: third', '  version: 1.0.0', 'rules:', ...ruleLines({ id: 'T6', name: 'same-name' })]);
-  const e = await loadError(() => loadPolicies([a, b]));
+  const e = await loadError(() => loadPolicies({ added: [a, b], shipped: false }));
   assertAt(e, b, lineOf(b, 'id: T6'));
   assert.match(e.message, /rule T6/);
   assert.match(e.message, /same-name/);
@@ -296,7 +296,7 @@ bad('an alias bomb is refused as a policy error, not a crash', async () => {
 
 bad('a missing file is a MeshAuditError naming the file', async () => {
   const missing = join(dir, 'does-not-exist.yaml');
-  const e = await loadError(() => loadPolicies([missing]));
+  const e = await loadError(() => loadPolicies({ added: [missing], shipped: false }));
   assert.ok(e.message.includes(missing), e.message);
 });
 
@@ -305,14 +305,15 @@ bad.run();
 const precompiledPack = suite('the bundled pack precompiled by the build');
 
 precompiledPack('is the YAML as it loads now: same pack, same rules, same lines', async () => {
-  const [bundled] = await loadPolicies([]);
-  assert.equal(bundled, await parsePolicyPack(DEFAULT_POLICY, readFileSync(DEFAULT_POLICY, 'utf8')));
+  const [bundled] = await loadPolicies();
+  const parsed = await parsePolicyPack(DEFAULT_POLICY, readFileSync(DEFAULT_POLICY, 'utf8'));
+  assert.equal(bundled, { ...parsed, shipped: true, rules: parsed.rules.map((r) => ({ ...r, shipped: true })) });
 });
 
 precompiledPack('is what a command uses: the YAML parser is not even loaded', () => {
   const script = `import { createRequire } from 'node:module';
     import { loadPolicies } from ${JSON.stringify(new URL('../../src/policy/load.js', import.meta.url).href)};
-    const packs = await loadPolicies([]);
+    const packs = await loadPolicies();
     const loaded = Object.keys(createRequire(import.meta.url).cache).filter((k) => k.includes('/node_modules/yaml/'));
     console.log(JSON.stringify({ rules: packs[0].rules.length, yaml: loaded.length }));`;
   const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
@@ -326,8 +327,8 @@ precompiledPack('is not used for a pack whose text differs (a copy with one rule
   try {
     const copy = join(dir, 'mesh-core.yaml');
     writeFileSync(copy, readFileSync(DEFAULT_POLICY, 'utf8').replace('severity: error', 'severity: note'));
-    const [edited] = await loadPolicies([copy]);
-    const [bundled] = await loadPolicies([]);
+    const [edited] = await loadPolicies({ added: [copy], shipped: false });
+    const [bundled] = await loadPolicies();
     assert.is(edited!.rules[0]!.severity, 'note');
     assert.is(bundled!.rules[0]!.severity, 'error');
   } finally {

@@ -8,6 +8,7 @@ export function renderPremigrationJson(p: PremigrationReport): string {
         schemaVersion: PREMIGRATION_SCHEMA,
         tool: p.report.tool,
         generatedAt: p.report.generatedAt,
+        ...(p.report.policy ? { policy: p.report.policy } : {}),
         nodes: p.nodes.map((n) => ({
           ...nodeHeaderOf(n),
           blocking: n.inventory.blocking,

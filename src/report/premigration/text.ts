@@ -22,6 +22,9 @@ export function renderPremigrationText(p: PremigrationReport, options: { color: 
     out.push(paint(1, node.host) + `  pre-migration check, snapshot ${node.takenAt}`);
     out.push(`Verdict: ${node.complete && node.inventory.ready ? paint(32, verdict) : paint(31, verdict)}`);
     out.push(...countLines(node), '');
+    if (p.report.policy?.shippedPack === false) {
+      out.push(paint(33, `Rules: ${p.report.policy.packs.map((k) => k.id).join(' + ')} — the shipped pack was NOT loaded (--no-default-policy): its rules did not run`), '');
+    }
     if (node.notChecked.length > 0) {
       out.push(paint(31, `Not checked (${node.notChecked.length}):`));
       for (const m of node.notChecked) out.push(`    - ${m}`);
