@@ -21,7 +21,7 @@ import { tempDir } from './support/cli.js';
  * test/docker/engine-env.test.ts); on Docker it holds the file's keys only.
  */
 
-const rules = (await loadPolicies([])).flatMap((p) => p.rules);
+const rules = (await loadPolicies()).flatMap((p) => p.rules);
 const PODMAN_ADDS = { PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', TERM: 'xterm', container: 'podman', HOME: '/root', HOSTNAME: '4f2a9c01d3e7' };
 
 /** The host on `kind`'s engine (undefined: a snapshot made before the kind was recorded). */
