@@ -406,6 +406,25 @@ if (built) {
         const by = r.opens.filter((o) => o.path === blob).map((o) => o.pid);
         assert.ok(by.length > 0 && by.every((pid) => pid !== r.mainPid), `${blob} opened by ${by.join(',')} (main thread ${r.mainPid})`);
         assert.ok(keptSnapshot(host.out, 'pkg-bin').includes(blobDigest), 'the kept snapshot holds the digest the worker computed');
+
+        // `snapshot`, the one command the every-command test cannot give work without an engine: the
+        // same host as from source (containers, files and their digests), and evaluated to the same findings.
+        const collect = ['snapshot', '--docker-host', e.dockerHost, '--ledger', host.ledgerPath, '--managed-root', host.managedRoot, '--hostname', 'pkg-bin'];
+        const packaged = run('env', ['-i', './mesh-audit-linux-x64', ...collect, '-o', 'packaged.json'], dir);
+        const source = run('env', ['-i', ...SOURCE, ...collect, '-o', 'source.json'], dir);
+        assert.is(packaged.code, 0, packaged.stderr);
+        assert.is(source.code, 0, source.stderr);
+        type Taken = { containers: { name: string }[]; files: { path: string; sha256?: string }[] };
+        const seen = (file: string) => {
+          const snap = JSON.parse(readFileSync(join(dir, file), 'utf8')) as Taken;
+          return { containers: snap.containers.map((c) => c.name).sort(), files: snap.files.map((f) => `${f.path} ${f.sha256 ?? ''}`).sort() };
+        };
+        assert.equal(seen('packaged.json'), seen('source.json'));
+        assert.ok(seen('packaged.json').containers.includes(app));
+        assert.ok(seen('packaged.json').files.includes(`${blob} ${blobDigest}`), 'the 5 MiB file with its digest');
+        const evaluated = run('env', ['-i', './mesh-audit-linux-x64', 'evaluate', 'packaged.json', '--format', 'json', '--out', '-'], dir);
+        assert.is(evaluated.code, 1, evaluated.stderr);
+        assert045(JSON.parse(evaluated.stdout) as LiveReport, app, appEnv, evaluated.stderr);
       } finally {
         removeContainers(e, [app]);
       }
