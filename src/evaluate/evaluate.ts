@@ -56,20 +56,25 @@ export function checkRule(rule: LoadedRule, subject: Subject): { findings: Findi
     if (rule.where !== undefined && !truthy(applyLogic(rule.where, subject.data))) return { findings: [] };
     const rest = unknown.filter((u) => overlaps(reads.decision, u.field));
     if (rest.length > 0) return { unknown: rest };
-    return { findings: findingsOf(rule, subject, true) };
+    return { findings: findingsOf(rule, subject, true, unknown) };
   }
-  return { findings: findingsOf(rule, subject, false) };
-}
-
-/** The subject fields (dotted paths) a rule reads in `where`, and in what decides a finding; null: any field. */
-interface FieldsRead {
-  where: ReadonlySet<string> | null;
-  decision: ReadonlySet<string> | null;
+  return { findings: findingsOf(rule, subject, false, []) };
 }
 
 /**
- * What decides a finding: `where`, `each`, `assert`, `escalate`, `discriminator` and the `let` names
- * these read (a `let` only for the message does not: the message says what it can).
+ * The subject fields (dotted paths) a rule reads in `where`, in what decides a finding, and in each
+ * `escalate` step's condition (what decides its severity); null: any field.
+ */
+interface FieldsRead {
+  where: ReadonlySet<string> | null;
+  decision: ReadonlySet<string> | null;
+  escalate: readonly (ReadonlySet<string> | null)[];
+}
+
+/**
+ * What decides a finding: `where`, `each`, `assert`, `discriminator` and the `let` names these read
+ * (a `let` only for the message does not: the message says what it can); apart, what decides its
+ * severity: each `escalate` condition and the `let` names it reads.
  */
 function fieldsRead(rule: LoadedRule): FieldsRead {
   const lets = rule.let ?? {};
@@ -98,7 +103,8 @@ function fieldsRead(rule: LoadedRule): FieldsRead {
   };
   return {
     where: rule.where === undefined ? new Set() : collect([rule.where]),
-    decision: collect([rule.each, rule.assert, rule.discriminator, ...(rule.escalate ?? []).map((e) => e.when)].filter((e) => e !== undefined)),
+    decision: collect([rule.each, rule.assert, rule.discriminator].filter((e) => e !== undefined)),
+    escalate: (rule.escalate ?? []).map((step) => collect([step.when])),
   };
 }
 
@@ -132,7 +138,35 @@ function planOf(rule: LoadedRule): RulePlan {
   return plan;
 }
 
-function findingsOf(rule: LoadedRule, subject: Subject, whereDone: boolean): Finding[] {
+/**
+ * The severity of a failing item: the first `escalate` step whose condition holds, else the rule's
+ * own. A step whose condition reads an unknown fact, reached before any step that holds, leaves the
+ * severity at the rule's own and says which facts were not known: an unread source never raises
+ * (nor lowers) a severity (README, "How findings live across nights").
+ */
+function severityOf(rule: LoadedRule, scope: unknown, unknown: readonly UnknownFact[]): { severity: Severity; unknownEscalation?: Finding['unknownEscalation'] } {
+  const steps = rule.escalate ?? [];
+  const { reads } = planOf(rule);
+  for (const [i, step] of steps.entries()) {
+    if (unknown.length > 0) {
+      const blocking = unknown.filter((u) => overlaps(reads.escalate[i] ?? null, u.field));
+      if (blocking.length > 0) {
+        return {
+          severity: rule.severity,
+          unknownEscalation: {
+            fields: [...new Set(blocking.map((u) => u.field))],
+            sources: [...new Set(blocking.map((u) => u.source))].sort(),
+            reasons: [...new Set(blocking.map((u) => u.reason))],
+          },
+        };
+      }
+    }
+    if (truthy(applyLogic(step.when, scope))) return { severity: step.severity };
+  }
+  return { severity: rule.severity };
+}
+
+function findingsOf(rule: LoadedRule, subject: Subject, whereDone: boolean, unknown: readonly UnknownFact[]): Finding[] {
   const data = subject.data as Readonly<Record<string, unknown>>; // rules read it as JSON
   if (!whereDone && rule.where !== undefined && !truthy(applyLogic(rule.where, data))) return [];
   const items: unknown[] = rule.each === undefined ? [undefined] : toList(applyLogic(rule.each, data));
@@ -149,7 +183,7 @@ function findingsOf(rule: LoadedRule, subject: Subject, whereDone: boolean): Fin
     if (letsFirst) bindLets();
     if (truthy(applyLogic(rule.assert, scope))) continue;
     if (!letsFirst) bindLets();
-    const severity: Severity = rule.escalate?.find((step) => truthy(applyLogic(step.when, scope)))?.severity ?? rule.severity;
+    const { severity, unknownEscalation } = severityOf(rule, scope, unknown);
     const discriminator = discriminatorOf(rule, subject, item, scope);
     const host = String(data['host']);
     findings.push({
@@ -160,9 +194,10 @@ function findingsOf(rule: LoadedRule, subject: Subject, whereDone: boolean): Fin
       fingerprint: fingerprintOf(host, rule.id, subject.about, discriminator),
       subject: { ...subject.about },
       discriminator,
-      message: renderTemplate(rule.message, scope),
+      message: renderTemplate(rule.message, scope) + (unknownEscalation ? ` (severity left at ${severity}: ${unknownEscalation.fields.join(', ')} not known: ${unknownEscalation.reasons.join('; ')})` : ''),
       locations: subject.locate(item),
       ...(subject.resource !== null ? { resource: subject.resource } : {}),
+      ...(unknownEscalation ? { unknownEscalation } : {}),
     });
   }
   return findings;
@@ -260,7 +295,7 @@ export function evaluate(
       }
     }
   }
-  notifications.push(...notCheckedNotifications(host, notChecked));
+  notifications.push(...notCheckedNotifications(host, notChecked), ...unknownEscalationNotifications(host, findings));
   return {
     host,
     takenAt: snapshot.takenAt,
@@ -271,6 +306,37 @@ export function evaluate(
     ...(checks ? { checks } : {}),
     ...(notChecked.length > 0 ? { notChecked } : {}),
   };
+}
+
+/**
+ * One error notification per rule and source not read whose findings kept their rule's severity
+ * because an `escalate` condition read unknown facts: the severity was not checked, so the run is
+ * incomplete (exit 3), and every format says which findings.
+ */
+function unknownEscalationNotifications(host: string, findings: readonly Finding[]): Notification[] {
+  const groups = new Map<string, Finding[]>();
+  for (const f of findings) {
+    if (!f.unknownEscalation) continue;
+    const key = JSON.stringify([f.ruleId, f.unknownEscalation.sources]);
+    const list = groups.get(key);
+    if (list) list.push(f);
+    else groups.set(key, [f]);
+  }
+  const SHOWN = 5;
+  return [...groups.values()].map((list) => {
+    const first = list[0]!;
+    const escalation = first.unknownEscalation!;
+    const names = [...new Set(list.map((f) => `${f.subject.kind} ${f.subject.id}${f.discriminator !== null ? ` (${f.discriminator})` : ''}`))];
+    const shown = names.slice(0, SHOWN).join(', ') + (names.length > SHOWN ? ` and ${names.length - SHOWN} more` : '');
+    return {
+      host,
+      level: 'error' as const,
+      kind: 'evaluation' as const,
+      source: first.ruleId,
+      subject: escalation.sources.join(','),
+      message: `rule ${first.ruleId}: severity not checked on ${shown}, left at ${first.severity} (${escalation.fields.join(', ')} not known: ${escalation.reasons[0]})`,
+    };
+  });
 }
 
 /**

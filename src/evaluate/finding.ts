@@ -22,8 +22,23 @@ export interface Finding {
    * the snapshot it was found in. Set by triage; Alertmanager's startsAt.
    */
   firstSeen?: string;
+  /**
+   * Set when an `escalate` condition read facts whose source was not read: the severity is the rule's
+   * own (not raised, not lowered), the message says so, and the run is incomplete.
+   */
+  unknownEscalation?: UnknownEscalation;
   /** Set when a waiver accepts the finding: it stays in the output and does not fail the run. */
   suppressed?: Suppression;
+}
+
+/** What kept a finding's severity from being worked out: the unknown facts its rule's `escalate` reads. */
+export interface UnknownEscalation {
+  /** The unknown fields read (dotted paths into the subject's data). */
+  fields: string[];
+  /** The sources not read, sorted. */
+  sources: string[];
+  /** Why, one line per unknown fact. */
+  reasons: string[];
 }
 
 export type BaselineState = 'new' | 'unchanged' | 'updated' | 'absent';

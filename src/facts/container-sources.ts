@@ -1,6 +1,6 @@
 import type { Container, FileRecord } from '../snapshot/types.js';
 import { containerLogical, type BuiltContainer } from './containers.js';
-import { envLine, envMap, fileFacts, fileUnknown } from './file-facts.js';
+import { envLine, envMap, fileFacts, fileUnknown, shownUnknown } from './file-facts.js';
 import type { Joins } from './joins.js';
 import { unknownFacts, type Subject } from '../policy/subject.js';
 import type { ContainerSourceData } from '../policy/subject-data.js';
@@ -87,8 +87,8 @@ function sourceUnknown(path: string, paths: readonly string[], file: FileRecord 
   // Why the dropped keys are unknown: the source's own reason when it was not read in full, else another env file's.
   const droppedUnread = unreadable?.fields.includes('env') || otherUnread ? (unreadable ?? otherUnread) : undefined;
   return [
-    ...(joins.ledgerUnread ? unknownFacts('ledger', joins.ledgerUnread, ['container.claimed_by', 'named_by']) : []),
-    ...(unreadable ? unknownFacts('files', unreadable.reason, unreadable.fields.map((f) => `source.${f}`)) : []),
-    ...(droppedUnread ? unknownFacts('files', droppedUnread.reason, ['dropped_keys', 'dropped_evidence']) : []),
+    ...(joins.ledgerUnread ? unknownFacts<ContainerSourceData>('ledger', joins.ledgerUnread, ['container.claimed_by', 'named_by']) : []),
+    ...(unreadable ? unknownFacts<ContainerSourceData>('files', unreadable.reason, shownUnknown(unreadable.fields).map((f) => `source.${f}` as const)) : []),
+    ...(droppedUnread ? unknownFacts<ContainerSourceData>('files', droppedUnread.reason, ['dropped_keys', 'dropped_evidence']) : []),
   ];
 }

@@ -1,6 +1,7 @@
-import type { Container, LabelKeys, LedgerRecord, ListeningSocket, PublishedPort } from '../snapshot/types.js';
+import type { Container, LabelKeys, LedgerRecord, PublishedPort } from '../snapshot/types.js';
 import type { Joins } from './joins.js';
-import { unknownFacts, type LogicalLocation, type Subject } from '../policy/subject.js';
+import { buildFacts, derivationOrder, derive, factKinds, read, SCAN, type BaseFacts, type FactSource, type FactTable } from './derived.js';
+import type { LogicalLocation, Subject, UnknownFact } from '../policy/subject.js';
 import type { ContainerData, Endpoints, Exposure, MeshLabels, Reach } from '../policy/subject-data.js';
 
 export type { Exposure, Reach } from '../policy/subject-data.js';
@@ -15,6 +16,7 @@ export function reachOf(address: string): Reach {
 }
 
 const REACH_ORDER: readonly Reach[] = ['all-interfaces', 'address', 'loopback'];
+const REACH_KEY: Readonly<Record<Reach, keyof Endpoints>> = { 'all-interfaces': 'all_interfaces', address: 'address', loopback: 'loopback' };
 
 export const containerLogical = (host: string, name: string): LogicalLocation => ({
   kind: 'container',
@@ -29,30 +31,80 @@ function splitList(value: string | undefined): string[] {
   return value === undefined ? [] : value.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
 }
 
-/** What a container exposes: every endpoint reachable from outside it, by how far it reaches. */
-function exposureOf(published: readonly PublishedPort[], hostNetwork: boolean, listening: readonly ListeningSocket[] | null) {
-  const reachable = [
-    ...published.map((p) => ({ reach: reachOf(p.hostIp), at: endpoint(p.hostIp, p.hostPort, p.protocol) })),
-    ...(hostNetwork && listening ? listening.map((l) => ({ reach: reachOf(l.address), at: endpoint(l.address, l.port, l.protocol) })) : []),
-  ];
-  const endpointsOf = (reach: Reach) => [...new Set(reachable.filter((r) => r.reach === reach).map((r) => r.at))];
-  const endpoints: Endpoints = { all_interfaces: endpointsOf('all-interfaces'), address: endpointsOf('address'), loopback: endpointsOf('loopback') };
-  const exposure: Exposure = hostNetwork && listening === null ? 'unknown' : (REACH_ORDER.find((r) => reachable.some((x) => x.reach === r)) ?? 'none');
-  return {
-    // Reachable from beyond this host (or maybe: host network, sockets not read); loopback is not.
-    exposed: exposure === 'all-interfaces' || exposure === 'address' || exposure === 'unknown',
-    exposure,
-    exposed_endpoints: [...endpoints.all_interfaces, ...endpoints.address],
-    endpoints,
-  };
+const meshLabelsOf = (of: Record<string, string>, labels: LabelKeys): MeshLabels => ({
+  module: of[labels.module] ?? null,
+  resource: of[labels.resource] ?? null,
+  sources: splitList(of[labels.sources]),
+  source_digests: splitList(of[labels.sourceDigests]),
+});
+
+/** What a container's derived facts are computed with besides its own facts: the configured label keys. */
+interface ContainerContext {
+  labels: LabelKeys;
 }
 
-const meshLabelsOf = (c: Container, labels: LabelKeys): MeshLabels => ({
-  module: c.labels[labels.module] ?? null,
-  resource: c.labels[labels.resource] ?? null,
-  sources: splitList(c.labels[labels.sources]),
-  source_digests: splitList(c.labels[labels.sourceDigests]),
-});
+const docker = read('docker');
+const ledger = read('ledger');
+const derived = derive<ContainerData, ContainerContext>();
+
+const publishedOf = (ports: readonly PublishedPort[]) => ports.filter((p) => p.hostPort > 0);
+
+/**
+ * Where each fact of a container comes from (src/facts/derived.ts): the engine, the ledger (and the
+ * history joined with it), /proc, or other facts. What a container exposes, its open ports and its
+ * endpoints are derived from its published ports and, on the host network only, its sockets: a
+ * host-network container whose /proc was not read has them all unknown (issue 24), one that is not
+ * on the host network has them known from the engine.
+ */
+export const CONTAINER_FACTS = {
+  kind: docker,
+  id: docker,
+  host: docker,
+  name: docker,
+  container_id: docker,
+  image: docker,
+  status: docker,
+  running: docker,
+  network_mode: docker,
+  host_network: derived(['network_mode'], ({ network_mode }) => network_mode === 'host'),
+  labels: docker,
+  mesh: derived(['labels'], ({ labels }, { labels: keys }) => meshLabelsOf(labels, keys)),
+  mesh_labelled: derived(['labels'], ({ labels }, { labels: keys }) => Object.values(keys).some((key: string) => Object.hasOwn(labels, key))),
+  claimed_by: ledger,
+  claimed: derived(['claimed_by'], ({ claimed_by }) => claimed_by.length > 0),
+  origins: ledger,
+  holds: ledger,
+  env: docker,
+  ports: docker,
+  published_ports: derived(['ports'], ({ ports }) => publishedOf(ports).map((p) => p.hostPort)),
+  listening: read('proc'),
+  open_ports: derived(['published_ports', 'host_network', 'listening'], ({ published_ports, host_network, listening }) =>
+    [...new Set([...published_ports, ...(host_network && listening ? listening.map((l) => l.port) : [])])].sort((a, b) => a - b),
+  ),
+  // Every endpoint reachable from outside the container, by how far it reaches.
+  endpoints: derived(['ports', 'host_network', 'listening'], ({ ports, host_network, listening }): Endpoints => {
+    const reachable = [
+      ...publishedOf(ports).map((p) => ({ reach: reachOf(p.hostIp), at: endpoint(p.hostIp, p.hostPort, p.protocol) })),
+      ...(host_network && listening ? listening.map((l) => ({ reach: reachOf(l.address), at: endpoint(l.address, l.port, l.protocol) })) : []),
+    ];
+    const endpointsOf = (reach: Reach) => [...new Set(reachable.filter((r) => r.reach === reach).map((r) => r.at))];
+    return { all_interfaces: endpointsOf('all-interfaces'), address: endpointsOf('address'), loopback: endpointsOf('loopback') };
+  }),
+  exposed_endpoints: derived(['endpoints'], ({ endpoints }) => [...endpoints.all_interfaces, ...endpoints.address]),
+  // Its widest reach; `unknown` (itself an unknown fact) when on the host network with sockets not read.
+  exposure: derived(['host_network', 'listening', 'endpoints'], ({ host_network, listening, endpoints }): Exposure =>
+    host_network && listening === null ? 'unknown' : (REACH_ORDER.find((r) => endpoints[REACH_KEY[r]].length > 0) ?? 'none'),
+  ),
+  // Reachable from beyond this host (or maybe: exposure unknown); loopback is not.
+  exposed: derived(['exposure'], ({ exposure }) => exposure === 'all-interfaces' || exposure === 'address' || exposure === 'unknown'),
+  proc_available: SCAN,
+  proc_reason: SCAN,
+  formerly_claimed_by: ledger,
+} satisfies FactTable<ContainerData, ContainerContext>;
+
+const CONTAINER_KINDS = factKinds<ContainerData, ContainerContext>(CONTAINER_FACTS);
+const CONTAINER_ORDER = derivationOrder<ContainerData, ContainerContext>(CONTAINER_FACTS);
+
 
 /** A container subject, with the claims it was built from (container_sources reads their sources). */
 export interface BuiltContainer {
@@ -65,7 +117,7 @@ export interface BuiltContainer {
 export function buildContainers(containers: readonly Container[], labels: LabelKeys, joins: Joins): BuiltContainer[] {
   return containers.map((c) => {
     const claims = joins.claimsOf('container', c.name, c.id);
-    const data = containerData(c, labels, claims, joins);
+    const { data, unknown } = containerData(c, labels, claims, joins);
     // Located at the ledger entries that claim it, else at those it was once the target of (097).
     const formerIds = data.formerly_claimed_by.map((f) => f.id);
     const entryIds = claims.length > 0 ? data.claimed_by : formerIds;
@@ -73,11 +125,6 @@ export function buildContainers(containers: readonly Container[], labels: LabelK
       const line = joins.lineOfId(id);
       return line !== undefined ? [{ path: joins.ledgerPath, line }] : [];
     });
-    const unknown = [
-      ...(joins.ledgerUnread ? unknownFacts('ledger', joins.ledgerUnread, ['claimed_by', 'claimed', 'origins', 'holds', 'formerly_claimed_by']) : []),
-      // Without /proc a host-network container's sockets are not known (published ports are, from the engine).
-      ...(c.proc.available ? [] : unknownFacts('proc', `/proc of ${c.name} not read: ${c.proc.reason}`, data.host_network ? ['listening', 'open_ports', 'exposed_endpoints'] : ['listening'])),
-    ];
     const subject: Subject<ContainerData> = {
       set: 'containers',
       about: { kind: 'container', id: c.name },
@@ -91,12 +138,16 @@ export function buildContainers(containers: readonly Container[], labels: LabelK
   });
 }
 
-function containerData(c: Container, labels: LabelKeys, claims: readonly LedgerRecord[], joins: Joins): ContainerData {
-  const hostNetwork = c.networkMode === 'host';
-  const listening = c.proc.available ? c.proc.listening : null;
-  const published = c.ports.filter((p) => p.hostPort > 0);
-  const { exposed, exposure, exposed_endpoints, endpoints } = exposureOf(published, hostNetwork, listening);
-  return {
+/** Sources not read for one container, with why. */
+function unreadFor(c: Container, joins: Joins): Map<FactSource, string> {
+  const unread = new Map<FactSource, string>();
+  if (joins.ledgerUnread) unread.set('ledger', joins.ledgerUnread);
+  if (!c.proc.available) unread.set('proc', `/proc of ${c.name} not read: ${c.proc.reason}`);
+  return unread;
+}
+
+function containerData(c: Container, labels: LabelKeys, claims: readonly LedgerRecord[], joins: Joins): { data: ContainerData; unknown: UnknownFact[] } {
+  const base: BaseFacts<ContainerData, typeof CONTAINER_FACTS> = {
     kind: 'container',
     id: c.name,
     host: joins.host,
@@ -106,25 +157,17 @@ function containerData(c: Container, labels: LabelKeys, claims: readonly LedgerR
     status: c.state.status,
     running: c.state.running,
     network_mode: c.networkMode,
-    host_network: hostNetwork,
     labels: c.labels,
-    mesh: meshLabelsOf(c, labels),
-    mesh_labelled: Object.values(labels).some((key: string) => Object.hasOwn(c.labels, key)),
     claimed_by: claims.map((r) => r.entry.id!),
-    claimed: claims.length > 0,
     origins: [...new Set(claims.map((r) => r.entry.origin ?? 'declared'))],
     holds: [...new Set(claims.flatMap((r) => r.entry.holds ?? []))].sort((a, b) => a - b),
     env: c.env,
     ports: c.ports,
-    published_ports: published.map((p) => p.hostPort),
-    listening,
-    open_ports: [...new Set([...published.map((p) => p.hostPort), ...(hostNetwork && listening ? listening.map((l) => l.port) : [])])].sort((a, b) => a - b),
-    exposed,
-    exposure,
-    exposed_endpoints,
-    endpoints,
+    // Null when not read: a stand-in that rules never decide on (the field is unknown).
+    listening: c.proc.available ? c.proc.listening : null,
     proc_available: c.proc.available,
     proc_reason: c.proc.available ? null : c.proc.reason,
     formerly_claimed_by: joins.formerlyOf('container', c.name),
   };
+  return buildFacts<ContainerData, ContainerContext, typeof CONTAINER_FACTS>(CONTAINER_FACTS, CONTAINER_ORDER, base, { labels }, unreadFor(c, joins), CONTAINER_KINDS.read);
 }

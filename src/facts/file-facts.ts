@@ -1,15 +1,23 @@
 import type { SafeValue } from '../secret/value.js';
 import type { FileRecord } from '../snapshot/types.js';
-import type { FileFacts } from '../policy/subject-data.js';
+import type { FileData, FileFacts } from '../policy/subject-data.js';
 
 /** Facts of a file that come from reading it. */
-const FILE_READ_FIELDS = ['exists', 'file_kind', 'size', 'mode', 'uid', 'gid', 'mtime', 'inode', 'sha256', 'link_target', 'is_env', 'env'] as const;
+const FILE_READ_FIELDS = ['exists', 'file_kind', 'size', 'mode', 'uid', 'gid', 'mtime', 'inode', 'sha256', 'link_target', 'is_env', 'env'] as const satisfies readonly (keyof FileData)[];
+export type FileReadField = (typeof FILE_READ_FIELDS)[number];
+
+/** Facts of a file another subject shows (FileFacts) that come from reading it. */
+const SHOWN_READ_FIELDS = ['exists', 'file_kind', 'sha256', 'inode', 'is_env', 'env'] as const satisfies readonly (keyof FileFacts & FileReadField)[];
+export type ShownReadField = (typeof SHOWN_READ_FIELDS)[number];
+
+/** Of a file's facts not read, those another subject shows of it (its size or owner it does not). */
+export const shownUnknown = (fields: readonly FileReadField[]): ShownReadField[] => SHOWN_READ_FIELDS.filter((f) => fields.includes(f));
 
 /**
  * The facts of a file that were not read, and why (null: all were). A file read in part (too large
  * to parse, digested) keeps what was read: its kind, size, digest.
  */
-export function fileUnknown(file: FileRecord | undefined, path: string): { fields: string[]; reason: string } | null {
+export function fileUnknown(file: FileRecord | undefined, path: string): { fields: FileReadField[]; reason: string } | null {
   if (!file) return { fields: [...FILE_READ_FIELDS], reason: `${path} was not read` };
   if (file.kind === 'unknown') return { fields: [...FILE_READ_FIELDS], reason: `${path} not read${file.error !== undefined ? `: ${file.error}` : ''}` };
   if (file.error === undefined || file.kind === 'missing') return null;

@@ -7,8 +7,8 @@ import type { HostData } from '../policy/subject-data.js';
 export function buildHost(snapshot: Snapshot, joins: Joins): Subject<HostData> {
   const host = joins.host;
   const unknown = [
-    ...(joins.engineUnread ? unknownFacts('docker', joins.engineUnread, ['container_count']) : []),
-    ...(joins.ledgerUnread ? unknownFacts('ledger', joins.ledgerUnread, ['ledger_count', 'node', 'adopted']) : []),
+    ...(joins.engineUnread ? unknownFacts<HostData>('docker', joins.engineUnread, ['container_count']) : []),
+    ...(joins.ledgerUnread ? unknownFacts<HostData>('ledger', joins.ledgerUnread, ['ledger_count', 'node', 'adopted']) : []),
   ];
   return {
     set: 'host',

@@ -1,5 +1,5 @@
 import type { LedgerRecord, Snapshot } from '../snapshot/types.js';
-import { fileFacts, fileUnknown } from './file-facts.js';
+import { fileFacts, fileUnknown, shownUnknown } from './file-facts.js';
 import type { Joins } from './joins.js';
 import { unknownFacts, type Subject } from '../policy/subject.js';
 import type { LedgerEntryData } from '../policy/subject-data.js';
@@ -11,9 +11,9 @@ export function buildLedger(ledger: Snapshot['ledger'], joins: Joins): Subject<L
     const { type, target } = data;
     const fileUnread = type === 'file' && target !== null ? fileUnknown(targetFile, target) : null;
     const unknown = [
-      ...(type === 'container' && data.target_container === null && joins.containersIncomplete ? unknownFacts('docker', joins.containersIncomplete, ['present', 'target_container']) : []),
+      ...(type === 'container' && data.target_container === null && joins.containersIncomplete ? unknownFacts<LedgerEntryData>('docker', joins.containersIncomplete, ['present', 'target_container']) : []),
       ...(fileUnread
-        ? unknownFacts('files', fileUnread.reason, [...(fileUnread.fields.includes('exists') ? ['present'] : []), ...fileUnread.fields.map((f) => `target_file.${f}`)])
+        ? unknownFacts<LedgerEntryData>('files', fileUnread.reason, [...(fileUnread.fields.includes('exists') ? (['present'] as const) : []), ...shownUnknown(fileUnread.fields).map((f) => `target_file.${f}` as const)])
         : []),
     ];
     return {

@@ -1,5 +1,5 @@
 import { containerLogical, type BuiltContainer } from './containers.js';
-import { fileFacts, fileUnknown } from './file-facts.js';
+import { fileFacts, fileUnknown, shownUnknown } from './file-facts.js';
 import type { Joins } from './joins.js';
 import { unknownFacts, type Subject } from '../policy/subject.js';
 import type { MountData } from '../policy/subject-data.js';
@@ -13,9 +13,9 @@ export function buildMounts(containers: readonly BuiltContainer[], joins: Joins)
       const unreadable = m.type === 'bind' ? fileUnknown(hostFile, m.source) : null;
       const unknown = [
         // What the container sees is read from /proc for single-file binds only.
-        ...(c.proc.available || !(m.type === 'bind' && hostFile?.kind === 'file') ? [] : unknownFacts('proc', `/proc of ${c.name} not read: ${c.proc.reason}`, ['seen'])),
+        ...(c.proc.available || !(m.type === 'bind' && hostFile?.kind === 'file') ? [] : unknownFacts<MountData>('proc', `/proc of ${c.name} not read: ${c.proc.reason}`, ['seen'])),
         ...(unreadable
-          ? unknownFacts('files', unreadable.reason, [...(unreadable.fields.includes('file_kind') ? ['single_file'] : []), ...unreadable.fields.filter((f) => f !== 'env').map((f) => `host_file.${f}`)])
+          ? unknownFacts<MountData>('files', unreadable.reason, [...(unreadable.fields.includes('file_kind') ? (['single_file'] as const) : []), ...shownUnknown(unreadable.fields).filter((f) => f !== 'env').map((f) => `host_file.${f}` as const)])
           : []),
       ];
       return {

@@ -32,6 +32,7 @@ export function renderJsonl(report: Report): string {
           message: f.message,
           ...(f.resource !== undefined ? { resource: f.resource } : {}),
           ...(f.firstSeen !== undefined ? { firstSeen: f.firstSeen } : {}),
+          ...(f.unknownEscalation !== undefined ? { unknownEscalation: f.unknownEscalation } : {}),
           ...(helpUri.has(f.ruleId) ? { helpUri: helpUri.get(f.ruleId) } : {}),
         }) + '\n',
     )

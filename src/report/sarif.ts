@@ -74,6 +74,7 @@ function result(finding: Finding, ruleIndex: number, ledgerPath: string, options
       ...(finding.resource !== undefined ? { resource: finding.resource } : {}),
       ...(finding.firstSeen !== undefined ? { firstSeen: finding.firstSeen } : {}),
       ...(carried ? { notCheckedThisRun: true } : {}),
+      ...(finding.unknownEscalation !== undefined ? { unknownEscalation: finding.unknownEscalation } : {}),
     },
   };
 }
