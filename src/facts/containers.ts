@@ -78,22 +78,22 @@ export const CONTAINER_FACTS = {
   ports: docker,
   published_ports: derived(['ports'], ({ ports }) => publishedOf(ports).map((p) => p.hostPort)),
   listening: read('proc'),
-  open_ports: derived(['published_ports', 'host_network', 'listening'], ({ published_ports, host_network, listening }) =>
-    [...new Set([...published_ports, ...(host_network && listening ? listening.map((l) => l.port) : [])])].sort((a, b) => a - b),
+  open_ports: derived(['published_ports', 'host_network', 'listening'], (x) =>
+    [...new Set([...x.published_ports, ...(x.host_network && x.listening ? x.listening.map((l) => l.port) : [])])].sort((a, b) => a - b),
   ),
   // Every endpoint reachable from outside the container, by how far it reaches.
-  endpoints: derived(['ports', 'host_network', 'listening'], ({ ports, host_network, listening }): Endpoints => {
+  endpoints: derived(['ports', 'host_network', 'listening'], (x): Endpoints => {
     const reachable = [
-      ...publishedOf(ports).map((p) => ({ reach: reachOf(p.hostIp), at: endpoint(p.hostIp, p.hostPort, p.protocol) })),
-      ...(host_network && listening ? listening.map((l) => ({ reach: reachOf(l.address), at: endpoint(l.address, l.port, l.protocol) })) : []),
+      ...publishedOf(x.ports).map((p) => ({ reach: reachOf(p.hostIp), at: endpoint(p.hostIp, p.hostPort, p.protocol) })),
+      ...(x.host_network && x.listening ? x.listening.map((l) => ({ reach: reachOf(l.address), at: endpoint(l.address, l.port, l.protocol) })) : []),
     ];
     const endpointsOf = (reach: Reach) => [...new Set(reachable.filter((r) => r.reach === reach).map((r) => r.at))];
     return { all_interfaces: endpointsOf('all-interfaces'), address: endpointsOf('address'), loopback: endpointsOf('loopback') };
   }),
   exposed_endpoints: derived(['endpoints'], ({ endpoints }) => [...endpoints.all_interfaces, ...endpoints.address]),
   // Its widest reach; `unknown` (itself an unknown fact) when on the host network with sockets not read.
-  exposure: derived(['host_network', 'listening', 'endpoints'], ({ host_network, listening, endpoints }): Exposure =>
-    host_network && listening === null ? 'unknown' : (REACH_ORDER.find((r) => endpoints[REACH_KEY[r]].length > 0) ?? 'none'),
+  exposure: derived(['host_network', 'listening', 'endpoints'], (x): Exposure =>
+    x.host_network && x.listening === null ? 'unknown' : (REACH_ORDER.find((r) => x.endpoints[REACH_KEY[r]].length > 0) ?? 'none'),
   ),
   // Reachable from beyond this host (or maybe: exposure unknown); loopback is not.
   exposed: derived(['exposure'], ({ exposure }) => exposure === 'all-interfaces' || exposure === 'address' || exposure === 'unknown'),

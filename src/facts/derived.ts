@@ -38,7 +38,12 @@ export type DerivedKeys<T> = { [K in keyof T]: T[K] extends { from: readonly unk
 /** The facts a builder gives (read from sources, or about the scan): the others it derives by the table. */
 export type BaseFacts<D, T> = Omit<D, DerivedKeys<T>>;
 
-/** A derived fact: `compute` is given the fields named in `from`, and nothing else. */
+/**
+ * A derived fact: `compute` is given the fields named in `from`, and nothing else. It reads an input
+ * where it uses it (`x.listening`, not by destructuring): an input read is an input depended on, so a
+ * fact reading an unknown input only on some branch is known on the others. Reading more than needed
+ * is never wrong, only less precise.
+ */
 export const derive =
   <D, C>() =>
   <const I extends keyof D & string, R>(from: readonly I[], compute: (inputs: Pick<D, I>, context: C) => R): DerivedFact<D, C, R> => ({ from, compute });
