@@ -138,11 +138,15 @@ export function buildContainers(containers: readonly Container[], labels: LabelK
   });
 }
 
-/** Sources not read for one container, with why. */
+/**
+ * Sources not read for one container, with why. /proc of a container that is not running is not
+ * unread: there is no process to read, so it has no socket (a restarting one, which the engine says
+ * runs, between two starts, is unread).
+ */
 function unreadFor(c: Container, joins: Joins): Map<FactSource, string> {
   const unread = new Map<FactSource, string>();
   if (joins.ledgerUnread) unread.set('ledger', joins.ledgerUnread);
-  if (!c.proc.available) unread.set('proc', `/proc of ${c.name} not read: ${c.proc.reason}`);
+  if (!c.proc.available && c.state.running) unread.set('proc', `/proc of ${c.name} not read: ${c.proc.reason}`);
   return unread;
 }
 
@@ -163,8 +167,9 @@ function containerData(c: Container, labels: LabelKeys, claims: readonly LedgerR
     holds: [...new Set(claims.flatMap((r) => r.entry.holds ?? []))].sort((a, b) => a - b),
     env: c.env,
     ports: c.ports,
-    // Null when not read: a stand-in that rules never decide on (the field is unknown).
-    listening: c.proc.available ? c.proc.listening : null,
+    // A stopped container has no process and no socket: none is known. Null when not read: a
+    // stand-in that rules never decide on (the field is unknown).
+    listening: c.proc.available ? c.proc.listening : c.state.running ? null : [],
     proc_available: c.proc.available,
     proc_reason: c.proc.available ? null : c.proc.reason,
     formerly_claimed_by: joins.formerlyOf('container', c.name),

@@ -12,8 +12,9 @@ export function buildMounts(containers: readonly BuiltContainer[], joins: Joins)
       const bound = c.proc.available ? c.proc.boundFiles.find((b) => b.destination === m.destination) : undefined;
       const unreadable = m.type === 'bind' ? fileUnknown(hostFile, m.source) : null;
       const unknown = [
-        // What the container sees is read from /proc for single-file binds only.
-        ...(c.proc.available || !(m.type === 'bind' && hostFile?.kind === 'file') ? [] : unknownFacts<MountData>('proc', `/proc of ${c.name} not read: ${c.proc.reason}`, ['seen'])),
+        // What the container sees is read from /proc for single-file binds only; a container that is
+        // not running sees nothing (it binds the host file as it is when it starts).
+        ...(c.proc.available || !c.state.running || !(m.type === 'bind' && hostFile?.kind === 'file') ? [] : unknownFacts<MountData>('proc', `/proc of ${c.name} not read: ${c.proc.reason}`, ['seen'])),
         ...(unreadable
           ? unknownFacts<MountData>('files', unreadable.reason, [...(unreadable.fields.includes('file_kind') ? (['single_file'] as const) : []), ...shownUnknown(unreadable.fields).filter((f) => f !== 'env').map((f) => `host_file.${f}` as const)])
           : []),

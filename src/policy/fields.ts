@@ -82,7 +82,7 @@ export const SUBJECT_FIELD_DOCS: { readonly [S in SubjectSetName]: FieldDocs<Sub
     env: 'the env it was created with, `{KEY: {digest, shape}}`',
     ports: 'published ports (`{containerPort, protocol, hostIp, hostPort}`)',
     published_ports: 'host ports published',
-    listening: 'sockets listening in it, from /proc (null: /proc not read)',
+    listening: 'sockets listening in it, from /proc (null: /proc not read; none when it is not running)',
     open_ports: 'ports open beyond the container: published, or listening on the host network',
     exposed: 'whether it is reachable from beyond this host (or may be: `exposure` unknown)',
     exposure: 'its widest reach: `all-interfaces`, `address`, `loopback`, `none`, `unknown`',

@@ -29,8 +29,15 @@ export interface ContainerSpec {
   image?: string;
   labels?: Record<string, string>;
   env?: Record<string, string>;
+  /** The image's own env (Container.imageEnv); absent: the image was not read. */
+  imageEnv?: Record<string, string>;
   network?: string;
   running?: boolean;
+  /** The engine's state; default `running` or `exited` from `running`. A `restarting` container runs without a process (pid 0). */
+  status?: 'running' | 'exited' | 'restarting' | 'created' | 'paused';
+  restartCount?: number;
+  /** Named volumes: `/var/lib/docker/volumes/NAME/_data` mounted at `destination`. */
+  volumes?: { name: string; destination: string; rw?: boolean }[];
   created?: string;
   binds?: { source: string; destination: string; rw?: boolean }[];
   /** Published ports as `HOSTIP:HOSTPORT:CONTAINERPORT/PROTO`. */
@@ -90,7 +97,10 @@ export class HostModel {
   }
 
   container(spec: ContainerSpec): this {
-    const running = spec.running ?? true;
+    const status = spec.status ?? ((spec.running ?? true) ? 'running' : 'exited');
+    // Docker says Running for a restarting container, whose process is not there between restarts.
+    const running = status === 'running' || status === 'restarting' || status === 'paused';
+    const hasProcess = status === 'running' || status === 'paused';
     const id = spec.id ?? createHash('sha256').update(`${this.hostname}/${spec.name}/${this.seq++}`).digest('hex');
     const portBindings: NonNullable<ContainerInspect['NetworkSettings']>['Ports'] = {};
     for (const p of spec.publish ?? []) {
@@ -103,11 +113,11 @@ export class HostModel {
       Name: `/${spec.name}`,
       Created: spec.created ?? '2026-09-01T10:00:00Z',
       Image: 'sha256:' + createHash('sha256').update(spec.image ?? 'busybox').digest('hex'),
-      RestartCount: 0,
+      RestartCount: spec.restartCount ?? (status === 'restarting' ? 7 : 0),
       State: {
-        Status: running ? 'running' : 'exited',
+        Status: status,
         Running: running,
-        Pid: running ? 4000 + this.seq : 0,
+        Pid: hasProcess ? 4000 + this.seq : 0,
         StartedAt: '2026-09-01T10:00:01Z',
         FinishedAt: running ? '0001-01-01T00:00:00Z' : '2026-09-02T10:00:00Z',
       },
@@ -117,14 +127,17 @@ export class HostModel {
         Labels: spec.labels ?? {},
       },
       HostConfig: { NetworkMode: spec.network ?? 'none', PortBindings: portBindings },
-      Mounts: (spec.binds ?? []).map((b) => ({ Type: 'bind', Source: b.source, Destination: b.destination, RW: b.rw ?? false })),
+      Mounts: [
+        ...(spec.binds ?? []).map((b) => ({ Type: 'bind', Source: b.source, Destination: b.destination, RW: b.rw ?? false })),
+        ...(spec.volumes ?? []).map((v) => ({ Type: 'volume', Source: `/var/lib/docker/volumes/${v.name}/_data`, Destination: v.destination, RW: v.rw ?? true })),
+      ],
       NetworkSettings: { Ports: running ? portBindings : {} },
     };
     const proc = spec.proc;
     const view: Container['proc'] =
       typeof proc === 'string'
         ? { available: false, reason: proc }
-        : !running
+        : !hasProcess
           ? { available: false, reason: 'container is not running' }
           : {
               available: true,
@@ -140,7 +153,9 @@ export class HostModel {
                     : { destination: b.destination, source: b.source, inode: host.inode ?? null, sha256: host.sha256 ?? null };
                 }),
             };
-    this.containers.push(containerFromInspect(inspect, this.safe, view));
+    const container = containerFromInspect(inspect, this.safe, view);
+    if (spec.imageEnv) container.imageEnv = Object.fromEntries(Object.entries(spec.imageEnv).map(([k, v]) => [k, this.safe(v)]));
+    this.containers.push(container);
     return this;
   }
 
