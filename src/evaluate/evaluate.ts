@@ -109,7 +109,8 @@ function fieldsRead(rule: LoadedRule): FieldsRead {
 }
 
 const overlaps = (reads: ReadonlySet<string> | null, field: string): boolean => {
-  if (reads === null) return true;
+  // The empty path is the whole subject: a subject that may not exist (sources the unread ledger may name).
+  if (reads === null || field === '') return true;
   for (const path of reads) if (path === field || path.startsWith(`${field}.`) || field.startsWith(`${path}.`)) return true;
   return false;
 };

@@ -37,7 +37,7 @@ export function buildContainerSources(containers: readonly BuiltContainer[], joi
     const { mesh } = subject.data;
     const fromLedger = claims.flatMap((r) => r.entry.sources ?? []);
     const paths = [...new Set([...mesh.sources, ...fromLedger])];
-    return paths.map((path): Subject<ContainerSourceData> => {
+    return [...paths.map((path): Subject<ContainerSourceData> => {
       const file = joins.filesByPath.get(path);
       const index = mesh.sources.indexOf(path);
       const dropped = droppedKeys(c, path, paths, joins);
@@ -76,8 +76,37 @@ export function buildContainerSources(containers: readonly BuiltContainer[], joi
         },
         resource: subject.resource,
       };
-    });
+    }), ...(joins.ledgerUnread ? [ledgerSourcesUnknown(c, subject, joins, joins.ledgerUnread)] : [])];
   });
+}
+
+/**
+ * With the ledger not read, the files it names as a container's sources are not known: one subject
+ * stands for them, wholly unknown, so that every container_sources rule is listed as not checked on
+ * the container rather than its findings on those files going silently.
+ */
+function ledgerSourcesUnknown(c: Container, subject: BuiltContainer['subject'], joins: Joins, reason: string): Subject<ContainerSourceData> {
+  const part = '(sources named by the ledger)';
+  return {
+    set: 'container_sources',
+    about: { kind: 'container', id: c.name },
+    part,
+    unknown: [{ field: '', source: 'ledger', reason }],
+    data: {
+      kind: 'container-source',
+      id: `${c.name} <- ${part}`,
+      host: joins.host,
+      container: { name: c.name, container_id: subject.data.container_id, running: c.state.running, status: c.state.status, env: c.env, mesh: subject.data.mesh, claimed_by: [] },
+      source: { path: '', ...fileFacts(undefined) },
+      index: null,
+      recorded_digest: null,
+      named_by: ['ledger'],
+      dropped_keys: [],
+      dropped_evidence: {},
+    },
+    locate: () => ({ physical: [], logical: [containerLogical(joins.host, c.name)] }),
+    resource: subject.resource,
+  };
 }
 
 function sourceUnknown(path: string, paths: readonly string[], file: FileRecord | undefined, joins: Joins) {

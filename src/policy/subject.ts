@@ -23,6 +23,7 @@ export interface SubjectLocations {
  * the whole of what lies under it) and why. A rule that reads it is not checked on the subject.
  */
 export interface UnknownFact {
+  /** A dotted path into the subject's data; `''`: the whole subject (it stands for things not known to exist). */
   field: string;
   source: Problem['source'];
   reason: string;
