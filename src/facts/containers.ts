@@ -102,8 +102,8 @@ export const CONTAINER_FACTS = {
   formerly_claimed_by: ledger,
 } satisfies FactTable<ContainerData, ContainerContext>;
 
-const CONTAINER_KINDS = factKinds<ContainerData, ContainerContext>(CONTAINER_FACTS);
-const CONTAINER_ORDER = derivationOrder<ContainerData, ContainerContext>(CONTAINER_FACTS);
+export const CONTAINER_KINDS = factKinds<ContainerData, ContainerContext>(CONTAINER_FACTS);
+export const CONTAINER_ORDER = derivationOrder<ContainerData, ContainerContext>(CONTAINER_FACTS);
 
 
 /** A container subject, with the claims it was built from (container_sources reads their sources). */

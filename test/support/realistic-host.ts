@@ -68,7 +68,7 @@ const IMAGES: readonly Image[] = [
   },
   {
     ref: 'docker.gitea.com/gitea:1.22.2',
-    env: { PATH: `${PATH}`, USER: 'git', GITEA_CUSTOM: '/data/gitea' },
+    env: { PATH, USER: 'git', GITEA_CUSTOM: '/data/gitea' },
     labels: { 'org.opencontainers.image.title': 'Gitea', 'org.opencontainers.image.source': 'https://github.com/go-gitea/gitea', 'org.opencontainers.image.version': '1.22.2' },
     ports: [3000, 22],
   },
@@ -337,7 +337,7 @@ export function buildRealistic(h: RealisticHost, takenAt: string, options: { bef
       volumes: c.volumes,
       publish: c.publish,
       ...(c.procUnreadable && hasProcess
-        ? { proc: `pid ${4000} is not running here (exited, or another pid namespace?)` }
+        ? { proc: 'pid 4000 is not running here (exited, or another pid namespace?)' }
         : { proc: { listening: c.listening, ...(c.pinned && c.configFile !== null ? { bound: [{ destination: `/etc/${c.module}/${c.module}.conf`, text: '[server]\n', inode: 49 }] } : {}) } }),
     });
     const id = `${c.module}.server`;
