@@ -41,7 +41,7 @@ export const SHIPPED_PACK_REPLACED =
  * format (and, when the shipped one is not among them, a note on each host).
  */
 export function reportOf(evaluations: Evaluation[], rules: readonly LoadedRule[], options: { now: Date; startedAt?: Date; packs?: readonly PolicyPack[] }): Report {
-  const policy = options.packs ? policyUsed(options.packs) : undefined;
+  const policy = options.packs ? { ...policyUsed(options.packs), rulesRun: rules.map((r) => r.id).sort() } : undefined;
   const replaced = policy !== undefined && !policy.shippedPack;
   return {
     tool: { name: TOOL_NAME, version: TOOL_VERSION, uri: TOOL_URI },

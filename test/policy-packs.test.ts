@@ -195,6 +195,22 @@ test('a rule another --profile leaves out is not checked either: its findings ar
   assert.ok(report.notifications.some((n) => n.level === 'note' && n.message.includes('SITE001') && n.message.includes('another --profile')));
 });
 
+test('diff: a finding whose rule the newer report did not run is not checked, not absent', async () => {
+  const { dir, site, out, nightly, json } = setUp();
+  await nightly('--policy', site);
+  const older = join(out, 'mesh-audit.json');
+  const shipped = json().findings.filter((f) => SHIPPED.test(f.ruleId));
+  const newer = join(dir, 'newer');
+  // Without a baseline: nothing carried, so the newer report alone must say what it ran.
+  assert.is((await runCli(['evaluate', example('demo', 'snapshot.json'), '--policy', site, '--no-default-policy', '--out', newer, '--format', 'json', '--fail-on', 'none'])).code, 0);
+  const r = await runCli(['diff', older, join(newer, 'mesh-audit.json'), '--format', 'json']);
+  assert.is(r.code, 0, r.stderr);
+  const diff = JSON.parse(r.stdout) as { absent: unknown[]; notChecked: { fingerprint: string }[] };
+  assert.equal(diff.absent, []);
+  assert.equal(diff.notChecked.map((f) => f.fingerprint).sort(), shipped.map((f) => f.fingerprint).sort());
+  assert.match((await runCli(['diff', older, join(newer, 'mesh-audit.json')])).stdout, `Not checked in the new report (${shipped.length})`);
+});
+
 test('a rule id or pack id the shipped pack has is a clear error (exit 2) naming both places and the way to replace on purpose', async () => {
   const dir = tempDir();
   const clash = join(dir, 'clash.yaml');

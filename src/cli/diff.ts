@@ -17,12 +17,12 @@ export function registerDiff(cli: CAC, ctx: CommandContext): void {
     .action(async (oldPath: string, newPath: string, options: { format: string }) => {
       const format = parseChoice('--format', options.format, ['text', 'json'] as const);
       const [older, newer] = [await loadReportFile(oldPath), await loadReportFile(newPath)];
-      const diff = diffFindings(older.findings, newer.findings);
+      const diff = diffFindings(older.findings, newer.findings, newer.coverage);
       if (format === 'json') {
         const fingerprints = (list: BaselineFinding[]) => list.map((f) => ({ fingerprint: f.fingerprint, host: f.host, ruleId: f.ruleId, ruleName: f.ruleName, severity: f.severity, subject: f.subject, message: f.message }));
         ctx.stdout(
           JSON.stringify(
-            { from: older.source, to: newer.source, new: fingerprints(diff.new), updated: fingerprints(diff.updated), absent: fingerprints(diff.absent), unchanged: fingerprints(diff.unchanged) },
+            { from: older.source, to: newer.source, new: fingerprints(diff.new), updated: fingerprints(diff.updated), absent: fingerprints(diff.absent), notChecked: fingerprints(diff.notChecked), unchanged: fingerprints(diff.unchanged) },
             null,
             2,
           ) + '\n',
@@ -31,6 +31,8 @@ export function registerDiff(cli: CAC, ctx: CommandContext): void {
         for (const [title, list] of [['New', diff.new], ['Updated', diff.updated], ['Absent (gone since the old report)', diff.absent]] as const) {
           ctx.stdout(`${title} (${list.length}):\n${list.map(line).join('')}`);
         }
+        // Said only when there are any: the new report did not look (rule not run, host not read whole).
+        if (diff.notChecked.length > 0) ctx.stdout(`Not checked in the new report (${diff.notChecked.length}): its rule did not run, or its host was not read whole\n${diff.notChecked.map(line).join('')}`);
         ctx.stdout(`Unchanged: ${diff.unchanged.length}\n`);
       }
       return ExitCode.Ok;

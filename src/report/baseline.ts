@@ -15,13 +15,26 @@ export interface FindingsDiff {
   updated: BaselineFinding[];
   unchanged: BaselineFinding[];
   absent: BaselineFinding[];
+  /** Not in the newer report because it did not look: its rule did not run, or its host was not read whole. */
+  notChecked: BaselineFinding[];
 }
 
-/** Two reports' findings side by side (pure): what is new, updated, unchanged, and gone. */
-export function diffFindings(older: readonly BaselineFinding[], newer: readonly BaselineFinding[]): FindingsDiff {
+/**
+ * Two reports' findings side by side (pure): what is new, updated, unchanged, gone — and, when the
+ * newer report says what it covered, not checked: a finding the newer run could not have seen (its
+ * rule did not run there, its host's run was incomplete) is not gone.
+ */
+export function diffFindings(
+  older: readonly BaselineFinding[],
+  newer: readonly BaselineFinding[],
+  newerCoverage?: { rulesRun?: ReadonlySet<string>; incompleteHosts: ReadonlySet<string> },
+): FindingsDiff {
   const before = new Map(older.map((f) => [f.fingerprint, f]));
   const after = new Set(newer.map((f) => f.fingerprint));
-  const diff: FindingsDiff = { new: [], updated: [], unchanged: [], absent: older.filter((f) => !after.has(f.fingerprint)) };
+  const missing = older.filter((f) => !after.has(f.fingerprint));
+  const unseen = (f: BaselineFinding): boolean =>
+    newerCoverage !== undefined && (newerCoverage.incompleteHosts.has(f.host) || (newerCoverage.rulesRun !== undefined && !newerCoverage.rulesRun.has(f.ruleId)));
+  const diff: FindingsDiff = { new: [], updated: [], unchanged: [], absent: missing.filter((f) => !unseen(f)), notChecked: missing.filter(unseen) };
   for (const f of newer) diff[stateAgainst(before, f)].push(f);
   return diff;
 }

@@ -35,6 +35,8 @@ export interface ReportFile {
   source: string;
   generatedAt: string;
   findings: BaselineFinding[];
+  /** What the run did not look at, when the report says (older reports do not): rules not run, hosts not read whole. */
+  coverage?: { rulesRun?: ReadonlySet<string>; incompleteHosts: ReadonlySet<string> };
 }
 
 /** A JSON report of mesh-audit read back (a baseline, a side of `diff`); a wrong file is exit 2. */
@@ -44,13 +46,17 @@ export async function loadReportFile(path: string): Promise<ReportFile> {
     const e = validateReport.errors![0]!;
     throw new MeshAuditError(`${path}: not a mesh-audit JSON report (${JSON_REPORT_SCHEMA}): ${e.instancePath || '(root)'} ${e.message ?? 'is invalid'}`);
   }
-  const doc = json as { generatedAt: string; findings: BaselineFinding[]; notCheckedFindings?: BaselineFinding[] };
+  const doc = json as { generatedAt: string; findings: BaselineFinding[]; notCheckedFindings?: BaselineFinding[]; policy?: { rulesRun?: unknown }; hosts?: unknown };
   // Findings the earlier run carried forward without checking them are still its standing findings.
   // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- a report file's entries are not checked one by one
   const carried = Array.isArray(doc.notCheckedFindings) ? doc.notCheckedFindings.filter((f) => typeof f?.fingerprint === 'string') : [];
+  const rulesRun = Array.isArray(doc.policy?.rulesRun) ? new Set(doc.policy.rulesRun.filter((r): r is string => typeof r === 'string')) : undefined;
+  const hosts = Array.isArray(doc.hosts) ? (doc.hosts as { hostname?: unknown; complete?: unknown }[]) : [];
+  const incompleteHosts = new Set(hosts.filter((h) => h.complete === false && typeof h.hostname === 'string').map((h) => h.hostname as string));
   return {
     source: path,
     generatedAt: doc.generatedAt,
+    coverage: { ...(rulesRun ? { rulesRun } : {}), incompleteHosts },
     // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- an older or hand-edited report may lack the field, whatever its type says
     findings: [...doc.findings, ...carried].map((f) => ({ ...f, discriminator: f.discriminator ?? null, locations: f.locations ?? { physical: [], logical: [] } })),
   };

@@ -7,6 +7,8 @@ export interface PolicyUsed {
   shippedPack: boolean;
   /** Each pack loaded; `file` for the packs added (the shipped pack's place depends on the install). */
   packs: { id: string; version: string; shipped: boolean; file?: string; rules: number }[];
+  /** The ids of the rules the run evaluated (after --profile): `diff` tells "not checked" from "absent" by them. */
+  rulesRun?: string[];
 }
 
 export function policyUsed(packs: readonly PolicyPack[]): PolicyUsed {
