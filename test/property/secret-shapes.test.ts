@@ -9,6 +9,7 @@ import { renderProm } from '../../src/report/prom.js';
 import { renderSarif } from '../../src/report/sarif.js';
 import { renderText } from '../../src/report/text.js';
 import { HostModel } from '../support/host-model.js';
+import { buildRealistic, realisticHost } from '../support/realistic-host.js';
 
 /*
  * Secrets planted at random in every position of generated values — userinfo, a bare host, host and
@@ -97,6 +98,32 @@ test('no 8-character piece of a planted secret reaches any report format or the 
     }),
     RUNS,
   );
+});
+
+test('hosts shaped like real ones (test/support/realistic-host.ts): no 8-character piece of their credentials reaches any format or the kept snapshot', () => {
+  let checked = 0;
+  let drifted = 0;
+  for (let seed = 0; seed < 12; seed++) {
+    const host = realisticHost(seed);
+    // Whole secret values, and the password in a URL's userinfo (its host and port are printed, on purpose).
+    const secrets = host.containers.flatMap((c) =>
+      c.fileLines.flatMap((l) => (['SECRET_KEY', 'OIDC_CLIENT_SECRET', 'S3_ACCESS_KEY'].includes(l.key) ? [l.value] : [...l.value.matchAll(/:([^:@/]{8,})@/g)].map((m) => m[1]!))),
+    );
+    const snapshot = buildRealistic(host, NOW.toISOString());
+    const report = auditSnapshots([snapshot], [buildRealistic(host, '2026-09-30T00:00:00Z', { before: true })], rules, { now: NOW });
+    drifted += report.evaluations.flatMap((e) => e.findings).filter((f) => f.ruleId === 'MA1001').length;
+    const outputs = { text: renderText(report, { color: false }), json: renderJson(report), jsonl: renderJsonl(report), sarif: renderSarif(report), prom: renderProm(report), snapshot: JSON.stringify(snapshot) };
+    for (const secretValue of secrets) {
+      for (const piece of pieces(secretValue)) {
+        for (const [format, text] of Object.entries(outputs)) {
+          if (text.includes(piece)) throw new Error(`seed ${seed}: '${piece}' of a credential is in the ${format} output`);
+        }
+      }
+      checked++;
+    }
+  }
+  // Not vacuous: credentials were planted and some drifted (their messages print the values' shapes).
+  assert.ok(checked > 30 && drifted > 0, JSON.stringify({ checked, drifted }));
 });
 
 test.run();
