@@ -497,7 +497,7 @@ if (built) {
       }
     });
 
-    it('the image, built from the rootfs with packaging/image/build-image.sh, runs scan as docker-run.sh shows (host read-only at /host, --pid host) and finds the 045 drift', () => {
+    it('the image, built from the rootfs with packaging/image/build-image.sh, runs scan as docker-run.sh shows (host read-only at /host, --pid host) and finds the 045 drift; its --help of every command, completion and man are the ones from source', async () => {
       const env = { ...process.env, DOCKER_HOST: e.dockerHost };
       const built = spawnSync('sh', [join(PACKAGE_ROOT, 'packaging', 'image', 'build-image.sh'), ROOTFS, VERSION], { env, encoding: 'utf8', timeout: 300_000 });
       assert.is(built.status, 0, built.stderr);
@@ -522,6 +522,20 @@ if (built) {
         assert.ok((JSON.parse(readFileSync(join(host.out, 'mesh-audit.json'), 'utf8')) as LiveReport).findings.every((f) => f.state === 'new'));
       } finally {
         removeContainers(e, [app]);
+      }
+
+      // The image's own help, completion and man page are the ones from source (its CMD is --help).
+      const cli = await definedCli({ now: () => new Date(), stdout: () => undefined, stderr: () => undefined, color: false, interactive: false });
+      const asked = [[], ...cli.commands.filter((c) => c.name !== '').map((c) => [c.name, '--help']), ['completion', 'bash'], ['man']];
+      const name = `mesh-audit-help-${process.pid}`;
+      for (const args of asked) {
+        try {
+          const got = e.docker(['run', '--name', name, '--network', 'none', ...e.runOptions, 'mesh-audit:latest', ...args]);
+          const want = run('env', ['-i', ...SOURCE, ...(args.length > 0 ? args : ['--help'])]);
+          assert.is(masked(got), masked(want.stdout), `docker run mesh-audit:latest ${args.join(' ')}`);
+        } finally {
+          removeContainers(e, [name]);
+        }
       }
     });
   });
