@@ -10,6 +10,7 @@ import { loadSnapshot } from './snapshot/load.js';
 import { withProblems } from './snapshot/problems.js';
 import type { Problem, Snapshot } from './snapshot/types.js';
 import { WriteFailure } from './write/atomic.js';
+import type { ScopeJudge } from './scope.js';
 
 /*
  * The snapshot a command works on, shared by `scan`, `snapshot` and `premigrate`: a saved one with the
@@ -54,6 +55,8 @@ export interface AcquireRequest {
   keep: number;
   /** The scan settings, asked for only when the host is read. */
   settings(): Promise<ScanSettings>;
+  /** What the run looks at: what is out of scope is not read (src/scan.ts). */
+  scope?: ScopeJudge;
 }
 
 const NO_HISTORY: History = { snapshots: [], problems: [] };
@@ -68,11 +71,11 @@ export function historyFolderFor(file: string, what: string, named: string | und
 }
 
 /** Reads the live host with a progress line; the snapshot carries the memory of former targets, so pruning history never loses it. */
-export async function readHost(settings: ScanSettings, history: History, io: AcquireIo): Promise<Snapshot> {
+export async function readHost(settings: ScanSettings, history: History, io: AcquireIo, scope?: ScopeJudge): Promise<Snapshot> {
   const progress = io.startProgress();
   let taken: Snapshot;
   try {
-    taken = await takeSnapshot(settings, history.snapshots, { now: () => io.now(), progress: (m) => progress.step(m) });
+    taken = await takeSnapshot(settings, history.snapshots, { now: () => io.now(), progress: (m) => progress.step(m), ...(scope ? { scope } : {}) });
   } catch (err) {
     progress.done();
     throw err;
@@ -92,7 +95,7 @@ export async function acquireSnapshot(request: AcquireRequest, io: AcquireIo, ho
   // The scanner's own history lives in the output folder this run holds.
   const own = request.history === undefined ? home : undefined;
   const history = request.history !== undefined ? await loadHistory(request.history) : own !== undefined ? await readOwnHistory(own.dir, hostname) : NO_HISTORY;
-  const snapshot = await readHost({ ...settings, hostname }, history, io);
+  const snapshot = await readHost({ ...settings, hostname }, history, io, request.scope);
   for (const p of [...snapshot.problems, ...history.problems]) io.problem(p.message);
   return {
     snapshots: [snapshot],
@@ -114,10 +117,10 @@ export async function acquireSnapshot(request: AcquireRequest, io: AcquireIo, ho
 }
 
 /** The live host for `mesh-audit snapshot`: the same memory as a scan, history from `historyDir`, its problems in the snapshot. */
-export async function snapshotOfHost(settings: ScanSettings, historyDir: string | undefined, io: AcquireIo): Promise<Snapshot> {
+export async function snapshotOfHost(settings: ScanSettings, historyDir: string | undefined, io: AcquireIo, scope?: ScopeJudge): Promise<Snapshot> {
   const hostname = await resolveHostname(settings);
   const history = historyDir !== undefined ? await loadHistory(historyDir) : NO_HISTORY;
-  const snapshot = withProblems(await readHost({ ...settings, hostname }, history, io), history.problems);
+  const snapshot = withProblems(await readHost({ ...settings, hostname }, history, io, scope), history.problems);
   for (const p of snapshot.problems) io.problem(p.message);
   return snapshot;
 }

@@ -1,7 +1,9 @@
 import { existsSync } from 'node:fs';
 import { readInput } from './input/read.js';
 import { MeshAuditError } from './errors.js';
-import { parseYaml, schemaErrors } from './input/yaml.js';
+import { keyLineAt, parseYaml, schemaErrors } from './input/yaml.js';
+import { FAIL_ON_VALUES } from './outcome.js';
+import { didYouMean } from './suggest.js';
 import { DEFAULT_LABEL_KEYS, type LabelKeys } from './snapshot/types.js';
 import { validatorFor } from './validate.js';
 import { DEFAULT_MAX_FILES } from './limits.js';
@@ -92,7 +94,7 @@ export const configSchema = {
     dockerTimeoutSeconds: { type: 'number', exclusiveMinimum: 0 },
     maxFiles: { type: 'integer', minimum: 1 },
     out: { type: 'string', minLength: 1 },
-    failOn: { type: 'string', minLength: 1 },
+    failOn: { enum: [...FAIL_ON_VALUES] },
     include: selectors,
     exclude: selectors,
     policy: { type: 'array', items: { type: 'string', minLength: 1 } },
@@ -123,12 +125,18 @@ const validateConfig = validatorFor('config', configSchema);
 
 export type ConfigFile = Partial<Omit<Settings, 'labels'>> & { labels?: Partial<LabelKeys> };
 
-/** A config file, checked whole: every mistake is reported at once, each with its file:line. */
+/** A config file, checked whole: every mistake is reported at once, each with its key's own file:line and the nearest known key or value. */
 export async function loadConfigFile(path: string): Promise<ConfigFile> {
+  return (await readConfigFile(path)).values;
+}
+
+/** A config file's values, and the line each top-level key is on (shown as its origin). */
+export async function readConfigFile(path: string): Promise<{ values: ConfigFile; lines: Partial<Record<string, number>> }> {
   const { doc, lines, value } = parseYaml(await readInput(path, 'config'), path);
-  if (value === null || value === undefined) return {};
-  if (!validateConfig(value)) throw new MeshAuditError(schemaErrors(path, doc, lines, validateConfig.errors ?? []).join('\n'));
-  return value;
+  if (value === null || value === undefined) return { values: {}, lines: {} };
+  if (!validateConfig(value)) throw new MeshAuditError(schemaErrors(path, doc, lines, validateConfig.errors ?? [], configSchema).join('\n'));
+  const keyLines = Object.fromEntries(Object.keys(value).map((key) => [key, keyLineAt(doc, lines, `/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`)]));
+  return { values: value, lines: keyLines };
 }
 
 /** Which config file applies: `--config`, else `$MESH_AUDIT_CONFIG`, else the system one when present. */
@@ -160,7 +168,10 @@ export function envSettings(env: NodeJS.ProcessEnv): { values: ConfigFile; from:
     if (raw === undefined || raw === '') continue;
     const value = read(raw);
     if (!validateConfig({ [key]: value })) {
-      errors.push(`$${variable}: ${validateConfig.errors?.[0]?.message ?? 'is invalid'} (it is '${raw}')`);
+      const error = validateConfig.errors?.[0];
+      const allowed = error?.keyword === 'enum' ? (error.params['allowedValues'] as unknown[]).map(String) : undefined;
+      const why = allowed ? `must be one of ${allowed.join(', ')}` : (error?.message ?? 'is invalid');
+      errors.push(`$${variable}: ${why} (it is '${raw}')${allowed ? didYouMean(raw, allowed) : ''}`);
       continue;
     }
     values[key] = value;
@@ -172,35 +183,51 @@ export function envSettings(env: NodeJS.ProcessEnv): { values: ConfigFile; from:
 
 export interface ResolvedSettings {
   settings: Settings;
-  /** Where each setting came from: `flag --x`, `env VAR`, `config FILE`, or `default`. */
+  /** Where each setting came from: `flag --x`, `env VAR`, `config FILE:LINE`, or `default`; a list from several: `config FILE:LINE + flag --x`. */
   origins: Record<keyof Settings, string>;
   configFile: string | undefined;
 }
 
+/** The list settings a flag adds to (unless told to replace, --replace-lists): the config's and the environment's items stay. */
+export const LIST_SETTINGS = ['include', 'exclude', 'managedRoots'] as const;
+
+/** The flag that sets a setting, as a user types it (`managedRoots`: `--managed-root`). */
+export const flagOf = (key: string): string => `--${key === 'managedRoots' ? 'managed-root' : key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+
 /**
  * One place where the layers meet: flags over the environment over the config file over defaults,
- * each kept whole, and each setting's origin kept for `mesh-audit config show`.
+ * each kept whole, and each setting's origin kept for `mesh-audit config show`. List settings given as
+ * flags add to what the layers below give (`--exclude X` with `exclude: [Y]` in the config: both),
+ * unless `replaceLists`.
  */
-export async function resolveSettings(flags: ConfigFile, configFlag: string | undefined, env: NodeJS.ProcessEnv = process.env): Promise<ResolvedSettings> {
+export async function resolveSettings(
+  flags: ConfigFile,
+  configFlag: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+  options: { replaceLists?: boolean } = {},
+): Promise<ResolvedSettings> {
   const where = configPathOf(configFlag, env);
-  const file = where ? await loadConfigFile(where.path) : {};
+  const file = where ? await readConfigFile(where.path) : { values: {}, lines: {} };
   const fromEnv = envSettings(env);
   const defaults: Settings = { ...DEFAULT_SETTINGS, out: defaultOut(), failOn: 'error', include: [], exclude: [], ignore: [], policy: [], defaultPolicy: true, ...DEFAULT_REPORT_SETTINGS };
   const settings: Settings = { ...defaults };
   const origins = Object.fromEntries(Object.keys(defaults).map((k) => [k, 'default'])) as Record<keyof Settings, string>;
   const layers: [ConfigFile, (key: string) => string][] = [
-    [file, () => `config ${where?.path ?? ''}`],
+    [file.values, (key) => `config ${where?.path ?? ''}${file.lines[key] !== undefined ? `:${file.lines[key]}` : ''}`],
     [fromEnv.values, (key) => fromEnv.from[key]!],
-    [flags, (key) => `flag --${key === 'managedRoots' ? 'managed-root' : key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`],
+    [flags, (key) => `flag ${flagOf(key)}`],
   ];
   for (const [layer, origin] of layers) {
     for (const [key, value] of Object.entries(layer)) {
       // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- a layer's key can be present and undefined
       if (value === undefined) continue;
       if (Array.isArray(value) && value.length === 0 && layer === flags) continue;
+      const k = key as keyof Settings;
+      const adds = layer === flags && options.replaceLists !== true && (LIST_SETTINGS as readonly string[]).includes(key) && origins[k] !== 'default';
       // Each layer was checked when it was read (config schema, flags, environment): its values have their setting's type.
-      Object.assign(settings, { [key]: key === 'labels' ? { ...settings.labels, ...(value as Partial<LabelKeys>) } : value });
-      origins[key as keyof Settings] = origin(key);
+      const merged = key === 'labels' ? { ...settings.labels, ...(value as Partial<LabelKeys>) } : adds ? [...new Set([...(settings[k] as string[]), ...(value as string[])])] : value;
+      Object.assign(settings, { [key]: merged });
+      origins[k] = adds ? `${origins[k]} + ${origin(key)}` : origin(key);
     }
   }
   return { settings, origins, configFile: where?.path };

@@ -60,10 +60,10 @@ export function auditSnapshots(
   snapshots: readonly Snapshot[],
   history: readonly Snapshot[],
   rules: readonly LoadedRule[],
-  options: { profile?: Profile | undefined; now: Date; startedAt?: Date; packs?: readonly PolicyPack[] },
+  options: { profile?: Profile | undefined; now: Date; startedAt?: Date; packs?: readonly PolicyPack[]; scoped?: { scope: Scope; now: Date } },
 ): Report {
   const selected = rulesOf(rules, options.profile);
-  return reportOf(snapshots.map((s) => auditSnapshot(s, history, selected)), selected, options);
+  return reportOf(snapshots.map((s) => auditSnapshot(s, history, selected, { scoped: options.scoped })), selected, options);
 }
 
 /**

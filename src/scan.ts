@@ -12,11 +12,18 @@ import type { ContainerInspect } from './collect/inspect.js';
 import { createSafeValueMaker, type SafeValueMaker } from './secret/value.js';
 import { SNAPSHOT_SCHEMA, type Container, type FileRecord, type LedgerEntry, type Problem, type Snapshot } from './snapshot/types.js';
 import { TOOL_NAME, TOOL_VERSION } from './version.js';
+import type { ScopeJudge } from './scope.js';
 
 export interface ScanHooks {
   now(): Date;
   /** Progress for a person watching (the caller decides whether anyone is). */
   progress(message: string): void;
+  /**
+   * What the run looks at (--include, --exclude, ignore entries). What is out of scope is not read: an
+   * excluded container is listed and inspected (so it is counted), but neither its /proc nor the files
+   * only it names are read, so another system's unreadable file cannot make the run incomplete.
+   */
+  scope?: ScopeJudge;
 }
 
 /** The host's name: from settings, else the mounted host's /etc/hostname under --root, else ours. */
@@ -55,7 +62,7 @@ export async function takeSnapshot(settings: ScanSettings, earlier: readonly Sna
   if (procReason !== null) notes.push({ source: 'proc', message: `container processes not read from /proc: ${procReason}; env, sockets and bind-mounted files as containers see them were not checked` });
 
   hooks.progress(`reading containers from ${endpoint.url}`);
-  const proc = procReason === null ? procReaderFor(settings.root, safe) : undefined;
+  const proc = procReason === null ? procReaderFor(settings.root, safe, hooks.scope) : undefined;
   const docker = await collectDocker({
     endpoint,
     safe,
@@ -67,7 +74,7 @@ export async function takeSnapshot(settings: ScanSettings, earlier: readonly Sna
   problems.push(...docker.problems);
   notes.push(...docker.notes);
 
-  const { paths, envPaths } = filesToRead(ledger.ledger.entries.map((r) => r.entry), docker.containers, earlier, settings.labels.sources);
+  const { paths, envPaths } = filesToRead(ledger.ledger.entries.map((r) => r.entry), docker.containers, earlier, settings.labels.sources, hooks.scope);
   hooks.progress(`reading ${new Set(paths).size} files and ${settings.managedRoots.length} managed roots`);
   const files = await collectFiles({
     root: settings.root,
@@ -76,6 +83,7 @@ export async function takeSnapshot(settings: ScanSettings, earlier: readonly Sna
     managedRoots: settings.managedRoots,
     maxFiles: settings.maxFiles,
     safe,
+    ...(hooks.scope ? { skip: (path: string) => !hooks.scope!.path(path) } : {}),
   });
   problems.push(...files.problems);
   problems.push(...notChecked(files.files, docker.containers));
@@ -100,14 +108,16 @@ export async function takeSnapshot(settings: ScanSettings, earlier: readonly Sna
  * namespace's socket tables. Bind-mount sources that are regular files are what /proc compares; known
  * only after inspect, so the proc reader checks the kind itself through the host root.
  */
-function procReaderFor(hostRoot: string, safe: SafeValueMaker): { read: (inspect: ContainerInspect) => ReturnType<typeof readProcView>; readProcessTable: () => void } {
+function procReaderFor(hostRoot: string, safe: SafeValueMaker, scope: ScopeJudge | undefined): { read: (inspect: ContainerInspect) => ReturnType<typeof readProcView>; readProcessTable: () => void } {
   let processTable: Promise<ProcessTable> | undefined;
   const sharedProcessTable = (): Promise<ProcessTable> => (processTable ??= readProcessTable());
   const netTables = new Map<string, Promise<ProcNetRow[]>>();
   return {
     readProcessTable: () => void sharedProcessTable().catch(() => undefined), // a failure is each container's, when it asks
     read: (inspect) =>
-      readProcView(
+      scope && !scope.container(inspect.Name.replace(/^\//, ''), inspect.Config?.Labels ?? {})
+        ? Promise.resolve({ available: false, reason: 'out of scope: not read' })
+        : readProcView(
         {
           id: inspect.Id,
           running: inspect.State?.Running ?? false,
@@ -120,21 +130,40 @@ function procReaderFor(hostRoot: string, safe: SafeValueMaker): { read: (inspect
   };
 }
 
-/** Every file the ledger, the containers (labels, bind mounts) and the host's memory name; env files apart. */
-function filesToRead(entries: readonly Partial<LedgerEntry>[], containers: readonly Container[], earlier: readonly Snapshot[], sourcesLabel: string): { paths: string[]; envPaths: string[] } {
+/**
+ * Every file the ledger, the containers (labels, bind mounts) and the host's memory name; env files
+ * apart. With a scope, only what it covers: the files of containers in scope (whatever their paths:
+ * a container in scope is checked against its sources), and ledger targets and former targets whose
+ * paths are in scope.
+ */
+function filesToRead(
+  entries: readonly Partial<LedgerEntry>[],
+  allContainers: readonly Container[],
+  earlier: readonly Snapshot[],
+  sourcesLabel: string,
+  scope: ScopeJudge | undefined,
+): { paths: string[]; envPaths: string[] } {
+  const containers = scope ? allContainers.filter((c) => scope.container(c.name, c.labels)) : allContainers;
+  const byTarget = new Map(allContainers.flatMap((c) => [[c.name, c], [c.id, c]] as const));
+  const entryInScope = (e: Partial<LedgerEntry>): boolean => {
+    if (!scope || e.type !== 'container' || typeof e.target !== 'string') return true;
+    const c = byTarget.get(e.target);
+    return c ? scope.container(c.name, c.labels) : scope.containerByName(e.target);
+  };
+  const pathInScope = (p: string): boolean => !scope || scope.path(p);
   const labelSources = containers.flatMap((c) => (c.labels[sourcesLabel] ?? '').split(',').map((s) => s.trim()).filter((s) => s.startsWith('/')));
-  const ledgerSources = entries.flatMap((e) => e.sources ?? []);
+  const ledgerSources = entries.filter(entryInScope).flatMap((e) => e.sources ?? []);
   // Every file target the host's ledgers ever named, and every one the scanner's memory still holds (097).
   const formerFiles = earlier.flatMap((s) => [
     ...s.ledger.entries.filter((r) => r.entry.type === 'file' && r.entry.target !== undefined).map((r) => r.entry.target!),
     ...(s.memory?.formerTargets ?? []).filter((r) => r.type === 'file').map((r) => r.target),
   ]);
   const paths = [
-    ...entries.filter((e) => e.type === 'file' && e.target?.startsWith('/')).map((e) => e.target!),
+    ...entries.filter((e) => e.type === 'file' && e.target?.startsWith('/')).map((e) => e.target!).filter(pathInScope),
     ...ledgerSources,
     ...labelSources,
     ...containers.flatMap((c) => c.mounts.filter((m) => m.type === 'bind' && m.source.startsWith('/')).map((m) => m.source)),
-    ...formerFiles,
+    ...formerFiles.filter(pathInScope),
   ];
   return { paths, envPaths: [...new Set([...ledgerSources, ...labelSources])] };
 }

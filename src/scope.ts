@@ -2,7 +2,7 @@ import { closest } from 'fastest-levenshtein';
 import { MeshAuditError } from './errors.js';
 import { globMatcher } from './glob.js';
 import type { Notification } from './evaluate/finding.js';
-import type { AnySubjectSets, Subject, SubjectSets } from './facts/subjects.js';
+import type { Subject, SubjectSets } from './facts/subjects.js';
 import type { LedgerEntryData } from './policy/subject-data.js';
 import type { Snapshot } from './snapshot/types.js';
 
@@ -115,6 +115,37 @@ function selects(sel: Selector, t: Target): boolean {
 const forContainers = (s: Selector) => s.kind !== 'path';
 const isLive = (e: IgnoreEntry, now: Date) => e.until === undefined || now.toISOString().slice(0, 10) <= e.until;
 
+/** Whether a container, a container known only by name, or a path is in a scope, on a day. */
+export interface ScopeJudge {
+  container: (name: string, labels: Record<string, string>) => boolean;
+  /** A container known only by name (a ledger target that is absent): a label selector cannot judge it. */
+  containerByName: (name: string) => boolean;
+  path: (path: string) => boolean;
+}
+
+/**
+ * The one reading of a scope, shared by the collectors (what is out of scope is not read: src/scan.ts)
+ * and by applyScope (what is out of scope is not evaluated, and is counted).
+ */
+export function judgeOf(scope: Scope, now: Date): ScopeJudge {
+  const out = [...scope.exclude, ...scope.ignore.filter((e) => isLive(e, now)).map((e) => e.selector)];
+  const containerIncludes = scope.include.filter(forContainers);
+  const pathIncludes = scope.include.filter((s) => !forContainers(s));
+  const inScope = (t: Target, includes: Selector[], labelsKnown: boolean): boolean => {
+    const canJudge = (s: Selector) => s.kind !== 'label' || labelsKnown;
+    if (includes.length > 0 && includes.some(canJudge) && !includes.some((s) => canJudge(s) && selects(s, t))) return false;
+    return !out.some((s) => selects(s, t));
+  };
+  return {
+    container: (name, labels) => inScope({ name, labels }, containerIncludes, true),
+    containerByName: (name) => inScope({ name }, containerIncludes, false),
+    path: (path) => inScope({ path }, pathIncludes, true),
+  };
+}
+
+/** The judge the collectors read with: none for an empty scope (everything is read, as without one). */
+export const readingScopeOf = (scope: Scope, now: Date): ScopeJudge | undefined => (isEmptyScope(scope) ? undefined : judgeOf(scope, now));
+
 /**
  * Leaves out the subjects a scope does not cover (pure). Includes narrow each kind they speak of
  * (container selectors containers, path selectors files); excludes and live ignore entries remove.
@@ -126,7 +157,7 @@ export function applyScope(
   snapshot: Snapshot,
   scope: Scope,
   now: Date,
-): { subjects: AnySubjectSets; excluded: Excluded; outOfScope: { kind: string; id: string }[]; notifications: Notification[] } {
+): { subjects: SubjectSets; excluded: Excluded; outOfScope: { kind: string; id: string }[]; notifications: Notification[] } {
   const host = snapshot.host.hostname;
   const notifications: Notification[] = scope.ignore
     .filter((e) => !isLive(e, now))
@@ -139,26 +170,19 @@ export function applyScope(
       message: `ignore entry ${e.source} (${e.selector.text}) expired on ${e.until!}; what it selects is checked again`,
     }));
   if (isEmptyScope(scope)) return { subjects, excluded: { containers: 0, files: 0, ledger: 0 }, outOfScope: [], notifications };
-  const out = [...scope.exclude, ...scope.ignore.filter((e) => isLive(e, now)).map((e) => e.selector)];
-  const containerIncludes = scope.include.filter(forContainers);
-  const pathIncludes = scope.include.filter((s) => !forContainers(s));
-  const inScope = (t: Target, includes: Selector[], labelsKnown: boolean): boolean => {
-    const canJudge = (s: Selector) => s.kind !== 'label' || labelsKnown;
-    if (includes.length > 0 && includes.some(canJudge) && !includes.some((s) => canJudge(s) && selects(s, t))) return false;
-    return !out.some((s) => selects(s, t));
-  };
+  const judge = judgeOf(scope, now);
   const byName = new Map(snapshot.containers.map((c) => [c.name, c] as const));
   const byId = new Map(snapshot.containers.map((c) => [c.id, c] as const));
   const containerIn = new Map<string, boolean>();
-  for (const c of snapshot.containers) containerIn.set(c.name, inScope({ name: c.name, labels: c.labels }, containerIncludes, true));
-  const pathIn = (path: string) => inScope({ path }, pathIncludes, true);
+  for (const c of snapshot.containers) containerIn.set(c.name, judge.container(c.name, c.labels));
+  const pathIn = judge.path;
 
   const ledgerIn = (s: Subject<LedgerEntryData>): boolean => {
     const { type, target } = s.data;
     if (target === null) return true;
     if (type === 'container') {
       const c = byName.get(target) ?? byId.get(target);
-      return c ? containerIn.get(c.name)! : inScope({ name: target }, containerIncludes, false);
+      return c ? containerIn.get(c.name)! : judge.containerByName(target);
     }
     if (type === 'file') return pathIn(target);
     return true;
@@ -193,5 +217,6 @@ export function applyScope(
     });
   }
   const outOfScope = [...left.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, about]) => about);
-  return { subjects: filtered, excluded, outOfScope, notifications };
+  // Each set only filtered: its subjects keep their set's type.
+  return { subjects: filtered as unknown as SubjectSets, excluded, outOfScope, notifications };
 }

@@ -102,7 +102,8 @@ test('a bad waivers file reports every error at once, each with its line', async
   assert.is(r.code, 2);
   assert.match(r.stderr, `${file}:4: /waivers/0/justification must NOT have fewer than 10 characters`);
   assert.match(r.stderr, `${file}:9: /waivers/1/expires must match format "date"`);
-  assert.match(r.stderr, `${file}:6: /waivers/1 must NOT have additional properties 'colour'`);
+  // An unknown key is shown on its own line, not its mapping's (issue 28).
+  assert.match(r.stderr, `${file}:10: /waivers/1 must NOT have additional properties 'colour'`);
   const rules = write(dir, 'rules.yaml', [
     'waivers:',
     '  - {rule: no-unclaimed-containr, subject: a, justification: a long enough reason, expires: 2027-01-01}',
@@ -209,10 +210,10 @@ test('config discovery: system config when present, MESH_AUDIT_CONFIG over it, e
     };
   const sys = show([], {});
   assert.is(sys.configFile, system);
-  assert.equal(sys.settings['ledger'], { value: '/srv/system/ledger.json', from: `config ${system}` });
+  assert.equal(sys.settings['ledger'], { value: '/srv/system/ledger.json', from: `config ${system}:1` });
   const byEnv = show([], { MESH_AUDIT_CONFIG: named, MESH_AUDIT_HOSTNAME: 'from-env', MESH_AUDIT_FAIL_ON: 'warning' });
   assert.is(byEnv.configFile, named);
-  assert.equal(byEnv.settings['ledger'], { value: '/srv/named/ledger.json', from: `config ${named}` });
+  assert.equal(byEnv.settings['ledger'], { value: '/srv/named/ledger.json', from: `config ${named}:1` });
   assert.equal(byEnv.settings['hostname'], { value: 'from-env', from: 'env MESH_AUDIT_HOSTNAME' });
   assert.equal(byEnv.settings['failOn'], { value: 'warning', from: 'env MESH_AUDIT_FAIL_ON' });
   assert.equal(byEnv.settings['keep'], { value: 30, from: 'default' });
@@ -224,7 +225,7 @@ test('config discovery: system config when present, MESH_AUDIT_CONFIG over it, e
   // Root's reports go to /var/lib/mesh-audit, not to a `reports/` in whatever folder cron starts in.
   assert.equal(none.settings['out'], { value: process.getuid?.() === 0 ? '/var/lib/mesh-audit' : 'reports', from: 'default' });
   const text = spawnCli(['config', 'show'], { MESH_AUDIT_SYSTEM_CONFIG: system, MESH_AUDIT_CONFIG: '' });
-  assert.match(text.stdout, `hostname              from-system  (config ${system})`);
+  assert.match(text.stdout, `hostname              from-system  (config ${system}:2)`);
 });
 
 test('the config decides the output folder and the threshold of a run; a bad env value is named', () => {
@@ -246,7 +247,7 @@ test('a bad config file reports every error at once, each with its line', () => 
   assert.is(r.code, 2);
   assert.match(r.stderr, `${config}:1: /ledger must match pattern "^/"`);
   assert.match(r.stderr, `${config}:2: /keep must be >= 1`);
-  assert.match(r.stderr, `${config}:1: (root) must NOT have additional properties 'labelz'`);
+  assert.match(r.stderr, `${config}:3: (root) must NOT have additional properties 'labelz' (did you mean 'labels'?)`);
   assert.match(r.stderr, `${config}:5: /ignore/0`);
 });
 

@@ -7,6 +7,7 @@ import { detail, note, type CommandContext } from './context.js';
 import type { OutputFolder } from './output.js';
 import { progressLine } from './progress.js';
 import { CONFIG_HELP, settingsOf, type SettingFlags } from './settings.js';
+import type { ScopeJudge } from '../scope.js';
 
 /* The command-line side of acquiring a snapshot (src/acquire.ts): the options that say how the host is read, and where acquisition speaks. */
 
@@ -18,7 +19,7 @@ export function addCollectOptions(command: Command): Command {
     .option('--docker-host <url>', 'Docker engine: unix:///path, tcp://host:port, ssh://user@host (default: $DOCKER_HOST, else the local socket)')
     .option('--ledger <path>', 'The host agent\'s ledger (default: /var/lib/mesh-host/ledger.json)')
     .option('--root <dir>', 'Where the host is mounted read-only when the scanner runs in a container (paths are reported as host paths)')
-    .option('--managed-root <dir>', 'A folder the mesh writes into; every file under it is checked; repeatable')
+    .option('--managed-root <dir>', 'A folder the mesh writes into; every file under it is checked; repeatable; adds to the config\'s managedRoots')
     .option('--hostname <name>', 'Name of the host in reports (default: the host\'s own)')
     .option('--max-files <n>', `At most this many files recorded (managed roots included); past it the scan is incomplete (default ${DEFAULT_MAX_FILES})`)
     .option('--config <file>', CONFIG_HELP);
@@ -43,8 +44,12 @@ export function acquireIo(ctx: CommandContext): AcquireIo {
 
 export type AcquireOptions = CollectFlags & { snapshot?: string; history?: string; out: string };
 
-/** The snapshot a command works on (`--snapshot`, or the live host), with its history. */
-export function acquireFor(options: AcquireOptions, ctx: CommandContext, folder?: OutputFolder): Promise<Acquired> {
-  const request = { keep: parseCount('--keep', options.keep, 30), settings: () => scanSettingsOf(options, ctx) };
+/**
+ * The snapshot a command works on (`--snapshot`, or the live host), with its history. The settings
+ * were resolved (and checked) before: nothing of the host is read before every option is known good.
+ * What is out of `scope` is not read.
+ */
+export function acquireFor(options: AcquireOptions, settings: ScanSettings, ctx: CommandContext, folder?: OutputFolder, scope?: ScopeJudge): Promise<Acquired> {
+  const request = { keep: parseCount('--keep', options.keep, 30), settings: () => Promise.resolve(settings), ...(scope ? { scope } : {}) };
   return acquireSnapshot({ ...request, ...(options.snapshot !== undefined ? { snapshot: options.snapshot } : {}), ...(options.history !== undefined ? { history: options.history } : {}) }, acquireIo(ctx), folder);
 }

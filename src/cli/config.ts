@@ -1,33 +1,47 @@
 import type { CAC } from 'cac';
+import { existsSync } from 'node:fs';
 import { ExitCode, MeshAuditError } from '../errors.js';
 import type { Settings } from '../config.js';
 import type { CommandContext } from './context.js';
-import { CONFIG_HELP, settingsOf, type SettingFlags } from './settings.js';
+import { addScopeOptions, IGNORE_FILE, settingsAndScopeOf, type SettingFlags } from './settings.js';
 import { didYouMean, parseChoice } from './choices.js';
+import { addCollectOptions } from './acquire.js';
+import { FAIL_ON_VALUES } from '../outcome.js';
 
 const shown = (value: unknown): string => (value === undefined ? '(unset)' : typeof value === 'string' ? value : JSON.stringify(value));
 
-/** `mesh-audit config show`: the effective settings, and where each came from. */
+/**
+ * `mesh-audit config show`: the effective settings, and where each came from. It takes the settings'
+ * flags as `scan` does and checks them as a run would (exit 2 on a bad one), so the merged result shown
+ * is what that command line would run with.
+ */
 export function registerConfig(cli: CAC, ctx: CommandContext): void {
-  cli
-    .command('config <action>', 'The effective settings and where each came from: show')
-    .option('--config <file>', CONFIG_HELP)
+  addScopeOptions(addCollectOptions(cli.command('config <action>', 'The effective settings and where each came from, with the flags of a scan applied: show')))
+    .option('--out <dir>', 'Output folder, as scan takes it')
+    .option('--fail-on <severity>', 'error, warning, note, none, as scan takes it')
+    .option('--keep <n>', 'Runs kept, as scan takes it')
     .option('--format <format>', 'text or json', { default: 'text' })
     .example('mesh-audit config show')
+    .example('mesh-audit config show --exclude name:ci-* --format json')
     .example('MESH_AUDIT_CONFIG=/etc/mesh-audit/nightly.yaml mesh-audit config show --format json')
     .action(async (action: string, options: SettingFlags & { format: string }) => {
       if (action !== 'show') throw new MeshAuditError(`unknown config action '${action}'${didYouMean(action, ['show'])} (config show)`);
       const format = parseChoice('--format', options.format, ['text', 'json'] as const);
       // This command's --format is how to show the settings, not the reports' formats.
-      const { settings, origins, configFile } = await settingsOf({ ...options, format: undefined }, ctx);
+      const { resolved, scope } = await settingsAndScopeOf({ ...options, format: undefined }, ctx);
+      parseChoice('--fail-on', resolved.settings.failOn, FAIL_ON_VALUES);
+      const { settings, origins, configFile } = resolved;
+      const ignoreFile = options.ignoreFile ?? (existsSync(IGNORE_FILE) ? IGNORE_FILE : undefined);
+      const fromIgnoreFile = scope.ignore.filter((e) => ignoreFile !== undefined && e.source.startsWith(`${ignoreFile}:`)).length;
       const keys = Object.keys(settings).sort() as (keyof Settings)[];
       if (format === 'json') {
         const out = Object.fromEntries(keys.map((k) => [k, { value: settings[k] ?? null, from: origins[k] }]));
-        ctx.stdout(JSON.stringify({ configFile: configFile ?? null, settings: out }, null, 2) + '\n');
+        ctx.stdout(JSON.stringify({ configFile: configFile ?? null, ignoreFile: ignoreFile ? { path: ignoreFile, entries: fromIgnoreFile } : null, settings: out }, null, 2) + '\n');
         return ExitCode.Ok;
       }
       const width = Math.max(...keys.map((k) => k.length));
       ctx.stdout(`config file: ${configFile ?? '(none)'}\n`);
+      if (ignoreFile !== undefined) ctx.stdout(`ignore file: ${ignoreFile} (${fromIgnoreFile} entr${fromIgnoreFile === 1 ? 'y' : 'ies'})\n`);
       for (const k of keys) ctx.stdout(`${k.padEnd(width)}  ${shown(settings[k])}  (${origins[k]})\n`);
       return ExitCode.Ok;
     });

@@ -19,11 +19,16 @@ import { withProblems } from '../snapshot/problems.js';
 import type { Problem, Snapshot } from '../snapshot/types.js';
 import { DEFAULT_LOCK_TIMEOUT_SECONDS, fileFormatsOf, latestJsonReport, parseFormats, withOutputFolder, writeReports, type OutputFolder } from './output.js';
 import { detail, list, note, type CommandContext } from './context.js';
-import { EMPTY_SCOPE, type Scope } from '../scope.js';
-import { addPolicyOptions, CONFIG_HELP, prepareAudit } from './settings.js';
+import type { Scope } from '../scope.js';
+import { addPolicyOptions, addScopeOptions, CONFIG_HELP, policyChoiceOf, settingsAndScopeOf, type SettingFlags } from './settings.js';
+import type { PolicyPack } from '../policy/types.js';
+import type { ResolvedSettings } from '../config.js';
+import type { LoadedRule } from '../policy/types.js';
+import type { Waiver } from '../report/waivers.js';
+import type { FormatName } from './output.js';
+import { didYouMean, parseChoice, parseCount, parseLockTimeout } from './choices.js';
+import { existsSync } from 'node:fs';
 import { DEFAULT_REPORT_SETTINGS } from '../config.js';
-import { parseCount, parseLockTimeout } from './choices.js';
-import { parseChoice } from './choices.js';
 
 export interface AuditOptions {
   policy?: string | string[];
@@ -51,8 +56,113 @@ export interface AuditOptions {
   exclude?: string | string[];
   ignoreFile?: string;
   config?: string;
-  /** What is in scope, once worked out from flags, config and ignore files (prepareAudit). */
-  scope?: Scope;
+  replaceLists?: boolean;
+}
+
+/**
+ * Everything a run of `scan` or `evaluate` was asked, read and checked before the host or any snapshot
+ * is read and before the output folder is touched (issue 28): a mistake in any option, config value,
+ * policy, waiver or baseline is exit 2 with nothing read, nothing written, no run number taken.
+ */
+export interface AuditRun {
+  options: AuditOptions;
+  resolved: ResolvedSettings;
+  /** The output folder (flag, environment, config or default). */
+  out: string;
+  formats: FormatName[];
+  failOn: FailOn;
+  profile: Profile | undefined;
+  keep: number;
+  ttlHours: number;
+  jobs: number | undefined;
+  lockTimeout: number | undefined;
+  scope: Scope;
+  /** The packs the run loads (shipped and added, config and flags: policyChoiceOf), loaded. */
+  policies: PolicyChoice;
+  packs: PolicyPack[];
+  rules: LoadedRule[];
+  selected: LoadedRule[];
+  waivers: { source: string; waivers: Waiver[] } | undefined;
+  /** A baseline named as a file, read now; `auto` is read from the output folder once it is held. */
+  baseline: ReportFile | undefined;
+  alertmanager: string | undefined;
+}
+
+/** `--alertmanager`: an http(s) URL; a password in it is never echoed (SECURITY.md). */
+export function parseAlertmanagerUrl(value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  const text = String(value);
+  const redacted = text.replace(/\/\/[^/@]*@/, '//…@');
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new MeshAuditError(`--alertmanager needs an http:// or https:// URL of Alertmanager, not '${redacted}'`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new MeshAuditError(`--alertmanager needs an http:// or https:// URL, not '${redacted}' (${url.protocol})`);
+  return text;
+}
+
+/** `--prom-file`: node_exporter's textfile collector reads only `*.prom` (the folder is checked when written: src/write/textfile.ts). */
+export function checkPromFileName(value: unknown): void {
+  if (value === undefined) return;
+  const name = String(value).split('/').pop() ?? '';
+  if (!name.endsWith('.prom') || name === '.prom') throw new MeshAuditError(`--prom-file ${String(value)}: the name must end in '.prom' (node_exporter's textfile collector reads only those)`);
+}
+
+/** `--baseline`: `auto`, or a JSON report read now (a typo of `auto` is not read as a file name). */
+async function namedBaselineOf(option: string | undefined, out: string): Promise<ReportFile | undefined> {
+  if (option === undefined) return undefined;
+  if (option === 'auto') {
+    if (out === '-') throw new MeshAuditError('--baseline auto reads the previous report in --out; with --out - name the baseline file');
+    return undefined;
+  }
+  if (!existsSync(option)) throw new MeshAuditError(`--baseline ${option}: no such file; give an earlier JSON report, or auto${didYouMean(option, ['auto'])}`);
+  return loadReportFile(option);
+}
+
+/** Reads and checks every option, setting, policy, waiver and baseline of an auditing run, reading nothing of the host. */
+export async function prepareAuditRun(flags: AuditOptions & SettingFlags, ctx: CommandContext): Promise<AuditRun> {
+  const { resolved, scope } = await settingsAndScopeOf(flags, ctx);
+  // The reporting settings a config can hold too (the nightly job's), each from its flag, else the config, else its default.
+  const { out, format, profile: profileName, baseline: baselineName, failOnNew, promFile, waivers: waiversFile } = resolved.settings;
+  const options: AuditOptions = { ...flags, out, format, profile: profileName, baseline: baselineName, failOnNew, promFile, waivers: waiversFile, policies: policyChoiceOf(resolved) };
+  const formats = parseFormats(options.format);
+  checkOnlyNew(options);
+  // The config's failOn was checked against the same values where it is written (its file:line).
+  const failOn = parseFailOn(resolved.settings.failOn);
+  const profile = parseProfile(options.profile);
+  const keep = parseCount('--keep', options.keep, 30);
+  const ttlHours = parseCount('--alert-ttl', options.alertTtl, 25);
+  const jobs = options.jobs === undefined ? undefined : parseCount('--jobs', options.jobs, 1);
+  const lockTimeout = parseLockTimeout(options.lockTimeout);
+  const alertmanager = parseAlertmanagerUrl(options.alertmanager);
+  checkPromFileName(options.promFile);
+  const policies = policyChoiceOf(resolved);
+  const packs = await loadPolicies(policies);
+  const rules = packs.flatMap((p) => p.rules);
+  const waivers = options.waivers !== undefined ? { source: options.waivers, waivers: await loadWaivers(options.waivers, rules) } : undefined;
+  const baseline = await namedBaselineOf(options.baseline, out);
+  return {
+    options: { ...options, out, failOn },
+    resolved,
+    out,
+    formats,
+    failOn,
+    profile,
+    keep,
+    ttlHours,
+    jobs,
+    lockTimeout,
+    scope,
+    policies,
+    packs,
+    rules,
+    selected: rulesOf(rules, profile),
+    waivers,
+    baseline,
+    alertmanager,
+  };
 }
 
 async function baselineOf(option: string | undefined, out: string, folder: OutputFolder | undefined): Promise<ReportFile | undefined> {
@@ -92,29 +202,17 @@ export type SnapshotSource = { snapshots: Iterable<Snapshot> } | { files: readon
 
 export async function auditAndReport(
   source: SnapshotSource,
-  options: AuditOptions,
+  run: AuditRun,
   ctx: CommandContext,
   preloadedHistory?: { snapshots: Snapshot[]; problems: Problem[] },
   startedAt: Date = ctx.now(),
   folder?: OutputFolder,
 ): Promise<number> {
-  // Everything that can be wrong with the invocation is checked before anything is evaluated.
-  const formats = parseFormats(options.format);
-  checkOnlyNew(options);
-  const failOn = parseFailOn(options.failOn);
-  const profile = parseProfile(options.profile);
-  const keep = parseCount('--keep', options.keep, 30);
-  const ttlHours = parseCount('--alert-ttl', options.alertTtl, 25);
-  const jobs = options.jobs === undefined ? undefined : parseCount('--jobs', options.jobs, 1);
-  const lockTimeout = parseLockTimeout(options.lockTimeout);
+  // Everything that can be wrong with the invocation was checked before anything was read (prepareAuditRun).
+  const { options, formats, failOn, profile, keep, ttlHours, jobs, lockTimeout, scope, selected, waivers } = run;
   const workers = 'files' in source && preloadedHistory === undefined ? workersFor(source.files.length, jobs) : 0;
-  const scope = options.scope ?? EMPTY_SCOPE;
-  const policies = policyChoiceOfOptions(options);
-  const packs = await loadPolicies(policies);
-  const rules = packs.flatMap((p) => p.rules);
-  const waivers = options.waivers !== undefined ? { source: options.waivers, waivers: await loadWaivers(options.waivers, rules) } : undefined;
-  const named = options.baseline !== undefined && options.baseline !== 'auto' ? await baselineOf(options.baseline, options.out, folder) : undefined;
-  const selected = rulesOf(rules, profile);
+  const named = run.baseline;
+  const { policies, packs } = run;
   // JUnit lists every rule x subject checked, passes too: kept only when it is asked for.
   const recordChecks = formats.includes('junit');
   let evaluations: Evaluation[];
@@ -154,9 +252,9 @@ export async function auditAndReport(
     if (notChecked.length > 3) shown.push(`and ${notChecked.length - 3} more (see the reports)`);
     if (notChecked.length > 0) ctx.stderr(`mesh-audit: INCOMPLETE: ${notChecked.length} thing${notChecked.length === 1 ? '' : 's'} not checked: ${shown.join('; ')}\n`);
   }
-  if (options.alertmanager !== undefined) {
+  if (run.alertmanager !== undefined) {
     try {
-      await postAlerts(options.alertmanager, alertsOf(report, { ttlHours }));
+      await postAlerts(run.alertmanager, alertsOf(report, { ttlHours }));
     } catch (err) {
       // The reports are written; alerting did not get them, so the run is not complete.
       ctx.stderr(`mesh-audit: ${(err as Error).message}\n`);
@@ -178,13 +276,10 @@ async function* snapshotsOf(source: SnapshotSource): AsyncGenerator<Snapshot> {
 /** The options of every command that evaluates and reports: policy, format, output, exit threshold. */
 export function addAuditOptions(command: Command): Command {
   if (!command.options.some((o) => o.name === 'config')) command.option('--config <file>', CONFIG_HELP);
-  return addPolicyOptions(command)
+  return addScopeOptions(addPolicyOptions(command))
     .option('--format <list>', `Comma-separated: text (stdout), sarif, json, jsonl, junit, prom (default: ${DEFAULT_REPORT_SETTINGS.format})`)
     .option('--out <dir>', 'Output folder for reports (and a scan\'s history), or - for stdout (default: reports; /var/lib/mesh-audit for root; $MESH_AUDIT_OUT)')
     .option('--fail-on <severity>', 'Exit 1 on findings at or above: error, warning, note, none (default: error; $MESH_AUDIT_FAIL_ON)')
-    .option('--include <selector>', 'Only these containers or files: label:KEY=VALUE, name:GLOB, path:GLOB; repeatable')
-    .option('--exclude <selector>', 'Leave out containers or files (counted in the summary): label:KEY=VALUE, name:GLOB, path:GLOB; repeatable')
-    .option('--ignore-file <file>', 'Selectors to leave out, one a line, optionally `until YYYY-MM-DD` (default: ./.mesh-auditignore when present)')
     .option('--fail-on-new', 'Exit 1 only for new findings (against --baseline) at or above --fail-on')
     .option('--only-new', 'Text report: print only the findings new against --baseline, and what was not checked (the files keep every finding)')
     .option('--baseline <file|auto>', 'An earlier JSON report: mark findings new, unchanged or updated, list the absent; auto: the previous report in --out')
@@ -206,8 +301,5 @@ export function registerEvaluate(cli: CAC, ctx: CommandContext): void {
   )
     .example('mesh-audit evaluate examples/045/snapshot.json')
     .example('mesh-audit evaluate examples/097/snapshot.json --history examples/097/history --format json --out -')
-    .action(async (paths: string[], options: AuditOptions) => {
-      const { audit } = await prepareAudit(options, ctx);
-      return auditAndReport({ files: paths }, audit, ctx);
-    });
+    .action(async (paths: string[], options: AuditOptions) => auditAndReport({ files: paths }, await prepareAuditRun(options, ctx), ctx));
 }

@@ -10,7 +10,7 @@ import { buildPlan } from '../premigrate/plan.js';
 import { readAdoptionPlanSchema } from '../premigrate/plan-schema.js';
 import { renderPremigrationJson } from '../report/premigration/json.js';
 import { renderPremigrationMarkdown } from '../report/premigration/markdown.js';
-import type { Premigration, PremigrationReport } from '../report/premigration/model.js';
+import { excludedText, type Premigration, type PremigrationReport } from '../report/premigration/model.js';
 import { renderAdoptionPlan } from '../report/premigration/plan.js';
 import { renderPremigrationText } from '../report/premigration/text.js';
 import { renderSarif } from '../report/sarif.js';
@@ -20,8 +20,11 @@ import { writeFileAtomic } from '../write/atomic.js';
 import { withOutputFolder, type OutputFolder } from './output.js';
 import { note, type CommandContext } from './context.js';
 import { parseFormatList, parseLockTimeout } from './choices.js';
-import { addPolicyOptions, policyChoiceOf, settingsOf } from './settings.js';
+import { addPolicyOptions, addScopeOptions, policyChoiceOf, settingsAndScopeOf } from './settings.js';
 import { acquireFor, addCollectOptions, type AcquireOptions } from './acquire.js';
+import type { ResolvedSettings } from '../config.js';
+import type { LoadedRule, PolicyPack } from '../policy/types.js';
+import { applyScope, readingScopeOf, type Scope } from '../scope.js';
 
 /** Output formats of the pre-migration check, in one list: name, file, renderer. */
 const FORMATS = {
@@ -55,14 +58,17 @@ function checkPlanName(plan: unknown, out: string): void {
  * Each node's standings, ports, verdict and plan. The standings and the verdict come from the findings
  * of the profile's rules (report.rules); the subjects give only facts: names, ports, claims.
  */
-function premigrationNodes(snapshots: readonly Snapshot[], history: readonly Snapshot[], report: Report): Premigration[] {
+function premigrationNodes(snapshots: readonly Snapshot[], history: readonly Snapshot[], report: Report, scoped: { scope: Scope; now: Date }): Premigration[] {
   return snapshots.map((s, i) => {
     const evaluation = report.evaluations[i]!;
-    const subjects = buildSubjects(s, history);
+    // The plan names only what is in scope: another system's containers are never proposed for removal.
+    const subjects = applyScope(buildSubjects(s, history), s, scoped.scope, scoped.now).subjects;
     const inventory = buildInventory(subjects, evaluation.findings, report.rules);
     const plan = buildPlan(inventory, subjects);
     // Unknown is never absent: what was not read may hide resources the plan would have named.
     if (!evaluation.complete) plan.notes.unshift('the node was not read whole (see the report\'s not checked): this plan may miss resources, and the node has no verdict');
+    const excluded = evaluation.excluded && evaluation.excluded.containers + evaluation.excluded.files + evaluation.excluded.ledger > 0 ? evaluation.excluded : undefined;
+    if (excluded) plan.notes.push(`out of scope, so not in this plan: ${excludedText(excluded)} (include, exclude, ignore)`);
     return {
       host: s.host.hostname,
       takenAt: s.takenAt,
@@ -70,12 +76,23 @@ function premigrationNodes(snapshots: readonly Snapshot[], history: readonly Sna
       notChecked: evaluation.notifications.filter((n) => n.level === 'error').map((n) => n.message),
       inventory,
       plan,
+      ...(excluded ? { excluded } : {}),
     };
   });
 }
 
+/** What a pre-migration run was asked, checked before the host is read or the output folder touched. */
+interface PremigrateRun {
+  resolved: ResolvedSettings;
+  scope: Scope;
+  packs: PolicyPack[];
+  rules: LoadedRule[];
+  planSchema: object | undefined;
+  startedAt: Date;
+}
+
 export function registerPremigrate(cli: CAC, ctx: CommandContext): void {
-  addPolicyOptions(addCollectOptions(cli.command('premigrate', 'Pre-migration check of an adopted node: every resource\'s standing, its ports, a verdict and an adoption plan')))
+  addScopeOptions(addPolicyOptions(addCollectOptions(cli.command('premigrate', 'Pre-migration check of an adopted node: every resource\'s standing, its ports, a verdict and an adoption plan'))))
     .option('--snapshot <file>', 'Check a saved snapshot instead of reading the host')
     .option('--history <dir>', 'Folder of earlier snapshots (default: the history kept under --out)')
     .option('--format <list>', 'Comma-separated: text (stdout), json, sarif, md (a summary for a change ticket)', { default: 'text,json,sarif,md' })
@@ -86,31 +103,36 @@ export function registerPremigrate(cli: CAC, ctx: CommandContext): void {
     .example('mesh-audit premigrate --snapshot examples/adopted-node/snapshot.json --format md --out -')
     .option('--lock-timeout <seconds>', 'How long to wait while another run holds --out before giving up with exit 3')
     .action(async (flags: Omit<PremigrateOptions, 'out'> & { out?: string }) => {
-      // Everything that can be wrong with the invocation is checked before the host is read.
-      const resolved = await settingsOf(flags, ctx);
+      // Everything that can be wrong with the invocation (options, config, scope, policies) is checked
+      // before the host is read or the output folder touched.
+      const startedAt = ctx.now();
+      const { resolved, scope } = await settingsAndScopeOf(flags, ctx);
       const options: PremigrateOptions = { ...flags, out: resolved.settings.out, policies: policyChoiceOf(resolved) };
       const out = String(options.out);
       const formats = parseFormats(options.format, out);
       const lockTimeout = parseLockTimeout(options.lockTimeout);
       checkPlanName(options.plan, out);
+      const packs = await loadPolicies(options.policies);
+      const rules = packs.flatMap((p) => p.rules);
+      const planSchema = options.plan !== undefined ? await readAdoptionPlanSchema() : undefined;
+      const run: PremigrateRun = { resolved, scope, packs, rules, planSchema, startedAt };
       const files = formats.filter((f) => FORMATS[f].file !== null);
       const live = options.snapshot === undefined && options.history === undefined;
       // One run at a time in an output folder: it holds this run's files and the scanner's own history.
       if (out !== '-' && (files.length > 0 || live || options.plan !== undefined)) {
-        return withOutputFolder(out, lockTimeout, (folder) => premigrate(options, formats, folder));
+        return withOutputFolder(out, lockTimeout, (folder) => premigrate(options, formats, run, folder));
       }
-      return premigrate(options, formats);
+      return premigrate(options, formats, run);
     });
 
-  async function premigrate(options: PremigrateOptions, formats: Format[], folder?: OutputFolder): Promise<number> {
-    const startedAt = ctx.now();
-    const packs = await loadPolicies(options.policies);
-    const planSchema = options.plan !== undefined ? await readAdoptionPlanSchema() : undefined;
-    const acquired = await acquireFor(options, ctx, folder);
+  async function premigrate(options: PremigrateOptions, formats: Format[], run: PremigrateRun, folder?: OutputFolder): Promise<number> {
+    const { startedAt, scope, planSchema } = run;
+    const acquired = await acquireFor(options, run.resolved.settings, ctx, folder, readingScopeOf(scope, startedAt));
     const notKept = await acquired.keep();
     const snapshots = acquired.snapshots.map((s) => withProblems(s, notKept, acquired.history.problems));
-    const report = auditSnapshots(snapshots, acquired.history.snapshots, packs.flatMap((p) => p.rules), { profile: 'premigration', now: ctx.now(), startedAt, packs });
-    const nodes = premigrationNodes(snapshots, acquired.history.snapshots, report);
+    const scoped = { scope, now: startedAt };
+    const report = auditSnapshots(snapshots, acquired.history.snapshots, run.rules, { profile: 'premigration', now: ctx.now(), startedAt, packs: run.packs, scoped });
+    const nodes = premigrationNodes(snapshots, acquired.history.snapshots, report, scoped);
     await writePremigration({ report, nodes }, options, formats, folder, planSchema);
     if (nodes.some((n) => !n.complete)) return ExitCode.Incomplete;
     return nodes.every((n) => n.inventory.ready) ? ExitCode.Ok : ExitCode.Findings;

@@ -8,7 +8,6 @@ import { readInput } from '../input/read.js';
 import { parseIgnoreFile, parseSelector, type IgnoreEntry, type Scope, type Selector } from '../scope.js';
 import { parseCount } from './choices.js';
 import { list, type CommandContext } from './context.js';
-import type { AuditOptions } from './evaluate.js';
 
 export const CONFIG_HELP =
   'YAML config (default: $MESH_AUDIT_CONFIG, else /etc/mesh-audit/config.yaml when present): ledger, managedRoots, labels, dockerHost, root, hostname, keep, dockerTimeoutSeconds, maxFiles, out, failOn, include, exclude, ignore, policy, defaultPolicy; for scan and evaluate also format, profile, baseline, failOnNew, promFile, waivers';
@@ -29,8 +28,19 @@ export function addPolicyOptions(command: Command, policyHelp = POLICY_HELP): Co
   return command;
 }
 
+export const REPLACE_LISTS_HELP = '--include, --exclude and --managed-root replace the config\'s (and environment\'s) lists instead of adding to them';
+
 /** The ignore file read when none is named: in the folder the command runs from, when present. */
 export const IGNORE_FILE = '.mesh-auditignore';
+
+/** The scope options of every command that reads or evaluates a host: scan, snapshot, evaluate, premigrate. */
+export function addScopeOptions(command: Command): Command {
+  return command
+    .option('--include <selector>', 'Only these containers or files: label:KEY=VALUE, name:GLOB, path:GLOB; repeatable; adds to the config\'s include')
+    .option('--exclude <selector>', 'Leave out containers or files (not read, not checked, counted in the summary): label:KEY=VALUE, name:GLOB, path:GLOB; repeatable; adds to the config\'s exclude')
+    .option('--replace-lists', REPLACE_LISTS_HELP)
+    .option('--ignore-file <file>', 'Selectors to leave out, one a line, optionally `until YYYY-MM-DD` (default: ./.mesh-auditignore when present)');
+}
 
 /** Flags as cac hands them over (strings, or lists when repeated). */
 export interface SettingFlags {
@@ -55,6 +65,9 @@ export interface SettingFlags {
   policy?: string | string[];
   /** False with `--no-default-policy` (cac gives true when the flag is absent). */
   defaultPolicy?: boolean;
+  ignoreFile?: string;
+  /** --replace-lists: list flags replace the config's lists instead of adding to them. */
+  replaceLists?: boolean;
 }
 
 const absoluteOrUndefined = (flag: string, value: unknown): string | undefined => {
@@ -84,7 +97,7 @@ export async function settingsOf(flags: SettingFlags, ctx: CommandContext): Prom
   for (const key of ['format', 'profile', 'baseline', 'promFile', 'waivers'] as const) if (flags[key] !== undefined) fromFlags[key] = String(flags[key]);
   if (flags.failOnNew === true) fromFlags.failOnNew = true;
   if (flags.defaultPolicy === false) fromFlags.defaultPolicy = false;
-  return withAddedPolicies(await resolveSettings(fromFlags, flags.config, ctx.env ?? process.env), list(flags.policy));
+  return withAddedPolicies(await resolveSettings(fromFlags, flags.config, ctx.env ?? process.env, { replaceLists: flags.replaceLists === true }), list(flags.policy));
 }
 
 /**
@@ -142,13 +155,8 @@ export async function scopeOf(resolved: ResolvedSettings, ignoreFile: string | u
   return { include, exclude, ignore };
 }
 
-/** The audit options of a run with the layered settings applied: output folder, threshold, scope. */
-export async function prepareAudit<T extends AuditOptions & SettingFlags>(
-  options: T,
-  ctx: CommandContext,
-): Promise<{ audit: T & { out: string; failOn: string; scope: Scope; policies: PolicyChoice }; resolved: ResolvedSettings }> {
-  const resolved = await settingsOf(options, ctx);
-  const scope = await scopeOf(resolved, options.ignoreFile);
-  const { out, failOn, format, profile, baseline, failOnNew, promFile, waivers } = resolved.settings;
-  return { audit: { ...options, out, failOn, format, profile, baseline, failOnNew, promFile, waivers, scope, policies: policyChoiceOf(resolved) }, resolved };
+/** The layered settings and the scope of a run, worked out (and every mistake in them found) before anything is read. */
+export async function settingsAndScopeOf(flags: SettingFlags, ctx: CommandContext): Promise<{ resolved: ResolvedSettings; scope: Scope }> {
+  const resolved = await settingsOf(flags, ctx);
+  return { resolved, scope: await scopeOf(resolved, flags.ignoreFile) };
 }

@@ -46,6 +46,8 @@ export interface FileCollectOptions {
   maxFiles?: number;
   /** Env files larger than this (default 1 MiB) are digested but not parsed, with `error` set. */
   maxEnvBytes?: number;
+  /** Paths under the managed roots left out (out of scope): not recorded, not read; a folder is still walked for what it holds. */
+  skip?: (hostPath: string) => boolean;
 }
 
 export const DEFAULT_MAX_ENV_BYTES = 1024 * 1024;
@@ -168,6 +170,7 @@ interface Context {
   /** Folders already walked, by device:inode (nested managed roots, bind-mount loops). */
   walked: Set<string>;
   full: boolean;
+  skip: (hostPath: string) => boolean;
   /** Large files being hashed by workers. */
   pool: HashPool;
   pending: Promise<void>[];
@@ -202,6 +205,7 @@ export async function collectFiles(options: FileCollectOptions): Promise<{ files
     problems,
     walked: new Set(),
     full: false,
+    skip: options.skip ?? (() => false),
     pool: new HashPool(),
     pending: [],
   };
@@ -242,7 +246,7 @@ function walk(ctx: Context, managedRoot: string): void {
     const { hostPath, located: known } = stack.pop()!;
     const located = known ?? locate(ctx.realRoot, hostPath);
     let record = ctx.records.get(hostPath);
-    if (!record) {
+    if (!record && !ctx.skip(hostPath)) {
       if (!room(ctx)) return;
       record = recordOf(ctx, hostPath, located);
       ctx.records.set(hostPath, record);
@@ -253,7 +257,8 @@ function walk(ctx: Context, managedRoot: string): void {
     ctx.walked.add(id);
     const listing = readFolder(located.fsPath, located.stat);
     if (!listing.ok) {
-      record.error = listing.error;
+      // A folder out of scope that cannot be listed is not reported: what it holds was left out by name.
+      if (record) record.error = listing.error;
       continue;
     }
     const children: Array<{ hostPath: string; located: Located }> = [];

@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import type { ErrorObject } from 'ajv';
 import type { Document, LineCounter } from 'yaml';
 import { MeshAuditError } from '../errors.js';
+import { didYouMean } from '../suggest.js';
 
 /*
  * YAML read with locations, for every YAML file mesh-audit reads (policy packs and their cases,
@@ -45,8 +46,11 @@ export function parseYaml(text: string, file: string): { doc: Document; lines: L
 }
 
 /** Line of the YAML node at a JSON Pointer, or of its nearest parent that exists. */
+const pathOf = (pointer: string): (string | number)[] =>
+  pointer.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~')).map((p) => (/^\d+$/.test(p) ? Number(p) : p));
+
 export function lineAt(doc: Document, lines: LineCounter, pointer: string): number {
-  const path = pointer.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~')).map((p) => (/^\d+$/.test(p) ? Number(p) : p));
+  const path = pathOf(pointer);
   for (let n = path.length; n >= 0; n--) {
     const node = doc.getIn(path.slice(0, n), true);
     if (yaml().isNode(node) && node.range) return lines.linePos(node.range[0]).line;
@@ -54,20 +58,58 @@ export function lineAt(doc: Document, lines: LineCounter, pointer: string): numb
   return 1;
 }
 
+/** The schema object at a JSON Pointer fragment of Ajv's `schemaPath` (`#/properties/labels`), when local. */
+function schemaAt(schema: object | undefined, schemaPath: string): Record<string, unknown> | undefined {
+  if (schema === undefined || !schemaPath.startsWith('#')) return undefined;
+  let node: unknown = schema;
+  for (const part of schemaPath.slice(1).split('/').slice(1)) {
+    if (typeof node !== 'object' || node === null) return undefined;
+    node = (node as Record<string, unknown>)[part.replace(/~1/g, '/').replace(/~0/g, '~')];
+  }
+  return typeof node === 'object' && node !== null ? (node as Record<string, unknown>) : undefined;
+}
+
+const pointerPart = (key: string): string => key.replace(/~/g, '~0').replace(/\//g, '~1');
+
+/** Line of the key at a JSON Pointer (`/exclude`: the line `exclude:` is on, not its list's first item); else lineAt. */
+export function keyLineAt(doc: Document, lines: LineCounter, pointer: string): number {
+  const path = pathOf(pointer);
+  const key = path.at(-1);
+  const parent = path.length > 0 ? (path.length === 1 ? doc.contents : doc.getIn(path.slice(0, -1), true)) : undefined;
+  if (key !== undefined && yaml().isMap(parent)) {
+    const pair = parent.items.find((p) => (yaml().isScalar(p.key) ? p.key.value : p.key) === key);
+    if (pair && yaml().isNode(pair.key) && pair.key.range) return lines.linePos(pair.key.range[0]).line;
+  }
+  return lineAt(doc, lines, pointer);
+}
+
 /**
  * Every schema error of a YAML input as `file:line: where what`, in file order, one per place and
  * kind: a user fixes a bad file in one pass, not one error per run. (An `anyOf` repeats its branches'
- * errors; only its own is kept.)
+ * errors; only its own is kept.) With the schema given, a key it does not know is shown on its own
+ * line with the nearest known key, and a value outside an enum with the nearest allowed one.
  */
-export function schemaErrors(file: string, doc: Document, lines: LineCounter, errors: readonly ErrorObject[]): string[] {
+export function schemaErrors(file: string, doc: Document, lines: LineCounter, errors: readonly ErrorObject[], schema?: object): string[] {
   const anyOfAt = new Set(errors.filter((e) => e.keyword === 'anyOf').map((e) => e.instancePath));
   const seen = new Set<string>();
   const found: { line: number; text: string }[] = [];
   for (const e of errors) {
     if (e.keyword !== 'anyOf' && anyOfAt.has(e.instancePath)) continue;
-    const extra = e.keyword === 'additionalProperties' ? ` '${JSON.stringify(String(e.params['additionalProperty'])).slice(1, -1)}'` : ''; // escaped: a key can hold line breaks
-    const line = lineAt(doc, lines, e.instancePath);
-    const text = `${file}:${line}: ${e.instancePath || '(root)'} ${e.keyword === 'anyOf' ? 'matches none of its allowed forms' : (e.message ?? 'is invalid')}${extra}`;
+    let line = lineAt(doc, lines, e.instancePath);
+    let what = e.keyword === 'anyOf' ? 'matches none of its allowed forms' : (e.message ?? 'is invalid');
+    if (e.keyword === 'additionalProperties') {
+      const key = String(e.params['additionalProperty']);
+      line = keyLineAt(doc, lines, `${e.instancePath}/${pointerPart(key)}`);
+      const known = Object.keys((schemaAt(schema, e.schemaPath.replace(/\/additionalProperties$/, ''))?.['properties'] as object | undefined) ?? {});
+      // Escaped: a key can hold line breaks.
+      what += ` '${JSON.stringify(key).slice(1, -1)}'${didYouMean(key, known)}`;
+    } else if (e.keyword === 'enum') {
+      const allowed = (e.params['allowedValues'] as unknown[]).map(String);
+      const value = doc.getIn(pathOf(e.instancePath));
+      const shown = typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? ` '${JSON.stringify(String(value)).slice(1, -1)}'` : '';
+      what = `must be one of ${allowed.join(', ')}, not${shown || ' this'}${typeof value === 'string' ? didYouMean(value, allowed) : ''}`;
+    }
+    const text = `${file}:${line}: ${e.instancePath || '(root)'} ${what}`;
     if (seen.has(text)) continue;
     seen.add(text);
     found.push({ line, text });

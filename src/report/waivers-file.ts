@@ -34,7 +34,7 @@ const validateWaivers = validatorFor('waivers', waiversSchema);
 export async function loadWaivers(file: string, rules: readonly LoadedRule[]): Promise<Waiver[]> {
   const { doc, lines, value } = parseYaml(await readInput(file, 'waivers'), file);
   // Every mistake at once, each with its line: a bad file is fixed in one pass.
-  if (!validateWaivers(value)) throw new MeshAuditError(schemaErrors(file, doc, lines, validateWaivers.errors ?? []).join('\n'));
+  if (!validateWaivers(value)) throw new MeshAuditError(schemaErrors(file, doc, lines, validateWaivers.errors ?? [], waiversSchema).join('\n'));
   const entries = (value as { waivers: Omit<Waiver, 'source'>[] }).waivers;
   const errors: string[] = [];
   const names = rules.flatMap((r) => [r.id, r.name]);

@@ -162,4 +162,58 @@ forEachEngine('premigrate-live', (e, it, index) => {
     }
   });
 
+  // Issue 28, item 3: the config's `exclude:` scopes premigrate as it scopes scan, and a command-line
+  // --exclude adds to it. The plan never tells the operator to remove (or record) another system's containers.
+  it('premigrate --plan honours the config\'s exclude, and a command-line --exclude adds to it', () => {
+    const eng = e;
+    const host = new LiveHost();
+    const tag = process.pid;
+    const names = { web: `ma-sc-web-${tag}`, ci: `ma-sc-ci-runner-${tag}`, scratch: `ma-sc-scratch-${tag}` };
+    const config = host.write(join(host.dir, 'config.yaml'), 'exclude:\n  - label:com.example.system=ci\n');
+    const premigrate = (plan: string, extra: string[]) =>
+      spawnCli(['premigrate', '--docker-host', eng.dockerHost, '--ledger', host.ledgerPath, '--managed-root', host.managedRoot, '--hostname', 'pm-scope', '--out', host.out, '--format', 'json', '--plan', plan, ...extra], { MESH_AUDIT_CONFIG: '' });
+    const planOf = (plan: string) => JSON.parse(readFileSync(join(host.out, plan), 'utf8')) as { nodes: PlanNode[] };
+    const premigrationOf = () => JSON.parse(readFileSync(join(host.out, 'premigration.json'), 'utf8')) as { nodes: { complete: boolean; excluded?: { containers: number }; inventory: { id: string }[] }[] };
+    try {
+      runContainer(eng, names.web, ['--network', 'none', '--label', 'mesh.module=web', '--label', 'mesh.resource=web.server'], ['sleep', '3600']);
+      // Another system's runner carries mesh labels (the plan would say `docker rm -f` it); the scratch one none (the plan would record it).
+      runContainer(eng, names.ci, ['--network', 'none', '--label', 'com.example.system=ci', '--label', 'mesh.module=ci', '--label', 'mesh.resource=ci.runner'], ['sleep', '3600']);
+      runContainer(eng, names.scratch, ['--network', 'none'], ['sleep', '3600']);
+      host.ledger([{ id: 'web.server', type: 'container', module: 'web', origin: 'declared', target: names.web }]);
+
+      // Without the config: both are in the plan (the assertions below can fail).
+      const unscoped = premigrate('plan-unscoped.json', []);
+      const all = JSON.stringify(planOf('plan-unscoped.json'));
+      assert.ok(all.includes(names.ci) && all.includes(names.scratch), `exit ${unscoped.code}: ${unscoped.stderr}`);
+      assert.match(all, `docker rm -f ${names.ci}`);
+
+      // The config's exclude: the ci runner is neither in the plan nor in the inventory; the scratch one still is.
+      const byConfig = premigrate('plan-config.json', ['--config', config]);
+      const configPlan = planOf('plan-config.json');
+      assert.equal(planSchemaErrors(configPlan), []);
+      const configText = JSON.stringify(configPlan);
+      assert.not.ok(configText.includes(names.ci), `the config's exclude leaves the ci runner out of the plan (exit ${byConfig.code}: ${byConfig.stderr})`);
+      assert.ok(configText.includes(names.scratch));
+      const configNode = premigrationOf().nodes[0]!;
+      assert.ok(configNode.complete, byConfig.stderr);
+      assert.not.ok(configNode.inventory.some((r) => r.id === names.ci));
+      assert.is(configNode.excluded?.containers, 1);
+
+      // A command-line --exclude adds to the config's list: neither is in the plan, both are counted.
+      const both = premigrate('plan-both.json', ['--config', config, '--exclude', `name:ma-sc-scratch-${tag}`]);
+      const bothPlan = planOf('plan-both.json');
+      assert.equal(planSchemaErrors(bothPlan), []);
+      const bothText = JSON.stringify(bothPlan);
+      assert.not.ok(bothText.includes(names.ci), both.stderr);
+      assert.not.ok(bothText.includes(names.scratch), both.stderr);
+      const node = premigrationOf().nodes[0]!;
+      assert.is(node.excluded?.containers, 2);
+      assert.not.ok(node.inventory.some((r) => r.id === names.ci || r.id === names.scratch));
+      assert.match(bothText, 'out of scope, so not in this plan: 2 containers');
+      assert.is(both.code, 0, `only our declared container is left, and it is present: ready (${both.stdout}${both.stderr})`);
+    } finally {
+      removeContainers(eng, Object.values(names));
+    }
+  });
+
 });

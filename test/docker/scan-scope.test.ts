@@ -1,4 +1,5 @@
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, symlinkSync } from 'node:fs';
+import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { bareImage, forEachEngine, removeContainers, runContainer } from './engine.js';
 import { envText, LiveHost, type LiveReport } from './live-host.js';
@@ -86,6 +87,39 @@ forEachEngine('scan-scope', (e, it, index) => {
 
   it('clean-up: remove the containers this test made', () => {
     removeContainers(e, [OURS, CI_A, CI_B, LOOPBACK, WILDCARD]);
+  });
+
+  // Issue 31, item 8: scope is honoured when reading. Another system's container names a source file
+  // mesh-audit cannot read (behind a symlinked folder, never followed): unscoped, the run is incomplete
+  // (exit 3); with that container excluded (by the config here), the file is not read at all, the run is
+  // complete, and the container is still counted as excluded.
+  it('an excluded container\'s unreadable source file is not read: the run is complete, the container counted', () => {
+    const other = new LiveHost();
+    const name = `ma31-other-${pid}`;
+    const real = join(other.dir, 'other-system');
+    mkdirSync(real, { recursive: true });
+    other.write(join(real, 'app.env'), 'TOKEN=x\n');
+    symlinkSync(real, join(other.dir, 'other-link'));
+    const source = join(other.dir, 'other-link', 'app.env');
+    try {
+      runContainer(e, name, ['--network', 'none', '--label', 'com.example.system=other', '--label', `mesh.sources=${source}`], ['sleep', '3600']);
+      other.ledger([]);
+      const unscoped = other.scan(e.dockerHost, 'live-31');
+      assert.is(unscoped.code, 3, `the unreadable source makes an unscoped run incomplete: ${unscoped.stderr}`);
+      assert.ok(unscoped.report.notifications.some((n) => n.level === 'error' && n.message.includes(source)), JSON.stringify(unscoped.report.notifications));
+
+      const config = other.write(join(other.dir, 'config.yaml'), 'exclude: [label:com.example.system=other]\n');
+      const scoped = other.scan(e.dockerHost, 'live-31', ['--config', config]);
+      const report = scoped.report as LiveReport & { summary: { excluded?: { containers: number } } };
+      assert.ok(scoped.code === 0 || scoped.code === 1, `exit ${scoped.code}: ${scoped.stderr}`);
+      assert.ok(report.summary.complete, JSON.stringify(report.notifications));
+      assert.not.ok(JSON.stringify(report).includes(source), 'the excluded container\'s source was not read, so it is nowhere in the report');
+      const listed = e.docker(['ps', '-a', '--filter', 'label=com.example.system=other', '--format', '{{.Names}}']).split('\n').filter(Boolean);
+      assert.ok(listed.includes(name));
+      assert.is(report.summary.excluded?.containers, listed.length, 'the excluded container is still counted');
+    } finally {
+      removeContainers(e, [name]);
+    }
   });
 
 });

@@ -17,6 +17,7 @@ export function renderPremigrationJson(p: PremigrationReport): string {
           ports: n.inventory.ports,
           plan: n.plan,
           notChecked: n.notChecked,
+          ...(n.excluded ? { excluded: n.excluded } : {}),
         })),
         findings: allFindings(p.report),
       },

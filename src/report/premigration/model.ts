@@ -1,6 +1,7 @@
 import type { Inventory } from '../../premigrate/inventory.js';
 import type { AdoptionPlan } from '../../premigrate/plan.js';
 import type { Report } from '../report.js';
+import type { Excluded } from '../../scope.js';
 
 /** What the pre-migration check hands the person who decides, for one node. */
 export interface Premigration {
@@ -11,6 +12,8 @@ export interface Premigration {
   notChecked: string[];
   inventory: Inventory;
   plan: AdoptionPlan;
+  /** What the scope left out (--exclude, config `exclude`, ignore entries): not in the inventory, not in the plan. */
+  excluded?: Excluded;
 }
 
 /** @2: each node's `plan` is an adoption plan @2 (a record step carries its entry under `entry`, with severity, exposure and warning). */
@@ -39,6 +42,10 @@ export const nodeHeaderOf = (n: Premigration) => ({
   ready: n.complete && n.inventory.ready,
   verdict: verdictOf(n),
 });
+
+/** `3 containers, 1 file, 0 ledger entries`: what a scope left out of a node's check. */
+export const excludedText = (e: Excluded): string =>
+  `${e.containers} container${e.containers === 1 ? '' : 's'}, ${e.files} file${e.files === 1 ? '' : 's'}, ${e.ledger} ledger ${e.ledger === 1 ? 'entry' : 'entries'}`;
 
 export interface PremigrationReport {
   report: Report;

@@ -3,7 +3,7 @@ import { STANDINGS, type InventoryRow } from '../../premigrate/inventory.js';
 import { isEmptyPlan, type AdoptionPlan, type Recording } from '../../premigrate/plan.js';
 import { severityRank, type Severity } from '../../policy/types.js';
 import { shortenDigests } from '../terminal.js';
-import { verdictOf, type Premigration, type PremigrationReport } from './model.js';
+import { excludedText, verdictOf, type Premigration, type PremigrationReport } from './model.js';
 
 const plural = (n: number, word: string, many = `${word}s`): string => `${n} ${n === 1 ? word : many}`;
 const bySeverity = <T extends { severity: Severity; ruleId: string }>(a: T, b: T): number => severityRank(b.severity) - severityRank(a.severity) || compareText(a.ruleId, b.ruleId);
@@ -21,7 +21,9 @@ export function renderPremigrationText(p: PremigrationReport, options: { color: 
     const verdict = verdictOf(node);
     out.push(paint(1, node.host) + `  pre-migration check, snapshot ${node.takenAt}`);
     out.push(`Verdict: ${node.complete && node.inventory.ready ? paint(32, verdict) : paint(31, verdict)}`);
-    out.push(...countLines(node), '');
+    out.push(...countLines(node));
+    if (node.excluded) out.push(`Out of scope (not read, not checked, not in the plan): ${excludedText(node.excluded)}`);
+    out.push('');
     if (p.report.policy?.shippedPack === false) {
       out.push(paint(33, `Rules: ${p.report.policy.packs.map((k) => k.id).join(' + ')} — the shipped pack was NOT loaded (--no-default-policy): its rules did not run`), '');
     }
