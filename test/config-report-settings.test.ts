@@ -51,9 +51,10 @@ test('flags win over the config\'s reporting settings, and config show says wher
 
   const shown = spawnCli(['config', 'show', '--config', config, '--format', 'json'], { MESH_AUDIT_CONFIG: '' });
   const settings = (JSON.parse(shown.stdout) as { settings: Record<string, { value: unknown; from: string }> }).settings;
-  assert.equal(settings['format'], { value: 'sarif,json', from: `config ${config}` }, 'config show\'s own --format is not the reports\' format');
-  assert.equal(settings['failOnNew'], { value: true, from: `config ${config}` });
-  assert.equal(settings['promFile'], { value: join(dir, 'mesh-audit.prom'), from: `config ${config}` });
+  // Each origin is the config's key's own line.
+  assert.equal(settings['format'], { value: 'sarif,json', from: `config ${config}:2` }, 'config show\'s own --format is not the reports\' format');
+  assert.equal(settings['failOnNew'], { value: true, from: `config ${config}:5` });
+  assert.equal(settings['promFile'], { value: join(dir, 'mesh-audit.prom'), from: `config ${config}:6` });
   assert.equal(settings['waivers'], { value: null, from: 'default' });
 });
 

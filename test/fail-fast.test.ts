@@ -45,6 +45,8 @@ test('set-up: one scan that reads the host (no engine there: exit 3) keeps a sna
 const waivers = write('waivers.yaml', 'waivers:\n  - {rule: no-unclaimed-containr, subject: x, justification: a long enough reason, expires: 2099-01-01}\n');
 const badFailOn = write('bad-fail-on.yaml', `ledger: ${ledger}\nfailOn: eror\n`);
 const badKey = write('bad-key.yaml', `ledger: ${ledger}\nexcluds: [name:ci-*]\n`);
+const badProfile = write('bad-profile.yaml', `ledger: ${ledger}\nprofile: nighty\n`);
+const badBaseline = write('bad-baseline.yaml', `ledger: ${ledger}\nbaseline: autp\n`);
 
 const cases: { name: string; args: string[]; says: string[] }[] = [
   { name: '--fail-on eror', args: ['--fail-on', 'eror'], says: ["--fail-on must be one of error, warning, note, none, not 'eror' (did you mean 'error'?)"] },
@@ -59,6 +61,8 @@ const cases: { name: string; args: string[]; says: string[] }[] = [
   { name: 'an unknown selector kind', args: ['--exclude', 'lable:x=y'], says: ["unknown selector kind 'lable:'", "did you mean 'label:'"] },
   { name: 'an unknown format', args: ['--format', 'jsn'], says: ["unknown format 'jsn'"] },
   { name: "a bad failOn in the config: its file:line, not '--fail-on'", args: ['--config', badFailOn], says: [`${badFailOn}:2: /failOn must be one of error, warning, note, none, not 'eror' (did you mean 'error'?)`] },
+  { name: 'a bad profile in the config: its line and the nearest value', args: ['--config', badProfile], says: [`${badProfile}:2: /profile must be one of nightly, premigration, all, not 'nighty' (did you mean 'nightly'?)`] },
+  { name: 'a baseline in the config that is no file (nor auto)', args: ['--config', badBaseline], says: [`baseline (config ${badBaseline}:2) autp: no such file`, "(did you mean 'auto'?)"] },
   { name: 'a mistyped config key: its own line and the nearest key', args: ['--config', badKey], says: [`${badKey}:2: (root) must NOT have additional properties 'excluds' (did you mean 'exclude'?)`] },
 ];
 

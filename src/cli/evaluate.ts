@@ -104,20 +104,24 @@ export function parseAlertmanagerUrl(value: unknown): string | undefined {
 }
 
 /** `--prom-file`: node_exporter's textfile collector reads only `*.prom` (the folder is checked when written: src/write/textfile.ts). */
-export function checkPromFileName(value: unknown): void {
+export function checkPromFileName(value: unknown, what = '--prom-file'): void {
   if (value === undefined) return;
   const name = String(value).split('/').pop() ?? '';
-  if (!name.endsWith('.prom') || name === '.prom') throw new MeshAuditError(`--prom-file ${String(value)}: the name must end in '.prom' (node_exporter's textfile collector reads only those)`);
+  if (!name.endsWith('.prom') || name === '.prom') throw new MeshAuditError(`${what} ${String(value)}: the name must end in '.prom' (node_exporter's textfile collector reads only those)`);
 }
 
+/** How an error names a setting: its flag when the flag gave it, else the key and where it is written (`baseline (config FILE:LINE)`). */
+const settingName = (resolved: ResolvedSettings, key: keyof ResolvedSettings['settings']): string =>
+  resolved.origins[key].startsWith('flag ') ? resolved.origins[key].slice('flag '.length) : `${key} (${resolved.origins[key]})`;
+
 /** `--baseline`: `auto`, or a JSON report read now (a typo of `auto` is not read as a file name). */
-async function namedBaselineOf(option: string | undefined, out: string): Promise<ReportFile | undefined> {
+async function namedBaselineOf(option: string | undefined, out: string, what = '--baseline'): Promise<ReportFile | undefined> {
   if (option === undefined) return undefined;
   if (option === 'auto') {
-    if (out === '-') throw new MeshAuditError('--baseline auto reads the previous report in --out; with --out - name the baseline file');
+    if (out === '-') throw new MeshAuditError(`${what} auto reads the previous report in --out; with --out - name the baseline file`);
     return undefined;
   }
-  if (!existsSync(option)) throw new MeshAuditError(`--baseline ${option}: no such file; give an earlier JSON report, or auto${didYouMean(option, ['auto'])}`);
+  if (!existsSync(option)) throw new MeshAuditError(`${what} ${option}: no such file; give an earlier JSON report, or auto${didYouMean(option, ['auto'])}`);
   return loadReportFile(option);
 }
 
@@ -137,12 +141,12 @@ export async function prepareAuditRun(flags: AuditOptions & SettingFlags, ctx: C
   const jobs = options.jobs === undefined ? undefined : parseCount('--jobs', options.jobs, 1);
   const lockTimeout = parseLockTimeout(options.lockTimeout);
   const alertmanager = parseAlertmanagerUrl(options.alertmanager);
-  checkPromFileName(options.promFile);
+  checkPromFileName(options.promFile, settingName(resolved, 'promFile'));
   const policies = policyChoiceOf(resolved);
   const packs = await loadPolicies(policies);
   const rules = packs.flatMap((p) => p.rules);
   const waivers = options.waivers !== undefined ? { source: options.waivers, waivers: await loadWaivers(options.waivers, rules) } : undefined;
-  const baseline = await namedBaselineOf(options.baseline, out);
+  const baseline = await namedBaselineOf(options.baseline, out, settingName(resolved, 'baseline'));
   return {
     options: { ...options, out, failOn },
     resolved,
