@@ -1,4 +1,4 @@
-import { elementOffsets, jsonSyntaxError, lineIndex } from '../input/json.js';
+import { duplicateKeys, elementOffsets, jsonSyntaxError, lineIndex, type DuplicateKey } from '../input/json.js';
 import { ledgerRecord } from './ledger-entries.js';
 import { kindOf } from '../file-kind.js';
 import { isHostPath, locate, resolveRoot } from './files.js';
@@ -95,16 +95,23 @@ export function parseLedgerText(text: string, safe: SafeValueMaker): ParsedLedge
   }
   const start = Math.max(0, text.search(/[^ \t\r\n]/)); // the first character after JSON's own whitespace
   if (parsedWhole) {
+    const repeated = duplicateKeys(text);
     if (Array.isArray(whole)) {
       const starts = elementOffsets(text);
-      return { ok: true, entries: uniqueIds(whole.map((raw, i) => ledgerRecord(raw, lines(starts[i] ?? start), safe))), problems: [] };
+      const records = whole.map((raw, i) => ledgerRecord(raw, lines(starts[i] ?? start), safe));
+      return { ok: true, entries: uniqueIds(withRepeatedKeys(records, repeated, (path) => (typeof path[0] === 'number' ? path[0] : undefined), lines)), problems: [] };
     }
     if (whole !== null && typeof whole === 'object') {
       const obj = whole as Record<string, unknown>;
       const looksLikeLedger = Object.hasOwn(obj, 'entries') || ((Object.hasOwn(obj, 'node') || Object.hasOwn(obj, 'adopted')) && !['id', 'type', 'target'].some((k) => Object.hasOwn(obj, k)));
       if (!looksLikeLedger) {
         // One line of JSON Lines: a single entry.
-        return { ok: true, entries: [ledgerRecord(obj, lines(start), safe)], problems: [] };
+        return { ok: true, entries: withRepeatedKeys([ledgerRecord(obj, lines(start), safe)], repeated, () => 0, lines), problems: [] };
+      }
+      // JSON.parse kept the last of a repeated top-level key ("entries" twice): the ledger is ambiguous.
+      const topLevel = repeated.find((d) => d.path.length === 0);
+      if (topLevel) {
+        return { ok: false, message: `ledger names ${JSON.stringify(topLevel.key)} twice (lines ${lines(topLevel.firstOffset)} and ${lines(topLevel.offset)}): ambiguous, not read` };
       }
       const problems: string[] = [];
       const out: ParsedLedger = { ok: true, entries: [], problems };
@@ -120,7 +127,8 @@ export function parseLedgerText(text: string, safe: SafeValueMaker): ParsedLedge
         const entries = obj['entries'];
         if (!Array.isArray(entries)) return { ok: false, message: `ledger field "entries" must be an array, not ${typeName(entries)}` };
         const starts = elementOffsets(text, 'entries');
-        out.entries = uniqueIds(entries.map((raw, i) => ledgerRecord(raw, lines(starts[i] ?? start), safe)));
+        const records = entries.map((raw, i) => ledgerRecord(raw, lines(starts[i] ?? start), safe));
+        out.entries = uniqueIds(withRepeatedKeys(records, repeated, (path) => (path[0] === 'entries' && typeof path[1] === 'number' ? path[1] : undefined), lines));
       }
       return out;
     }
@@ -155,9 +163,26 @@ export function parseLedgerText(text: string, safe: SafeValueMaker): ParsedLedge
       const why = error ? `${error.reason} at column ${error.column}` : 'cannot be parsed';
       return { line: row.line, valid: false, errors: [`not JSON: ${why}`], entry: {} } satisfies LedgerRecord;
     }
-    return ledgerRecord(raw, row.line, safe);
+    const record = ledgerRecord(raw, row.line, safe);
+    return withRepeatedKeys([record], duplicateKeys(row.text), () => 0, () => row.line)[0]!;
   });
   return { ok: true, entries: uniqueIds(entries), problems: [] };
+}
+
+/**
+ * An entry that names a key twice is ambiguous (JSON.parse kept only the last value): it stays in the
+ * ledger, invalid, with an error naming the key and both lines, so it is reported (ledger-well-formed)
+ * and the other entries are still used. `entryOf` says which entry a repeated key's object is in.
+ */
+function withRepeatedKeys(records: LedgerRecord[], repeated: DuplicateKey[], entryOf: (path: (string | number)[]) => number | undefined, lines: (offset: number) => number): LedgerRecord[] {
+  for (const dup of repeated) {
+    const i = entryOf(dup.path);
+    const record = i === undefined ? undefined : records[i];
+    if (!record) continue;
+    record.valid = false;
+    record.errors.push(`${JSON.stringify(dup.key)} is given twice (lines ${lines(dup.firstOffset)} and ${lines(dup.offset)}): ambiguous`);
+  }
+  return records;
 }
 
 /**

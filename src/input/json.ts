@@ -184,6 +184,68 @@ export function elementOffsets(text: string, key?: string): number[] {
   return offsets;
 }
 
+/** A key an object of a JSON text names twice: where it is again, where it was first, and the path of that object (`[]`: the top level). */
+export interface DuplicateKey {
+  key: string;
+  offset: number;
+  firstOffset: number;
+  path: (string | number)[];
+}
+
+/**
+ * Every key repeated within one object of a (valid) JSON text. JSON.parse keeps the last value of a
+ * repeated key and drops the others without a word: for the ledger that is ambiguous input (which of
+ * two `entries` lists, which of two `target`s is meant?), so it is found here and refused by the
+ * reader. A loop over jsonc-parser's scanner, as elementOffsets is, so any nesting depth is fine.
+ * Keys are compared as JSON.parse sees them (escapes decoded: "a" and "\u0061" are one key).
+ */
+export function duplicateKeys(text: string): DuplicateKey[] {
+  const scanner = jsonc().createScanner(text, true);
+  const found: DuplicateKey[] = [];
+  // One frame per open object or array: its path, and where its members stand now.
+  // A frame knows its parent and its place there, not its whole path: copying paths would cost the
+  // square of the depth on a deeply nested text; a path is made only for a repeated key.
+  interface Frame {
+    parent: Frame | undefined;
+    /** Where this object or array sits in its parent. */
+    at: string | number;
+    /** Objects: the keys seen, where each was first. Arrays: null. */
+    keys: Map<string, number> | null;
+    expectKey: boolean;
+    /** Objects: the key whose value comes next. Arrays: the index of the element being read. */
+    member: string | number;
+  }
+  const frames: Frame[] = [];
+  const open = (keys: Map<string, number> | null): void => {
+    const parent = frames.at(-1);
+    frames.push({ parent, at: parent?.member ?? '', keys, expectKey: keys !== null, member: keys ? '' : 0 });
+  };
+  const pathOf = (frame: Frame): (string | number)[] => {
+    const path: (string | number)[] = [];
+    for (let f: Frame = frame; f.parent; f = f.parent) path.unshift(f.at);
+    return path;
+  };
+  for (let token = scanner.scan(); token !== SyntaxKind.EOF; token = scanner.scan()) {
+    const frame = frames.at(-1);
+    if (token === SyntaxKind.OpenBraceToken) open(new Map());
+    else if (token === SyntaxKind.OpenBracketToken) open(null);
+    else if (token === SyntaxKind.CloseBraceToken || token === SyntaxKind.CloseBracketToken) frames.pop();
+    else if (frame && token === SyntaxKind.CommaToken) {
+      if (frame.keys) frame.expectKey = true;
+      else frame.member = (frame.member as number) + 1;
+    } else if (frame?.keys && frame.expectKey && token === SyntaxKind.StringLiteral) {
+      frame.expectKey = false;
+      const key = scanner.getTokenValue();
+      frame.member = key;
+      const offset = scanner.getTokenOffset();
+      const first = frame.keys.get(key);
+      if (first === undefined) frame.keys.set(key, offset);
+      else found.push({ key, offset, firstOffset: first, path: pathOf(frame) });
+    }
+  }
+  return found;
+}
+
 /** JSON.parse, with an error that says `file:line:column: what is not valid JSON: why` and never quotes the text. */
 export function parseJsonInput(text: string, path: string, what: string): unknown {
   try {

@@ -255,6 +255,38 @@ rootTest('an unreadable ledger (as nobody): unavailable, permission denied with 
   assert.equal(result.problems, [{ source: 'ledger', subject: LEDGER, message: `ledger ${LEDGER} not read: permission denied (EACCES)` }]);
 });
 
+test('"entries" twice in the object form: unavailable, naming both lines (JSON.parse would silently keep the second list)', async () => {
+  const text = `{\n  "node": "n1",\n  "entries": [${JSON.stringify(entry(1))}],\n  "entries": [${JSON.stringify(entry(2))}]\n}\n`;
+  const { ledger, problems } = await read(hostWith(text));
+  assert.is(ledger.available, false);
+  assert.equal(ledger.entries, []);
+  assert.equal(problems.map((p) => p.message), [`ledger ${LEDGER} names "entries" twice (lines 3 and 4): ambiguous, not read`]);
+  // The same key written with an escape is the same key to JSON.parse.
+  const escaped = `{"entries": [], "\\u0065ntries": [${JSON.stringify(entry(2))}]}`;
+  const r = parseLedgerText(escaped, safe);
+  assert.equal(r.ok ? 'read' : r.message, 'ledger names "entries" twice (lines 1 and 1): ambiguous, not read');
+});
+
+test('a key twice inside one entry (array, object form, JSON Lines): that entry invalid with both lines, the others used', () => {
+  const twice = '{"id": "b.server", "type": "container", "target": "b-old",\n "target": "b-new"}';
+  const extraTwice = '{"id": "c.server", "type": "container", "target": "c", "extra": {"a": 1,\n "a": 2}}';
+  const forms = [
+    `[\n${JSON.stringify(entry(1))},\n${twice},\n${extraTwice},\n${JSON.stringify(entry(4))}\n]\n`,
+    `{"entries": [\n${JSON.stringify(entry(1))},\n${twice},\n${extraTwice},\n${JSON.stringify(entry(4))}\n], "meta": {"x": 1, "x": 2}}\n`,
+  ];
+  for (const text of forms) {
+    const r = parseLedgerText(text, safe);
+    assert.ok(r.ok);
+    assert.equal(r.entries.map((e) => [e.entry.id, e.valid]), [['app1.server', true], ['b.server', false], ['c.server', false], ['app4.server', true]], text);
+    assert.equal(r.entries[1]!.errors, ['"target" is given twice (lines 3 and 4): ambiguous']);
+    assert.equal(r.entries[2]!.errors, ['"a" is given twice (lines 5 and 6): ambiguous']);
+  }
+  const lines = [JSON.stringify(entry(1)), '{"id": "d.server", "type": "container", "target": "d", "id": "e.server"}', JSON.stringify(entry(3))].join('\n');
+  const r = parseLedgerText(lines, safe);
+  assert.ok(r.ok);
+  assert.equal(r.entries.map((e) => [e.line, e.valid, e.errors]), [[1, true, []], [2, false, ['"id" is given twice (lines 2 and 2): ambiguous']], [3, true, []]]);
+});
+
 test('a top-level scalar is not a ledger', () => {
   const parsed = parseLedgerText('42', safe);
   assert.equal(parsed, { ok: false, message: 'ledger is JSON but a number, not an array of entries, an object with "entries", or JSON Lines' });
