@@ -1,6 +1,7 @@
 import { hash } from 'node:crypto';
 import { compareText } from '../compare.js';
 import type { AnySubjectSets, Subject, UnknownFact } from '../facts/subjects.js';
+import { withBudget } from '../policy/budget.js';
 import { applyLogic, mayReadNames, scopeReads, truthy } from '../policy/logic.js';
 import { renderTemplate } from '../policy/template.js';
 import type { LoadedRule, Severity } from '../policy/types.js';
@@ -34,11 +35,11 @@ export interface EvaluateOptions {
   recordChecks?: boolean;
 }
 
-const applies = (rule: LoadedRule, subject: Subject): boolean => rule.where === undefined || truthy(applyLogic(rule.where, subject.data));
+const applies = (rule: LoadedRule, subject: Subject): boolean => rule.where === undefined || withBudget(() => truthy(applyLogic(rule.where, subject.data)));
 
 /** One rule on one subject: zero or more findings (none when facts it reads are unknown). Throws when an expression fails. */
 export function evaluateRule(rule: LoadedRule, subject: Subject): Finding[] {
-  const outcome = checkRule(rule, subject);
+  const outcome = withBudget(() => checkRule(rule, subject));
   return 'findings' in outcome ? outcome.findings : [];
 }
 
@@ -255,7 +256,8 @@ export function evaluate(
   for (const rule of [...rules].sort((a, b) => compareText(a.id, b.id))) {
     for (const subject of subjects[rule.subject]) {
       try {
-        const outcome = checkRule(rule, subject);
+        // Within the evaluation budget (src/policy/budget.ts): past it, the catch below says so.
+        const outcome = withBudget(() => checkRule(rule, subject));
         if ('unknown' in outcome) {
           notChecked.push({
             ruleId: rule.id,

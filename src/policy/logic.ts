@@ -1,4 +1,5 @@
 import jsonLogic from 'json-logic-js';
+import { checkSize, spend } from './budget.js';
 import { CUSTOM_OPERATORS } from './operators.js';
 
 /**
@@ -88,7 +89,40 @@ export function pathResolver(parts: readonly string[]): (data: unknown) => unkno
 }
 
 jsonLogic.add_operation('var', ownVar);
-for (const op of CUSTOM_OPERATORS) jsonLogic.add_operation(op.name, op.fn);
+
+/*
+ * The evaluation budget (./budget.ts). json-logic-js recurses through the `apply` property of its own
+ * module object, once per sub-expression and per item of map/filter/reduce/all/some/none: wrapping
+ * that property counts every step without forking the library. The operators that make values larger
+ * than their inputs (merge, cat, join, an array written in a rule: `[acc, acc]` in a reduce) have
+ * their results measured; custom operators have their arguments measured, so none walks an
+ * unbounded value.
+ */
+const libraryApply = jsonLogic.apply.bind(jsonLogic);
+jsonLogic.apply = (logic: unknown, data?: unknown): unknown => {
+  spend(1);
+  const value = libraryApply(logic as Parameters<typeof libraryApply>[0], data) as unknown;
+  if (Array.isArray(logic) && logic.length > 0) checkSize(value, 'a list written in the rule');
+  return value;
+};
+const measured = (made: string, fn: (...args: unknown[]) => unknown) =>
+  function (this: unknown, ...args: unknown[]): unknown {
+    const value = fn.apply(this, args);
+    checkSize(value, made);
+    return value;
+  };
+const budgetedMerge = measured('merge', (...lists: unknown[]) => lists.flatMap((l) => (Array.isArray(l) ? (l as unknown[]) : [l])));
+const budgetedCat = measured('cat', (...args: unknown[]) => args.join(''));
+jsonLogic.add_operation('merge', budgetedMerge);
+jsonLogic.add_operation('cat', budgetedCat);
+const budgetedCustom = (op: (typeof CUSTOM_OPERATORS)[number]) =>
+  function (this: unknown, ...args: unknown[]): unknown {
+    for (const arg of args) checkSize(arg, `an argument of ${op.name}`);
+    const value = op.fn.apply(this, args);
+    if (op.name === 'join') checkSize(value, 'join');
+    return value;
+  };
+for (const op of CUSTOM_OPERATORS) jsonLogic.add_operation(op.name, budgetedCustom(op));
 
 export const KNOWN_OPERATORS: ReadonlySet<string> = new Set([
   ...CONTROL_OPERATORS,
@@ -240,9 +274,9 @@ const FAST_OPERATORS: Record<string, TableOperator> = Object.assign(Object.creat
   '!': (a: unknown) => !jsonLogic.truthy(a),
   in: (a: unknown, b: any) => (!b || typeof b.indexOf === 'undefined' ? false : b.indexOf(a) !== -1),
   /* eslint-enable @typescript-eslint/no-explicit-any, @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-call */
-  cat: (...args: unknown[]) => args.join(''),
+  cat: budgetedCat,
   var: ownVar,
-  ...Object.fromEntries(CUSTOM_OPERATORS.map((op) => [op.name, op.fn])),
+  ...Object.fromEntries(CUSTOM_OPERATORS.map((op) => [op.name, budgetedCustom(op)])),
 });
 
 type Compiled = (data: unknown) => unknown;

@@ -5,6 +5,7 @@
  */
 
 import deepEqual from 'fast-deep-equal';
+import { spend } from './budget.js';
 
 type Operator = (...args: unknown[]) => unknown;
 
@@ -27,7 +28,11 @@ const sameValue = (a: unknown, b: unknown): boolean => deepEqual(a, b);
 /** Items of a list that pass `keep`, in order, each once (deep equality). */
 function distinctWhere(list: unknown, keep: (x: unknown) => boolean): unknown[] {
   const out: unknown[] = [];
-  for (const x of asArray(list)) if (keep(x) && !out.some((y) => sameValue(x, y))) out.push(x);
+  for (const x of asArray(list)) {
+    // Quadratic in the worst case: each comparison is a step of the evaluation budget (./budget.ts).
+    spend(out.length + 1);
+    if (keep(x) && !out.some((y) => sameValue(x, y))) out.push(x);
+  }
   return out;
 }
 const digestOf = (v: unknown): unknown => (isRecord(v) && Object.hasOwn(v, 'digest') ? v['digest'] : v);
@@ -59,7 +64,7 @@ export const CUSTOM_OPERATORS: readonly OperatorDoc[] = [
     name: 'difference',
     usage: '{"difference": [A, B]}',
     doc: 'Items of list A not in list B (deep equality), in the order of A, without repeats.',
-    fn: (a, b) => distinctWhere(a, (x) => !asArray(b).some((y) => sameValue(x, y))),
+    fn: (a, b) => distinctWhere(a, (x) => (spend(asArray(b).length), !asArray(b).some((y) => sameValue(x, y)))),
   },
   {
     name: 'env_diff',
@@ -88,7 +93,7 @@ export const CUSTOM_OPERATORS: readonly OperatorDoc[] = [
     name: 'intersection',
     usage: '{"intersection": [A, B]}',
     doc: 'Items of list A that are also in list B (deep equality), in the order of A, without repeats.',
-    fn: (a, b) => distinctWhere(a, (x) => asArray(b).some((y) => sameValue(x, y))),
+    fn: (a, b) => distinctWhere(a, (x) => (spend(asArray(b).length), asArray(b).some((y) => sameValue(x, y)))),
   },
   {
     name: 'join',
