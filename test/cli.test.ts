@@ -1,4 +1,5 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -174,6 +175,12 @@ test('a fleet of snapshot files evaluated in worker threads (--jobs 3) gives the
   const [jsonMain, sarifMain] = await reports('1');
   assert.is(json, jsonMain);
   assert.is(sarif, sarifMain);
+  // More jobs than CPUs (--jobs 300 once took 4.1 GB): capped at the CPU count, said, same reports.
+  const cpus = availableParallelism();
+  const many = await runCli(['evaluate', ...files, '--history', example('demo', 'history'), '--jobs', '300', '--format', 'json', '--out', '-', '--fail-on', 'none']);
+  assert.is(many.code, 0, many.stderr);
+  assert.match(many.stderr, `--jobs 300 is more than this machine's ${cpus} CPUs: ${cpus} used`);
+  assert.is(many.stdout, json);
   assert.equal((JSON.parse(json!) as { hosts: { hostname: string }[] }).hosts.map((h) => h.hostname), files.map((_, i) => `fleet-${String(i).padStart(2, '0')}`));
 
   // Two bad files: the run ends with exit 2 and names the first of them in the order given, whichever

@@ -4,7 +4,7 @@ import { exitCodeOf, FAIL_ON_VALUES, type FailOn } from '../outcome.js';
 import { auditSnapshot, reportOf, rulesOf, triage } from '../pipeline.js';
 import type { Evaluation } from '../evaluate/finding.js';
 import { allNotifications, type Report } from '../report/report.js';
-import { evaluateInWorkers, workersFor, WORKERS_FROM_FILES } from './evaluate-workers.js';
+import { cappedJobs, evaluateInWorkers, workersFor, WORKERS_FROM_FILES } from './evaluate-workers.js';
 import { postAlerts } from '../alert/alertmanager.js';
 import { alertsOf } from '../report/alerts.js';
 import { renderProm } from '../report/prom.js';
@@ -214,6 +214,7 @@ export async function auditAndReport(
 ): Promise<number> {
   // Everything that can be wrong with the invocation was checked before anything was read (prepareAuditRun).
   const { options, formats, failOn, profile, keep, ttlHours, jobs, lockTimeout, scope, selected, waivers } = run;
+  if (jobs !== undefined && cappedJobs(jobs) < jobs) note(ctx, `--jobs ${jobs} is more than this machine's ${cappedJobs(jobs)} CPUs: ${cappedJobs(jobs)} used`);
   const workers = 'files' in source && preloadedHistory === undefined ? workersFor(source.files.length, jobs) : 0;
   const named = run.baseline;
   const { policies, packs } = run;
@@ -301,7 +302,7 @@ export function registerEvaluate(cli: CAC, ctx: CommandContext): void {
     cli
       .command('evaluate <...snapshots>', 'Evaluate saved snapshots (no live host is read)')
       .option('--history <dir>', 'Folder of earlier snapshots of the same hosts: former targets of ledger ids')
-      .option('--jobs <n>', `Snapshots evaluated at once, in worker threads (default: one per CPU from ${WORKERS_FROM_FILES} files on; 1: all on the main thread)`),
+      .option('--jobs <n>', `Snapshots evaluated at once, in worker threads, at most one per CPU (default: one per CPU from ${WORKERS_FROM_FILES} files on; 1: all on the main thread)`),
   )
     .example('mesh-audit evaluate examples/045/snapshot.json')
     .example('mesh-audit evaluate examples/097/snapshot.json --history examples/097/history --format json --out -')
