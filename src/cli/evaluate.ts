@@ -19,6 +19,7 @@ import { withProblems } from '../snapshot/problems.js';
 import type { Problem, Snapshot } from '../snapshot/types.js';
 import { DEFAULT_LOCK_TIMEOUT_SECONDS, fileFormatsOf, latestJsonReport, parseFormats, withOutputFolder, writeReports, type OutputFolder } from './output.js';
 import { detail, list, note, type CommandContext } from './context.js';
+import { lockForReading } from '../write/lock.js';
 import type { Scope } from '../scope.js';
 import { addPolicyOptions, addScopeOptions, CONFIG_HELP, policyChoiceOf, settingsAndScopeOf, type SettingFlags } from './settings.js';
 import type { PolicyPack } from '../policy/types.js';
@@ -221,18 +222,25 @@ export async function auditAndReport(
   // JUnit lists every rule x subject checked, passes too: kept only when it is asked for.
   const recordChecks = formats.includes('junit');
   let evaluations: Evaluation[];
-  if ('files' in source && workers > 0) {
-    // Each worker loads the history itself (a folder it cannot read is still exit 2, from the first file).
-    evaluations = await evaluateInWorkers(source.files, { policies, profile, historyDir: options.history, recordChecks, scope, now: startedAt.toISOString() }, workers);
-  } else {
-    const history = preloadedHistory ?? (options.history !== undefined ? await loadHistory(options.history) : { snapshots: [], problems: [] });
-    // One snapshot at a time: each is dropped once evaluated, so a fleet's worth is never held at once
-    // (1,000 snapshots of 100 containers took 1.4 GB when all were loaded first; test/bench/fleet.bench.ts).
-    evaluations = [];
-    for await (const snapshot of snapshotsOf(source)) {
-      const withHistoryProblems = withProblems(snapshot, history.problems);
-      evaluations.push(auditSnapshot(withHistoryProblems, history.snapshots, selected, { recordChecks, scoped: { scope, now: startedAt } }));
+  // A history folder a scan writes is read under a shared lock (never while the scan prunes it), and
+  // released before this run takes its own output folder's lock (which may be the same folder).
+  const historyLock = preloadedHistory === undefined && options.history !== undefined ? await lockForReading(options.history, lockTimeout ?? DEFAULT_LOCK_TIMEOUT_SECONDS) : undefined;
+  try {
+    if ('files' in source && workers > 0) {
+      // Each worker loads the history itself (a folder it cannot read is still exit 2, from the first file).
+      evaluations = await evaluateInWorkers(source.files, { policies, profile, historyDir: options.history, recordChecks, scope, now: startedAt.toISOString() }, workers);
+    } else {
+      const history = preloadedHistory ?? (options.history !== undefined ? await loadHistory(options.history) : { snapshots: [], problems: [] });
+      // One snapshot at a time: each is dropped once evaluated, so a fleet's worth is never held at once
+      // (1,000 snapshots of 100 containers took 1.4 GB when all were loaded first; test/bench/fleet.bench.ts).
+      evaluations = [];
+      for await (const snapshot of snapshotsOf(source)) {
+        const withHistoryProblems = withProblems(snapshot, history.problems);
+        evaluations.push(auditSnapshot(withHistoryProblems, history.snapshots, selected, { recordChecks, scoped: { scope, now: startedAt } }));
+      }
     }
+  } finally {
+    await historyLock?.release();
   }
   const now = ctx.now();
   detail(ctx, `evaluated ${evaluations.length} snapshot${evaluations.length === 1 ? '' : 's'} with ${selected.length} rules in ${now.getTime() - startedAt.getTime()} ms`);

@@ -21,9 +21,9 @@ export interface OutputLock {
   release(): Promise<void>;
 }
 
-const tryFlock = (flock: Flock, fd: number): Promise<boolean> =>
+const tryFlock = (flock: Flock, fd: number, mode: 'exnb' | 'shnb' = 'exnb'): Promise<boolean> =>
   new Promise((resolve, reject) =>
-    flock(fd, 'exnb', (err) => {
+    flock(fd, mode, (err) => {
       if (!err) resolve(true);
       else if (err.code === 'EAGAIN' || err.code === 'EWOULDBLOCK') resolve(false);
       else reject(err);
@@ -76,4 +76,45 @@ export async function lockOutputFolder(dir: string, timeoutSeconds: number): Pro
     // Closing the only descriptor drops the flock.
     release: () => handle.close().catch(() => undefined),
   };
+}
+
+/**
+ * A shared lock on the output folder that holds `historyDir` (the folder itself, or up to two levels
+ * above it: `<out>/history/<host>` is what a scan keeps), for a run that only reads it — `evaluate
+ * --history` on the folder a nightly scan writes. It waits while a scan holds the folder (up to
+ * `timeoutSeconds`, then exit 3 naming the holder), so the history is never read while it is pruned;
+ * readers do not wait for one another. Nothing is created: no lock file there means no scanner's
+ * folder, and no lock is taken. The file is opened read-only, never followed if it is a symlink.
+ */
+export async function lockForReading(historyDir: string, timeoutSeconds: number): Promise<OutputLock | undefined> {
+  for (const dir of [historyDir, join(historyDir, '..'), join(historyDir, '..', '..')]) {
+    const path = join(dir, LOCK_FILE);
+    let handle: FileHandle;
+    try {
+      handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR') continue;
+      throw new MeshAuditError(`${path}: cannot open the lock file of the folder holding ${historyDir}: ${osErrorText(err)}`, ExitCode.Incomplete);
+    }
+    try {
+      if (!(await handle.stat()).isFile()) throw new MeshAuditError(`${path}: the lock file is not a regular file; refusing to read ${historyDir}`, ExitCode.Incomplete);
+      const flock = loadFlock(dir);
+      const deadline = Date.now() + timeoutSeconds * 1000;
+      while (!(await tryFlock(flock, handle.fd, 'shnb'))) {
+        if (Date.now() >= deadline) {
+          throw new MeshAuditError(
+            `${historyDir}: another mesh-audit run (${await holderOf(handle)}) is writing this history; gave up after waiting ${timeoutSeconds} s (--lock-timeout)`,
+            ExitCode.Incomplete,
+          );
+        }
+        await new Promise((r) => setTimeout(r, POLL_MS));
+      }
+    } catch (err) {
+      await handle.close().catch(() => undefined);
+      if (err instanceof MeshAuditError) throw err;
+      throw new MeshAuditError(`${path}: cannot lock ${historyDir} for reading: ${osErrorText(err)}`, ExitCode.Incomplete);
+    }
+    return { release: () => handle.close().catch(() => undefined) };
+  }
+  return undefined;
 }
