@@ -38,6 +38,8 @@ export interface AuditSettings {
   /** An earlier JSON report, or `auto`: the previous report in `out`. */
   baseline: string | undefined;
   failOnNew: boolean;
+  /** The text report prints only the findings new against the baseline (--only-new). */
+  onlyNew: boolean;
   /** node_exporter's textfile for the metrics, beside the reports. */
   promFile: string | undefined;
   waivers: string | undefined;
@@ -48,7 +50,7 @@ export interface AuditSettings {
 }
 
 /** The defaults of the reporting settings (scan and evaluate; premigrate has its own formats). */
-export const DEFAULT_REPORT_SETTINGS = { format: 'text,sarif,json', profile: 'all', baseline: undefined, failOnNew: false, promFile: undefined, waivers: undefined } as const;
+export const DEFAULT_REPORT_SETTINGS = { format: 'text,sarif,json', profile: 'all', baseline: undefined, failOnNew: false, onlyNew: false, promFile: undefined, waivers: undefined } as const;
 
 export type Settings = ScanSettings & AuditSettings;
 
@@ -117,6 +119,7 @@ export const configSchema = {
     profile: { enum: ['nightly', 'premigration', 'all'] },
     baseline: { type: 'string', minLength: 1 },
     failOnNew: { type: 'boolean' },
+    onlyNew: { type: 'boolean' },
     promFile: { type: 'string', minLength: 1 },
     waivers: { type: 'string', minLength: 1 },
   },

@@ -133,6 +133,21 @@ test('--only-new prints only the findings new against a baseline that holds some
   assert.equal([ok.code, ok.stdout, ok.stderr], [0, '', '']);
 });
 
+test('onlyNew in a config file is --only-new (a job can keep its whole command there); config show says where it came from', () => {
+  const dir = tempDir();
+  const { path } = demoReport(dir);
+  const config = join(dir, 'job.yaml');
+  writeFileSync(config, `baseline: ${path}\nonlyNew: true\nformat: text\n`);
+  const r = spawnCli([...demo, '--config', config, '--quiet']);
+  assert.equal([r.code, r.stdout, r.stderr], [1, '', ''], 'nothing is new against the baseline: nothing printed');
+  const shown = JSON.parse(spawnCli(['config', 'show', '--config', config, '--format', 'json']).stdout) as { settings: Record<string, { value: unknown; from: string }> };
+  assert.equal(shown.settings['onlyNew'], { value: true, from: `config ${config}` });
+  writeFileSync(config, 'onlyNew: true\nformat: text\n');
+  const none = spawnCli([...demo, '--config', config]);
+  assert.is(none.code, 2, 'onlyNew from the config without a baseline is the same usage error');
+  assert.match(none.stderr, '--only-new prints the findings new against a baseline');
+});
+
 test('--only-new without a baseline is a usage error: nothing could be told new', () => {
   const r = spawnCli([...demo, '--format', 'text', '--only-new']);
   assert.is(r.code, 2);

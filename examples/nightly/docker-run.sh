@@ -8,7 +8,7 @@
 #   /var/lib/mesh-audit  writable: reports and history
 #   /var/lib/prometheus/node-exporter  writable: node_exporter's textfile folder (Debian's default),
 #                     where --prom-file writes the metrics the shipped alerting reads
-# The scan runs as mesh-audit.service does (--baseline auto, --fail-on-new, --prom-file, --quiet).
+# The scan runs as mesh-audit.service does (--baseline auto, --fail-on-new, --prom-file, --quiet --only-new).
 # Arguments are added to the scan's (e.g. --hostname web-1). The environment may override the socket
 # (DOCKER_SOCKET), the config folder (MESH_AUDIT_CONFIG_DIR), the output folder (MESH_AUDIT_OUT), the
 # textfile folder (MESH_AUDIT_TEXTFILE_DIR) and the image (MESH_AUDIT_IMAGE); `docker` itself follows
@@ -31,6 +31,6 @@ docker run --name "$name" --pid host --network none \
   -v "${MESH_AUDIT_CONFIG_DIR:-/etc/mesh-audit}:/etc/mesh-audit:ro" \
   "${MESH_AUDIT_IMAGE:-mesh-audit:latest}" \
   scan --root /host --docker-host unix:///var/run/docker.sock --config /etc/mesh-audit/config.yaml \
-  --out /var/lib/mesh-audit --format sarif,json --profile nightly --baseline auto --fail-on-new \
-  --prom-file /var/lib/prometheus/node-exporter/mesh-audit.prom --quiet "$@" || status=$?
+  --out /var/lib/mesh-audit --format text,sarif,json --profile nightly --baseline auto --fail-on-new \
+  --prom-file /var/lib/prometheus/node-exporter/mesh-audit.prom --quiet --only-new "$@" || status=$?
 exit "$status"

@@ -130,8 +130,8 @@ async function namedBaselineOf(option: string | undefined, out: string, what = '
 export async function prepareAuditRun(flags: AuditOptions & SettingFlags, ctx: CommandContext): Promise<AuditRun> {
   const { resolved, scope } = await settingsAndScopeOf(flags, ctx);
   // The reporting settings a config can hold too (the nightly job's), each from its flag, else the config, else its default.
-  const { out, format, profile: profileName, baseline: baselineName, failOnNew, promFile, waivers: waiversFile } = resolved.settings;
-  const options: AuditOptions = { ...flags, out, format, profile: profileName, baseline: baselineName, failOnNew, promFile, waivers: waiversFile, policies: policyChoiceOf(resolved) };
+  const { out, format, profile: profileName, baseline: baselineName, failOnNew, onlyNew, promFile, waivers: waiversFile } = resolved.settings;
+  const options: AuditOptions = { ...flags, out, format, profile: profileName, baseline: baselineName, failOnNew, onlyNew, promFile, waivers: waiversFile, policies: policyChoiceOf(resolved) };
   const formats = parseFormats(options.format);
   checkOnlyNew(options);
   // The config's failOn was checked against the same values where it is written (its file:line).

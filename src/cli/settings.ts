@@ -10,7 +10,7 @@ import { parseCount } from './choices.js';
 import { list, type CommandContext } from './context.js';
 
 export const CONFIG_HELP =
-  'YAML config (default: $MESH_AUDIT_CONFIG, else /etc/mesh-audit/config.yaml when present): ledger, managedRoots, labels, dockerHost, root, hostname, keep, dockerTimeoutSeconds, maxFiles, out, failOn, include, exclude, ignore, policy, defaultPolicy; for scan and evaluate also format, profile, baseline, failOnNew, promFile, waivers';
+  'YAML config (default: $MESH_AUDIT_CONFIG, else /etc/mesh-audit/config.yaml when present): ledger, managedRoots, labels, dockerHost, root, hostname, keep, dockerTimeoutSeconds, maxFiles, out, failOn, include, exclude, ignore, policy, defaultPolicy; for scan and evaluate also format, profile, baseline, failOnNew, onlyNew, promFile, waivers';
 
 /** `--policy` on every command that loads packs: packs add to the shipped one. */
 export const POLICY_HELP = 'Policy pack file or folder to add to the shipped pack (config: policy); repeatable';
@@ -60,6 +60,7 @@ export interface SettingFlags {
   profile?: string;
   baseline?: string;
   failOnNew?: boolean;
+  onlyNew?: boolean;
   promFile?: string;
   waivers?: string;
   policy?: string | string[];
@@ -96,6 +97,7 @@ export async function settingsOf(flags: SettingFlags, ctx: CommandContext): Prom
   if (flags.exclude !== undefined) fromFlags.exclude = list(flags.exclude);
   for (const key of ['format', 'profile', 'baseline', 'promFile', 'waivers'] as const) if (flags[key] !== undefined) fromFlags[key] = String(flags[key]);
   if (flags.failOnNew === true) fromFlags.failOnNew = true;
+  if (flags.onlyNew === true) fromFlags.onlyNew = true;
   if (flags.defaultPolicy === false) fromFlags.defaultPolicy = false;
   return withAddedPolicies(await resolveSettings(fromFlags, flags.config, ctx.env ?? process.env, { replaceLists: flags.replaceLists === true }), list(flags.policy));
 }

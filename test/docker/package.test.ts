@@ -381,7 +381,7 @@ const unitCommand = (unitFile: string): string[] => {
 
 it('the nightly job is the same everywhere: the crontab and docker-run.sh run the unit\'s scan, with --baseline auto, --prom-file in node_exporter\'s textfile folder and --quiet', () => {
   const unit = unitCommand(join(PACKAGE_ROOT, 'examples', 'nightly', 'mesh-audit.service'));
-  for (const flag of ['--baseline auto', '--quiet', '--fail-on-new', '--prom-file /var/lib/prometheus/node-exporter/mesh-audit.prom', '--out /var/lib/mesh-audit']) assert.match(unit.join(' '), flag);
+  for (const flag of ['--baseline auto', '--quiet', '--only-new', '--format text,', '--fail-on-new', '--prom-file /var/lib/prometheus/node-exporter/mesh-audit.prom', '--out /var/lib/mesh-audit']) assert.match(unit.join(' '), flag);
   const cron = readFileSync(join(PACKAGE_ROOT, 'examples', 'nightly', 'crontab'), 'utf8').split('\n').find((l) => /^[0-9*]/.test(l))!;
   assert.ok(cron.endsWith(unit.join(' ')), `the crontab runs the unit's command: ${cron}`);
   const image = readFileSync(join(PACKAGE_ROOT, 'examples', 'nightly', 'docker-run.sh'), 'utf8').replace(/\\\n\s*/g, '');
