@@ -141,7 +141,7 @@ test('onlyNew in a config file is --only-new (a job can keep its whole command t
   const r = spawnCli([...demo, '--config', config, '--quiet']);
   assert.equal([r.code, r.stdout, r.stderr], [1, '', ''], 'nothing is new against the baseline: nothing printed');
   const shown = JSON.parse(spawnCli(['config', 'show', '--config', config, '--format', 'json']).stdout) as { settings: Record<string, { value: unknown; from: string }> };
-  assert.equal(shown.settings['onlyNew'], { value: true, from: `config ${config}` });
+  assert.equal(shown.settings['onlyNew'], { value: true, from: `config ${config}:2` });
   writeFileSync(config, 'onlyNew: true\nformat: text\n');
   const none = spawnCli([...demo, '--config', config]);
   assert.is(none.code, 2, 'onlyNew from the config without a baseline is the same usage error');
