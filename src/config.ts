@@ -7,6 +7,7 @@ import { didYouMean } from './suggest.js';
 import { DEFAULT_LABEL_KEYS, type LabelKeys } from './snapshot/types.js';
 import { validatorFor } from './validate.js';
 import { DEFAULT_MAX_FILES } from './limits.js';
+import type { AlertmanagerSettings } from './alert/target.js';
 
 /** Everything a live scan needs to know about the host, merged from flags, config file and defaults. */
 export interface ScanSettings {
@@ -47,6 +48,8 @@ export interface AuditSettings {
   policy: string[];
   /** Whether the shipped pack is loaded; false replaces it with `policy` (`--no-default-policy`). */
   defaultPolicy: boolean;
+  /** Where alerts go and how to authenticate (alert/target.ts); `--alertmanager URL` overrides its url. */
+  alertmanager: AlertmanagerSettings | undefined;
 }
 
 /** The defaults of the reporting settings (scan and evaluate; premigrate has its own formats). */
@@ -101,6 +104,19 @@ export const configSchema = {
     exclude: selectors,
     policy: { type: 'array', items: { type: 'string', minLength: 1 } },
     defaultPolicy: { type: 'boolean' },
+    alertmanager: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        url: { type: 'string', minLength: 1 },
+        username: { type: 'string', minLength: 1 },
+        password: { type: 'string', minLength: 1 },
+        passwordFile: absolute,
+        bearerToken: { type: 'string', minLength: 1 },
+        bearerTokenFile: absolute,
+        timeoutSeconds: { type: 'number', exclusiveMinimum: 0, maximum: 600 },
+      },
+    },
     ignore: {
       type: 'array',
       items: {
@@ -212,7 +228,7 @@ export async function resolveSettings(
   const where = configPathOf(configFlag, env);
   const file = where ? await readConfigFile(where.path) : { values: {}, lines: {} };
   const fromEnv = envSettings(env);
-  const defaults: Settings = { ...DEFAULT_SETTINGS, out: defaultOut(), failOn: 'error', include: [], exclude: [], ignore: [], policy: [], defaultPolicy: true, ...DEFAULT_REPORT_SETTINGS };
+  const defaults: Settings = { ...DEFAULT_SETTINGS, out: defaultOut(), failOn: 'error', include: [], exclude: [], ignore: [], policy: [], defaultPolicy: true, ...DEFAULT_REPORT_SETTINGS, alertmanager: undefined };
   const settings: Settings = { ...defaults };
   const origins = Object.fromEntries(Object.keys(defaults).map((k) => [k, 'default'])) as Record<keyof Settings, string>;
   const layers: [ConfigFile, (key: string) => string][] = [

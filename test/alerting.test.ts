@@ -106,7 +106,7 @@ test('one root cause, one group: a renamed container\'s MA2001 and MA2003 alerts
   assert.is(stale.labels['resource'], 'forge.server');
 });
 
-test('Alertmanager unreachable: the reports are still written, one clear line, exit 3', async () => {
+test('Alertmanager unreachable: the reports are still written, one clear line and the summary of what was delivered, exit 3', async () => {
   const dir = tempDir();
   const out = join(dir, 'reports');
   const port = await freePort();
@@ -114,7 +114,10 @@ test('Alertmanager unreachable: the reports are still written, one clear line, e
   assert.is(r.code, 3);
   assert.ok(existsSync(join(out, 'mesh-audit.json')));
   const lines = r.stderr.split('\n').filter((l) => l.includes('Alertmanager'));
-  assert.equal(lines, [`mesh-audit: cannot reach Alertmanager at http://127.0.0.1:${port}: ECONNREFUSED`]);
+  assert.equal(lines, [
+    `mesh-audit: cannot reach Alertmanager at http://127.0.0.1:${port}: ECONNREFUSED`,
+    `mesh-audit: not delivered: the alerts to Alertmanager at http://127.0.0.1:${port}; delivered: the reports in ${out}/`,
+  ]);
 });
 
 /** A loopback port nothing listens on: bound, then closed. */

@@ -7,6 +7,7 @@ import { addScopeOptions, IGNORE_FILE, settingsAndScopeOf, type SettingFlags } f
 import { didYouMean, parseChoice } from './choices.js';
 import { addCollectOptions } from './acquire.js';
 import { FAIL_ON_VALUES } from '../outcome.js';
+import { shownAlertmanagerSettings } from '../alert/target.js';
 
 const shown = (value: unknown): string => (value === undefined ? '(unset)' : typeof value === 'string' ? value : JSON.stringify(value));
 
@@ -30,7 +31,9 @@ export function registerConfig(cli: CAC, ctx: CommandContext): void {
       // This command's --format is how to show the settings, not the reports' formats.
       const { resolved, scope } = await settingsAndScopeOf({ ...options, format: undefined }, ctx);
       parseChoice('--fail-on', resolved.settings.failOn, FAIL_ON_VALUES);
-      const { settings, origins, configFile } = resolved;
+      const { origins, configFile } = resolved;
+      // A credential in the config file is shown as set, never printed.
+      const settings = { ...resolved.settings, alertmanager: shownAlertmanagerSettings(resolved.settings.alertmanager) };
       const ignoreFile = options.ignoreFile ?? (existsSync(IGNORE_FILE) ? IGNORE_FILE : undefined);
       const fromIgnoreFile = scope.ignore.filter((e) => ignoreFile !== undefined && e.source.startsWith(`${ignoreFile}:`)).length;
       const keys = Object.keys(settings).sort() as (keyof Settings)[];

@@ -2,6 +2,11 @@
 export interface CommandContext {
   now(): Date;
   stdout(text: string): void;
+  /**
+   * Why stdout did not take everything written to it (`stdout: cannot write: ENOSPC …`), said once;
+   * undefined when it did, or when stdout is not a real one (tests). A run that had one exits 3.
+   */
+  stdoutFailure?(): string | undefined;
   /** Errors, progress and file notes. */
   stderr(text: string): void;
   /** Whether stdout is a terminal that takes colour (and --no-color was not given). */

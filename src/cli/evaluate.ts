@@ -5,10 +5,8 @@ import { auditSnapshot, reportOf, rulesOf, triage } from '../pipeline.js';
 import type { Evaluation } from '../evaluate/finding.js';
 import { allNotifications, type Report } from '../report/report.js';
 import { cappedJobs, evaluateInWorkers, workersFor, WORKERS_FROM_FILES } from './evaluate-workers.js';
-import { postAlerts } from '../alert/alertmanager.js';
+import type { AlertmanagerTarget } from '../alert/alertmanager.js';
 import { alertsOf } from '../report/alerts.js';
-import { renderProm } from '../report/prom.js';
-import { writeTextfile } from '../write/textfile.js';
 import { loadReportFile, previousReport, type ReportFile } from '../report/report-file.js';
 import { loadWaivers } from '../report/waivers-file.js';
 import { loadPolicies, type PolicyChoice } from '../policy/load.js';
@@ -17,8 +15,9 @@ import { loadHistory } from '../snapshot/history.js';
 import { loadSnapshot } from '../snapshot/load.js';
 import { withProblems } from '../snapshot/problems.js';
 import type { Problem, Snapshot } from '../snapshot/types.js';
-import { DEFAULT_LOCK_TIMEOUT_SECONDS, fileFormatsOf, latestJsonReport, parseFormats, withOutputFolder, writeReports, type OutputFolder } from './output.js';
+import { checkStdoutFormats, DEFAULT_LOCK_TIMEOUT_SECONDS, deliverRun, fileFormatsOf, latestJsonReport, parseFormats, withOutputFolder, type DeliveryPlan, type OutputFolder } from './output.js';
 import { detail, list, note, type CommandContext } from './context.js';
+import { alertmanagerTargetOf } from '../alert/target.js';
 import { lockForReading } from '../write/lock.js';
 import type { Scope } from '../scope.js';
 import { addPolicyOptions, addScopeOptions, CONFIG_HELP, policyChoiceOf, settingsAndScopeOf, type SettingFlags } from './settings.js';
@@ -86,22 +85,8 @@ export interface AuditRun {
   waivers: { source: string; waivers: Waiver[] } | undefined;
   /** A baseline named as a file, read now; `auto` is read from the output folder once it is held. */
   baseline: ReportFile | undefined;
-  alertmanager: string | undefined;
-}
-
-/** `--alertmanager`: an http(s) URL; a password in it is never echoed (SECURITY.md). */
-export function parseAlertmanagerUrl(value: unknown): string | undefined {
-  if (value === undefined) return undefined;
-  const text = String(value);
-  const redacted = text.replace(/\/\/[^/@]*@/, '//…@');
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    throw new MeshAuditError(`--alertmanager needs an http:// or https:// URL of Alertmanager, not '${redacted}'`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new MeshAuditError(`--alertmanager needs an http:// or https:// URL, not '${redacted}' (${url.protocol})`);
-  return text;
+  /** Where alerts go, with its credentials (from the config file or the environment, never the command line). */
+  alertTarget: AlertmanagerTarget | undefined;
 }
 
 /** `--prom-file`: node_exporter's textfile collector reads only `*.prom` (the folder is checked when written: src/write/textfile.ts). */
@@ -134,6 +119,7 @@ export async function prepareAuditRun(flags: AuditOptions & SettingFlags, ctx: C
   const options: AuditOptions = { ...flags, out, format, profile: profileName, baseline: baselineName, failOnNew, onlyNew, promFile, waivers: waiversFile, policies: policyChoiceOf(resolved) };
   const formats = parseFormats(options.format);
   checkOnlyNew(options);
+  checkStdoutFormats(formats, out);
   // The config's failOn was checked against the same values where it is written (its file:line).
   const failOn = parseFailOn(resolved.settings.failOn);
   const profile = parseProfile(options.profile);
@@ -141,7 +127,7 @@ export async function prepareAuditRun(flags: AuditOptions & SettingFlags, ctx: C
   const ttlHours = parseCount('--alert-ttl', options.alertTtl, 25);
   const jobs = options.jobs === undefined ? undefined : parseCount('--jobs', options.jobs, 1);
   const lockTimeout = parseLockTimeout(options.lockTimeout);
-  const alertmanager = parseAlertmanagerUrl(options.alertmanager);
+  const alertTarget = await alertmanagerTargetOf(options.alertmanager !== undefined ? String(options.alertmanager) : undefined, resolved.settings.alertmanager, ctx.env ?? process.env, resolved.configFile);
   checkPromFileName(options.promFile, settingName(resolved, 'promFile'));
   const policies = policyChoiceOf(resolved);
   const packs = await loadPolicies(policies);
@@ -166,7 +152,7 @@ export async function prepareAuditRun(flags: AuditOptions & SettingFlags, ctx: C
     selected: rulesOf(rules, profile),
     waivers,
     baseline,
-    alertmanager,
+    alertTarget,
   };
 }
 
@@ -245,18 +231,22 @@ export async function auditAndReport(
   const now = ctx.now();
   detail(ctx, `evaluated ${evaluations.length} snapshot${evaluations.length === 1 ? '' : 's'} with ${selected.length} rules in ${now.getTime() - startedAt.getTime()} ms`);
   const evaluated = reportOf(evaluations, selected, { now, startedAt, packs });
-  const publish = async (held: OutputFolder | undefined): Promise<Report> => {
+  const plan: DeliveryPlan = {
+    formats,
+    out: options.out,
+    keep,
+    ...(options.promFile !== undefined ? { promFile: String(options.promFile) } : {}),
+    ...(run.alertTarget ? { alerts: { target: run.alertTarget, of: (r: Report) => alertsOf(r, { ttlHours }) } } : {}),
+    onlyNew: options.onlyNew === true,
+  };
+  const publish = async (held: OutputFolder | undefined): Promise<{ report: Report; whole: boolean }> => {
     const baseline = named ?? (await baselineOf(options.baseline, options.out, held));
     const report = triage(evaluated, { ...(waivers ? { waivers } : {}), ...(baseline ? { baseline } : {}), now });
-    const written = await writeReports(report, formats, options.out, ctx, keep, held, { onlyNew: options.onlyNew === true });
-    if (options.promFile !== undefined) written.push(await writeTextfile(String(options.promFile), renderProm(report)));
-    for (const path of written) note(ctx, `wrote ${path}`);
-    return report;
+    return { report, whole: await deliverRun(report, plan, ctx, held) };
   };
   // One run at a time in an output folder: held (here, or by the scan from reading its history) from
-  // reading the previous report to publishing this run's; nothing is touched there before evaluation.
-  const report = folder === undefined && usesOutputFolder(options) ? await withOutputFolder(options.out, lockTimeout, publish) : await publish(folder);
-  const code = exitCodeOf(report, failOn, { onlyNew: options.failOnNew === true });
+  // reading the previous report to posting this run's alerts; nothing is touched there before evaluation.
+  const { report, whole } = folder === undefined && usesOutputFolder(options) ? await withOutputFolder(options.out, lockTimeout, publish) : await publish(folder);
   // An incomplete run says so on every invocation (under --quiet too): in the text report when one is
   // printed; a scan told each problem on stderr as it read (src/acquire.ts); saved snapshots say it here.
   if ('files' in source && !formats.includes('text')) {
@@ -265,16 +255,9 @@ export async function auditAndReport(
     if (notChecked.length > 3) shown.push(`and ${notChecked.length - 3} more (see the reports)`);
     if (notChecked.length > 0) ctx.stderr(`mesh-audit: INCOMPLETE: ${notChecked.length} thing${notChecked.length === 1 ? '' : 's'} not checked: ${shown.join('; ')}\n`);
   }
-  if (run.alertmanager !== undefined) {
-    try {
-      await postAlerts(run.alertmanager, alertsOf(report, { ttlHours }));
-    } catch (err) {
-      // The reports are written; alerting did not get them, so the run is not complete.
-      ctx.stderr(`mesh-audit: ${(err as Error).message}\n`);
-      return ExitCode.Incomplete;
-    }
-  }
-  return code;
+  // An output not delivered (stdout, the reports, --prom-file, the alerts): the run is not complete.
+  if (!whole) return ExitCode.Incomplete;
+  return exitCodeOf(report, failOn, { onlyNew: options.failOnNew === true });
 }
 
 /** The packs a run loads: as prepareAudit worked them out, else from the flags alone. */
@@ -300,7 +283,7 @@ export function addAuditOptions(command: Command): Command {
     .option('--keep <n>', 'Report runs kept under --out (and a scan\'s snapshots of this host) (default 30)')
     .option('--lock-timeout <seconds>', `How long to wait while another run holds --out before giving up with exit 3 (default ${DEFAULT_LOCK_TIMEOUT_SECONDS})`)
     .option('--prom-file <path>', "Also write the Prometheus metrics to this file (node_exporter's textfile folder; mode 0644, replaced atomically)")
-    .option('--alertmanager <url>', 'Post findings as alerts to this Alertmanager (v2 API); absent ones are resolved')
+    .option('--alertmanager <url>', 'Post findings as alerts to this Alertmanager (v2 API); absent ones are resolved. Credentials: the config\'s alertmanager section or $MESH_AUDIT_ALERTMANAGER_PASSWORD / _BEARER_TOKEN, never in the URL')
     .option('--alert-ttl <hours>', 'How long a posted alert lasts unless the next run renews it (default 25)')
     .option('--profile <name>', `Only rules of this profile: nightly, premigration, all (default: ${DEFAULT_REPORT_SETTINGS.profile})`);
 }

@@ -5,6 +5,7 @@ import type { CommandContext } from './context.js';
 import { useColor } from './color.js';
 import { addGlobalOptions, COMMAND_NAMES, COMMANDS, flagsOf } from './commands.js';
 import { didYouMean } from './choices.js';
+import { checkedStdout } from './stdout.js';
 
 export { installSignalHandlers } from './signals.js';
 
@@ -21,20 +22,18 @@ function commandsFor(argv: readonly string[]): typeof COMMANDS {
 }
 
 /**
- * A closed stdout (`mesh-audit rules list | head -1`) is not a failure of the run: what is left to
+ * stdout is written to the last byte (cli/stdout.ts): a short or failed write is named and the run exits
+ * 3. A closed stdout (`mesh-audit rules list | head -1`) is not a failure of the run: what is left to
  * print is dropped, and the run ends with the exit code it had, without a stack trace.
  */
 function defaultContext(): CommandContext {
-  let stdoutClosed = false;
-  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
-    if (err.code === 'EPIPE') stdoutClosed = true;
-    else process.stderr.write(`${TOOL_NAME}: cannot write to stdout (${err.code ?? 'error'})\n`);
-  });
+  const stdout = checkedStdout();
+  // What is printed through process.stdout (cac's help) fails the same way.
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => stdout.fail(err));
   return {
     now: () => new Date(),
-    stdout: (text) => {
-      if (!stdoutClosed) process.stdout.write(text);
-    },
+    stdout: (text) => stdout.write(text),
+    stdoutFailure: () => stdout.takeFailure(),
     stderr: (text) => void process.stderr.write(text),
     color: useColor(process.stdout),
     // eslint-disable-next-line @typescript-eslint/no-unnecessary-boolean-literal-compare -- Node types isTTY as boolean; it is undefined when not a terminal
@@ -98,6 +97,15 @@ function shaped(ctx: CommandContext, args: readonly string[]): CommandContext {
 /** Runs the CLI and returns the exit code; never throws, never prints a raw error object. */
 export async function main(argv: string[], context?: CommandContext): Promise<number> {
   const base = context ?? defaultContext();
+  const code = await run(argv, base);
+  // Whatever the command, a report cut short on stdout is not a complete run.
+  const failure = base.stdoutFailure?.();
+  if (failure === undefined) return code;
+  base.stderr(`${TOOL_NAME}: ${failure}\n`);
+  return Math.max(code, ExitCode.Incomplete);
+}
+
+async function run(argv: string[], base: CommandContext): Promise<number> {
   const cli = cac(TOOL_NAME);
   let ctx: CommandContext;
   try {

@@ -15,7 +15,12 @@ import { prepareOutputDir, replaceWithSymlink, syncFolder, WriteFailure, writeFi
 import { lockOutputFolder } from '../write/lock.js';
 import { osErrorText } from '../write/os-error.js';
 import { trackPending, untrackPending } from '../write/pending.js';
-import type { CommandContext } from './context.js';
+import { note, type CommandContext } from './context.js';
+import { AlertDeliveryError, postAlerts, type AlertmanagerTarget } from '../alert/alertmanager.js';
+import type { PostableAlert } from '../report/alerts.js';
+import { writeTextfile } from '../write/textfile.js';
+import { TOOL_NAME } from '../version.js';
+import { delivered, notDelivered, underWay } from './deliveries.js';
 import { parseFormatList } from './choices.js';
 
 /**
@@ -185,27 +190,103 @@ export async function completeRuns(runs: string): Promise<string[]> {
 /** `000042-20261129T222441085Z`: the run's number, then the report time (shown, not relied on). */
 const runNameOf = (sequence: number, generatedAt: string): string => `${String(sequence).padStart(6, '0')}-${generatedAt.replace(/[-:]/g, '').replace('.', '')}`;
 
-/**
- * Text goes to stdout; file formats into a new run folder under `runs/`, published whole (see above),
- * and the newest `keep` complete runs kept. With `--out -` the single file format goes to stdout.
- * Returns the paths written. Without `folder` the output folder is opened (and locked) here.
- */
-export async function writeReports(report: Report, formats: FormatName[], out: string, ctx: CommandContext, keep = 30, folder?: OutputFolder, view: { onlyNew?: boolean } = {}): Promise<string[]> {
-  const files = fileFormatsOf(formats);
-  if (out === '-' && files.length + (formats.includes('text') ? 1 : 0) > 1) {
+/** What a run delivers besides its reports: the textfile for node_exporter, and alerts. */
+export interface DeliveryPlan {
+  formats: FormatName[];
+  out: string;
+  keep: number;
+  /** `--prom-file PATH`. */
+  promFile?: string;
+  /** Alertmanager, and the alerts of the report (built only when they are sent). */
+  alerts?: { target: AlertmanagerTarget; of: (report: Report) => PostableAlert[] };
+  /** --only-new: shapes only what is printed (with --quiet); the files always hold every finding. */
+  onlyNew?: boolean;
+}
+
+/** `--out -` takes one format; checked before anything is evaluated. */
+export function checkStdoutFormats(formats: readonly FormatName[], out: string): void {
+  if (out === '-' && fileFormatsOf(formats).length + (formats.includes('text') ? 1 : 0) > 1) {
     throw new MeshAuditError('--out - writes one format to stdout; choose one with --format');
   }
-  // --quiet and --only-new shape only what is printed: the files always hold every finding.
-  if (formats.includes('text')) {
-    const text = FORMATS.text.render(report, { color: ctx.color, quiet: ctx.quiet === true, onlyNew: view.onlyNew === true });
-    if (text !== '') ctx.stdout(text);
+}
+
+const reportsIn = (named: string): string => `the reports in ${named.endsWith('/') ? named : `${named}/`}`;
+const alertsTo = (target: AlertmanagerTarget): string => `the alerts to Alertmanager at ${target.url.origin}`;
+
+/**
+ * Delivers every output of a run, each tried whatever became of the others: text (or the one format
+ * of `--out -`) on stdout, checked to the last byte; the file formats as a new run under the output
+ * folder, published whole (see above), the newest `keep` complete runs kept; `--prom-file`; the alerts.
+ * Called holding the output folder when the run has one (`folder`), so that alerts are posted in the
+ * order of the runs: a slow post of an older run never lands after a newer run's (issue 31).
+ * Prints `wrote …` for what was written and one line for each output that failed, then one naming
+ * what was and was not delivered; returns whether all were.
+ */
+export async function deliverRun(report: Report, plan: DeliveryPlan, ctx: CommandContext, folder?: OutputFolder): Promise<boolean> {
+  const { formats, out } = plan;
+  checkStdoutFormats(formats, out);
+  const files = fileFormatsOf(formats);
+  if (out !== '-' && files.length > 0 && folder === undefined) return withOutputFolder(out, undefined, (held) => deliverRun(report, plan, ctx, held));
+  const toStdout = formats.includes('text') || (out === '-' && files.length > 0);
+  // Each output: its name in messages, and how it is delivered (returning its `wrote …` lines).
+  const outputs: { name: string; deliver: () => Promise<string[]> }[] = [];
+  if (toStdout) {
+    outputs.push({
+      name: 'stdout',
+      deliver: () => {
+        // --quiet and --only-new shape only what is printed: the files always hold every finding.
+        if (formats.includes('text')) {
+          const text = FORMATS.text.render(report, { color: ctx.color, quiet: ctx.quiet === true, onlyNew: plan.onlyNew === true });
+          if (text !== '') ctx.stdout(text);
+        }
+        if (out === '-' && files[0] !== undefined) ctx.stdout(FORMATS[files[0]].render(report));
+        const failure = ctx.stdoutFailure?.();
+        if (failure !== undefined) throw new MeshAuditError(failure, ExitCode.Incomplete);
+        return Promise.resolve([]);
+      },
+    });
   }
-  if (files.length === 0) return [];
-  if (out === '-') {
-    ctx.stdout(FORMATS[files[0]!].render(report));
-    return [];
+  if (out !== '-' && files.length > 0 && folder !== undefined) {
+    outputs.push({ name: reportsIn(folder.named), deliver: async () => (await publishReports(report, files, folder, plan.keep)).map((path) => `wrote ${path}`) });
   }
-  if (folder === undefined) return withOutputFolder(out, undefined, (held) => writeReports(report, formats, out, ctx, keep, held, view));
+  const promFile = plan.promFile;
+  if (promFile !== undefined) outputs.push({ name: `--prom-file ${promFile}`, deliver: async () => [`wrote ${await writeTextfile(promFile, renderProm(report))}`] });
+  const alerts = plan.alerts;
+  if (alerts !== undefined) {
+    outputs.push({
+      name: alertsTo(alerts.target),
+      deliver: async () => {
+        const sent = alerts.of(report);
+        underWay(alertsTo(alerts.target));
+        await postAlerts(alerts.target, sent);
+        return [`sent ${sent.length} alert${sent.length === 1 ? '' : 's'} to Alertmanager at ${alerts.target.url.origin}`];
+      },
+    });
+  }
+  for (const o of outputs) notDelivered(o.name);
+  const done: string[] = [];
+  const failed: string[] = [];
+  for (const o of outputs) {
+    try {
+      for (const line of await o.deliver()) note(ctx, line);
+      delivered(o.name);
+      done.push(o.name);
+    } catch (err) {
+      // A usage error is found before anything is delivered; anything else is this output's failure.
+      if (err instanceof MeshAuditError && err.exitCode === ExitCode.Usage) throw err;
+      notDelivered(o.name);
+      failed.push(o.name);
+      ctx.stderr(`${TOOL_NAME}: ${err instanceof MeshAuditError || err instanceof AlertDeliveryError ? err.message : `${o.name}: internal error: ${(err as Error).message}`}\n`);
+    }
+  }
+  if (failed.length > 0 && outputs.length > 1) {
+    ctx.stderr(`${TOOL_NAME}: not delivered: ${failed.join(', ')}${done.length > 0 ? `; delivered: ${done.join(', ')}` : ''}\n`);
+  }
+  return failed.length === 0;
+}
+
+/** The file formats as a new published run; the paths written, as the user named them. */
+async function publishReports(report: Report, files: FormatName[], folder: OutputFolder, keep: number): Promise<string[]> {
   try {
     return await publishRun(report, files, folder, keep);
   } catch (err) {
@@ -245,6 +326,8 @@ async function publishRun(report: Report, files: FormatName[], folder: OutputFol
       renameSync(latestTemp, join(folder.dir, LATEST));
       untrackPending(latestTemp);
       untrackPending(finalPath);
+      // Published: a signal from here on says so (cli/signals.ts).
+      delivered(reportsIn(folder.named));
     } catch (err) {
       rmSync(latestTemp, { force: true });
       untrackPending(latestTemp);

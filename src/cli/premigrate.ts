@@ -21,6 +21,7 @@ import { withOutputFolder, type OutputFolder } from './output.js';
 import { note, type CommandContext } from './context.js';
 import { parseFormatList, parseLockTimeout } from './choices.js';
 import { addPolicyOptions, addScopeOptions, policyChoiceOf, settingsAndScopeOf } from './settings.js';
+import { delivered } from './deliveries.js';
 import { acquireFor, addCollectOptions, type AcquireOptions } from './acquire.js';
 import type { ResolvedSettings } from '../config.js';
 import type { LoadedRule, PolicyPack } from '../policy/types.js';
@@ -150,10 +151,12 @@ export function registerPremigrate(cli: CAC, ctx: CommandContext): void {
     if (folder === undefined) return;
     for (const f of files) {
       await writeFileAtomic(folder.dir, FORMATS[f].file!, FORMATS[f].render(result));
+      delivered(join(out, FORMATS[f].file!));
       note(ctx, `wrote ${join(out, FORMATS[f].file!)}`);
     }
     if (options.plan !== undefined && planSchema !== undefined) {
       await writeFileAtomic(folder.dir, options.plan, renderAdoptionPlan(result, planSchema));
+      delivered(join(out, options.plan));
       note(ctx, `wrote ${join(out, options.plan)}`);
     }
   }
