@@ -4,7 +4,7 @@ import { MeshAuditError } from './errors.js';
 import { keyLineAt, parseYaml, schemaErrors } from './input/yaml.js';
 import { FAIL_ON_VALUES } from './outcome.js';
 import { didYouMean } from './suggest.js';
-import { DEFAULT_LABEL_KEYS, type LabelKeys } from './snapshot/types.js';
+import { DEFAULT_LABEL_KEYS, type EnvFileSyntax, type LabelKeys } from './snapshot/types.js';
 import { validatorFor } from './validate.js';
 import { DEFAULT_MAX_FILES } from './limits.js';
 import type { AlertmanagerSettings } from './alert/target.js';
@@ -23,6 +23,8 @@ export interface ScanSettings {
   dockerTimeoutSeconds: number;
   /** At most this many file records per scan (managed roots included); past it the scan is incomplete. */
   maxFiles: number;
+  /** How the mesh's own containers read their env files when no label says: `docker`, `compose` or `auto` (README, "Env files"). */
+  envFileSyntax: EnvFileSyntax;
 }
 
 /** What every auditing command reads beside the scan settings: where reports go, when to fail, what is in scope. */
@@ -76,6 +78,7 @@ export const DEFAULT_SETTINGS: ScanSettings = {
   keep: 30,
   dockerTimeoutSeconds: 60,
   maxFiles: DEFAULT_MAX_FILES,
+  envFileSyntax: 'auto',
 };
 
 const absolute = { type: 'string', pattern: '^/' };
@@ -90,8 +93,9 @@ export const configSchema = {
     labels: {
       type: 'object',
       additionalProperties: false,
-      properties: { module: { type: 'string' }, resource: { type: 'string' }, sources: { type: 'string' }, sourceDigests: { type: 'string' } },
+      properties: { module: { type: 'string' }, resource: { type: 'string' }, sources: { type: 'string' }, sourceDigests: { type: 'string' }, envFileSyntax: { type: 'string', minLength: 1 } },
     },
+    envFileSyntax: { enum: ['docker', 'compose', 'auto'] },
     dockerHost: { type: 'string' },
     root: absolute,
     hostname: { type: 'string', minLength: 1 },
@@ -266,5 +270,6 @@ export function mergeSettings(file: ConfigFile, flags: ConfigFile): ScanSettings
     keep: pick('keep'),
     dockerTimeoutSeconds: pick('dockerTimeoutSeconds'),
     maxFiles: pick('maxFiles'),
+    envFileSyntax: pick('envFileSyntax'),
   };
 }

@@ -92,7 +92,7 @@ export async function takeSnapshot(settings: ScanSettings, earlier: readonly Sna
     tool: { name: TOOL_NAME, version: TOOL_VERSION },
     takenAt,
     host: { hostname: await resolveHostname(settings), ...(settings.root !== '/' ? { root: settings.root } : {}) },
-    config: { managedRoots: settings.managedRoots, labels: settings.labels },
+    config: { managedRoots: settings.managedRoots, labels: settings.labels, envFileSyntax: settings.envFileSyntax },
     docker: docker.docker,
     containers: docker.containers,
     files: files.files,

@@ -63,7 +63,7 @@ const env = (record: FileRecord | undefined) => (record?.env ?? []).map((e) => [
 
 /** Checks the records; `view` is what of a value to compare, `want` the same for a raw string. */
 function checkRecords(files: FileRecord[], view: (v: SafeValue) => unknown, want: (raw: string) => unknown): void {
-  const values = (r: FileRecord) => (r.env ?? []).map((e) => view(e.value));
+  const values = (r: FileRecord) => (r.env ?? []).map((e) => (e.value ? view(e.value) : null));
   const get = (name: string): FileRecord => {
     const found = files.find((f) => f.path === pathOf(name));
     assert.ok(found, `no record for ${name}`);
@@ -81,7 +81,8 @@ function checkRecords(files: FileRecord[], view: (v: SafeValue) => unknown, want
   assert.equal(keys[0], ['FIRST', 1]);
   assert.ok(keys.some(([k, l]) => k === 'MIDDLE' && l === linesBefore(BINARY, 'MIDDLE=')), JSON.stringify(keys));
   assert.equal(keys.at(-1), ['LAST', linesBefore(BINARY, 'LAST=')]);
-  for (const [key] of keys) assert.match(String(key), /^[A-Za-z_][A-Za-z0-9_.-]*$/);
+  // Compose's reading takes a line of noise as a key (python-dotenv's keys are any text up to `=`, `#` or a blank): never one with those in it.
+  for (const [key] of keys) assert.match(String(key), /^[^=#\s]+$/);
   assert.equal(values(binary)[0], want(CANARY));
 
   const huge = get('huge.env');
@@ -96,22 +97,19 @@ function checkRecords(files: FileRecord[], view: (v: SafeValue) => unknown, want
   assert.equal(env(get('nofinal.env')), [['A', 1], ['B', 2]]);
   assert.equal(values(get('nofinal.env'))[1], want(CANARY));
   const quoted = get('nofinal-quoted.env');
-  assert.equal(env(quoted), [['A', 1], ['B', 2]]);
-  assert.equal(values(quoted)[1], want(`"unterminated ${CANARY}`), 'an unterminated quote is taken as the line stands');
+  assert.equal(env(quoted), [['A', 1]], 'an unterminated quote: python-dotenv skips its line');
 
-  assert.equal(env(get('rescan.env')), [['OPEN', 1], ['AFTER', 900_001]]);
+  assert.equal(env(get('rescan.env')), [['AFTER', 900_001]]);
 }
 
 test('the env parser alone: an unterminated quote before 900k lines takes linear time (was: quadratic, minutes)', () => {
   const started = Date.now();
   const entries = parseEnvFile(RESCAN);
-  assert.equal(entries, [
-    { key: 'OPEN', value: '"', line: 1 },
-    { key: 'AFTER', value: '1', line: 900_001 },
-  ]);
+  assert.equal(entries, [{ key: 'AFTER', value: '1', line: 900_001 }]);
   // One more shape of the same thing: a long value whose quote never closes, line after line.
   const longLines = 'A="' + 'x\n'.repeat(200_000);
-  assert.is(parseEnvFile(longLines).length, 1);
+  // python-dotenv skips the line of the open quote and takes each later `x` as a key without `=`.
+  assert.is(parseEnvFile(longLines).length, 199_999);
   assert.ok(Date.now() - started < 3000, `took ${Date.now() - started} ms`);
 });
 

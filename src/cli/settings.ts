@@ -10,7 +10,7 @@ import { parseCount } from './choices.js';
 import { list, type CommandContext } from './context.js';
 
 export const CONFIG_HELP =
-  'YAML config (default: $MESH_AUDIT_CONFIG, else /etc/mesh-audit/config.yaml when present): ledger, managedRoots, labels, dockerHost, root, hostname, keep, dockerTimeoutSeconds, maxFiles, out, failOn, include, exclude, ignore, policy, defaultPolicy; for scan and evaluate also format, profile, baseline, failOnNew, onlyNew, promFile, waivers, alertmanager (url, username, password[File], bearerToken[File], timeoutSeconds)';
+  'YAML config (default: $MESH_AUDIT_CONFIG, else /etc/mesh-audit/config.yaml when present): ledger, managedRoots, labels, dockerHost, root, hostname, keep, dockerTimeoutSeconds, maxFiles, envFileSyntax, out, failOn, include, exclude, ignore, policy, defaultPolicy; for scan and evaluate also format, profile, baseline, failOnNew, onlyNew, promFile, waivers, alertmanager (url, username, password[File], bearerToken[File], timeoutSeconds)';
 
 /** `--policy` on every command that loads packs: packs add to the shipped one. */
 export const POLICY_HELP = 'Policy pack file or folder to add to the shipped pack (config: policy); repeatable';

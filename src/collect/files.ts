@@ -5,9 +5,9 @@ import { HashPool, HASH_IN_WORKER_BYTES } from './hash-pool.js';
 import { DEFAULT_MAX_FILES } from '../limits.js';
 import { kindOf } from '../file-kind.js';
 import { basename, isAbsolute, join, posix, resolve } from 'node:path';
-import { parseEnvBytes } from './envfile.js';
+import { parseEnvBytes, readLiteral, type RawEnvBytesEntry } from './envfile.js';
 import type { SafeValueMaker } from '../secret/value.js';
-import type { FileRecord, Problem } from '../snapshot/types.js';
+import type { EnvEntry, FileRecord, Problem } from '../snapshot/types.js';
 
 /*
  * The file collector: one of the two places that read the host. It never writes, never follows a
@@ -323,6 +323,24 @@ function applyRead(ctx: Context, record: FileRecord, read: ReadResult): void {
   if (read.tooLarge) {
     record.error = `env file larger than ${ctx.maxEnvBytes} bytes: digested, not parsed`;
   } else if (read.content) {
-    record.env = parseEnvBytes(read.content).map((e) => ({ key: e.key, value: ctx.safe(e.value), line: e.line }));
+    Object.assign(record, envReadings(read.content, ctx.safe));
   }
+}
+
+/** An env file's two readings (envfile.ts), secret-safe: what a file record holds of an env file. */
+export function envReadings(content: Uint8Array, safe: SafeValueMaker): Required<Pick<FileRecord, 'env' | 'envLiteral'>> {
+  const literal = readLiteral(content);
+  return {
+    env: parseEnvBytes(content).map((e) => safeEntry(safe, e)),
+    envLiteral: {
+      entries: literal.entries.map((e) => safeEntry(safe, e)),
+      ...(literal.bom ? { bom: true as const } : {}),
+      ...(literal.dockerRefuses !== undefined ? { dockerRefuses: literal.dockerRefuses } : {}),
+    },
+  };
+}
+
+/** An entry of either reading, its value made secret-safe (none for a key written without `=`). */
+function safeEntry(safe: SafeValueMaker, e: RawEnvBytesEntry): EnvEntry {
+  return { key: e.key, ...(e.value !== null ? { value: safe(e.value) } : {}), line: e.line, ...(e.caller ? { caller: true as const } : {}) };
 }

@@ -1,6 +1,7 @@
 import type { Container, FileRecord } from '../snapshot/types.js';
 import { containerLogical, type BuiltContainer } from './containers.js';
-import { envLine, envMap, fileFacts, fileUnknown, shownUnknown } from './file-facts.js';
+import { envLine, fileFacts, fileUnknown, shownUnknown } from './file-facts.js';
+import { candidateReadings, consumerOf, fileReadings, namedByAny, READINGS_OF, type Consumer } from './env-readings.js';
 import type { Joins } from './joins.js';
 import { unknownFacts, type Subject } from '../policy/subject.js';
 import type { ContainerSourceData } from '../policy/subject-data.js';
@@ -11,20 +12,23 @@ import type { ContainerSourceData } from '../policy/subject-data.js';
  * snapshot's file named them. A key with neither (the image not read, no history) is not listed. A key
  * the engine writes by itself (Podman's PATH, TERM, container, HOME, HOSTNAME: src/engine-env.ts) and
  * the image does not set is listed only with history: its absence from the image proves nothing.
+ * Each file is read as the container's consumer reads it (every reading when nothing says which):
+ * a key any of those readings names — a key written without `=` too — is not dropped.
  */
-function droppedKeys(c: Container, path: string, allPaths: readonly string[], joins: Joins): { keys: string[]; evidence: Record<string, string> } {
-  const file = envMap(joins.filesByPath.get(path));
-  if (!file) return { keys: [], evidence: {} };
-  const namedElsewhere = new Set(allPaths.filter((p) => p !== path).flatMap((p) => Object.keys(envMap(joins.filesByPath.get(p)) ?? {})));
+function droppedKeys(c: Container, path: string, allPaths: readonly string[], consumer: Consumer, joins: Joins): { keys: string[]; evidence: Record<string, string> } {
+  const readingsOf = (p: string) => Object.values(candidateReadings(fileReadings(joins.filesByPath.get(p)), consumer));
+  const own = readingsOf(path);
+  if (own.every((r) => r === null)) return { keys: [], evidence: {} };
+  const elsewhere = allPaths.filter((p) => p !== path).flatMap(readingsOf);
   const evidence: Record<string, string> = {};
   for (const key of Object.keys(c.env).sort()) {
-    if (Object.hasOwn(file, key) || namedElsewhere.has(key)) continue;
+    if (namedByAny(own, key) || namedByAny(elsewhere, key)) continue;
     const fromImage = c.imageEnv !== undefined && Object.hasOwn(c.imageEnv, key) ? c.imageEnv[key] : undefined;
     if (c.imageEnv !== undefined && fromImage === undefined && !joins.engineAdded.has(key)) {
       evidence[key] = 'the image does not set it';
     } else if (fromImage !== undefined && fromImage.digest !== c.env[key]!.digest) {
       evidence[key] = 'the image sets another value';
-    } else if (fromImage === undefined && joins.composedBefore(path)?.has(key)) {
+    } else if (fromImage === undefined && joins.composedBefore(path, READINGS_OF[consumer]).has(key)) {
       evidence[key] = 'an earlier snapshot of the file named it';
     }
   }
@@ -40,7 +44,10 @@ export function buildContainerSources(containers: readonly BuiltContainer[], joi
     return [...paths.map((path): Subject<ContainerSourceData> => {
       const file = joins.filesByPath.get(path);
       const index = mesh.sources.indexOf(path);
-      const dropped = droppedKeys(c, path, paths, joins);
+      const { consumer, evidence } = consumerOf(c, joins.config);
+      const readings = fileReadings(file);
+      const candidates = candidateReadings(readings, consumer);
+      const dropped = droppedKeys(c, path, paths, consumer, joins);
       const unknown = sourceUnknown(path, paths, file, joins);
       return {
         set: 'container_sources',
@@ -64,6 +71,10 @@ export function buildContainerSources(containers: readonly BuiltContainer[], joi
           index: index >= 0 ? index : null,
           recorded_digest: index >= 0 ? (mesh.source_digests[index] ?? null) : null,
           named_by: [...(index >= 0 ? ['label' as const] : []), ...(fromLedger.includes(path) ? ['ledger' as const] : [])],
+          // A snapshot with the Compose reading alone (made before the literal one was kept) is judged by it.
+          reading: readings.composeOnly ? 'compose' : consumer,
+          reading_evidence: readings.composeOnly ? `${evidence}; the snapshot holds the Compose reading only` : evidence,
+          readings: { docker: candidates.docker?.values ?? null, podman: candidates.podman?.values ?? null, compose: candidates.compose?.values ?? null },
           dropped_keys: dropped.keys,
           dropped_evidence: dropped.evidence,
         },
@@ -101,6 +112,9 @@ function ledgerSourcesUnknown(c: Container, subject: BuiltContainer['subject'], 
       index: null,
       recorded_digest: null,
       named_by: ['ledger'],
+      reading: 'either',
+      reading_evidence: reason,
+      readings: { docker: null, podman: null, compose: null },
       dropped_keys: [],
       dropped_evidence: {},
     },
@@ -119,5 +133,7 @@ function sourceUnknown(path: string, paths: readonly string[], file: FileRecord 
     ...(joins.ledgerUnread ? unknownFacts<ContainerSourceData>('ledger', joins.ledgerUnread, ['container.claimed_by', 'named_by']) : []),
     ...(unreadable ? unknownFacts<ContainerSourceData>('files', unreadable.reason, shownUnknown(unreadable.fields).map((f) => `source.${f}` as const)) : []),
     ...(droppedUnread ? unknownFacts<ContainerSourceData>('files', droppedUnread.reason, ['dropped_keys', 'dropped_evidence']) : []),
+    // The readings are the file's env, read each consumer's way: unknown with it.
+    ...(unreadable?.fields.includes('env') ? unknownFacts<ContainerSourceData>('files', unreadable.reason, ['readings']) : []),
   ];
 }

@@ -1,5 +1,6 @@
 import type { SafeValue } from '../secret/value.js';
-import type { FileRecord } from '../snapshot/types.js';
+import type { EnvEntry, FileRecord } from '../snapshot/types.js';
+import { fileReadings } from './env-readings.js';
 import type { FileData, FileFacts } from '../policy/subject-data.js';
 
 /** Facts of a file that come from reading it. */
@@ -41,25 +42,19 @@ export function fileUnknown(file: FileRecord | undefined, path: string): { field
 }
 
 /**
- * Speed: one env map per file, shared by every subject that shows it (a file, each container built
- * from it, each ledger entry claiming it); rules never write to their data.
+ * A file's env as Compose's `env_file:` reads it (the file's own `env` fact): one map per file, shared
+ * by every subject that shows it; rules never write to their data. Keys whose value the reading tool's
+ * environment gives are not in it (env-readings.ts).
  */
-const envMaps = new WeakMap<FileRecord, Record<string, SafeValue>>();
 export function envMap(file: FileRecord | undefined): Record<string, SafeValue> | null {
-  if (!file?.env) return null;
-  let map = envMaps.get(file);
-  if (!map) {
-    map = {};
-    for (const e of file.env) map[e.key] = e.value; // later lines win, as with `docker --env-file`
-    envMaps.set(file, map);
-  }
-  return map;
+  return fileReadings(file).compose?.values ?? null;
 }
 
-/** The line of an env file where a key is set (the last one: later lines win). */
+/** The line of an env file where a key is set (the last one: later lines win), in either reading. */
 export function envLine(file: FileRecord | undefined, key: unknown): number | undefined {
   if (typeof key !== 'string' || !file?.env) return undefined;
-  return file.env.filter((e) => e.key === key).at(-1)?.line;
+  const lineIn = (entries: readonly EnvEntry[] | undefined) => entries?.filter((e) => e.key === key).at(-1)?.line;
+  return lineIn(file.env) ?? lineIn(file.envLiteral?.entries) ?? lineIn(file.envLiteral?.entries.map((e) => (e.line === 1 ? { ...e, key: e.key.replace(/^\uFEFF/, '') } : e)));
 }
 
 /** A file as another subject shows it; `withEnv` false: its env is not shown (undefined). */

@@ -1,5 +1,6 @@
-import type { Container, FileRecord, LedgerRecord, Snapshot } from '../snapshot/types.js';
+import type { Container, FileRecord, LedgerRecord, ScanConfig, Snapshot } from '../snapshot/types.js';
 import { engineAddedKeys } from '../engine-env.js';
+import { fileReadings, type ReadingName } from './env-readings.js';
 import { formerTargets, type FormerTarget } from './history.js';
 import type { FormerClaim } from '../policy/subject-data.js';
 
@@ -35,8 +36,10 @@ export interface Joins {
   /** The first container whose name or id is the target. */
   containerNamed(target: string): Container | undefined;
   managedRootOf(path: string): string | null;
-  /** Keys an env file named in an earlier snapshot of this host. */
-  composedBefore(path: string): ReadonlySet<string> | undefined;
+  /** Keys an env file named in an earlier snapshot of this host, under any of the readings given (env-readings.ts). */
+  composedBefore(path: string, readings: readonly ReadingName[]): ReadonlySet<string>;
+  /** The scan's settings the facts depend on (label keys, env file syntax). */
+  config: ScanConfig;
   /** Env keys the engine writes into a container by itself (src/engine-env.ts), per the snapshot's engine kind. */
   engineAdded: ReadonlySet<string>;
 }
@@ -66,6 +69,7 @@ function unread(snapshot: Snapshot): Pick<Joins, 'ledgerUnread' | 'engineUnread'
 export function joinsOf(snapshot: Snapshot, history: readonly Snapshot[]): Joins {
   return {
     host: snapshot.host.hostname,
+    config: snapshot.config,
     ledgerPath: snapshot.ledger.path,
     filesByPath: new Map(snapshot.files.map((f) => [f.path, f])),
     engineAdded: engineAddedKeys(snapshot.docker?.kind),
@@ -132,23 +136,32 @@ function historyJoins(snapshot: Snapshot, history: readonly Snapshot[]): Pick<Jo
     push(byTarget, f.target, f);
     push(formerById, f.id, f);
   }
-  // Keys each env file named in an earlier snapshot of this host: evidence that a key the container
-  // holds came from its composed file, once the file no longer names it.
-  const composedBefore = new Map<string, Set<string>>();
+  // Each env file as earlier snapshots of this host recorded it: a key one of them named is evidence
+  // that a key the container holds came from its composed file, once the file no longer names it.
+  const earlierFiles = new Map<string, FileRecord[]>();
   for (const earlier of history) {
     if (earlier.host.hostname !== snapshot.host.hostname) continue;
-    for (const f of earlier.files) {
-      if (!f.env) continue;
-      const keys = composedBefore.get(f.path) ?? new Set<string>();
-      for (const e of f.env) keys.add(e.key);
-      composedBefore.set(f.path, keys);
-    }
+    for (const f of earlier.files) if (f.env) push(earlierFiles, f.path, f);
   }
+  const composedBefore = (path: string, names: readonly ReadingName[]): ReadonlySet<string> => {
+    const keys = new Set<string>();
+    for (const f of earlierFiles.get(path) ?? []) {
+      const readings = fileReadings(f);
+      // A snapshot from before the literal reading was kept: its (Compose) keys stand for every reading.
+      const chosen = readings.composeOnly ? [readings.compose] : names.map((n) => readings[n]);
+      for (const r of chosen) {
+        if (!r) continue;
+        for (const k of Object.keys(r.values)) keys.add(k);
+        for (const k of r.caller) keys.add(k);
+      }
+    }
+    return keys;
+  };
   return {
     formerlyOf: (type, target) =>
       (formerByTypeTarget.get(type)?.get(target) ?? []).map((f) => ({ id: f.id, current_target: f.current_target, changed_at: f.changed_at, last_seen: f.last_seen })),
     formerTargetsOf: (id) => formerById.get(id) ?? [],
-    composedBefore: (path) => composedBefore.get(path),
+    composedBefore,
   };
 }
 

@@ -68,16 +68,19 @@ export const CUSTOM_OPERATORS: readonly OperatorDoc[] = [
   },
   {
     name: 'env_diff',
-    usage: '{"env_diff": [HELD, COMPOSED]}',
+    usage: '{"env_diff": [HELD, COMPOSED, MORE...]}',
     doc:
       'Keys of env map COMPOSED whose value HELD lacks or holds with another digest, sorted. ' +
-      'Maps are `{KEY: {digest, shape}}`; keys only in HELD (image defaults such as PATH) are ignored.',
-    fn: (held, composed) => {
-      if (!isRecord(composed)) return [];
+      'Maps are `{KEY: {digest, shape}}`; keys only in HELD (image defaults such as PATH) are ignored. ' +
+      'With several readings of one file (COMPOSED, MORE…; null ones skipped), a key is listed only when every reading names it and HELD matches none: ' +
+      'a value one reading gives is no drift (README, "Env files").',
+    fn: (held, ...readings) => {
+      const maps = readings.filter(isRecord);
+      if (maps.length === 0) return [];
       const h = isRecord(held) ? held : {};
-      return Object.keys(composed)
-        .filter((k) => !Object.hasOwn(h, k) || !sameValue(digestOf(own(h, k)), digestOf(own(composed, k))))
-        .sort();
+      const differs = (m: Record<string, unknown>, k: string): boolean => Object.hasOwn(m, k) && (!Object.hasOwn(h, k) || !sameValue(digestOf(own(h, k)), digestOf(own(m, k))));
+      const keys = maps.length === 1 ? Object.keys(maps[0]!) : [...new Set(maps.flatMap((m) => Object.keys(m)))];
+      return keys.filter((k) => maps.every((m) => differs(m, k))).sort();
     },
   },
   {

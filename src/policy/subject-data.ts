@@ -159,6 +159,11 @@ export interface ContainerSourceData {
   index: number | null;
   recorded_digest: string | null;
   named_by: ('label' | 'ledger')[];
+  /** Which consumer's reading of the file the container's env is judged by (env-readings.ts). */
+  reading: 'docker' | 'compose' | 'either';
+  reading_evidence: string;
+  /** The file as each reading the consumer may have made gives it (null: not one of them, or refused). */
+  readings: { docker: Record<string, SafeValue> | null; podman: Record<string, SafeValue> | null; compose: Record<string, SafeValue> | null };
   dropped_keys: string[];
   dropped_evidence: Record<string, string>;
 }

@@ -15,13 +15,29 @@ const safeEnv = { type: 'object', additionalProperties: { $ref: '#/$defs/safeVal
 
 const absolutePath = { type: 'string', pattern: '^/' };
 
+/** An env file's entries under one reading (types.ts EnvEntry): no `value` for a key written without `=`. */
+const envEntries = {
+  type: 'array',
+  items: {
+    type: 'object',
+    required: ['key', 'line'],
+    additionalProperties: false,
+    properties: {
+      key: { type: 'string', minLength: 1 },
+      value: { $ref: '#/$defs/safeValue' },
+      line: { type: 'integer', minimum: 1 },
+      caller: { const: true },
+    },
+  },
+};
+
 /** JSON Schema of `mesh-audit/snapshot@1`; the TypeScript types in types.ts mirror it. */
 export const snapshotSchema = {
   $id: 'https://mesh-audit.dev/schemas/snapshot-1.json',
   type: 'object',
   required: ['schema', 'tool', 'takenAt', 'host', 'config', 'docker', 'containers', 'files', 'ledger', 'problems'],
   additionalProperties: false,
-  $defs: { safeValue },
+  $defs: { safeValue, envEntries },
   properties: {
     schema: { const: SNAPSHOT_SCHEMA },
     tool: {
@@ -51,8 +67,10 @@ export const snapshotSchema = {
             resource: { type: 'string' },
             sources: { type: 'string' },
             sourceDigests: { type: 'string' },
+            envFileSyntax: { type: 'string' },
           },
         },
+        envFileSyntax: { enum: ['docker', 'compose', 'auto'] },
       },
     },
     docker: {
@@ -196,18 +214,12 @@ export const snapshotSchema = {
           inode: { type: 'integer' },
           sha256: { type: 'string', pattern: '^sha256:[0-9a-f]{64}$' },
           linkTarget: { type: 'string' },
-          env: {
-            type: 'array',
-            items: {
-              type: 'object',
-              required: ['key', 'value', 'line'],
-              additionalProperties: false,
-              properties: {
-                key: { type: 'string', minLength: 1 },
-                value: { $ref: '#/$defs/safeValue' },
-                line: { type: 'integer', minimum: 1 },
-              },
-            },
+          env: { $ref: '#/$defs/envEntries' },
+          envLiteral: {
+            type: 'object',
+            required: ['entries'],
+            additionalProperties: false,
+            properties: { entries: { $ref: '#/$defs/envEntries' }, bom: { const: true }, dockerRefuses: { type: 'string' } },
           },
           error: { type: 'string' },
         },

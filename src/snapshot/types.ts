@@ -54,13 +54,23 @@ export interface HostInfo {
 export interface ScanConfig {
   managedRoots: string[];
   labels: LabelKeys;
+  /**
+   * How the mesh's own containers read their env files when no label says (README, "Env files"):
+   * `docker` (`--env-file`, literal), `compose` (`env_file:`, dotenv-like) or `auto` (either reading
+   * is no drift). Absent in snapshots made before it existed: `auto`.
+   */
+  envFileSyntax?: EnvFileSyntax;
 }
+
+export type EnvFileSyntax = 'docker' | 'compose' | 'auto';
 
 export interface LabelKeys {
   module: string;
   resource: string;
   sources: string;
   sourceDigests: string;
+  /** The label saying which reading made a container's env (`docker` or `compose`); absent in older snapshots: the default. */
+  envFileSyntax?: string;
 }
 
 export const DEFAULT_LABEL_KEYS: LabelKeys = {
@@ -68,6 +78,7 @@ export const DEFAULT_LABEL_KEYS: LabelKeys = {
   resource: 'mesh.resource',
   sources: 'mesh.sources',
   sourceDigests: 'mesh.source-digests',
+  envFileSyntax: 'mesh.env-file-syntax',
 };
 
 /**
@@ -178,16 +189,35 @@ export interface FileRecord {
   sha256?: string;
   /** Where a symlink points; never followed out of a root. */
   linkTarget?: string;
-  /** Parsed entries when the file is an env file. */
+  /** When the file is an env file: its entries as Compose's `env_file:` reads them (dotenv-like; src/collect/envfile.ts). */
   env?: EnvEntry[];
+  /**
+   * When the file is an env file: its entries as `docker run --env-file` and `podman run --env-file`
+   * read them (values literal). Absent in snapshots made before the scanner read both; then only the
+   * Compose reading is known, and drift is judged by it alone, as those scanners did.
+   */
+  envLiteral?: LiteralEnv;
   /** Why it could not be read (permission denied, …). */
   error?: string;
 }
 
 export interface EnvEntry {
   key: string;
-  value: SafeValue;
+  /** Absent for a key written without `=`: the reading tool passes its own variable through (or nothing). */
+  value?: SafeValue;
   line: number;
+  /** The value depends on the reading tool's environment (`${VAR}` of a variable the file does not set). */
+  caller?: true;
+}
+
+/** The literal (`--env-file`) reading of an env file. */
+export interface LiteralEnv {
+  /** Keys as Podman's CLI reads them; Docker's CLI reads the same, but for a BOM (see `bom`). */
+  entries: EnvEntry[];
+  /** The file starts with a UTF-8 BOM: Docker's CLI drops it, Podman's keeps it at the start of the first key. */
+  bom?: true;
+  /** Why `docker run --env-file` refuses the file (Podman's CLI takes it): no container was made from it by Docker's CLI. */
+  dockerRefuses?: string;
 }
 
 export interface Ledger {

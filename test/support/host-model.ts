@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { containerFromInspect, type ContainerInspect } from '../../src/collect/inspect.js';
-import { parseEnvFile } from '../../src/collect/envfile.js';
+import { envReadings } from '../../src/collect/files.js';
 import { ledgerRecord } from '../../src/collect/ledger-entries.js';
 import { createSafeValueMaker, type SafeValueMaker } from '../../src/secret/value.js';
 import {
@@ -77,7 +77,7 @@ export class HostModel {
       mtime: options.mtime ?? this.takenAt,
       inode: options.inode ?? this.nextInode++,
       sha256: sha256(text),
-      ...(isEnv ? { env: parseEnvFile(text).map((e) => ({ key: e.key, value: this.safe(e.value), line: e.line })) } : {}),
+      ...(isEnv ? envReadings(Buffer.from(text, 'utf8'), this.safe) : {}),
     });
     return this;
   }

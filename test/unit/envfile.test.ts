@@ -1,9 +1,9 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { parseEnvBytes, parseEnvFile } from '../../src/collect/envfile.js';
+import { parseEnvBytes, parseEnvFile, readLiteral } from '../../src/collect/envfile.js';
 import { createSafeValueMaker } from '../../src/secret/value.js';
 
-const asMap = (text: string): Record<string, string> => Object.fromEntries(parseEnvFile(text).map((e) => [e.key, e.value]));
+const asMap = (text: string): Record<string, string | null> => Object.fromEntries(parseEnvFile(text).map((e) => [e.key, e.value]));
 
 test('CRLF line endings give the same entries as LF, without a trailing \\r', () => {
   const lf = parseEnvFile('A=1\nB=two\nC="three"\n');
@@ -43,8 +43,8 @@ test('double quotes keep # and spaces and process escapes', () => {
   assert.is(env['D'], '  padded  ');
 });
 
-test('text after a closing quote is ignored', () => {
-  assert.equal(asMap('A="quoted" # comment\nB=\'x\' trailing'), { A: 'quoted', B: 'x' });
+test('a comment after a closing quote is cut; other text after it makes the line unreadable, and it is skipped (python-dotenv)', () => {
+  assert.equal(asMap('A="quoted" # comment\nB=\'x\' trailing\nC=3'), { A: 'quoted', C: '3' });
 });
 
 test('a double-quoted value may span lines; its line is where it starts; lines after it are counted right', () => {
@@ -76,8 +76,12 @@ test('a BOM at the start does not become part of the first key', () => {
   ]);
 });
 
-test('lines without = are skipped', () => {
-  assert.equal(asMap('JUSTAWORD\nA=1\n  some text\nB=2'), { A: '1', B: '2' });
+test('a key without = has no value (the reading tool passes its own through); a line of words is skipped', () => {
+  assert.equal(parseEnvFile('JUSTAWORD\nA=1\n  some text\nB=2'), [
+    { key: 'JUSTAWORD', value: null, line: 1 },
+    { key: 'A', value: '1', line: 2 },
+    { key: 'B', value: '2', line: 4 },
+  ]);
 });
 
 test('an empty value is kept as the empty string', () => {
@@ -95,10 +99,49 @@ test('spaces around = and around an unquoted value are trimmed; = inside the val
   });
 });
 
-test('an unterminated quote does not swallow the rest of the file', () => {
+test('an unterminated quote: its line is skipped, the rest of the file read (python-dotenv)', () => {
   const entries = parseEnvFile('A="unterminated\nB=2\nC=3');
-  assert.equal(entries.map((e) => e.key), ['A', 'B', 'C']);
-  assert.equal(entries.map((e) => e.line), [1, 2, 3]);
+  assert.equal(entries.map((e) => e.key), ['B', 'C']);
+  assert.equal(entries.map((e) => e.line), [2, 3]);
+});
+
+test('with no closing quote, an escaped quote further on closes the value, as python-dotenv\'s expression backtracks to it', () => {
+  assert.equal(parseEnvFile('A="x\nB=\\"\nC=3'), [
+    { key: 'A', value: 'x\nB=\\', line: 1 },
+    { key: 'C', value: '3', line: 3 },
+  ]);
+});
+
+test('${VAR} and ${VAR:-default} take an earlier key of the file; otherwise the tool\'s environment, so the value is marked caller', () => {
+  assert.equal(parseEnvFile("A=1\nB=${A}-x\nC='${A}'\nD=${NOPE:-dflt}\nE=$A\nF\nG=${F}"), [
+    { key: 'A', value: '1', line: 1 },
+    { key: 'B', value: '1-x', line: 2 },
+    { key: 'C', value: '1', line: 3 },
+    { key: 'D', value: 'dflt', line: 4, caller: true },
+    { key: 'E', value: '$A', line: 5 },
+    { key: 'F', value: null, line: 6 },
+    { key: 'G', value: '', line: 7 },
+  ]);
+});
+
+test('the literal reading (docker/podman --env-file): values as written, leading blanks and the line end dropped', () => {
+  const r = readLiteral(Buffer.from('\uFEFFA="q" # c\r\n  B=trail  \r\nC\n# x\nD=a=b\n', 'utf8'));
+  assert.equal(r.entries, [
+    { key: '\uFEFFA', value: '"q" # c', line: 1 },
+    { key: 'B', value: 'trail  ', line: 2 },
+    { key: 'C', value: null, line: 3 },
+    { key: 'D', value: 'a=b', line: 5 },
+  ]);
+  assert.ok(r.bom);
+  assert.is(r.dockerRefuses, undefined);
+});
+
+test('the literal reading: Docker\'s CLI refuses a key with blanks (export) or no key; Podman\'s takes the key as written', () => {
+  const r = readLiteral(Buffer.from('export A=1\nB=2\n', 'utf8'));
+  assert.equal(r.entries.map((e) => e.key), ['export A', 'B']);
+  assert.match(r.dockerRefuses ?? '', /line 1: variable 'export A' contains blanks/);
+  assert.match(readLiteral(Buffer.from('=x\n')).dockerRefuses ?? '', /no variable name/);
+  assert.match(readLiteral(Buffer.from([0x41, 0x3d, 0xe9, 0x0a])).dockerRefuses ?? '', /not valid UTF-8/);
 });
 
 test('bytes that are not UTF-8: such a value is kept as its bytes (0xA0 and a BOM included), the others as text', () => {
@@ -110,7 +153,7 @@ test('bytes that are not UTF-8: such a value is kept as its bytes (0xA0 and a BO
   assert.is(entries[2]!.value, 'caf\u00e9');
   assert.equal(parseEnvBytes(Buffer.from('A=caf\u00e9\n', 'utf8')), parseEnvFile('A=caf\u00e9\n'), 'valid UTF-8 is parsed as text');
   const safe = createSafeValueMaker(Buffer.alloc(32, 1));
-  assert.is.not(safe(entries[0]!.value).digest, safe('caf\uFFFD').digest, 'never equal to the U+FFFD Docker keeps');
+  assert.is.not(safe(entries[0]!.value!).digest, safe('caf\uFFFD').digest, 'never equal to the U+FFFD Docker keeps');
   assert.is(safe(Buffer.from('caf\u00e9', 'utf8')).digest, safe('caf\u00e9').digest, 'bytes of valid UTF-8 digest as the text');
 });
 

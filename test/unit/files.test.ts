@@ -130,7 +130,7 @@ test('an env file (CRLF, export, quotes, comments) becomes SafeValues with lines
     { key: 'TOKEN', value: safe(CANARY), line: 4 },
     { key: 'NAME', value: safe('web'), line: 6 },
   ]);
-  assert.is(env.env![0]!.value.shape, 'postgresql://…@:20000/…');
+  assert.is(env.env![0]!.value!.shape, 'postgresql://…@:20000/…');
   assert.not.ok(JSON.stringify(files).includes(CANARY), 'the canary leaked');
 });
 
