@@ -167,8 +167,9 @@ rootTest('--prom-file: a regular 0644 file in a folder another user owns, replac
   assert.is(open.code, 3);
   assert.match(open.stderr, 'world-writable');
   chmodSync(collector, 0o755);
+  // A name the collector would not read is a usage error, found before anything is evaluated (exit 2).
   const badName = await runCli(['evaluate', driftHostSnapshot(dir, 'c'), '--out', join(dir, 'reports'), '--format', 'json', '--prom-file', join(collector, 'metrics.txt')]);
-  assert.is(badName.code, 3);
+  assert.is(badName.code, 2);
   assert.match(badName.stderr, ".prom'");
 });
 
