@@ -311,61 +311,58 @@ export function evaluate(
   };
 }
 
+/** How many subjects a grouped notification names before "and N more". */
+const SHOWN = 5;
+
 /**
- * One error notification per rule and source not read whose findings kept their rule's severity
- * because an `escalate` condition read unknown facts: the severity was not checked, so the run is
- * incomplete (exit 3), and every format says which findings.
+ * One error notification per rule and set of sources not read, naming the first few subjects of the
+ * group: every format shows what was not checked, and the run is incomplete. `say` words the message
+ * from the group's first item and the subjects shown.
  */
-function unknownEscalationNotifications(host: string, findings: readonly Finding[]): Notification[] {
-  const groups = new Map<string, Finding[]>();
-  for (const f of findings) {
-    if (!f.unknownEscalation) continue;
-    const key = JSON.stringify([f.ruleId, f.unknownEscalation.sources]);
+function groupedErrors<T extends { ruleId: string }>(
+  host: string,
+  items: readonly T[],
+  sourcesOf: (item: T) => readonly string[],
+  nameOf: (item: T) => string,
+  say: (first: T, shown: string) => string,
+): Notification[] {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const key = JSON.stringify([item.ruleId, sourcesOf(item)]);
     const list = groups.get(key);
-    if (list) list.push(f);
-    else groups.set(key, [f]);
+    if (list) list.push(item);
+    else groups.set(key, [item]);
   }
-  const SHOWN = 5;
   return [...groups.values()].map((list) => {
     const first = list[0]!;
-    const escalation = first.unknownEscalation!;
-    const names = [...new Set(list.map((f) => `${f.subject.kind} ${f.subject.id}${f.discriminator !== null ? ` (${f.discriminator})` : ''}`))];
+    const names = [...new Set(list.map(nameOf))];
     const shown = names.slice(0, SHOWN).join(', ') + (names.length > SHOWN ? ` and ${names.length - SHOWN} more` : '');
-    return {
-      host,
-      level: 'error' as const,
-      kind: 'evaluation' as const,
-      source: first.ruleId,
-      subject: escalation.sources.join(','),
-      message: `rule ${first.ruleId}: severity not checked on ${shown}, left at ${first.severity} (${escalation.fields.join(', ')} not known: ${escalation.reasons[0]})`,
-    };
+    return { host, level: 'error' as const, kind: 'evaluation' as const, source: first.ruleId, subject: sourcesOf(first).join(','), message: say(first, shown) };
   });
 }
 
 /**
- * One error notification per rule and source not read, naming the subjects (the first few): every
- * format shows what was not checked, and the run is incomplete.
+ * Findings that kept their rule's severity because an `escalate` condition read unknown facts: the
+ * severity was not checked, so the run is incomplete (exit 3), and every format says which findings.
  */
+function unknownEscalationNotifications(host: string, findings: readonly Finding[]): Notification[] {
+  const escalated = findings.filter((f) => f.unknownEscalation !== undefined);
+  return groupedErrors(
+    host,
+    escalated,
+    (f) => f.unknownEscalation!.sources,
+    (f) => `${f.subject.kind} ${f.subject.id}${f.discriminator !== null ? ` (${f.discriminator})` : ''}`,
+    (f, shown) => `rule ${f.ruleId}: severity not checked on ${shown}, left at ${f.severity} (${f.unknownEscalation!.fields.join(', ')} not known: ${f.unknownEscalation!.reasons[0]})`,
+  );
+}
+
+/** Rules not checked on subjects whose facts were unknown. */
 function notCheckedNotifications(host: string, notChecked: readonly NotChecked[]): Notification[] {
-  const groups = new Map<string, NotChecked[]>();
-  for (const n of notChecked) {
-    const key = JSON.stringify([n.ruleId, n.sources]);
-    const list = groups.get(key);
-    if (list) list.push(n);
-    else groups.set(key, [n]);
-  }
-  const SHOWN = 5;
-  return [...groups.values()].map((list) => {
-    const first = list[0]!;
-    const names = [...new Set(list.map((n) => `${n.subject.kind} ${n.subject.id}${n.part !== null ? ` (${n.part})` : ''}`))];
-    const shown = names.slice(0, SHOWN).join(', ') + (names.length > SHOWN ? ` and ${names.length - SHOWN} more` : '');
-    return {
-      host,
-      level: 'error' as const,
-      kind: 'evaluation' as const,
-      source: first.ruleId,
-      subject: first.sources.join(','),
-      message: `rule ${first.ruleId} not checked on ${shown}: ${first.reasons[0]}`,
-    };
-  });
+  return groupedErrors(
+    host,
+    notChecked,
+    (n) => n.sources,
+    (n) => `${n.subject.kind} ${n.subject.id}${n.part !== null ? ` (${n.part})` : ''}`,
+    (n, shown) => `rule ${n.ruleId} not checked on ${shown}: ${n.reasons[0]}`,
+  );
 }
