@@ -30,6 +30,17 @@ const tryFlock = (flock: Flock, fd: number, mode: 'exnb' | 'shnb' = 'exnb'): Pro
     }),
   );
 
+/** Polls for the lock until it is had or `timeoutSeconds` pass; then exit 3 naming the holder's pid. */
+async function waitForFlock(flock: Flock, handle: FileHandle, mode: 'exnb' | 'shnb', timeoutSeconds: number, who: string, doing: string): Promise<void> {
+  const deadline = Date.now() + timeoutSeconds * 1000;
+  while (!(await tryFlock(flock, handle.fd, mode))) {
+    if (Date.now() >= deadline) {
+      throw new MeshAuditError(`${who} (${await holderOf(handle)}) ${doing}; gave up after waiting ${timeoutSeconds} s (--lock-timeout)`, ExitCode.Incomplete);
+    }
+    await new Promise((r) => setTimeout(r, POLL_MS));
+  }
+}
+
 async function holderOf(handle: FileHandle): Promise<string> {
   const text = (await handle.readFile({ encoding: 'utf8' }).catch(() => '')).trim();
   return /^\d+$/.test(text) ? `pid ${text}` : 'pid unknown';
@@ -55,16 +66,7 @@ export async function lockOutputFolder(dir: string, timeoutSeconds: number): Pro
   }
   try {
     if (!(await handle.stat()).isFile()) throw new MeshAuditError(`${path}: the lock file is not a regular file; refusing to use the folder`, ExitCode.Incomplete);
-    const deadline = Date.now() + timeoutSeconds * 1000;
-    while (!(await tryFlock(flock, handle.fd))) {
-      if (Date.now() >= deadline) {
-        throw new MeshAuditError(
-          `${dir}: another mesh-audit run (${await holderOf(handle)}) is writing this output folder; gave up after waiting ${timeoutSeconds} s (--lock-timeout)`,
-          ExitCode.Incomplete,
-        );
-      }
-      await new Promise((r) => setTimeout(r, POLL_MS));
-    }
+    await waitForFlock(flock, handle, 'exnb', timeoutSeconds, `${dir}: another mesh-audit run`, 'is writing this output folder');
     await handle.truncate(0);
     await handle.write(`${process.pid}\n`, 0);
   } catch (err) {
@@ -99,16 +101,7 @@ export async function lockForReading(historyDir: string, timeoutSeconds: number)
     try {
       if (!(await handle.stat()).isFile()) throw new MeshAuditError(`${path}: the lock file is not a regular file; refusing to read ${historyDir}`, ExitCode.Incomplete);
       const flock = loadFlock(dir);
-      const deadline = Date.now() + timeoutSeconds * 1000;
-      while (!(await tryFlock(flock, handle.fd, 'shnb'))) {
-        if (Date.now() >= deadline) {
-          throw new MeshAuditError(
-            `${historyDir}: another mesh-audit run (${await holderOf(handle)}) is writing this history; gave up after waiting ${timeoutSeconds} s (--lock-timeout)`,
-            ExitCode.Incomplete,
-          );
-        }
-        await new Promise((r) => setTimeout(r, POLL_MS));
-      }
+      await waitForFlock(flock, handle, 'shnb', timeoutSeconds, `${historyDir}: another mesh-audit run`, 'is writing this history');
     } catch (err) {
       await handle.close().catch(() => undefined);
       if (err instanceof MeshAuditError) throw err;
