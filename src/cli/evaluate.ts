@@ -18,7 +18,8 @@ import type { Problem, Snapshot } from '../snapshot/types.js';
 import { checkStdoutFormats, DEFAULT_LOCK_TIMEOUT_SECONDS, deliverRun, fileFormatsOf, latestJsonReport, parseFormats, withOutputFolder, type DeliveryPlan, type OutputFolder } from './output.js';
 import { detail, list, note, type CommandContext } from './context.js';
 import { alertmanagerTargetOf } from '../alert/target.js';
-import { lockForReading } from '../write/lock.js';
+import { prepareOutputDir } from '../write/atomic.js';
+import { lockForReading, type OutputLock } from '../write/lock.js';
 import type { Scope } from '../scope.js';
 import { addPolicyOptions, addScopeOptions, CONFIG_HELP, policyChoiceOf, settingsAndScopeOf, type SettingFlags } from './settings.js';
 import type { PolicyPack } from '../policy/types.js';
@@ -210,7 +211,11 @@ export async function auditAndReport(
   let evaluations: Evaluation[];
   // A history folder a scan writes is read under a shared lock (never while the scan prunes it), and
   // released before this run takes its own output folder's lock (which may be the same folder).
-  const historyLock = preloadedHistory === undefined && options.history !== undefined ? await lockForReading(options.history, lockTimeout ?? DEFAULT_LOCK_TIMEOUT_SECONDS) : undefined;
+  let historyLock: OutputLock | undefined;
+  if (preloadedHistory === undefined && options.history !== undefined) {
+    const ownFolder = folder?.dir ?? (usesOutputFolder(options) ? await prepareOutputDir(options.out) : undefined);
+    historyLock = await lockForReading(options.history, lockTimeout ?? DEFAULT_LOCK_TIMEOUT_SECONDS, ownFolder);
+  }
   try {
     if ('files' in source && workers > 0) {
       // Each worker loads the history itself (a folder it cannot read is still exit 2, from the first file).

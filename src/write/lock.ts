@@ -1,6 +1,7 @@
 import { constants } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
+import { EMBEDDED } from '../embedded.js';
 import { ExitCode, MeshAuditError } from '../errors.js';
 import { loadFlock, type Flock } from './flock.js';
 import { osErrorText } from './os-error.js';
@@ -87,8 +88,13 @@ export async function lockOutputFolder(dir: string, timeoutSeconds: number): Pro
  * `timeoutSeconds`, then exit 3 naming the holder), so the history is never read while it is pruned;
  * readers do not wait for one another. Nothing is created: no lock file there means no scanner's
  * folder, and no lock is taken. The file is opened read-only, never followed if it is a symlink.
+ * `scratchDir`: this run's own checked output folder, if it has one.
  */
-export async function lockForReading(historyDir: string, timeoutSeconds: number): Promise<OutputLock | undefined> {
+export async function lockForReading(historyDir: string, timeoutSeconds: number, scratchDir: string | undefined): Promise<OutputLock | undefined> {
+  // The single executable loads flock(2) through an unnamed file in a folder this run has checked and
+  // may write (./flock.ts): never in the scan's folder. With no output folder of its own (`--out -`)
+  // it reads the history without the lock (README, --history).
+  if (EMBEDDED !== undefined && scratchDir === undefined) return undefined;
   for (const dir of [historyDir, join(historyDir, '..'), join(historyDir, '..', '..')]) {
     const path = join(dir, LOCK_FILE);
     let handle: FileHandle;
@@ -100,7 +106,7 @@ export async function lockForReading(historyDir: string, timeoutSeconds: number)
     }
     try {
       if (!(await handle.stat()).isFile()) throw new MeshAuditError(`${path}: the lock file is not a regular file; refusing to read ${historyDir}`, ExitCode.Incomplete);
-      const flock = loadFlock(dir);
+      const flock = loadFlock(scratchDir ?? dir);
       await waitForFlock(flock, handle, 'shnb', timeoutSeconds, `${historyDir}: another mesh-audit run`, 'is writing this history');
     } catch (err) {
       await handle.close().catch(() => undefined);
