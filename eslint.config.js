@@ -2,6 +2,7 @@
 // run by `npm test` (see package.json). Each rule tuned below says why.
 import eslint from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import prettier from 'eslint-config-prettier';
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'reports/**'] },
@@ -28,6 +29,8 @@ export default tseslint.config(
       'preserve-caught-error': 'off',
     },
   },
+  // Layout is Prettier's (.prettierrc.json, `npm run format`); ESLint's layout rules are turned off so the two never disagree.
+  prettier,
   {
     // The few plain-JavaScript entry points (bin/, test runners, this file) are outside tsconfig, so
     // the type-aware rules cannot run on them; they run on Node, whose globals ESLint must be told.
