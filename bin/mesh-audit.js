@@ -13,9 +13,16 @@ async function cli() {
   const { CODE_CACHE_ASSET, compileProgram, PROGRAM_ASSET, runProgram } = await import('../dist/src/cli/program.js');
   const program = file(`../dist/program/${PROGRAM_ASSET}`);
   const cache = file(`../dist/program/${CODE_CACHE_ASSET}`);
-  const bundled = existsSync(program) && existsSync(cache) && statSync(program).mtimeMs >= statSync(file('../dist/src/cli/main.js')).mtimeMs;
+  const bundled =
+    existsSync(program) &&
+    existsSync(cache) &&
+    statSync(program).mtimeMs >= statSync(file('../dist/src/cli/main.js')).mtimeMs;
   if (!bundled) return import('../dist/src/cli/main.js');
-  return runProgram(compileProgram(readFileSync(program, 'utf8'), program, readFileSync(cache)), program, createRequire(program));
+  return runProgram(
+    compileProgram(readFileSync(program, 'utf8'), program, readFileSync(cache)),
+    program,
+    createRequire(program),
+  );
 }
 
 const { installSignalHandlers, main } = await cli();

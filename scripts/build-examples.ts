@@ -14,7 +14,11 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const LEDGER = '/var/lib/mesh-host/ledger.json';
 
 const envText = (vars: Record<string, string>): string =>
-  '# composed by mesh-host; do not edit\n' + Object.entries(vars).map(([k, v]) => `${k}=${v}`).join('\n') + '\n';
+  '# composed by mesh-host; do not edit\n' +
+  Object.entries(vars)
+    .map(([k, v]) => `${k}=${v}`)
+    .join('\n') +
+  '\n';
 
 // --- 045: the composed env file was rewritten once the database address became known ---------------
 const GITEA_ENV_BEFORE = envText({
@@ -29,7 +33,11 @@ const GITEA_ENV_AFTER = envText({
 });
 const APP_INI_BEFORE = '[server]\nHTTP_PORT = 2999\n';
 const APP_INI_AFTER = '[server]\nHTTP_PORT = 2999\nSSH_PORT = 2222\n';
-const RUNNER_ENV = envText({ RUNNER_TOKEN: 'example-runner-token-0001', RUNNER_NAME: 'runner-1', GITEA_URL: 'http://127.0.0.1:2999/' });
+const RUNNER_ENV = envText({
+  RUNNER_TOKEN: 'example-runner-token-0001',
+  RUNNER_NAME: 'runner-1',
+  GITEA_URL: 'http://127.0.0.1:2999/',
+});
 
 function gitea045(model: HostModel): HostModel {
   return model
@@ -71,16 +79,62 @@ function runner(model: HostModel): HostModel {
       'mesh.sources': '/etc/mesh/runner/runner.env',
       'mesh.source-digests': sha256(RUNNER_ENV),
     },
-    env: { RUNNER_TOKEN: 'example-runner-token-0001', RUNNER_NAME: 'runner-1', GITEA_URL: 'http://127.0.0.1:2999/', PATH: '/bin' },
+    env: {
+      RUNNER_TOKEN: 'example-runner-token-0001',
+      RUNNER_NAME: 'runner-1',
+      GITEA_URL: 'http://127.0.0.1:2999/',
+      PATH: '/bin',
+    },
   });
 }
 
 const ledger045 = (appliedAt: string) => [
-  { id: 'gitea.server', type: 'container', module: 'gitea', origin: 'declared', target: 'gitea-server', holds: [2999], sources: ['/etc/mesh/gitea/db.env'], applied_at: '2026-09-13T08:00:00Z' },
-  { id: 'gitea.env', type: 'file', module: 'gitea', origin: 'declared', target: '/etc/mesh/gitea/db.env', digest: sha256(GITEA_ENV_AFTER), applied_at: appliedAt },
-  { id: 'gitea.config', type: 'file', module: 'gitea', origin: 'declared', target: '/etc/mesh/gitea/app.ini', digest: sha256(APP_INI_AFTER), applied_at: appliedAt },
-  { id: 'runner.agent', type: 'container', module: 'runner', origin: 'declared', target: 'gitea-runner', sources: ['/etc/mesh/runner/runner.env'], applied_at: '2026-09-13T08:00:00Z' },
-  { id: 'runner.env', type: 'file', module: 'runner', origin: 'declared', target: '/etc/mesh/runner/runner.env', digest: sha256(RUNNER_ENV), applied_at: '2026-09-13T08:00:00Z' },
+  {
+    id: 'gitea.server',
+    type: 'container',
+    module: 'gitea',
+    origin: 'declared',
+    target: 'gitea-server',
+    holds: [2999],
+    sources: ['/etc/mesh/gitea/db.env'],
+    applied_at: '2026-09-13T08:00:00Z',
+  },
+  {
+    id: 'gitea.env',
+    type: 'file',
+    module: 'gitea',
+    origin: 'declared',
+    target: '/etc/mesh/gitea/db.env',
+    digest: sha256(GITEA_ENV_AFTER),
+    applied_at: appliedAt,
+  },
+  {
+    id: 'gitea.config',
+    type: 'file',
+    module: 'gitea',
+    origin: 'declared',
+    target: '/etc/mesh/gitea/app.ini',
+    digest: sha256(APP_INI_AFTER),
+    applied_at: appliedAt,
+  },
+  {
+    id: 'runner.agent',
+    type: 'container',
+    module: 'runner',
+    origin: 'declared',
+    target: 'gitea-runner',
+    sources: ['/etc/mesh/runner/runner.env'],
+    applied_at: '2026-09-13T08:00:00Z',
+  },
+  {
+    id: 'runner.env',
+    type: 'file',
+    module: 'runner',
+    origin: 'declared',
+    target: '/etc/mesh/runner/runner.env',
+    digest: sha256(RUNNER_ENV),
+    applied_at: '2026-09-13T08:00:00Z',
+  },
 ];
 
 function example045(): Snapshot {
@@ -90,8 +144,14 @@ function example045(): Snapshot {
 }
 
 // --- 097: the resource's container got an explicit name; the old one stayed ----------------------
-const FORGE_ENV = envText({ DATABASE_URL: 'postgresql://forge:example-pass@127.0.0.1:20000/forge_v2', FORGE_MODE: 'prod' });
-const OLD_FORGE_ENV = envText({ DATABASE_URL: 'postgresql://forge:example-pass@127.0.0.1:20000/forge', FORGE_MODE: 'prod' });
+const FORGE_ENV = envText({
+  DATABASE_URL: 'postgresql://forge:example-pass@127.0.0.1:20000/forge_v2',
+  FORGE_MODE: 'prod',
+});
+const OLD_FORGE_ENV = envText({
+  DATABASE_URL: 'postgresql://forge:example-pass@127.0.0.1:20000/forge',
+  FORGE_MODE: 'prod',
+});
 const FORGE_INI = '[server]\nROOT_URL = https://forge.example.invalid/\n';
 const forgeLabels = (sources: string, text: string) => ({
   'mesh.module': 'forge',
@@ -126,9 +186,34 @@ const newForge = (model: HostModel, name: string, port: number): HostModel =>
 const forgeLedger = (after: boolean, target: string, holds: number[]) => {
   const appliedAt = after ? '2026-09-23T08:12:00Z' : '2026-09-23T02:00:00Z';
   return [
-    { id: 'forge.server', type: 'container', module: 'forge', origin: 'declared', target, holds, sources: ['/etc/mesh/forge/forge.env'], applied_at: appliedAt },
-    { id: 'forge.env', type: 'file', module: 'forge', origin: 'declared', target: '/etc/mesh/forge/forge.env', digest: sha256(after ? FORGE_ENV : OLD_FORGE_ENV), applied_at: appliedAt },
-    { id: 'forge.config', type: 'file', module: 'forge', origin: 'declared', target: after ? '/etc/mesh/forge/conf/app.ini' : '/etc/mesh/forge/app.ini', digest: sha256(FORGE_INI), applied_at: appliedAt },
+    {
+      id: 'forge.server',
+      type: 'container',
+      module: 'forge',
+      origin: 'declared',
+      target,
+      holds,
+      sources: ['/etc/mesh/forge/forge.env'],
+      applied_at: appliedAt,
+    },
+    {
+      id: 'forge.env',
+      type: 'file',
+      module: 'forge',
+      origin: 'declared',
+      target: '/etc/mesh/forge/forge.env',
+      digest: sha256(after ? FORGE_ENV : OLD_FORGE_ENV),
+      applied_at: appliedAt,
+    },
+    {
+      id: 'forge.config',
+      type: 'file',
+      module: 'forge',
+      origin: 'declared',
+      target: after ? '/etc/mesh/forge/conf/app.ini' : '/etc/mesh/forge/app.ini',
+      digest: sha256(FORGE_INI),
+      applied_at: appliedAt,
+    },
   ];
 };
 
@@ -164,7 +249,12 @@ function exampleClean(): Snapshot {
       name: 'gitea-server',
       image: 'registry.example.invalid/gitea:1.21',
       network: 'host',
-      labels: { 'mesh.module': 'gitea', 'mesh.resource': 'gitea.server', 'mesh.sources': '/etc/mesh/gitea/db.env', 'mesh.source-digests': sha256(GITEA_ENV_AFTER) },
+      labels: {
+        'mesh.module': 'gitea',
+        'mesh.resource': 'gitea.server',
+        'mesh.sources': '/etc/mesh/gitea/db.env',
+        'mesh.source-digests': sha256(GITEA_ENV_AFTER),
+      },
       env: {
         DATABASE_URL: 'postgresql://gitea:example-db-pass@db.mesh.internal:20000/gitea',
         GITEA__security__SECRET_KEY: 'example-secret-key-0001',
@@ -175,8 +265,25 @@ function exampleClean(): Snapshot {
     })
     .ledger(
       [
-        { id: 'gitea.server', type: 'container', module: 'gitea', origin: 'declared', target: 'gitea-server', holds: [2999], sources: ['/etc/mesh/gitea/db.env'], applied_at: '2026-09-24T01:00:00Z' },
-        { id: 'gitea.env', type: 'file', module: 'gitea', origin: 'declared', target: '/etc/mesh/gitea/db.env', digest: sha256(GITEA_ENV_AFTER), applied_at: '2026-09-24T01:00:00Z' },
+        {
+          id: 'gitea.server',
+          type: 'container',
+          module: 'gitea',
+          origin: 'declared',
+          target: 'gitea-server',
+          holds: [2999],
+          sources: ['/etc/mesh/gitea/db.env'],
+          applied_at: '2026-09-24T01:00:00Z',
+        },
+        {
+          id: 'gitea.env',
+          type: 'file',
+          module: 'gitea',
+          origin: 'declared',
+          target: '/etc/mesh/gitea/db.env',
+          digest: sha256(GITEA_ENV_AFTER),
+          applied_at: '2026-09-24T01:00:00Z',
+        },
         ...ledger045('').filter((e) => e.id.startsWith('runner.')),
       ],
       { path: LEDGER },
@@ -187,20 +294,32 @@ function exampleClean(): Snapshot {
 // --- demo: both incidents on one adopted node, with what the host found there ---------------------
 const PG_CONF = 'listen_addresses = 127.0.0.1\nport = 20000\n';
 function demoModel(takenAt: string): HostModel {
-  return new HostModel('edge-7', takenAt, ['/etc/mesh'])
-    .file('/etc/legacy/postgresql.conf', PG_CONF)
-    .container({
-      name: 'legacy-postgres',
-      image: 'registry.example.invalid/postgres:15',
-      network: 'host',
-      env: { POSTGRES_PASSWORD: 'example-pg-pass', PGDATA: '/var/lib/postgresql/data' },
-      binds: [{ source: '/etc/legacy/postgresql.conf', destination: '/etc/postgresql/postgresql.conf' }],
-      proc: { listening: [{ protocol: 'tcp', address: '127.0.0.1', port: 20000 }] },
-    });
+  return new HostModel('edge-7', takenAt, ['/etc/mesh']).file('/etc/legacy/postgresql.conf', PG_CONF).container({
+    name: 'legacy-postgres',
+    image: 'registry.example.invalid/postgres:15',
+    network: 'host',
+    env: { POSTGRES_PASSWORD: 'example-pg-pass', PGDATA: '/var/lib/postgresql/data' },
+    binds: [{ source: '/etc/legacy/postgresql.conf', destination: '/etc/postgresql/postgresql.conf' }],
+    proc: { listening: [{ protocol: 'tcp', address: '127.0.0.1', port: 20000 }] },
+  });
 }
 const demoFound = [
-  { id: 'legacy.postgres', type: 'container', origin: 'found', target: 'legacy-postgres', holds: [20000], applied_at: '2026-09-01T00:00:00Z' },
-  { id: 'legacy.postgres-conf', type: 'file', origin: 'found', target: '/etc/legacy/postgresql.conf', digest: sha256(PG_CONF), applied_at: '2026-09-01T00:00:00Z' },
+  {
+    id: 'legacy.postgres',
+    type: 'container',
+    origin: 'found',
+    target: 'legacy-postgres',
+    holds: [20000],
+    applied_at: '2026-09-01T00:00:00Z',
+  },
+  {
+    id: 'legacy.postgres-conf',
+    type: 'file',
+    origin: 'found',
+    target: '/etc/legacy/postgresql.conf',
+    digest: sha256(PG_CONF),
+    applied_at: '2026-09-01T00:00:00Z',
+  },
 ];
 
 function demoBefore(): Snapshot {
@@ -208,7 +327,11 @@ function demoBefore(): Snapshot {
     .file('/etc/mesh/forge/forge.env', OLD_FORGE_ENV)
     .file('/etc/mesh/forge/app.ini', FORGE_INI);
   return oldForge(model, 3999)
-    .ledger([...ledger045('2026-09-13T09:30:00Z'), ...forgeLedger(false, 'forge-forge.server', [3999]), ...demoFound], { path: LEDGER, node: 'edge-7', adopted: true })
+    .ledger([...ledger045('2026-09-13T09:30:00Z'), ...forgeLedger(false, 'forge-forge.server', [3999]), ...demoFound], {
+      path: LEDGER,
+      node: 'edge-7',
+      adopted: true,
+    })
     .build();
 }
 
@@ -217,9 +340,18 @@ function demo(): Snapshot {
     .file('/etc/mesh/forge/forge.env', FORGE_ENV)
     .file('/etc/mesh/forge/app.ini', FORGE_INI)
     .file('/etc/mesh/forge/conf/app.ini', FORGE_INI)
-    .container({ name: 'debug-shell', image: 'registry.example.invalid/busybox:1', network: 'none', env: { PATH: '/bin' } });
+    .container({
+      name: 'debug-shell',
+      image: 'registry.example.invalid/busybox:1',
+      network: 'none',
+      env: { PATH: '/bin' },
+    });
   return oldForge(newForge(model, 'forge', 3998), 3999)
-    .ledger([...ledger045('2026-09-13T09:30:00Z'), ...forgeLedger(true, 'forge', [3998]), ...demoFound], { path: LEDGER, node: 'edge-7', adopted: true })
+    .ledger([...ledger045('2026-09-13T09:30:00Z'), ...forgeLedger(true, 'forge', [3998]), ...demoFound], {
+      path: LEDGER,
+      node: 'edge-7',
+      adopted: true,
+    })
     .build();
 }
 
@@ -230,11 +362,27 @@ const adoptedBase = (takenAt: string) =>
   new HostModel('adopted-7', takenAt, ['/etc/mesh'])
     .file('/etc/mesh/web/web.conf', WEB_CONF)
     .file('/etc/legacy/pg.conf', 'port = 20000\n')
-    .container({ name: 'web', network: 'host', labels: webLabels, proc: { listening: [{ protocol: 'tcp', address: '0.0.0.0', port: 8080 }] } })
-    .container({ name: 'legacy-db', network: 'host', proc: { listening: [{ protocol: 'tcp', address: '127.0.0.1', port: 20000 }] } });
+    .container({
+      name: 'web',
+      network: 'host',
+      labels: webLabels,
+      proc: { listening: [{ protocol: 'tcp', address: '0.0.0.0', port: 8080 }] },
+    })
+    .container({
+      name: 'legacy-db',
+      network: 'host',
+      proc: { listening: [{ protocol: 'tcp', address: '127.0.0.1', port: 20000 }] },
+    });
 const adoptedLedger = [
   { id: 'web.server', type: 'container', module: 'web', origin: 'declared', target: 'web', holds: [8080, 8443] },
-  { id: 'web.conf', type: 'file', module: 'web', origin: 'declared', target: '/etc/mesh/web/web.conf', digest: sha256(WEB_CONF) },
+  {
+    id: 'web.conf',
+    type: 'file',
+    module: 'web',
+    origin: 'declared',
+    target: '/etc/mesh/web/web.conf',
+    digest: sha256(WEB_CONF),
+  },
   { id: 'legacy.db', type: 'container', origin: 'found', target: 'legacy-db', holds: [20000] },
   { id: 'legacy.pg-conf', type: 'file', origin: 'found', target: '/etc/legacy/pg.conf' },
 ];
@@ -242,10 +390,22 @@ const adoptedLedger = [
 function adoptedBefore(): Snapshot {
   return adoptedBase('2026-10-01T03:00:00Z')
     .file('/etc/mesh/web/old.conf', WEB_CONF)
-    .container({ name: 'web-web.server', network: 'host', labels: webLabels, proc: { listening: [{ protocol: 'tcp', address: '0.0.0.0', port: 8443 }] } })
+    .container({
+      name: 'web-web.server',
+      network: 'host',
+      labels: webLabels,
+      proc: { listening: [{ protocol: 'tcp', address: '0.0.0.0', port: 8443 }] },
+    })
     .ledger(
       [
-        { id: 'web.server', type: 'container', module: 'web', origin: 'declared', target: 'web-web.server', holds: [8080, 8443] },
+        {
+          id: 'web.server',
+          type: 'container',
+          module: 'web',
+          origin: 'declared',
+          target: 'web-web.server',
+          holds: [8080, 8443],
+        },
         { id: 'web.conf', type: 'file', module: 'web', origin: 'declared', target: '/etc/mesh/web/old.conf' },
         ...adoptedLedger.slice(2),
       ],
@@ -258,8 +418,17 @@ function adoptedNode(): Snapshot {
   return adoptedBase('2026-10-02T03:00:00Z')
     .file('/etc/mesh/web/old.conf', WEB_CONF) // stale: web.conf moved away from it
     .file('/etc/mesh/notes.txt', 'written by hand\n') // unknown origin, unrecorded
-    .container({ name: 'web-web.server', network: 'host', labels: webLabels, proc: { listening: [{ protocol: 'tcp', address: '0.0.0.0', port: 8443 }] } })
-    .container({ name: 'metrics-agent', network: 'none', labels: { 'mesh.module': 'metrics', 'mesh.resource': 'metrics.agent' } })
+    .container({
+      name: 'web-web.server',
+      network: 'host',
+      labels: webLabels,
+      proc: { listening: [{ protocol: 'tcp', address: '0.0.0.0', port: 8443 }] },
+    })
+    .container({
+      name: 'metrics-agent',
+      network: 'none',
+      labels: { 'mesh.module': 'metrics', 'mesh.resource': 'metrics.agent' },
+    })
     .container({ name: 'adhoc-debug', network: 'none', image: 'registry.example.invalid/busybox:1' })
     .container({ name: 'proxy', network: 'none', labels: { 'mesh.module': 'edge' } })
     .ledger(
@@ -278,8 +447,17 @@ function adoptedNode(): Snapshot {
 function adoptedResolved(): Snapshot {
   return adoptedBase('2026-10-03T03:00:00Z')
     .file('/etc/mesh/notes.txt', 'written by hand\n')
-    .container({ name: 'web-alt', network: 'host', labels: webLabels, proc: { listening: [{ protocol: 'tcp', address: '0.0.0.0', port: 8443 }] } })
-    .container({ name: 'metrics-agent', network: 'none', labels: { 'mesh.module': 'metrics', 'mesh.resource': 'metrics.agent' } })
+    .container({
+      name: 'web-alt',
+      network: 'host',
+      labels: webLabels,
+      proc: { listening: [{ protocol: 'tcp', address: '0.0.0.0', port: 8443 }] },
+    })
+    .container({
+      name: 'metrics-agent',
+      network: 'none',
+      labels: { 'mesh.module': 'metrics', 'mesh.resource': 'metrics.agent' },
+    })
     .container({ name: 'adhoc-debug', network: 'none', image: 'registry.example.invalid/busybox:1' })
     .container({ name: 'proxy', network: 'none', labels: { 'mesh.module': 'edge' } })
     .ledger(

@@ -19,10 +19,13 @@ rmSync(outDir, { recursive: true, force: true });
 mkdirSync(work, { recursive: true });
 
 const version = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version;
-const commit = (JSON.parse(readFileSync(join(root, 'dist', 'src', 'generated', 'build-info.json'), 'utf8')) as { commit: string }).commit;
+const commit = (
+  JSON.parse(readFileSync(join(root, 'dist', 'src', 'generated', 'build-info.json'), 'utf8')) as { commit: string }
+).commit;
 
 const started = Date.now();
-const step = (what: string) => process.stderr.write(`package: ${what} (${((Date.now() - started) / 1000).toFixed(1)} s)\n`);
+const step = (what: string) =>
+  process.stderr.write(`package: ${what} (${((Date.now() - started) / 1000).toFixed(1)} s)\n`);
 
 const binary = join(outDir, 'mesh-audit-linux-x64');
 const assets = Object.fromEntries(Object.entries(ADDON_ASSETS).map(([name, file]) => [name, join(root, file)]));

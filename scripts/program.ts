@@ -27,4 +27,6 @@ try {
 } finally {
   rmSync(work, { recursive: true, force: true });
 }
-process.stderr.write(`build: the CLI bundled with its code cache into ${join(dir, PROGRAM_ASSET)}, ${CODE_CACHE_ASSET}\n`);
+process.stderr.write(
+  `build: the CLI bundled with its code cache into ${join(dir, PROGRAM_ASSET)}, ${CODE_CACHE_ASSET}\n`,
+);

@@ -62,7 +62,12 @@ export interface AcquireRequest {
 const NO_HISTORY: History = { snapshots: [], problems: [] };
 
 /** `named`, else the `history/` folder beside `file` (`what`: the snapshot, the output) when there is one, said in a note; else none. */
-export function historyFolderFor(file: string, what: string, named: string | undefined, io: AcquireIo): string | undefined {
+export function historyFolderFor(
+  file: string,
+  what: string,
+  named: string | undefined,
+  io: AcquireIo,
+): string | undefined {
   if (named !== undefined) return named;
   const beside = join(dirname(file), 'history');
   if (!existsSync(beside)) return undefined;
@@ -71,16 +76,27 @@ export function historyFolderFor(file: string, what: string, named: string | und
 }
 
 /** Reads the live host with a progress line; the snapshot carries the memory of former targets, so pruning history never loses it. */
-export async function readHost(settings: ScanSettings, history: History, io: AcquireIo, scope?: ScopeJudge): Promise<Snapshot> {
+export async function readHost(
+  settings: ScanSettings,
+  history: History,
+  io: AcquireIo,
+  scope?: ScopeJudge,
+): Promise<Snapshot> {
   const progress = io.startProgress();
   let taken: Snapshot;
   try {
-    taken = await takeSnapshot(settings, history.snapshots, { now: () => io.now(), progress: (m) => progress.step(m), ...(scope ? { scope } : {}) });
+    taken = await takeSnapshot(settings, history.snapshots, {
+      now: () => io.now(),
+      progress: (m) => progress.step(m),
+      ...(scope ? { scope } : {}),
+    });
   } catch (err) {
     progress.done();
     throw err;
   }
-  progress.done(`read ${taken.containers.length} containers, ${taken.files.length} files, ${taken.ledger.entries.length} ledger entries; ${taken.problems.length} source${taken.problems.length === 1 ? '' : 's'} not read`);
+  progress.done(
+    `read ${taken.containers.length} containers, ${taken.files.length} files, ${taken.ledger.entries.length} ledger entries; ${taken.problems.length} source${taken.problems.length === 1 ? '' : 's'} not read`,
+  );
   return withMemory(taken, history.snapshots);
 }
 
@@ -88,13 +104,23 @@ export async function acquireSnapshot(request: AcquireRequest, io: AcquireIo, ho
   if (request.snapshot !== undefined) {
     const historyDir = historyFolderFor(request.snapshot, 'the snapshot', request.history, io);
     const history = historyDir !== undefined ? await loadHistory(historyDir) : NO_HISTORY;
-    return { snapshots: [await loadSnapshot(request.snapshot)], history, keepCount: request.keep, keep: () => Promise.resolve([]) };
+    return {
+      snapshots: [await loadSnapshot(request.snapshot)],
+      history,
+      keepCount: request.keep,
+      keep: () => Promise.resolve([]),
+    };
   }
   const settings = await request.settings();
   const hostname = await resolveHostname(settings);
   // The scanner's own history lives in the output folder this run holds.
   const own = request.history === undefined ? home : undefined;
-  const history = request.history !== undefined ? await loadHistory(request.history) : own !== undefined ? await readOwnHistory(own.dir, hostname) : NO_HISTORY;
+  const history =
+    request.history !== undefined
+      ? await loadHistory(request.history)
+      : own !== undefined
+        ? await readOwnHistory(own.dir, hostname)
+        : NO_HISTORY;
   const snapshot = await readHost({ ...settings, hostname }, history, io, request.scope);
   for (const p of [...snapshot.problems, ...history.problems]) io.problem(p.message);
   return {
@@ -117,7 +143,12 @@ export async function acquireSnapshot(request: AcquireRequest, io: AcquireIo, ho
 }
 
 /** The live host for `mesh-audit snapshot`: the same memory as a scan, history from `historyDir`, its problems in the snapshot. */
-export async function snapshotOfHost(settings: ScanSettings, historyDir: string | undefined, io: AcquireIo, scope?: ScopeJudge): Promise<Snapshot> {
+export async function snapshotOfHost(
+  settings: ScanSettings,
+  historyDir: string | undefined,
+  io: AcquireIo,
+  scope?: ScopeJudge,
+): Promise<Snapshot> {
   const hostname = await resolveHostname(settings);
   const history = historyDir !== undefined ? await loadHistory(historyDir) : NO_HISTORY;
   const snapshot = withProblems(await readHost({ ...settings, hostname }, history, io, scope), history.problems);

@@ -55,7 +55,15 @@ export interface AuditSettings {
 }
 
 /** The defaults of the reporting settings (scan and evaluate; premigrate has its own formats). */
-export const DEFAULT_REPORT_SETTINGS = { format: 'text,sarif,json', profile: 'all', baseline: undefined, failOnNew: false, onlyNew: false, promFile: undefined, waivers: undefined } as const;
+export const DEFAULT_REPORT_SETTINGS = {
+  format: 'text,sarif,json',
+  profile: 'all',
+  baseline: undefined,
+  failOnNew: false,
+  onlyNew: false,
+  promFile: undefined,
+  waivers: undefined,
+} as const;
 
 export type Settings = ScanSettings & AuditSettings;
 
@@ -93,7 +101,13 @@ export const configSchema = {
     labels: {
       type: 'object',
       additionalProperties: false,
-      properties: { module: { type: 'string' }, resource: { type: 'string' }, sources: { type: 'string' }, sourceDigests: { type: 'string' }, envFileSyntax: { type: 'string', minLength: 1 } },
+      properties: {
+        module: { type: 'string' },
+        resource: { type: 'string' },
+        sources: { type: 'string' },
+        sourceDigests: { type: 'string' },
+        envFileSyntax: { type: 'string', minLength: 1 },
+      },
     },
     envFileSyntax: { enum: ['docker', 'compose', 'auto'] },
     dockerHost: { type: 'string' },
@@ -154,16 +168,24 @@ export async function loadConfigFile(path: string): Promise<ConfigFile> {
 }
 
 /** A config file's values, and the line each top-level key is on (shown as its origin). */
-export async function readConfigFile(path: string): Promise<{ values: ConfigFile; lines: Partial<Record<string, number>> }> {
+export async function readConfigFile(
+  path: string,
+): Promise<{ values: ConfigFile; lines: Partial<Record<string, number>> }> {
   const { doc, lines, value } = parseYaml(await readInput(path, 'config'), path);
   if (value === null || value === undefined) return { values: {}, lines: {} };
-  if (!validateConfig(value)) throw new MeshAuditError(schemaErrors(path, doc, lines, validateConfig.errors ?? [], configSchema).join('\n'));
-  const keyLines = Object.fromEntries(Object.keys(value).map((key) => [key, keyLineAt(doc, lines, `/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`)]));
+  if (!validateConfig(value))
+    throw new MeshAuditError(schemaErrors(path, doc, lines, validateConfig.errors ?? [], configSchema).join('\n'));
+  const keyLines = Object.fromEntries(
+    Object.keys(value).map((key) => [key, keyLineAt(doc, lines, `/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`)]),
+  );
   return { values: value, lines: keyLines };
 }
 
 /** Which config file applies: `--config`, else `$MESH_AUDIT_CONFIG`, else the system one when present. */
-export function configPathOf(flag: string | undefined, env: NodeJS.ProcessEnv): { path: string; from: string } | undefined {
+export function configPathOf(
+  flag: string | undefined,
+  env: NodeJS.ProcessEnv,
+): { path: string; from: string } | undefined {
   if (flag !== undefined) return { path: flag, from: '--config' };
   const named = env['MESH_AUDIT_CONFIG'];
   if (named !== undefined && named !== '') return { path: named, from: 'MESH_AUDIT_CONFIG' };
@@ -215,7 +237,8 @@ export interface ResolvedSettings {
 export const LIST_SETTINGS = ['include', 'exclude', 'managedRoots'] as const;
 
 /** The flag that sets a setting, as a user types it (`managedRoots`: `--managed-root`). */
-export const flagOf = (key: string): string => `--${key === 'managedRoots' ? 'managed-root' : key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+export const flagOf = (key: string): string =>
+  `--${key === 'managedRoots' ? 'managed-root' : key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
 
 /**
  * One place where the layers meet: flags over the environment over the config file over defaults,
@@ -232,9 +255,23 @@ export async function resolveSettings(
   const where = configPathOf(configFlag, env);
   const file = where ? await readConfigFile(where.path) : { values: {}, lines: {} };
   const fromEnv = envSettings(env);
-  const defaults: Settings = { ...DEFAULT_SETTINGS, out: defaultOut(), failOn: 'error', include: [], exclude: [], ignore: [], policy: [], defaultPolicy: true, ...DEFAULT_REPORT_SETTINGS, alertmanager: undefined };
+  const defaults: Settings = {
+    ...DEFAULT_SETTINGS,
+    out: defaultOut(),
+    failOn: 'error',
+    include: [],
+    exclude: [],
+    ignore: [],
+    policy: [],
+    defaultPolicy: true,
+    ...DEFAULT_REPORT_SETTINGS,
+    alertmanager: undefined,
+  };
   const settings: Settings = { ...defaults };
-  const origins = Object.fromEntries(Object.keys(defaults).map((k) => [k, 'default'])) as Record<keyof Settings, string>;
+  const origins = Object.fromEntries(Object.keys(defaults).map((k) => [k, 'default'])) as Record<
+    keyof Settings,
+    string
+  >;
   const layers: [ConfigFile, (key: string) => string][] = [
     [file.values, (key) => `config ${where?.path ?? ''}${file.lines[key] !== undefined ? `:${file.lines[key]}` : ''}`],
     [fromEnv.values, (key) => fromEnv.from[key]!],
@@ -246,9 +283,18 @@ export async function resolveSettings(
       if (value === undefined) continue;
       if (Array.isArray(value) && value.length === 0 && layer === flags) continue;
       const k = key as keyof Settings;
-      const adds = layer === flags && options.replaceLists !== true && (LIST_SETTINGS as readonly string[]).includes(key) && origins[k] !== 'default';
+      const adds =
+        layer === flags &&
+        options.replaceLists !== true &&
+        (LIST_SETTINGS as readonly string[]).includes(key) &&
+        origins[k] !== 'default';
       // Each layer was checked when it was read (config schema, flags, environment): its values have their setting's type.
-      const merged = key === 'labels' ? { ...settings.labels, ...(value as Partial<LabelKeys>) } : adds ? [...new Set([...(settings[k] as string[]), ...(value as string[])])] : value;
+      const merged =
+        key === 'labels'
+          ? { ...settings.labels, ...(value as Partial<LabelKeys>) }
+          : adds
+            ? [...new Set([...(settings[k] as string[]), ...(value as string[])])]
+            : value;
       Object.assign(settings, { [key]: merged });
       origins[k] = adds ? `${origins[k]} + ${origin(key)}` : origin(key);
     }
@@ -262,7 +308,10 @@ export function mergeSettings(file: ConfigFile, flags: ConfigFile): ScanSettings
     (flags[key as keyof ConfigFile] ?? file[key as keyof ConfigFile] ?? DEFAULT_SETTINGS[key]) as ScanSettings[K];
   return {
     ledger: pick('ledger'),
-    managedRoots: flags.managedRoots && flags.managedRoots.length > 0 ? flags.managedRoots : (file.managedRoots ?? DEFAULT_SETTINGS.managedRoots),
+    managedRoots:
+      flags.managedRoots && flags.managedRoots.length > 0
+        ? flags.managedRoots
+        : (file.managedRoots ?? DEFAULT_SETTINGS.managedRoots),
     labels: { ...DEFAULT_LABEL_KEYS, ...file.labels, ...flags.labels },
     dockerHost: pick('dockerHost'),
     root: pick('root'),

@@ -24,7 +24,16 @@ export interface EngineAddedEnv {
   fromEngineEnvironment: readonly string[];
 }
 
-const PROXY_KEYS = ['http_proxy', 'https_proxy', 'ftp_proxy', 'no_proxy', 'HTTP_PROXY', 'HTTPS_PROXY', 'FTP_PROXY', 'NO_PROXY'];
+const PROXY_KEYS = [
+  'http_proxy',
+  'https_proxy',
+  'ftp_proxy',
+  'no_proxy',
+  'HTTP_PROXY',
+  'HTTPS_PROXY',
+  'FTP_PROXY',
+  'NO_PROXY',
+];
 
 export const ENGINE_ADDED_ENV: Readonly<Record<Exclude<EngineKind, 'unknown'>, EngineAddedEnv>> = {
   docker: { added: [], fromEngineEnvironment: [] },

@@ -1,5 +1,14 @@
 /** What a path is on disk, as a snapshot records it (`missing`: nothing there). */
-export type FileKind = 'file' | 'directory' | 'symlink' | 'fifo' | 'socket' | 'block-device' | 'char-device' | 'missing' | 'unknown';
+export type FileKind =
+  | 'file'
+  | 'directory'
+  | 'symlink'
+  | 'fifo'
+  | 'socket'
+  | 'block-device'
+  | 'char-device'
+  | 'missing'
+  | 'unknown';
 
 /** The methods fs.Stats and fs.BigIntStats share that tell a file's kind. */
 interface KindOfStats {

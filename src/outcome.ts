@@ -14,6 +14,8 @@ export function exitCodeOf(report: Report, failOn: FailOn, options: { onlyNew?: 
   if (failOn === 'none') return ExitCode.Ok;
   const threshold = severityRank(failOn);
   // A waived finding stays in the reports but does not fail the run; with --fail-on-new only new ones do.
-  const counted = allFindings(report).filter((f) => f.suppressed === undefined && (!options.onlyNew || f.state === undefined || f.state === 'new'));
+  const counted = allFindings(report).filter(
+    (f) => f.suppressed === undefined && (!options.onlyNew || f.state === undefined || f.state === 'new'),
+  );
   return counted.some((f) => severityRank(f.severity) >= threshold) ? ExitCode.Findings : ExitCode.Ok;
 }

@@ -27,13 +27,18 @@ export const packageFile = (...parts: string[]): string => {
  * executable carries each of them (scripts/package/bundle.ts embeds this list), so a file read any
  * other way would be missing there. Read them with readPackageText.
  */
-export const RUNTIME_PACKAGE_FILES = ['policies/mesh-core.yaml', 'policies/policy.schema.json', 'policies/adoption-plan.schema.json'] as const;
+export const RUNTIME_PACKAGE_FILES = [
+  'policies/mesh-core.yaml',
+  'policies/policy.schema.json',
+  'policies/adoption-plan.schema.json',
+] as const;
 export type RuntimePackageFile = (typeof RUNTIME_PACKAGE_FILES)[number];
 
 /** A runtime package file's text: from inside the single executable, else from the package folder. */
 export async function readPackageText(path: RuntimePackageFile): Promise<string> {
   if (!EMBEDDED) return readFile(join(PACKAGE_ROOT, path), 'utf8');
   const text = EMBEDDED.files[path];
-  if (text === undefined) throw new Error(`${path} is not embedded in the single executable (scripts/package/bundle.ts)`);
+  if (text === undefined)
+    throw new Error(`${path} is not embedded in the single executable (scripts/package/bundle.ts)`);
   return text;
 }

@@ -29,7 +29,12 @@ export function auditSnapshot(
   if (!scoped || isEmptyScope(scoped.scope)) return evaluate(snapshot, subjects, rules, history, evaluateOptions);
   const applied = applyScope(subjects, snapshot, scoped.scope, scoped.now);
   const evaluation = evaluate(snapshot, applied.subjects, rules, history, evaluateOptions);
-  return { ...evaluation, notifications: [...evaluation.notifications, ...applied.notifications], excluded: applied.excluded, outOfScope: applied.outOfScope };
+  return {
+    ...evaluation,
+    notifications: [...evaluation.notifications, ...applied.notifications],
+    excluded: applied.excluded,
+    outOfScope: applied.outOfScope,
+  };
 }
 
 /** The note each host's evaluation carries when the shipped pack was replaced on purpose. */
@@ -40,7 +45,11 @@ export const SHIPPED_PACK_REPLACED =
  * The report of evaluations already made, for every writer. `packs`: the packs loaded, said in every
  * format (and, when the shipped one is not among them, a note on each host).
  */
-export function reportOf(evaluations: Evaluation[], rules: readonly LoadedRule[], options: { now: Date; startedAt?: Date; packs?: readonly PolicyPack[] }): Report {
+export function reportOf(
+  evaluations: Evaluation[],
+  rules: readonly LoadedRule[],
+  options: { now: Date; startedAt?: Date; packs?: readonly PolicyPack[] },
+): Report {
   const policy = options.packs ? { ...policyUsed(options.packs), rulesRun: rules.map((r) => r.id).sort() } : undefined;
   const replaced = policy !== undefined && !policy.shippedPack;
   return {
@@ -48,7 +57,19 @@ export function reportOf(evaluations: Evaluation[], rules: readonly LoadedRule[]
     generatedAt: options.now.toISOString(),
     rules: [...rules],
     evaluations: replaced
-      ? evaluations.map((e) => ({ ...e, notifications: [...e.notifications, { host: e.host, level: 'note' as const, kind: 'evaluation' as const, source: 'policy', message: SHIPPED_PACK_REPLACED }] }))
+      ? evaluations.map((e) => ({
+          ...e,
+          notifications: [
+            ...e.notifications,
+            {
+              host: e.host,
+              level: 'note' as const,
+              kind: 'evaluation' as const,
+              source: 'policy',
+              message: SHIPPED_PACK_REPLACED,
+            },
+          ],
+        }))
       : evaluations,
     ...(policy ? { policy } : {}),
     durationSeconds: Math.max(0, (options.now.getTime() - (options.startedAt ?? options.now).getTime()) / 1000),
@@ -60,10 +81,20 @@ export function auditSnapshots(
   snapshots: readonly Snapshot[],
   history: readonly Snapshot[],
   rules: readonly LoadedRule[],
-  options: { profile?: Profile | undefined; now: Date; startedAt?: Date; packs?: readonly PolicyPack[]; scoped?: { scope: Scope; now: Date } },
+  options: {
+    profile?: Profile | undefined;
+    now: Date;
+    startedAt?: Date;
+    packs?: readonly PolicyPack[];
+    scoped?: { scope: Scope; now: Date };
+  },
 ): Report {
   const selected = rulesOf(rules, options.profile);
-  return reportOf(snapshots.map((s) => auditSnapshot(s, history, selected, { scoped: options.scoped })), selected, options);
+  return reportOf(
+    snapshots.map((s) => auditSnapshot(s, history, selected, { scoped: options.scoped })),
+    selected,
+    options,
+  );
 }
 
 /**
@@ -72,22 +103,34 @@ export function auditSnapshots(
  */
 export function triage(
   report: Report,
-  options: { waivers?: { source: string; waivers: readonly Waiver[] }; baseline?: { source: string; generatedAt?: string; findings: readonly BaselineFinding[] }; now: Date },
+  options: {
+    waivers?: { source: string; waivers: readonly Waiver[] };
+    baseline?: { source: string; generatedAt?: string; findings: readonly BaselineFinding[] };
+    now: Date;
+  },
 ): Report {
   let evaluations = withFirstSeen(report.evaluations);
   let rules = report.rules;
   if (options.waivers) {
     evaluations = applyWaivers(evaluations, options.waivers.waivers, options.now);
-    if (evaluations.some((e) => e.findings.some((f) => f.ruleId === WAIVER_EXPIRED_RULE.id))) rules = [...rules, WAIVER_EXPIRED_RULE];
+    if (evaluations.some((e) => e.findings.some((f) => f.ruleId === WAIVER_EXPIRED_RULE.id)))
+      rules = [...rules, WAIVER_EXPIRED_RULE];
   }
-  if (!options.baseline) return { ...report, rules, evaluations, ...(options.waivers ? { waivers: { source: options.waivers.source } } : {}) };
+  if (!options.baseline)
+    return {
+      ...report,
+      rules,
+      evaluations,
+      ...(options.waivers ? { waivers: { source: options.waivers.source } } : {}),
+    };
   // The rules that looked this time: a baseline finding of any other is not checked, never absent.
   const ran = new Set([...rules.map((r) => r.id), ...(options.waivers ? [WAIVER_EXPIRED_RULE.id] : [])]);
   const marked = applyBaseline(evaluations, options.baseline.findings, options.baseline.generatedAt || undefined, ran);
   const notRun = marked.notChecked.filter((f) => !ran.has(f.ruleId));
   const absentRules = new Set(marked.absent.map((f) => f.ruleId));
   // An absent finding's rule may be one this run no longer loads (a built-in, another profile).
-  if (absentRules.has(WAIVER_EXPIRED_RULE.id) && !rules.includes(WAIVER_EXPIRED_RULE)) rules = [...rules, WAIVER_EXPIRED_RULE];
+  if (absentRules.has(WAIVER_EXPIRED_RULE.id) && !rules.includes(WAIVER_EXPIRED_RULE))
+    rules = [...rules, WAIVER_EXPIRED_RULE];
   return {
     ...report,
     rules,
@@ -108,6 +151,12 @@ function withNotRunNotes(evaluations: Evaluation[], notRun: readonly Finding[]):
     const message =
       `${mine.length} finding${mine.length === 1 ? '' : 's'} of the baseline from rule${ids.length === 1 ? '' : 's'} that did not run this time (${ids.join(', ')}: a pack not loaded, or another --profile) ` +
       'carried forward not checked: a rule that did not run has not seen them go';
-    return { ...e, notifications: [...e.notifications, { host: e.host, level: 'note' as const, kind: 'evaluation' as const, source: 'baseline', message }] };
+    return {
+      ...e,
+      notifications: [
+        ...e.notifications,
+        { host: e.host, level: 'note' as const, kind: 'evaluation' as const, source: 'baseline', message },
+      ],
+    };
   });
 }

@@ -10,7 +10,14 @@ import type { ProcNetRow } from './collect/proc-net.js';
 import type { ScanSettings } from './config.js';
 import type { ContainerInspect } from './collect/inspect.js';
 import { createSafeValueMaker, type SafeValueMaker } from './secret/value.js';
-import { SNAPSHOT_SCHEMA, type Container, type FileRecord, type LedgerEntry, type Problem, type Snapshot } from './snapshot/types.js';
+import {
+  SNAPSHOT_SCHEMA,
+  type Container,
+  type FileRecord,
+  type LedgerEntry,
+  type Problem,
+  type Snapshot,
+} from './snapshot/types.js';
 import { TOOL_NAME, TOOL_VERSION } from './version.js';
 import type { ScopeJudge } from './scope.js';
 
@@ -46,7 +53,11 @@ export async function resolveHostname(settings: ScanSettings): Promise<string> {
  * read), then every file any of them names. The HMAC key lives only in this call.
  * `earlier` are the host's previous snapshots: their former targets are collected too (097).
  */
-export async function takeSnapshot(settings: ScanSettings, earlier: readonly Snapshot[], hooks: ScanHooks): Promise<Snapshot> {
+export async function takeSnapshot(
+  settings: ScanSettings,
+  earlier: readonly Snapshot[],
+  hooks: ScanHooks,
+): Promise<Snapshot> {
   const safe = createSafeValueMaker();
   const takenAt = hooks.now().toISOString();
   const problems: Problem[] = [];
@@ -59,7 +70,11 @@ export async function takeSnapshot(settings: ScanSettings, earlier: readonly Sna
 
   const endpoint = resolveEndpoint(settings.dockerHost);
   const procReason = await procUnavailableReason({ endpointIsLocalSocket: endpoint.local });
-  if (procReason !== null) notes.push({ source: 'proc', message: `container processes not read from /proc: ${procReason}; env, sockets and bind-mounted files as containers see them were not checked` });
+  if (procReason !== null)
+    notes.push({
+      source: 'proc',
+      message: `container processes not read from /proc: ${procReason}; env, sockets and bind-mounted files as containers see them were not checked`,
+    });
 
   hooks.progress(`reading containers from ${endpoint.url}`);
   const proc = procReason === null ? procReaderFor(settings.root, safe, hooks.scope) : undefined;
@@ -67,14 +82,22 @@ export async function takeSnapshot(settings: ScanSettings, earlier: readonly Sna
     endpoint,
     safe,
     deadlineMs: settings.dockerTimeoutSeconds * 1000,
-    ...(proc !== undefined ? { readProc: proc.read, whileListing: proc.readProcessTable } : { procUnavailable: procReason ?? 'not read' }),
+    ...(proc !== undefined
+      ? { readProc: proc.read, whileListing: proc.readProcessTable }
+      : { procUnavailable: procReason ?? 'not read' }),
   });
   const ledger = await ledgerRead;
   problems.push(...ledger.problems);
   problems.push(...docker.problems);
   notes.push(...docker.notes);
 
-  const { paths, envPaths } = filesToRead(ledger.ledger.entries.map((r) => r.entry), docker.containers, earlier, settings.labels.sources, hooks.scope);
+  const { paths, envPaths } = filesToRead(
+    ledger.ledger.entries.map((r) => r.entry),
+    docker.containers,
+    earlier,
+    settings.labels.sources,
+    hooks.scope,
+  );
   hooks.progress(`reading ${new Set(paths).size} files and ${settings.managedRoots.length} managed roots`);
   const files = await collectFiles({
     root: settings.root,
@@ -108,7 +131,11 @@ export async function takeSnapshot(settings: ScanSettings, earlier: readonly Sna
  * namespace's socket tables. Bind-mount sources that are regular files are what /proc compares; known
  * only after inspect, so the proc reader checks the kind itself through the host root.
  */
-function procReaderFor(hostRoot: string, safe: SafeValueMaker, scope: ScopeJudge | undefined): { read: (inspect: ContainerInspect) => ReturnType<typeof readProcView>; readProcessTable: () => void } {
+function procReaderFor(
+  hostRoot: string,
+  safe: SafeValueMaker,
+  scope: ScopeJudge | undefined,
+): { read: (inspect: ContainerInspect) => ReturnType<typeof readProcView>; readProcessTable: () => void } {
   let processTable: Promise<ProcessTable> | undefined;
   const sharedProcessTable = (): Promise<ProcessTable> => (processTable ??= readProcessTable());
   const netTables = new Map<string, Promise<ProcNetRow[]>>();
@@ -118,15 +145,19 @@ function procReaderFor(hostRoot: string, safe: SafeValueMaker, scope: ScopeJudge
       scope && !scope.container(inspect.Name.replace(/^\//, ''), inspect.Config?.Labels ?? {})
         ? Promise.resolve({ available: false, reason: 'out of scope: not read' })
         : readProcView(
-        {
-          id: inspect.Id,
-          running: inspect.State?.Running ?? false,
-          pid: inspect.State?.Pid ?? 0,
-          mounts: (inspect.Mounts ?? []).map((m) => ({ type: m.Type ?? '', source: m.Source ?? '', destination: m.Destination ?? '' })),
-        },
-        new Set((inspect.Mounts ?? []).filter((m) => m.Type === 'bind' && m.Source).map((m) => m.Source!)),
-        { hostRoot, safe, processTable: sharedProcessTable, netTables },
-      ),
+            {
+              id: inspect.Id,
+              running: inspect.State?.Running ?? false,
+              pid: inspect.State?.Pid ?? 0,
+              mounts: (inspect.Mounts ?? []).map((m) => ({
+                type: m.Type ?? '',
+                source: m.Source ?? '',
+                destination: m.Destination ?? '',
+              })),
+            },
+            new Set((inspect.Mounts ?? []).filter((m) => m.Type === 'bind' && m.Source).map((m) => m.Source!)),
+            { hostRoot, safe, processTable: sharedProcessTable, netTables },
+          ),
   };
 }
 
@@ -144,25 +175,45 @@ function filesToRead(
   scope: ScopeJudge | undefined,
 ): { paths: string[]; envPaths: string[] } {
   const containers = scope ? allContainers.filter((c) => scope.container(c.name, c.labels)) : allContainers;
-  const byTarget = new Map(allContainers.flatMap((c) => [[c.name, c], [c.id, c]] as const));
+  const byTarget = new Map(
+    allContainers.flatMap(
+      (c) =>
+        [
+          [c.name, c],
+          [c.id, c],
+        ] as const,
+    ),
+  );
   const entryInScope = (e: Partial<LedgerEntry>): boolean => {
     if (!scope || e.type !== 'container' || typeof e.target !== 'string') return true;
     const c = byTarget.get(e.target);
     return c ? scope.container(c.name, c.labels) : scope.containerByName(e.target);
   };
   const pathInScope = (p: string): boolean => !scope || scope.path(p);
-  const labelSources = containers.flatMap((c) => (c.labels[sourcesLabel] ?? '').split(',').map((s) => s.trim()).filter((s) => s.startsWith('/')));
+  const labelSources = containers.flatMap((c) =>
+    (c.labels[sourcesLabel] ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s.startsWith('/')),
+  );
   const ledgerSources = entries.filter(entryInScope).flatMap((e) => e.sources ?? []);
   // Every file target the host's ledgers ever named, and every one the scanner's memory still holds (097).
   const formerFiles = earlier.flatMap((s) => [
-    ...s.ledger.entries.filter((r) => r.entry.type === 'file' && r.entry.target !== undefined).map((r) => r.entry.target!),
+    ...s.ledger.entries
+      .filter((r) => r.entry.type === 'file' && r.entry.target !== undefined)
+      .map((r) => r.entry.target!),
     ...(s.memory?.formerTargets ?? []).filter((r) => r.type === 'file').map((r) => r.target),
   ]);
   const paths = [
-    ...entries.filter((e) => e.type === 'file' && e.target?.startsWith('/')).map((e) => e.target!).filter(pathInScope),
+    ...entries
+      .filter((e) => e.type === 'file' && e.target?.startsWith('/'))
+      .map((e) => e.target!)
+      .filter(pathInScope),
     ...ledgerSources,
     ...labelSources,
-    ...containers.flatMap((c) => c.mounts.filter((m) => m.type === 'bind' && m.source.startsWith('/')).map((m) => m.source)),
+    ...containers.flatMap((c) =>
+      c.mounts.filter((m) => m.type === 'bind' && m.source.startsWith('/')).map((m) => m.source),
+    ),
     ...formerFiles.filter(pathInScope),
   ];
   return { paths, envPaths: [...new Set([...ledgerSources, ...labelSources])] };
@@ -171,11 +222,18 @@ function filesToRead(
 /** What could not be read was not checked: the scan says so, and is incomplete. */
 function notChecked(files: readonly FileRecord[], containers: readonly Container[]): Problem[] {
   const problems: Problem[] = [];
-  for (const f of files) if (f.error !== undefined) problems.push({ source: 'files', subject: f.path, message: `${f.path} not checked: ${f.error}` });
+  for (const f of files)
+    if (f.error !== undefined)
+      problems.push({ source: 'files', subject: f.path, message: `${f.path} not checked: ${f.error}` });
   for (const c of containers) {
     if (!c.proc.available) continue;
     for (const b of c.proc.boundFiles) {
-      if (b.error !== undefined) problems.push({ source: 'proc', subject: c.name, message: `${c.name}: ${b.destination} as the container sees it not checked: ${b.error}` });
+      if (b.error !== undefined)
+        problems.push({
+          source: 'proc',
+          subject: c.name,
+          message: `${c.name}: ${b.destination} as the container sees it not checked: ${b.error}`,
+        });
     }
   }
   return problems;

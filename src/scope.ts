@@ -54,20 +54,24 @@ export function parseSelector(text: string, where: string): Selector {
     kind = prefixed[1]!;
     body = prefixed[2]!;
     if (!(KINDS as readonly string[]).includes(kind)) {
-      throw new MeshAuditError(`${where}: unknown selector kind '${kind}:' in '${s}' (did you mean '${closest(kind, [...KINDS])}:'? known: label:KEY=VALUE, name:GLOB, path:GLOB)`);
+      throw new MeshAuditError(
+        `${where}: unknown selector kind '${kind}:' in '${s}' (did you mean '${closest(kind, [...KINDS])}:'? known: label:KEY=VALUE, name:GLOB, path:GLOB)`,
+      );
     }
   } else {
     kind = s.startsWith('/') ? 'path' : s.includes('=') ? 'label' : 'name';
     body = s;
   }
-  if (body.length === 0) throw new MeshAuditError(`${where}: '${s}' selects nothing (give a ${kind === 'label' ? 'KEY=VALUE' : 'glob'})`);
+  if (body.length === 0)
+    throw new MeshAuditError(`${where}: '${s}' selects nothing (give a ${kind === 'label' ? 'KEY=VALUE' : 'glob'})`);
   if (kind === 'label') {
     const eq = body.indexOf('=');
     const key = eq < 0 ? body : body.slice(0, eq);
     if (key.length === 0) throw new MeshAuditError(`${where}: '${s}' names no label key`);
     return { kind: 'label', key, value: eq < 0 ? undefined : body.slice(eq + 1), text: s };
   }
-  if (kind === 'path' && !body.startsWith('/')) throw new MeshAuditError(`${where}: a path selector needs an absolute glob, not '${body}'`);
+  if (kind === 'path' && !body.startsWith('/'))
+    throw new MeshAuditError(`${where}: a path selector needs an absolute glob, not '${body}'`);
   return { kind: kind as 'name' | 'path', glob: body, text: s };
 }
 
@@ -84,7 +88,8 @@ export function parseIgnoreFile(text: string, file: string): IgnoreEntry[] {
     try {
       const m = UNTIL.exec(line);
       if (/\suntil(\s|$)/.test(line) && !m) throw new MeshAuditError(`${where}: 'until' needs a day, YYYY-MM-DD`);
-      if (m && Number.isNaN(Date.parse(`${m[2]!}T00:00:00Z`))) throw new MeshAuditError(`${where}: '${m[2]!}' is not a day`);
+      if (m && Number.isNaN(Date.parse(`${m[2]!}T00:00:00Z`)))
+        throw new MeshAuditError(`${where}: '${m[2]!}' is not a day`);
       entries.push({ selector: parseSelector(m ? m[1]! : line, where), ...(m ? { until: m[2]! } : {}), source: where });
     } catch (err) {
       if (!(err instanceof MeshAuditError)) throw err;
@@ -104,7 +109,11 @@ interface Target {
 function selects(sel: Selector, t: Target): boolean {
   switch (sel.kind) {
     case 'label':
-      return t.labels !== undefined && Object.hasOwn(t.labels, sel.key) && (sel.value === undefined || globMatcher(sel.value)(t.labels[sel.key]!));
+      return (
+        t.labels !== undefined &&
+        Object.hasOwn(t.labels, sel.key) &&
+        (sel.value === undefined || globMatcher(sel.value)(t.labels[sel.key]!))
+      );
     case 'name':
       return t.name !== undefined && globMatcher(sel.glob)(t.name);
     case 'path':
@@ -133,7 +142,8 @@ export function judgeOf(scope: Scope, now: Date): ScopeJudge {
   const pathIncludes = scope.include.filter((s) => !forContainers(s));
   const inScope = (t: Target, includes: Selector[], labelsKnown: boolean): boolean => {
     const canJudge = (s: Selector) => s.kind !== 'label' || labelsKnown;
-    if (includes.length > 0 && includes.some(canJudge) && !includes.some((s) => canJudge(s) && selects(s, t))) return false;
+    if (includes.length > 0 && includes.some(canJudge) && !includes.some((s) => canJudge(s) && selects(s, t)))
+      return false;
     return !out.some((s) => selects(s, t));
   };
   return {
@@ -144,7 +154,8 @@ export function judgeOf(scope: Scope, now: Date): ScopeJudge {
 }
 
 /** The judge the collectors read with: none for an empty scope (everything is read, as without one). */
-export const readingScopeOf = (scope: Scope, now: Date): ScopeJudge | undefined => (isEmptyScope(scope) ? undefined : judgeOf(scope, now));
+export const readingScopeOf = (scope: Scope, now: Date): ScopeJudge | undefined =>
+  isEmptyScope(scope) ? undefined : judgeOf(scope, now);
 
 /**
  * Leaves out the subjects a scope does not cover (pure). Includes narrow each kind they speak of
@@ -157,7 +168,12 @@ export function applyScope(
   snapshot: Snapshot,
   scope: Scope,
   now: Date,
-): { subjects: SubjectSets; excluded: Excluded; outOfScope: { kind: string; id: string }[]; notifications: Notification[] } {
+): {
+  subjects: SubjectSets;
+  excluded: Excluded;
+  outOfScope: { kind: string; id: string }[];
+  notifications: Notification[];
+} {
   const host = snapshot.host.hostname;
   const notifications: Notification[] = scope.ignore
     .filter((e) => !isLive(e, now))
@@ -169,7 +185,8 @@ export function applyScope(
       subject: e.source,
       message: `ignore entry ${e.source} (${e.selector.text}) expired on ${e.until!}; what it selects is checked again`,
     }));
-  if (isEmptyScope(scope)) return { subjects, excluded: { containers: 0, files: 0, ledger: 0 }, outOfScope: [], notifications };
+  if (isEmptyScope(scope))
+    return { subjects, excluded: { containers: 0, files: 0, ledger: 0 }, outOfScope: [], notifications };
   const judge = judgeOf(scope, now);
   const byName = new Map(snapshot.containers.map((c) => [c.name, c] as const));
   const byId = new Map(snapshot.containers.map((c) => [c.id, c] as const));

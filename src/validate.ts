@@ -36,7 +36,13 @@ export function ajvFor(options: { source?: boolean } = {}): Ajv2020 {
   const addFormats = require('ajv-formats') as typeof import('ajv-formats');
   // Patterns without the `u` flag: all of ours are ASCII, and the digest patterns, tried on every env
   // value of every snapshot, ran twice as fast.
-  const ajv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true, unicodeRegExp: false, ...(options.source ? { code: { source: true } } : {}) });
+  const ajv = new Ajv2020({
+    allErrors: true,
+    strict: true,
+    allowUnionTypes: true,
+    unicodeRegExp: false,
+    ...(options.source ? { code: { source: true } } : {}),
+  });
   addFormats.default(ajv);
   return ajv;
 }
@@ -51,7 +57,9 @@ export function validatorFor<T = unknown>(name: SchemaName, schema: object): Val
   // commands never check most schemas.
   let real: ValidateFunction<T> | undefined;
   const check = ((data: unknown): data is T => {
-    real ??= isPrecompiled(name, schema) ? (generated!.validators[name] as ValidateFunction<T>) : ajvFor().compile<T>(schema);
+    real ??= isPrecompiled(name, schema)
+      ? (generated!.validators[name] as ValidateFunction<T>)
+      : ajvFor().compile<T>(schema);
     const ok = real(data);
     check.errors = real.errors ?? null;
     return ok;

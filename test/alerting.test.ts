@@ -29,7 +29,10 @@ it('findings become alerts with rule, severity, host and fingerprint; absent one
   const dir = tempDir();
   const out = join(dir, 'reports');
   const run = (snap: string, now: string) =>
-    runCli(['evaluate', snap, '--out', out, '--format', 'json', '--baseline', 'auto', '--alertmanager', am!.url], new Date(now));
+    runCli(
+      ['evaluate', snap, '--out', out, '--format', 'json', '--baseline', 'auto', '--alertmanager', am!.url],
+      new Date(now),
+    );
 
   const first = await run(driftHostSnapshot(dir, 'a', { drift: true, stray: true }), new Date().toISOString());
   assert.is(first.code, 1, first.stderr);
@@ -48,10 +51,16 @@ it('findings become alerts with rule, severity, host and fingerprint; absent one
   const second = await run(driftHostSnapshot(dir, 'b', { stray: true }), new Date().toISOString());
   assert.is(second.code, 0, 'the unclaimed container without labels is a note, below --fail-on error');
   alerts = await am.alerts();
-  assert.equal(alerts.map((a) => a.labels['alertname']), ['no-unclaimed-container']);
+  assert.equal(
+    alerts.map((a) => a.labels['alertname']),
+    ['no-unclaimed-container'],
+  );
 
   // A scan that could not read everything raises its own alert; the next complete one resolves it.
-  const broken = new HostModel('drift-host', '2026-10-02T03:00:00Z').problem({ source: 'docker', message: 'cannot reach the Docker engine' }).ledger([]).build();
+  const broken = new HostModel('drift-host', '2026-10-02T03:00:00Z')
+    .problem({ source: 'docker', message: 'cannot reach the Docker engine' })
+    .ledger([])
+    .build();
   writeFileSync(join(dir, 'broken.json'), JSON.stringify(broken));
   assert.is((await run(join(dir, 'broken.json'), new Date().toISOString())).code, 3);
   alerts = await am.alerts();
@@ -60,7 +69,10 @@ it('findings become alerts with rule, severity, host and fingerprint; absent one
   assert.match(incomplete.annotations['message']!, 'cannot reach the Docker engine');
   await run(driftHostSnapshot(dir, 'c', { stray: true }), new Date().toISOString());
   alerts = await am.alerts();
-  assert.not.ok(alerts.some((a) => a.labels['alertname'] === 'MeshAuditScanIncomplete'), 'resolved by a complete scan');
+  assert.not.ok(
+    alerts.some((a) => a.labels['alertname'] === 'MeshAuditScanIncomplete'),
+    'resolved by a complete scan',
+  );
 });
 
 it('an alert starts when its finding was first seen, reads well (summary, description, runbook, remediation), and resolves when the finding ends', async () => {
@@ -83,7 +95,10 @@ it('an alert starts when its finding was first seen, reads well (summary, descri
   assert.ok(Date.parse(firing.endsAt) > Date.now() + 24 * 3600_000, 'lasts until the next nightly run');
   assert.match(firing.annotations['summary']!, 'drift-host: Container env matches the composed file it was built from');
   assert.match(firing.annotations['description']!, 'DATABASE_URL');
-  assert.is(firing.annotations['runbook_url'], 'https://github.com/mesh-audit/mesh-audit#ma1001-container-env-matches-composed-file');
+  assert.is(
+    firing.annotations['runbook_url'],
+    'https://github.com/mesh-audit/mesh-audit#ma1001-container-env-matches-composed-file',
+  );
   assert.match(firing.annotations['remediation']!, 'recreate the container from the current file');
   assert.is(firing.labels['resource'], 'app.server');
 
@@ -91,16 +106,23 @@ it('an alert starts when its finding was first seen, reads well (summary, descri
   const healed = await reportOf(driftHostSnapshot(dir, 'healed'), new Date());
   const baseline = { source: 'previous', findings: drifted.evaluations.flatMap((e) => e.findings) };
   await postAlerts(am.url, alertsOf(triage(healed, { baseline, now: new Date() }), { ttlHours: 25 }));
-  assert.not.ok((await am.alerts()).some((a) => a.labels['rule_id'] === 'MA1001' && a.labels['host'] === 'drift-host'), 'resolved');
+  assert.not.ok(
+    (await am.alerts()).some((a) => a.labels['rule_id'] === 'MA1001' && a.labels['host'] === 'drift-host'),
+    'resolved',
+  );
 });
 
-test('one root cause, one group: a renamed container\'s MA2001 and MA2003 alerts share their resource label', async () => {
+test("one root cause, one group: a renamed container's MA2001 and MA2003 alerts share their resource label", async () => {
   const rules = (await loadPolicies()).flatMap((p) => p.rules);
   const history = await loadHistory(example('097', 'history'));
-  const report = auditSnapshots([await loadSnapshot(example('097', 'snapshot.json'))], history.snapshots, rules, { now: new Date('2026-10-01T00:00:00Z') });
+  const report = auditSnapshots([await loadSnapshot(example('097', 'snapshot.json'))], history.snapshots, rules, {
+    now: new Date('2026-10-01T00:00:00Z'),
+  });
   const alerts = alertsOf(report, { ttlHours: 25 });
   const stale = alerts.find((a) => a.labels['rule_id'] === 'MA2003')!;
-  const unclaimed = alerts.find((a) => a.labels['rule_id'] === 'MA2001' && a.annotations['subject'] === stale.annotations['subject']);
+  const unclaimed = alerts.find(
+    (a) => a.labels['rule_id'] === 'MA2001' && a.annotations['subject'] === stale.annotations['subject'],
+  );
   assert.ok(unclaimed, 'the renamed container is unclaimed too');
   assert.is(unclaimed.labels['resource'], stale.labels['resource']);
   assert.is(stale.labels['resource'], 'forge.server');
@@ -110,7 +132,16 @@ test('Alertmanager unreachable: the reports are still written, one clear line an
   const dir = tempDir();
   const out = join(dir, 'reports');
   const port = await freePort();
-  const r = await runCli(['evaluate', driftHostSnapshot(dir, 'a'), '--out', out, '--format', 'json', '--alertmanager', `http://127.0.0.1:${port}/`]);
+  const r = await runCli([
+    'evaluate',
+    driftHostSnapshot(dir, 'a'),
+    '--out',
+    out,
+    '--format',
+    'json',
+    '--alertmanager',
+    `http://127.0.0.1:${port}/`,
+  ]);
   assert.is(r.code, 3);
   assert.ok(existsSync(join(out, 'mesh-audit.json')));
   const lines = r.stderr.split('\n').filter((l) => l.includes('Alertmanager'));

@@ -16,10 +16,15 @@ test.after(async () => {
 });
 
 const LABELS = { alertname: 'MeshAuditHarness', severity: 'error' };
-const sameLabels = (a: AmAlert, labels: Record<string, string>) => JSON.stringify(Object.entries(a.labels).sort()) === JSON.stringify(Object.entries(labels).sort());
+const sameLabels = (a: AmAlert, labels: Record<string, string>) =>
+  JSON.stringify(Object.entries(a.labels).sort()) === JSON.stringify(Object.entries(labels).sort());
 
 async function postRaw(url: string, body: unknown): Promise<{ status: number; text: string }> {
-  const res = await fetch(`${url}/api/v2/alerts`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(`${url}/api/v2/alerts`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   return { status: res.status, text: await res.text() };
 }
 
@@ -36,7 +41,10 @@ async function resolvedCount(url: string): Promise<number> {
 }
 
 withAm('alertmanager: starts privately on 127.0.0.1 and is ready', async () => {
-  assert.ok(hasAlertmanager(), 'CI=true but prometheus-alertmanager is missing: .ci/run must apt-get install prometheus-alertmanager');
+  assert.ok(
+    hasAlertmanager(),
+    'CI=true but prometheus-alertmanager is missing: .ci/run must apt-get install prometheus-alertmanager',
+  );
   am = await startAlertmanager();
   assert.match(am.url, /^http:\/\/127\.0\.0\.1:\d+$/);
   const res = await fetch(`${am.url}/-/ready`);
@@ -60,36 +68,62 @@ withAm('alertmanager: a posted alert is listed as active, with endsAt = receipt 
   const endsIn = Date.parse(alert.endsAt) - before;
   assert.ok(endsIn > 4.9 * 60_000 && endsIn < 5.1 * 60_000, `endsAt ${alert.endsAt} is receipt + 5m`);
   // The harness's own accessor sees the same.
-  assert.equal((await am.alerts({ active: true })).filter((a) => sameLabels(a, LABELS)).map((a) => a.status.state), ['active']);
+  assert.equal(
+    (await am.alerts({ active: true })).filter((a) => sameLabels(a, LABELS)).map((a) => a.status.state),
+    ['active'],
+  );
 });
 
 withAm('alertmanager: posted again with endsAt = now, the alert is resolved and no query lists it', async () => {
   assert.ok(am, 'started');
   const resolvedBefore = await resolvedCount(am.url);
-  const post = await postRaw(am.url, [{ labels: LABELS, annotations: { message: 'm' }, endsAt: new Date().toISOString() }]);
+  const post = await postRaw(am.url, [
+    { labels: LABELS, annotations: { message: 'm' }, endsAt: new Date().toISOString() },
+  ]);
   assert.is(post.status, 200, post.text);
   assert.equal(await getRaw(am.url), []);
-  for (const query of ['?active=false', '?active=true', '?unprocessed=true', '?silenced=true&inhibited=true&unprocessed=true&active=true', '?active=false&silenced=false&inhibited=false&unprocessed=false']) {
+  for (const query of [
+    '?active=false',
+    '?active=true',
+    '?unprocessed=true',
+    '?silenced=true&inhibited=true&unprocessed=true&active=true',
+    '?active=false&silenced=false&inhibited=false&unprocessed=false',
+  ]) {
     assert.equal(await getRaw(am.url, query), [], query);
   }
   assert.equal(await am.alerts({ active: false }), []);
   assert.is(await resolvedCount(am.url), resolvedBefore + 1);
 });
 
-withAm('alertmanager: an alert with a future endsAt is active until then, then gone; endsAt < startsAt is a 400', async () => {
-  assert.ok(am, 'started');
-  const labels = { alertname: 'MeshAuditHarnessShort' };
-  const endsAt = new Date(Date.now() + 1_500).toISOString();
-  await am.post([{ labels, startsAt: new Date().toISOString(), endsAt }]);
-  const listed = (await am.alerts()).filter((a) => sameLabels(a, labels));
-  assert.equal(listed.map((a) => [a.status.state, Date.parse(a.endsAt)]), [['active', Date.parse(endsAt)]]);
-  await new Promise((r) => setTimeout(r, Date.parse(endsAt) - Date.now() + 200));
-  assert.equal((await am.alerts()).filter((a) => sameLabels(a, labels)), []);
+withAm(
+  'alertmanager: an alert with a future endsAt is active until then, then gone; endsAt < startsAt is a 400',
+  async () => {
+    assert.ok(am, 'started');
+    const labels = { alertname: 'MeshAuditHarnessShort' };
+    const endsAt = new Date(Date.now() + 1_500).toISOString();
+    await am.post([{ labels, startsAt: new Date().toISOString(), endsAt }]);
+    const listed = (await am.alerts()).filter((a) => sameLabels(a, labels));
+    assert.equal(
+      listed.map((a) => [a.status.state, Date.parse(a.endsAt)]),
+      [['active', Date.parse(endsAt)]],
+    );
+    await new Promise((r) => setTimeout(r, Date.parse(endsAt) - Date.now() + 200));
+    assert.equal(
+      (await am.alerts()).filter((a) => sameLabels(a, labels)),
+      [],
+    );
 
-  const bad = await postRaw(am.url, [{ labels: { alertname: 'Backwards' }, startsAt: new Date().toISOString(), endsAt: new Date(Date.now() - 60_000).toISOString() }]);
-  assert.is(bad.status, 400);
-  assert.match(bad.text, 'start time must be before end time');
-});
+    const bad = await postRaw(am.url, [
+      {
+        labels: { alertname: 'Backwards' },
+        startsAt: new Date().toISOString(),
+        endsAt: new Date(Date.now() - 60_000).toISOString(),
+      },
+    ]);
+    assert.is(bad.status, 400);
+    assert.match(bad.text, 'start time must be before end time');
+  },
+);
 
 withAm('alertmanager: stop() ends it (the port no longer answers) and can be called twice', async () => {
   assert.ok(am, 'started');

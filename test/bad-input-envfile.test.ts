@@ -31,12 +31,18 @@ function noise(length: number, seed: number): Buffer {
   return out;
 }
 
-
 // The files, by name. Each holds good entries around the bad part, to show those are not lost.
 const junk = noise(64 * 1024, 0x5eed);
 assert.ok(junk.includes(0), 'the noise holds NUL bytes');
-const BINARY = Buffer.concat([Buffer.from(`FIRST=${CANARY}\n`), junk, Buffer.from(`\nMIDDLE=ok\n`), noise(4096, 7), Buffer.from(`\nLAST=${CANARY}\n`)]);
-const linesBefore = (buf: Buffer, marker: string): number => buf.subarray(0, buf.indexOf(marker)).filter((b) => b === 0x0a).length + 1;
+const BINARY = Buffer.concat([
+  Buffer.from(`FIRST=${CANARY}\n`),
+  junk,
+  Buffer.from(`\nMIDDLE=ok\n`),
+  noise(4096, 7),
+  Buffer.from(`\nLAST=${CANARY}\n`),
+]);
+const linesBefore = (buf: Buffer, marker: string): number =>
+  buf.subarray(0, buf.indexOf(marker)).filter((b) => b === 0x0a).length + 1;
 const HUGE = 'KEY=' + 'x'.repeat(DEFAULT_MAX_ENV_BYTES) + '\n';
 const CRLF = `# comment\r\nA=1\r\nexport B="two words"\r\nC='${CANARY}'\r\nMULTI="x\r\ny"\r\nD=4\r\n`;
 const NO_FINAL_NEWLINE = `A=1\nB=${CANARY}`;
@@ -79,7 +85,10 @@ function checkRecords(files: FileRecord[], view: (v: SafeValue) => unknown, want
   assert.is(binary.error, undefined);
   const keys = env(binary);
   assert.equal(keys[0], ['FIRST', 1]);
-  assert.ok(keys.some(([k, l]) => k === 'MIDDLE' && l === linesBefore(BINARY, 'MIDDLE=')), JSON.stringify(keys));
+  assert.ok(
+    keys.some(([k, l]) => k === 'MIDDLE' && l === linesBefore(BINARY, 'MIDDLE=')),
+    JSON.stringify(keys),
+  );
   assert.equal(keys.at(-1), ['LAST', linesBefore(BINARY, 'LAST=')]);
   // Compose's reading takes a line of noise as a key (python-dotenv's keys are any text up to `=`, `#` or a blank): never one with those in it.
   for (const [key] of keys) assert.match(String(key), /^[^=#\s]+$/);
@@ -91,10 +100,19 @@ function checkRecords(files: FileRecord[], view: (v: SafeValue) => unknown, want
   assert.is(huge.error, `env file larger than ${DEFAULT_MAX_ENV_BYTES} bytes: digested, not parsed`);
 
   const crlf = get('crlf.env');
-  assert.equal(env(crlf), [['A', 2], ['B', 3], ['C', 4], ['MULTI', 5], ['D', 7]]);
+  assert.equal(env(crlf), [
+    ['A', 2],
+    ['B', 3],
+    ['C', 4],
+    ['MULTI', 5],
+    ['D', 7],
+  ]);
   assert.equal(values(crlf), ['1', 'two words', CANARY, 'x\ny', '4'].map(want));
 
-  assert.equal(env(get('nofinal.env')), [['A', 1], ['B', 2]]);
+  assert.equal(env(get('nofinal.env')), [
+    ['A', 1],
+    ['B', 2],
+  ]);
   assert.equal(values(get('nofinal.env'))[1], want(CANARY));
   const quoted = get('nofinal-quoted.env');
   assert.equal(env(quoted), [['A', 1]], 'an unterminated quote: python-dotenv skips its line');
@@ -127,23 +145,64 @@ test('collectFiles: binary, huge, CRLF, no final newline: entries or an error on
 
 test('a scan naming the same files: no crash, each recorded in the kept snapshot, exit 3 only for the missing engine', async () => {
   const ledger = join(dir, 'ledger.json');
-  writeFileSync(ledger, JSON.stringify(Object.keys(FILES).map((name) => ({ id: name, type: 'file', target: pathOf(name) }))));
+  writeFileSync(
+    ledger,
+    JSON.stringify(Object.keys(FILES).map((name) => ({ id: name, type: 'file', target: pathOf(name) }))),
+  );
   const out = join(dir, 'out');
-  const r = await within(runCli(['scan', '--ledger', ledger, '--docker-host', 'unix:///nonexistent.sock', '--hostname', 't', '--out', out, '--format', 'json']), 20_000);
+  const r = await within(
+    runCli([
+      'scan',
+      '--ledger',
+      ledger,
+      '--docker-host',
+      'unix:///nonexistent.sock',
+      '--hostname',
+      't',
+      '--out',
+      out,
+      '--format',
+      'json',
+    ]),
+    20_000,
+  );
   assert.is(r.code, 3, r.stderr);
   assert.not.match(r.stderr, 'internal error');
-  const report = JSON.parse(readFileSync(join(out, 'mesh-audit.json'), 'utf8')) as { notifications: { source: string; subject?: string; message: string }[]; findings: { ruleName: string }[] };
+  const report = JSON.parse(readFileSync(join(out, 'mesh-audit.json'), 'utf8')) as {
+    notifications: { source: string; subject?: string; message: string }[];
+    findings: { ruleName: string }[];
+  };
   // Besides the engine, only what could not be checked is said: the env file too large to parse.
   const [name] = readdirSync(join(out, 'history', 't'));
-  const unread = (JSON.parse(readFileSync(join(out, 'history', 't', name!), 'utf8')) as Snapshot).files.filter((f) => f.error !== undefined).map((f) => f.path).sort();
-  assert.equal(report.notifications.filter((n) => n.source !== 'docker').map((n) => n.subject).sort(), unread);
-  assert.ok(report.notifications.filter((n) => n.source !== 'docker').every((n) => n.source === 'files' && n.message.includes('not checked')));
-  assert.equal(report.findings.filter((f) => f.ruleName === 'ledger-well-formed' || f.ruleName === 'declared-resource-present'), []);
+  const unread = (JSON.parse(readFileSync(join(out, 'history', 't', name!), 'utf8')) as Snapshot).files
+    .filter((f) => f.error !== undefined)
+    .map((f) => f.path)
+    .sort();
+  assert.equal(
+    report.notifications
+      .filter((n) => n.source !== 'docker')
+      .map((n) => n.subject)
+      .sort(),
+    unread,
+  );
+  assert.ok(
+    report.notifications
+      .filter((n) => n.source !== 'docker')
+      .every((n) => n.source === 'files' && n.message.includes('not checked')),
+  );
+  assert.equal(
+    report.findings.filter((f) => f.ruleName === 'ledger-well-formed' || f.ruleName === 'declared-resource-present'),
+    [],
+  );
   const snapshotText = readFileSync(join(out, 'history', 't', name!), 'utf8');
   assert.not.ok(snapshotText.includes(CANARY), 'a raw env value reached the snapshot');
   const snapshot = JSON.parse(snapshotText) as Snapshot;
   // The scan's HMAC key is its own: compare the shapes (the digests differ from this test's).
-  checkRecords(snapshot.files, (v) => v.shape, (raw) => safe(raw).shape);
+  checkRecords(
+    snapshot.files,
+    (v) => v.shape,
+    (raw) => safe(raw).shape,
+  );
 });
 
 test.run();

@@ -39,7 +39,6 @@ interface Report {
   notifications: ReportNotification[];
 }
 
-
 /** A fresh folder (symlinks resolved: the ledger reader refuses symlinked parents) holding the ledger. */
 function ledgerFile(content: string | Buffer): { dir: string; file: string } {
   const dir = realpathSync(tempDir('mesh-bad-ledger-'));
@@ -48,7 +47,19 @@ function ledgerFile(content: string | Buffer): { dir: string; file: string } {
   return { dir, file };
 }
 
-const scanArgs = (file: string, out: string): string[] => ['scan', '--ledger', file, '--docker-host', 'unix:///nonexistent.sock', '--hostname', 't', '--out', out, '--format', 'json'];
+const scanArgs = (file: string, out: string): string[] => [
+  'scan',
+  '--ledger',
+  file,
+  '--docker-host',
+  'unix:///nonexistent.sock',
+  '--hostname',
+  't',
+  '--out',
+  out,
+  '--format',
+  'json',
+];
 
 interface Scanned {
   code: number;
@@ -65,7 +76,11 @@ function readResults(out: string): { report: Report; snapshot: Snapshot; everyth
   const [name] = readdirSync(historyDir).filter((n) => n.endsWith('.json'));
   assert.ok(name, 'the scan kept its snapshot');
   const snapshotText = readFileSync(join(historyDir, name), 'utf8');
-  return { report: JSON.parse(reportText) as Report, snapshot: JSON.parse(snapshotText) as Snapshot, everything: reportText + snapshotText };
+  return {
+    report: JSON.parse(reportText) as Report,
+    snapshot: JSON.parse(snapshotText) as Snapshot,
+    everything: reportText + snapshotText,
+  };
 }
 
 /** `mesh-audit scan` in this process. */
@@ -92,7 +107,10 @@ const of = (s: Scanned, rule: string) => s.report.findings.filter((f) => f.ruleN
 function engineMissingOnly(s: Scanned, ledgerProblems = 0): void {
   assert.is(s.code, 3, s.stderr);
   assert.is(s.report.summary.complete, false);
-  assert.ok(s.report.notifications.some((n) => n.source === 'docker' && n.level === 'error'), 'the engine is still reported missing');
+  assert.ok(
+    s.report.notifications.some((n) => n.source === 'docker' && n.level === 'error'),
+    'the engine is still reported missing',
+  );
   assert.is(ledgerNotes(s).length, ledgerProblems, JSON.stringify(ledgerNotes(s)));
   assert.not.ok(s.everything.includes(CANARY), 'a raw value of the ledger reached a report or snapshot');
   assert.not.ok(s.stderr.includes(CANARY), 'a raw value of the ledger reached stderr');
@@ -111,7 +129,10 @@ test('invalid JSON: the ledger is unavailable with one line saying where, never 
   engineMissingOnly(s, 1);
   const [note] = ledgerNotes(s);
   assert.is(note!.level, 'error');
-  assert.is(note!.message, `ledger ${s.file} is neither JSON nor JSON Lines: expected ',' or '}' at line 1, column ${text.lastIndexOf(']') + 1}`);
+  assert.is(
+    note!.message,
+    `ledger ${s.file} is neither JSON nor JSON Lines: expected ',' or '}' at line 1, column ${text.lastIndexOf(']') + 1}`,
+  );
   assert.ok(s.stderr.split('\n').includes(`mesh-audit: ${note!.message}`), s.stderr);
   assert.is(s.snapshot.ledger.available, false);
   assert.equal(s.report.findings, []);
@@ -121,7 +142,10 @@ test('a truncated array through the scan: unavailable, one problem with the posi
   const full = JSON.stringify([good('a', 'x'), { ...good('b', 'y'), token: CANARY }], null, 2);
   const s = await scan(full.slice(0, full.indexOf(CANARY) + 4));
   engineMissingOnly(s, 1);
-  assert.match(ledgerNotes(s)[0]!.message, /is neither JSON nor JSON Lines: unterminated string at line 13, column 19$/);
+  assert.match(
+    ledgerNotes(s)[0]!.message,
+    /is neither JSON nor JSON Lines: unterminated string at line 13, column 19$/,
+  );
   assert.is(s.snapshot.ledger.available, false);
 });
 
@@ -130,12 +154,28 @@ test('wrong types per field: one ledger-well-formed error each, naming the field
     ['id', { id: 5, type: 'container', target: 'c1' }, /id must be string/],
     ['type', { id: 'bad-type', type: ['container'], target: 'c2' }, /type must be string/],
     ['target', { id: 'bad-target', type: 'container', target: null }, /target must be string/],
-    ['origin', { id: 'bad-origin', type: 'container', target: 'c3', origin: 'maybe' }, /origin must be equal to one of the allowed values/],
+    [
+      'origin',
+      { id: 'bad-origin', type: 'container', target: 'c3', origin: 'maybe' },
+      /origin must be equal to one of the allowed values/,
+    ],
     ['module', { id: 'bad-module', type: 'container', target: 'c4', module: 7 }, /module must be string/],
-    ['holds', { id: 'bad-holds', type: 'container', target: 'c5', holds: ['80', 0, 70000] }, /holds\/0 must be integer/],
+    [
+      'holds',
+      { id: 'bad-holds', type: 'container', target: 'c5', holds: ['80', 0, 70000] },
+      /holds\/0 must be integer/,
+    ],
     ['digest', { id: 'bad-digest', type: 'file', target: '/f1', digest: `md5:${CANARY}` }, /digest must match pattern/],
-    ['sources', { id: 'bad-sources', type: 'container', target: 'c6', sources: ['relative/path'] }, /sources\/0 must match pattern/],
-    ['applied_at', { id: 'bad-applied', type: 'container', target: 'c7', applied_at: 'yesterday' }, /applied_at must match format "date-time"/],
+    [
+      'sources',
+      { id: 'bad-sources', type: 'container', target: 'c6', sources: ['relative/path'] },
+      /sources\/0 must match pattern/,
+    ],
+    [
+      'applied_at',
+      { id: 'bad-applied', type: 'container', target: 'c7', applied_at: 'yesterday' },
+      /applied_at must match format "date-time"/,
+    ],
     ['file target', { id: 'bad-file', type: 'file', target: 'relative' }, /target must match pattern/],
     ['not an object', 'just a string' as unknown as Record<string, unknown>, /an entry must be an object, not string/],
     ['missing fields', { extra: CANARY }, /must have required property 'id'/],
@@ -157,7 +197,10 @@ test('wrong types per field: one ledger-well-formed error each, naming the field
   assert.ok(wellFormed.some((f) => f.subject.id === `line ${s.snapshot.ledger.entries[1]!.line}`));
   assert.ok(wellFormed.some((f) => f.subject.id === 'bad-origin'));
   // The good entries are used: no container is there, so each is reported missing.
-  assert.equal(of(s, 'declared-resource-present').map((f) => f.subject.id), ['first-good', 'last-good']);
+  assert.equal(
+    of(s, 'declared-resource-present').map((f) => f.subject.id),
+    ['first-good', 'last-good'],
+  );
 });
 
 test('duplicate ids: both entries kept; the second is a ledger-well-formed error naming the first; no finding is merged away', async () => {
@@ -175,36 +218,59 @@ test('duplicate ids: both entries kept; the second is a ledger-well-formed error
   const s = await scan(text);
   engineMissingOnly(s);
   const records = s.snapshot.ledger.entries;
-  assert.equal(records.map((r) => [r.entry.id, r.valid]), [
-    ['web', true],
-    ['db', true],
-    ['web', false],
-    ['broken', false],
-    ['broken', false],
-  ]);
+  assert.equal(
+    records.map((r) => [r.entry.id, r.valid]),
+    [
+      ['web', true],
+      ['db', true],
+      ['web', false],
+      ['broken', false],
+      ['broken', false],
+    ],
+  );
   assert.equal(records[2]!.errors, [`id is also the id of the entry at line ${records[0]!.line} (ids must be unique)`]);
   assert.equal(records[3]!.errors, ['origin must be equal to one of the allowed values']);
-  assert.equal(records[4]!.errors, ['origin must be equal to one of the allowed values', `id is also the id of the entry at line ${records[3]!.line} (ids must be unique)`]);
+  assert.equal(records[4]!.errors, [
+    'origin must be equal to one of the allowed values',
+    `id is also the id of the entry at line ${records[3]!.line} (ids must be unique)`,
+  ]);
   // The second `web` is reported at its own line; the first `web` still claims (and misses) its container.
   const wellFormed = of(s, 'ledger-well-formed');
-  assert.equal(wellFormed.map((f) => [f.subject.id, f.locations.physical[0]!.line, f.discriminator]), [
-    ['broken', records[3]!.line, null],
-    ['broken', records[4]!.line, '#2'],
-    ['web', records[2]!.line, null],
-  ]);
-  assert.match(wellFormed[2]!.message, `ledger entry web (line ${records[2]!.line}) is not well formed: id is also the id of the entry at line ${records[0]!.line}`);
-  assert.equal(of(s, 'declared-resource-present').map((f) => f.message), [`db declares file ${GONE}/db-1, which is not on the host`, `web declares file ${GONE}/web-old, which is not on the host`]);
+  assert.equal(
+    wellFormed.map((f) => [f.subject.id, f.locations.physical[0]!.line, f.discriminator]),
+    [
+      ['broken', records[3]!.line, null],
+      ['broken', records[4]!.line, '#2'],
+      ['web', records[2]!.line, null],
+    ],
+  );
+  assert.match(
+    wellFormed[2]!.message,
+    `ledger entry web (line ${records[2]!.line}) is not well formed: id is also the id of the entry at line ${records[0]!.line}`,
+  );
+  assert.equal(
+    of(s, 'declared-resource-present').map((f) => f.message),
+    [
+      `db declares file ${GONE}/db-1, which is not on the host`,
+      `web declares file ${GONE}/web-old, which is not on the host`,
+    ],
+  );
   // Two findings of one rule about two entries with one id are two findings, told apart.
   const fingerprints = s.report.findings.map((f) => f.fingerprint);
   assert.is(new Set(fingerprints).size, fingerprints.length, 'fingerprints are unique');
 });
 
 test('entries without ids on one line (a compact ledger): each is its own finding, none merged away', async () => {
-  const s = await scan(JSON.stringify([{ type: 'container' }, { target: 'x' }, { id: 'ok', type: 'file', target: `${GONE}/c` }]));
+  const s = await scan(
+    JSON.stringify([{ type: 'container' }, { target: 'x' }, { id: 'ok', type: 'file', target: `${GONE}/c` }]),
+  );
   engineMissingOnly(s);
   const wellFormed = of(s, 'ledger-well-formed');
   assert.is(wellFormed.length, 2, JSON.stringify(wellFormed));
-  assert.equal(wellFormed.map((f) => f.subject.id), ['line 1', 'line 1']);
+  assert.equal(
+    wellFormed.map((f) => f.subject.id),
+    ['line 1', 'line 1'],
+  );
   assert.match(wellFormed[0]!.message, "required property 'target'");
   assert.match(wellFormed[1]!.message, "required property 'id'");
   assert.is(new Set(wellFormed.map((f) => f.fingerprint)).size, 2);
@@ -235,12 +301,15 @@ test('__proto__ and constructor keys: no prototype pollution, and the entries ar
   engineMissingOnly(s);
   assert.is(s.snapshot.ledger.node, 'n1');
   const records = s.snapshot.ledger.entries;
-  assert.equal(records.map((r) => [r.line, r.entry.id, r.valid]), [
-    [6, 'p1', true],
-    [7, 'p2', true],
-    [8, '__proto__', true],
-    [9, 'constructor', true],
-  ]);
+  assert.equal(
+    records.map((r) => [r.line, r.entry.id, r.valid]),
+    [
+      [6, 'p1', true],
+      [7, 'p2', true],
+      [8, '__proto__', true],
+      [9, 'constructor', true],
+    ],
+  );
   // The odd keys are kept as the entry's own extra fields, values made secret-safe.
   assert.ok(Object.hasOwn(records[0]!.entry.extra as object, '__proto__'));
   // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- the assertion states its own premise
@@ -248,7 +317,9 @@ test('__proto__ and constructor keys: no prototype pollution, and the entries ar
   assert.equal((direct.entries[0]!.entry.extra as Record<string, unknown>)['__proto__'], { polluted: safe(CANARY) });
   assert.ok(Object.hasOwn(records[1]!.entry.extra as object, 'constructor'));
   assert.equal(
-    of(s, 'declared-resource-present').map((f) => f.subject.id).sort(),
+    of(s, 'declared-resource-present')
+      .map((f) => f.subject.id)
+      .sort(),
     ['__proto__', 'constructor', 'p1', 'p2'].sort(),
   );
 });
@@ -261,13 +332,22 @@ test(`a 50 MB ledger is not read (default maxBytes ${DEFAULT_MAX_LEDGER_BYTES}):
   const { file } = ledgerFile(text);
   const direct = await within(readLedger(file, { root: '/', safe }), 15_000);
   assert.equal(direct.ledger, { path: file, available: false, entries: [] });
-  assert.equal(direct.problems.map((p) => p.message), [`ledger ${file} is larger than ${DEFAULT_MAX_LEDGER_BYTES} bytes: not read`]);
+  assert.equal(
+    direct.problems.map((p) => p.message),
+    [`ledger ${file} is larger than ${DEFAULT_MAX_LEDGER_BYTES} bytes: not read`],
+  );
   const out = join(realpathSync(tempDir('mesh-bad-ledger-out-')), 'out');
   const r = await within(runCli(scanArgs(file, out)), 20_000);
   assert.is(r.code, 3);
-  assert.ok(r.stderr.includes(`mesh-audit: ledger ${file} is larger than ${DEFAULT_MAX_LEDGER_BYTES} bytes: not read\n`), r.stderr);
+  assert.ok(
+    r.stderr.includes(`mesh-audit: ledger ${file} is larger than ${DEFAULT_MAX_LEDGER_BYTES} bytes: not read\n`),
+    r.stderr,
+  );
   const { report } = readResults(out);
-  assert.equal(report.notifications.filter((n) => n.source === 'ledger').map((n) => n.level), ['error']);
+  assert.equal(
+    report.notifications.filter((n) => n.source === 'ledger').map((n) => n.level),
+    ['error'],
+  );
 });
 
 const deepArrays = (n: number): string => '['.repeat(n) + ']'.repeat(n);
@@ -275,17 +355,25 @@ const deepArrays = (n: number): string => '['.repeat(n) + ']'.repeat(n);
 test('100k nested arrays as the whole ledger: no stack overflow; one entry that is not an object', async () => {
   const direct = await within(readLedger(ledgerFile(deepArrays(100_000)).file, { root: '/', safe }), 10_000);
   assert.is(direct.ledger.available, true);
-  assert.equal(direct.ledger.entries, [{ line: 1, valid: false, errors: ['an entry must be an object, not an array'], entry: {} }]);
+  assert.equal(direct.ledger.entries, [
+    { line: 1, valid: false, errors: ['an entry must be an object, not an array'], entry: {} },
+  ]);
   const s = spawnScan(deepArrays(100_000));
   engineMissingOnly(s);
-  assert.equal(of(s, 'ledger-well-formed').map((f) => f.message), ['ledger entry line 1 (line 1) is not well formed: an entry must be an object, not an array']);
+  assert.equal(
+    of(s, 'ledger-well-formed').map((f) => f.message),
+    ['ledger entry line 1 (line 1) is not well formed: an entry must be an object, not an array'],
+  );
 });
 
 test('100k nested arrays left open: the ledger is unavailable, nesting too deep, located', async () => {
   const { file } = ledgerFile('['.repeat(100_000));
   const direct = await within(readLedger(file, { root: '/', safe }), 10_000);
   assert.is(direct.ledger.available, false);
-  assert.equal(direct.problems.map((p) => p.message), [`ledger ${file} is neither JSON nor JSON Lines: nesting too deep at line 1, column 1001`]);
+  assert.equal(
+    direct.problems.map((p) => p.message),
+    [`ledger ${file} is neither JSON nor JSON Lines: nesting too deep at line 1, column 1001`],
+  );
 });
 
 test('100k nested arrays inside one entry: that entry is a finding, the others still report (was: stack overflow, no report)', () => {
@@ -299,28 +387,43 @@ test('100k nested arrays inside one entry: that entry is a finding, the others s
   ].join('\n');
   const direct = parseLedgerText(text, safe);
   assert.ok(direct.ok);
-  assert.equal(direct.entries.map((r) => [r.line, r.entry.id, r.valid]), [
-    [2, 'before', true],
-    [3, 'deep', false],
-    [4, 'deep-object', false],
-    [5, 'after', true],
-  ]);
+  assert.equal(
+    direct.entries.map((r) => [r.line, r.entry.id, r.valid]),
+    [
+      [2, 'before', true],
+      [3, 'deep', false],
+      [4, 'deep-object', false],
+      [5, 'after', true],
+    ],
+  );
   assert.equal(direct.entries[1]!.errors, ['extra field "payload" is nested more than 32 levels deep: not kept']);
   assert.equal(Object.keys(direct.entries[1]!.entry.extra as object), ['token']);
   const s = spawnScan(text);
   engineMissingOnly(s);
-  assert.equal(of(s, 'ledger-well-formed').map((f) => f.subject.id), ['deep', 'deep-object']);
-  assert.equal(of(s, 'declared-resource-present').map((f) => f.subject.id), ['after', 'before']);
+  assert.equal(
+    of(s, 'ledger-well-formed').map((f) => f.subject.id),
+    ['deep', 'deep-object'],
+  );
+  assert.equal(
+    of(s, 'declared-resource-present').map((f) => f.subject.id),
+    ['after', 'before'],
+  );
 });
 
 test('a ledger that is not UTF-8: one clear problem, never a crash', async () => {
-  const bytes = Buffer.concat([Buffer.from(`[${JSON.stringify(good('a', 'c'))}, {"id": "b", "type": "container", "target": "`), Buffer.from([0xff, 0xfe, 0xc3, 0x28, 0x80]), Buffer.from(`", "k": "${CANARY}"}]`)]);
+  const bytes = Buffer.concat([
+    Buffer.from(`[${JSON.stringify(good('a', 'c'))}, {"id": "b", "type": "container", "target": "`),
+    Buffer.from([0xff, 0xfe, 0xc3, 0x28, 0x80]),
+    Buffer.from(`", "k": "${CANARY}"}]`),
+  ]);
   const s = await scan(bytes);
   engineMissingOnly(s, 1);
   assert.is(ledgerNotes(s)[0]!.message, `ledger ${s.file} is not valid UTF-8: not read`);
   assert.is(s.snapshot.ledger.available, false);
   // JSON Lines with one bad line is refused whole as well (what was not read is not half-read).
-  const lines = await scan(Buffer.concat([Buffer.from(JSON.stringify(good('a', 'c')) + '\n'), Buffer.from([0x7b, 0xc0, 0xaf, 0x7d, 0x0a])]));
+  const lines = await scan(
+    Buffer.concat([Buffer.from(JSON.stringify(good('a', 'c')) + '\n'), Buffer.from([0x7b, 0xc0, 0xaf, 0x7d, 0x0a])]),
+  );
   engineMissingOnly(lines, 1);
 });
 

@@ -29,7 +29,8 @@ const rule = (id: string, name: string, body: string, subject = 'containers', se
 const RUNNING = rule('T0', 'every-container-running', '    assert: {"var": "running"}');
 
 /** `{"!": … {"var": "running"} …}` nested n deep, on one line (JSON is YAML flow style). */
-const flowNots = (n: number): string => '    assert: ' + '{"!": '.repeat(n) + '{"var": "running"}' + '}'.repeat(n) + '\n';
+const flowNots = (n: number): string =>
+  '    assert: ' + '{"!": '.repeat(n) + '{"var": "running"}' + '}'.repeat(n) + '\n';
 /** The same in block style, one level per line. */
 function blockNots(n: number): string {
   const lines = ['    assert:'];
@@ -75,17 +76,42 @@ for (const [style, nested, says] of DEEP) {
   test(`10k nested "!" in ${style} style: exit 2 and one line, no crash`, () => {
     const file = policy(HEAD + rule('T1', 'deep', nested(10_000)));
     const out = tempDir('mesh-bad-policy-out-');
-    refused(spawnCli(['evaluate', example('clean', 'snapshot.json'), '--policy', file, '--out', out, '--format', 'json']), file, out, says);
+    refused(
+      spawnCli(['evaluate', example('clean', 'snapshot.json'), '--policy', file, '--out', out, '--format', 'json']),
+      file,
+      out,
+      says,
+    );
   });
 }
 
 test('nesting the YAML parser accepts (300 "!") loads and evaluates to the right answer', async () => {
   // clean has running containers only: an even number of "!" keeps the rule true, an odd one fails it everywhere.
-  const snapshot = JSON.parse(readFileSync(example('clean', 'snapshot.json'), 'utf8')) as { containers: { name: string }[] };
-  const even = await runCli(['evaluate', example('clean', 'snapshot.json'), '--policy', policy(HEAD + rule('T1', 'deep', flowNots(300))), '--out', tempDir(), '--format', 'json']);
+  const snapshot = JSON.parse(readFileSync(example('clean', 'snapshot.json'), 'utf8')) as {
+    containers: { name: string }[];
+  };
+  const even = await runCli([
+    'evaluate',
+    example('clean', 'snapshot.json'),
+    '--policy',
+    policy(HEAD + rule('T1', 'deep', flowNots(300))),
+    '--out',
+    tempDir(),
+    '--format',
+    'json',
+  ]);
   assert.is(even.code, 0, even.stderr);
   const out = tempDir();
-  const odd = await runCli(['evaluate', example('clean', 'snapshot.json'), '--policy', policy(HEAD + rule('T1', 'deep', blockNots(301))), '--out', out, '--format', 'json']);
+  const odd = await runCli([
+    'evaluate',
+    example('clean', 'snapshot.json'),
+    '--policy',
+    policy(HEAD + rule('T1', 'deep', blockNots(301))),
+    '--out',
+    out,
+    '--format',
+    'json',
+  ]);
   assert.is(odd.code, 1, odd.stderr);
   const report = JSON.parse(readFileSync(join(out, 'mesh-audit.json'), 'utf8')) as Report;
   assert.is(report.findings.length, snapshot.containers.length);
@@ -95,12 +121,21 @@ test('nesting the YAML parser accepts (300 "!") loads and evaluates to the right
 test('an expression that overflows the stack at evaluation is a notification; the other rules still report', async () => {
   // A snapshot whose ledger entry holds a deeply nested extra field (as a hand-made or foreign snapshot
   // can): a rule that turns it into text recurses once per level.
-  const snap = JSON.parse(readFileSync(example('clean', 'snapshot.json'), 'utf8')) as { ledger: { entries: { entry: Record<string, unknown> }[] } };
+  const snap = JSON.parse(readFileSync(example('clean', 'snapshot.json'), 'utf8')) as {
+    ledger: { entries: { entry: Record<string, unknown> }[] };
+  };
   const dir = tempDir();
   const file = join(dir, 'deep.json');
-  const text = JSON.stringify(snap).replace('"entry":{', `"entry":{"extra":{"deep":${'['.repeat(100_000)}1${']'.repeat(100_000)}},`);
+  const text = JSON.stringify(snap).replace(
+    '"entry":{',
+    `"entry":{"extra":{"deep":${'['.repeat(100_000)}1${']'.repeat(100_000)}},`,
+  );
   writeFileSync(file, text);
-  const packFile = policy(HEAD + RUNNING + rule('T2', 'reads-extra', '    assert: {"==": [{"cat": [{"var": "extra.deep"}]}, "1"]}', 'ledger', 'note'));
+  const packFile = policy(
+    HEAD +
+      RUNNING +
+      rule('T2', 'reads-extra', '    assert: {"==": [{"cat": [{"var": "extra.deep"}]}, "1"]}', 'ledger', 'note'),
+  );
   const out = join(dir, 'out');
   const r = spawnCli(['evaluate', file, '--policy', packFile, '--out', out, '--format', 'json']);
   assert.is(r.code, 3, r.stderr);
@@ -109,25 +144,62 @@ test('an expression that overflows the stack at evaluation is a notification; th
   assert.is(report.summary.complete, false);
   const failed = report.notifications.filter((n) => n.kind === 'evaluation');
   assert.is(failed.length, 1, JSON.stringify(report.notifications));
-  assert.match(failed[0]!.message, /^rule T2 \(reads-extra\) failed on ledger-entry \S+: Maximum call stack size exceeded$/);
+  assert.match(
+    failed[0]!.message,
+    /^rule T2 \(reads-extra\) failed on ledger-entry \S+: Maximum call stack size exceeded$/,
+  );
   // T2 on every other entry was still evaluated (their extra.deep is null: cat gives "", a finding each).
-  assert.equal(report.findings.map((f) => f.ruleId), Array(snap.ledger.entries.length - 1).fill('T2'));
-  const other = await runCli(['evaluate', file, '--policy', policy(HEAD + rule('T0', 'every-container-stopped', '    assert: {"!": {"var": "running"}}')), '--out', tempDir(), '--format', 'text']);
+  assert.equal(
+    report.findings.map((f) => f.ruleId),
+    Array(snap.ledger.entries.length - 1).fill('T2'),
+  );
+  const other = await runCli([
+    'evaluate',
+    file,
+    '--policy',
+    policy(HEAD + rule('T0', 'every-container-stopped', '    assert: {"!": {"var": "running"}}')),
+    '--out',
+    tempDir(),
+    '--format',
+    'text',
+  ]);
   assert.is(other.code, 1, 'the same snapshot still gives findings to a rule that does not read the deep field');
 });
 
 test('an alias bomb at the command line: exit 2, one line (refused by the alias bound, not expanded)', async () => {
-  const row = (anchor: string, alias: string) => `      ${anchor}: &${anchor} [${Array(10).fill(`*${alias}`).join(', ')}]`;
-  const body = ['    let:', '      a: &a [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]', row('b', 'a'), row('c', 'b'), row('d', 'c'), row('e', 'd'), row('f', 'e'), row('g', 'f'), row('h', 'g'), '    assert: true'].join('\n');
+  const row = (anchor: string, alias: string) =>
+    `      ${anchor}: &${anchor} [${Array(10).fill(`*${alias}`).join(', ')}]`;
+  const body = [
+    '    let:',
+    '      a: &a [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]',
+    row('b', 'a'),
+    row('c', 'b'),
+    row('d', 'c'),
+    row('e', 'd'),
+    row('f', 'e'),
+    row('g', 'f'),
+    row('h', 'g'),
+    '    assert: true',
+  ].join('\n');
   const file = policy(HEAD + rule('T1', 'bomb', body));
   const out = tempDir();
-  refused(await runCli(['evaluate', example('clean', 'snapshot.json'), '--policy', file, '--out', out]), file, out, /YAML error: .*alias/i);
+  refused(
+    await runCli(['evaluate', example('clean', 'snapshot.json'), '--policy', file, '--out', out]),
+    file,
+    out,
+    /YAML error: .*alias/i,
+  );
 });
 
 test('a %YAML 1.1 policy at the command line: exit 2, one line at line 1', async () => {
   const file = policy('%YAML 1.1\n---\n' + HEAD + RUNNING);
   const out = tempDir();
-  refused(await runCli(['evaluate', example('clean', 'snapshot.json'), '--policy', file, '--out', out]), file, out, /^mesh-audit: .*:1: only YAML 1\.2 is accepted/);
+  refused(
+    await runCli(['evaluate', example('clean', 'snapshot.json'), '--policy', file, '--out', out]),
+    file,
+    out,
+    /^mesh-audit: .*:1: only YAML 1\.2 is accepted/,
+  );
 });
 
 test.run();

@@ -19,7 +19,8 @@ const GOOD_RULE = `
     tags: []
     profiles: [nightly]`;
 
-const pack = (rules: string): string => `schema: mesh-audit/policy@1\npack: {id: test, name: test, version: "1"}\nrules:${rules}\n`;
+const pack = (rules: string): string =>
+  `schema: mesh-audit/policy@1\npack: {id: test, name: test, version: "1"}\nrules:${rules}\n`;
 
 function policyFile(text: string): string {
   const file = join(tempDir(), 'policy.yaml');
@@ -47,7 +48,10 @@ test('--help on every command (COMMAND_NAMES, so a new command is covered) and -
 test('exit codes: clean 0, findings 1, --fail-on none 0, bad usage 2', async () => {
   assert.is((await runCli(['evaluate', example('clean', 'snapshot.json'), '--format', 'text'])).code, 0);
   assert.is((await runCli(['evaluate', example('demo', 'snapshot.json'), '--format', 'text'])).code, 1);
-  assert.is((await runCli(['evaluate', example('demo', 'snapshot.json'), '--format', 'text', '--fail-on', 'none'])).code, 0);
+  assert.is(
+    (await runCli(['evaluate', example('demo', 'snapshot.json'), '--format', 'text', '--fail-on', 'none'])).code,
+    0,
+  );
   // 045 has errors; with --fail-on error only they count, a warning-only host would pass.
   const bad = await runCli(['evaluate', example('clean', 'snapshot.json'), '--fail-on', 'sometimes']);
   assert.is(bad.code, 2);
@@ -84,13 +88,54 @@ test('a bad snapshot is exit 2 with the JSON path named', async () => {
 
 const BAD_POLICIES: { name: string; text: string; line: number; rule?: string; says: string }[] = [
   { name: 'YAML error', text: pack(GOOD_RULE) + '  - id: [unclosed\n', line: 15, says: 'YAML error: Flow sequence' },
-  { name: 'duplicate key', text: pack(GOOD_RULE.replace('    severity: warning', '    severity: warning\n    severity: error')), line: 8, says: 'YAML error: Map keys must be unique' },
-  { name: 'schema error', text: pack(GOOD_RULE.replace('severity: warning', 'severity: fatal')), line: 7, rule: 'T1', says: 'severity' },
-  { name: 'unknown operator', text: pack(GOOD_RULE.replace('{"var": "running"}', '{"is_running": [{"var": "status"}]}')), line: 9, rule: 'T1', says: "unknown operator 'is_running'" },
-  { name: 'single-key object literal', text: pack(GOOD_RULE.replace('{"var": "running"}', '{"==": [{"var": "labels"}, {"mesh.module": "x"}]}')), line: 9, rule: 'T1', says: "unknown operator 'mesh.module'" },
-  { name: 'object literal', text: pack(GOOD_RULE.replace('{"var": "running"}', '{"==": [{"var": "labels"}, {"a": 1, "b": 2}]}')), line: 9, rule: 'T1', says: 'must be one operation' },
-  { name: 'duplicate rule id', text: pack(GOOD_RULE + GOOD_RULE.replace('every-container-running', 'another-name')), line: 14, rule: 'T1', says: "duplicate rule id 'T1'" },
-  { name: 'unknown placeholder', text: pack(GOOD_RULE.replace('{name} is {status}', '{name} is {colour}')), line: 10, rule: 'T1', says: 'unknown placeholder {colour}' },
+  {
+    name: 'duplicate key',
+    text: pack(GOOD_RULE.replace('    severity: warning', '    severity: warning\n    severity: error')),
+    line: 8,
+    says: 'YAML error: Map keys must be unique',
+  },
+  {
+    name: 'schema error',
+    text: pack(GOOD_RULE.replace('severity: warning', 'severity: fatal')),
+    line: 7,
+    rule: 'T1',
+    says: 'severity',
+  },
+  {
+    name: 'unknown operator',
+    text: pack(GOOD_RULE.replace('{"var": "running"}', '{"is_running": [{"var": "status"}]}')),
+    line: 9,
+    rule: 'T1',
+    says: "unknown operator 'is_running'",
+  },
+  {
+    name: 'single-key object literal',
+    text: pack(GOOD_RULE.replace('{"var": "running"}', '{"==": [{"var": "labels"}, {"mesh.module": "x"}]}')),
+    line: 9,
+    rule: 'T1',
+    says: "unknown operator 'mesh.module'",
+  },
+  {
+    name: 'object literal',
+    text: pack(GOOD_RULE.replace('{"var": "running"}', '{"==": [{"var": "labels"}, {"a": 1, "b": 2}]}')),
+    line: 9,
+    rule: 'T1',
+    says: 'must be one operation',
+  },
+  {
+    name: 'duplicate rule id',
+    text: pack(GOOD_RULE + GOOD_RULE.replace('every-container-running', 'another-name')),
+    line: 14,
+    rule: 'T1',
+    says: "duplicate rule id 'T1'",
+  },
+  {
+    name: 'unknown placeholder',
+    text: pack(GOOD_RULE.replace('{name} is {status}', '{name} is {colour}')),
+    line: 10,
+    rule: 'T1',
+    says: 'unknown placeholder {colour}',
+  },
 ];
 
 for (const bad of BAD_POLICIES) {
@@ -132,11 +177,24 @@ test('a rule that throws on one subject becomes a notification; other rules and 
     .ledger([])
     .build();
   writeFileSync(join(out, '..', 'mixed.json'), JSON.stringify(snap));
-  const r = await runCli(['evaluate', join(out, '..', 'mixed.json'), '--policy', file, '--no-default-policy', '--out', out, '--format', 'json,text']);
+  const r = await runCli([
+    'evaluate',
+    join(out, '..', 'mixed.json'),
+    '--policy',
+    file,
+    '--no-default-policy',
+    '--out',
+    out,
+    '--format',
+    'json,text',
+  ]);
   assert.is(r.code, 3);
   const report = JSON.parse(readFileSync(join(out, 'mesh-audit.json'), 'utf8'));
   assert.is(report.summary.complete, false);
-  assert.equal(report.findings.map((f: { subject: { id: string } }) => f.subject.id), ['stopped-a', 'stopped-b']);
+  assert.equal(
+    report.findings.map((f: { subject: { id: string } }) => f.subject.id),
+    ['stopped-a', 'stopped-b'],
+  );
   assert.is(report.notifications.filter((n: { level: string }) => n.level === 'error').length, 1);
   assert.match(report.notifications[0].message, 'rule T2 (throws-on-one) failed on container gitea-server');
   assert.match(r.stdout, 'Not checked (1)');
@@ -146,8 +204,15 @@ test('the same snapshot evaluated twice gives byte-identical SARIF and JSON, tim
   const outputs: string[][] = [];
   for (const now of [new Date('2026-10-01T00:00:00Z'), new Date('2026-11-11T11:11:11Z')]) {
     const out = tempDir();
-    await runCli(['evaluate', example('demo', 'snapshot.json'), '--history', example('demo', 'history'), '--out', out], now);
-    outputs.push(['mesh-audit.json', 'mesh-audit.sarif'].map((f) => readFileSync(join(out, f), 'utf8').replaceAll(now.toISOString(), 'TIME')));
+    await runCli(
+      ['evaluate', example('demo', 'snapshot.json'), '--history', example('demo', 'history'), '--out', out],
+      now,
+    );
+    outputs.push(
+      ['mesh-audit.json', 'mesh-audit.sarif'].map((f) =>
+        readFileSync(join(out, f), 'utf8').replaceAll(now.toISOString(), 'TIME'),
+      ),
+    );
   }
   assert.is(outputs[0]![0], outputs[1]![0]);
   assert.is(outputs[0]![1], outputs[1]![1]);
@@ -156,7 +221,9 @@ test('the same snapshot evaluated twice gives byte-identical SARIF and JSON, tim
 test('a fleet of snapshot files evaluated in worker threads (--jobs 3) gives the very reports of the main thread (--jobs 1)', async () => {
   const dir = tempDir();
   const files = Array.from({ length: 10 }, (_, i) => {
-    const snapshot = JSON.parse(readFileSync(example(['045', '097', 'clean', 'demo'][i % 4]!, 'snapshot.json'), 'utf8')) as { host: { hostname: string } };
+    const snapshot = JSON.parse(
+      readFileSync(example(['045', '097', 'clean', 'demo'][i % 4]!, 'snapshot.json'), 'utf8'),
+    ) as { host: { hostname: string } };
     snapshot.host.hostname = `fleet-${String(i).padStart(2, '0')}`;
     const file = join(dir, `host-${i}.json`);
     writeFileSync(file, JSON.stringify(snapshot));
@@ -164,12 +231,30 @@ test('a fleet of snapshot files evaluated in worker threads (--jobs 3) gives the
   });
   const reports = async (jobs: string) => {
     const out = tempDir();
-    const r = await runCli(['evaluate', ...files, '--history', example('demo', 'history'), '--jobs', jobs, '--format', 'json,sarif', '--out', out, '--fail-on', 'none']);
+    const r = await runCli([
+      'evaluate',
+      ...files,
+      '--history',
+      example('demo', 'history'),
+      '--jobs',
+      jobs,
+      '--format',
+      'json,sarif',
+      '--out',
+      out,
+      '--fail-on',
+      'none',
+    ]);
     assert.is(r.code, 0, r.stderr);
     // A fleet's SARIF is one file per host (mesh-audit.HOST.sarif): all of them, in name order.
-    const sarifFiles = readdirSync(out).filter((f) => f.endsWith('.sarif')).sort();
+    const sarifFiles = readdirSync(out)
+      .filter((f) => f.endsWith('.sarif'))
+      .sort();
     assert.is(sarifFiles.length, files.length);
-    return [readFileSync(join(out, 'mesh-audit.json'), 'utf8'), sarifFiles.map((f) => readFileSync(join(out, f), 'utf8')).join('\n')];
+    return [
+      readFileSync(join(out, 'mesh-audit.json'), 'utf8'),
+      sarifFiles.map((f) => readFileSync(join(out, f), 'utf8')).join('\n'),
+    ];
   };
   const [json, sarif] = await reports('3');
   const [jsonMain, sarifMain] = await reports('1');
@@ -177,11 +262,27 @@ test('a fleet of snapshot files evaluated in worker threads (--jobs 3) gives the
   assert.is(sarif, sarifMain);
   // More jobs than CPUs (--jobs 300 once took 4.1 GB): capped at the CPU count, said, same reports.
   const cpus = availableParallelism();
-  const many = await runCli(['evaluate', ...files, '--history', example('demo', 'history'), '--jobs', '300', '--format', 'json', '--out', '-', '--fail-on', 'none']);
+  const many = await runCli([
+    'evaluate',
+    ...files,
+    '--history',
+    example('demo', 'history'),
+    '--jobs',
+    '300',
+    '--format',
+    'json',
+    '--out',
+    '-',
+    '--fail-on',
+    'none',
+  ]);
   assert.is(many.code, 0, many.stderr);
   assert.match(many.stderr, `--jobs 300 is more than this machine's ${cpus} CPUs: ${cpus} used`);
   assert.is(many.stdout, json);
-  assert.equal((JSON.parse(json!) as { hosts: { hostname: string }[] }).hosts.map((h) => h.hostname), files.map((_, i) => `fleet-${String(i).padStart(2, '0')}`));
+  assert.equal(
+    (JSON.parse(json!) as { hosts: { hostname: string }[] }).hosts.map((h) => h.hostname),
+    files.map((_, i) => `fleet-${String(i).padStart(2, '0')}`),
+  );
 
   // Two bad files: the run ends with exit 2 and names the first of them in the order given, whichever
   // worker met it first; nothing is written.
@@ -195,7 +296,17 @@ test('a fleet of snapshot files evaluated in worker threads (--jobs 3) gives the
   assert.equal(readdirSync(out), []);
   assert.is((await runCli(['evaluate', ...files, '--jobs', '0'])).code, 2);
   // A history folder that cannot be read is said once, as on the main thread (each worker reads it).
-  const noHistory = await runCli(['evaluate', ...files.slice(8), ...files.slice(0, 2), '--history', join(dir, 'none'), '--jobs', '2', '--out', tempDir()]);
+  const noHistory = await runCli([
+    'evaluate',
+    ...files.slice(8),
+    ...files.slice(0, 2),
+    '--history',
+    join(dir, 'none'),
+    '--jobs',
+    '2',
+    '--out',
+    tempDir(),
+  ]);
   assert.is(noHistory.code, 2);
   assert.match(noHistory.stderr, `${join(dir, 'none')}: cannot read history folder (ENOENT)`);
 });
@@ -209,7 +320,8 @@ test('colour only on a terminal: the piped table has no escape codes', () => {
 test('rules list, show and test', () => {
   const list = spawnCli(['rules', 'list']);
   assert.is(list.code, 0);
-  for (const name of ['container-env-matches-composed-file', 'no-unclaimed-container', 'no-stale-file-at-old-target']) assert.match(list.stdout, name);
+  for (const name of ['container-env-matches-composed-file', 'no-unclaimed-container', 'no-stale-file-at-old-target'])
+    assert.match(list.stdout, name);
   const show = spawnCli(['rules', 'show', 'no-unclaimed-container']);
   assert.is(show.code, 0);
   assert.match(show.stdout, 'MA2001');
@@ -223,7 +335,10 @@ test('rules list, show and test', () => {
 test('rules test fails when a case does not hold', () => {
   const dir = tempDir();
   writeFileSync(join(dir, 'p.yaml'), pack(GOOD_RULE));
-  writeFileSync(join(dir, 'p.cases.yaml'), 'T1:\n  pass:\n    - name: stopped passes (wrong)\n      subject: {name: a, status: exited, running: false}\n  fail:\n    - name: running fails (wrong)\n      subject: {name: a, status: running, running: true}\n');
+  writeFileSync(
+    join(dir, 'p.cases.yaml'),
+    'T1:\n  pass:\n    - name: stopped passes (wrong)\n      subject: {name: a, status: exited, running: false}\n  fail:\n    - name: running fails (wrong)\n      subject: {name: a, status: running, running: true}\n',
+  );
   const r = spawnCli(['rules', 'test', '--policy', join(dir, 'p.yaml')]);
   assert.is(r.code, 1);
   assert.match(r.stdout, '0 passed, 2 failed');
@@ -241,11 +356,20 @@ test('rules lint PACK (the pack as a word, not --policy) is refused with the com
 
 test('npm start shows the demo with both incidents and writes reports/ (acceptance)', () => {
   const pkg = JSON.parse(readFileSync(join(example('..'), 'package.json'), 'utf8')) as { scripts: { start: string } };
-  const args = pkg.scripts.start.split('node bin/mesh-audit.js ')[1]!.split(' ').map((a) => a.replace(/^reports$/, tempDir()));
+  const args = pkg.scripts.start
+    .split('node bin/mesh-audit.js ')[1]!
+    .split(' ')
+    .map((a) => a.replace(/^reports$/, tempDir()));
   const r = spawnCli(args);
   assert.is(r.code, 0, r.stderr);
-  assert.match(r.stdout, 'DATABASE_URL=postgresql://…@:20000/… but /etc/mesh/gitea/db.env now says DATABASE_URL=postgresql://…@db.mesh.internal:20000/…');
-  assert.match(r.stdout, 'written by the mesh and lost by its record; exposed on the host network, listening on 0.0.0.0:3999/tcp');
+  assert.match(
+    r.stdout,
+    'DATABASE_URL=postgresql://…@:20000/… but /etc/mesh/gitea/db.env now says DATABASE_URL=postgresql://…@db.mesh.internal:20000/…',
+  );
+  assert.match(
+    r.stdout,
+    'written by the mesh and lost by its record; exposed on the host network, listening on 0.0.0.0:3999/tcp',
+  );
   assert.match(r.stdout, /MA2002 no-stale-file-at-old-target\s+file \/etc\/mesh\/forge\/app.ini/);
   assert.match(r.stderr, /wrote .*mesh-audit.sarif/);
   assert.match(r.stderr, /wrote .*mesh-audit.json/);

@@ -14,8 +14,16 @@ import { fakeEngine } from './support/fake-engine.js';
 const none: NodeJS.ProcessEnv = {};
 
 test('unix: the socket path, local; an empty unix:// and no DOCKER_HOST at all are the default socket', () => {
-  assert.equal(resolveEndpoint('unix:///run/user/0/docker.sock', none), { url: 'unix:///run/user/0/docker.sock', local: true, socketPath: '/run/user/0/docker.sock' });
-  assert.equal(resolveEndpoint('/srv/docker.sock', none), { url: 'unix:///srv/docker.sock', local: true, socketPath: '/srv/docker.sock' });
+  assert.equal(resolveEndpoint('unix:///run/user/0/docker.sock', none), {
+    url: 'unix:///run/user/0/docker.sock',
+    local: true,
+    socketPath: '/run/user/0/docker.sock',
+  });
+  assert.equal(resolveEndpoint('/srv/docker.sock', none), {
+    url: 'unix:///srv/docker.sock',
+    local: true,
+    socketPath: '/srv/docker.sock',
+  });
   assert.is(resolveEndpoint(undefined, none).socketPath, '/var/run/docker.sock');
   assert.is(resolveEndpoint(undefined, { DOCKER_HOST: '' }).socketPath, '/var/run/docker.sock');
   assert.is(resolveEndpoint('unix://', none).socketPath, '/var/run/docker.sock');
@@ -23,32 +31,71 @@ test('unix: the socket path, local; an empty unix:// and no DOCKER_HOST at all a
 });
 
 test('tcp: 2375 plain; TLS with DOCKER_TLS_VERIFY or port 2376, then 2376 by default; host:port alone is tcp', () => {
-  assert.equal(resolveEndpoint('tcp://10.0.0.7', none), { url: 'tcp://10.0.0.7', local: false, protocol: 'http', host: '10.0.0.7', port: 2375 });
-  assert.equal(resolveEndpoint('tcp://10.0.0.7', { DOCKER_TLS_VERIFY: '1' }), { url: 'tcp://10.0.0.7', local: false, protocol: 'https', host: '10.0.0.7', port: 2376 });
+  assert.equal(resolveEndpoint('tcp://10.0.0.7', none), {
+    url: 'tcp://10.0.0.7',
+    local: false,
+    protocol: 'http',
+    host: '10.0.0.7',
+    port: 2375,
+  });
+  assert.equal(resolveEndpoint('tcp://10.0.0.7', { DOCKER_TLS_VERIFY: '1' }), {
+    url: 'tcp://10.0.0.7',
+    local: false,
+    protocol: 'https',
+    host: '10.0.0.7',
+    port: 2376,
+  });
   assert.is(resolveEndpoint('tcp://10.0.0.7:2376', none).protocol, 'https');
   assert.is(resolveEndpoint('tcp://10.0.0.7:4243', { DOCKER_TLS_VERIFY: '0' }).protocol, 'http');
-  assert.equal(resolveEndpoint('10.0.0.7:4243', none), { url: '10.0.0.7:4243', local: false, protocol: 'http', host: '10.0.0.7', port: 4243 });
+  assert.equal(resolveEndpoint('10.0.0.7:4243', none), {
+    url: '10.0.0.7:4243',
+    local: false,
+    protocol: 'http',
+    host: '10.0.0.7',
+    port: 4243,
+  });
 });
 
 test('https:// is TLS even without DOCKER_TLS_VERIFY, on the engine TLS port 2376 by default (not 2375)', () => {
-  assert.equal(resolveEndpoint('https://engine.example.invalid', none), { url: 'https://engine.example.invalid', local: false, protocol: 'https', host: 'engine.example.invalid', port: 2376 });
+  assert.equal(resolveEndpoint('https://engine.example.invalid', none), {
+    url: 'https://engine.example.invalid',
+    local: false,
+    protocol: 'https',
+    host: 'engine.example.invalid',
+    port: 2376,
+  });
   assert.is(resolveEndpoint('https://engine.example.invalid:8443', none).port, 8443);
 });
 
 test('an IPv6 literal loses its brackets: tcp://[::1]:2375 is host ::1', () => {
-  assert.equal(resolveEndpoint('tcp://[::1]:2375', none), { url: 'tcp://[::1]:2375', local: false, protocol: 'http', host: '::1', port: 2375 });
+  assert.equal(resolveEndpoint('tcp://[::1]:2375', none), {
+    url: 'tcp://[::1]:2375',
+    local: false,
+    protocol: 'http',
+    host: '::1',
+    port: 2375,
+  });
   assert.is(resolveEndpoint('ssh://ops@[fd00::7]', none).host, 'fd00::7');
 });
 
 test('ssh: user, host, port 22 by default', () => {
-  assert.equal(resolveEndpoint('ssh://auditor@node7.example.invalid', none), { url: 'ssh://auditor@node7.example.invalid', local: false, protocol: 'ssh', host: 'node7.example.invalid', port: 22, username: 'auditor' });
+  assert.equal(resolveEndpoint('ssh://auditor@node7.example.invalid', none), {
+    url: 'ssh://auditor@node7.example.invalid',
+    local: false,
+    protocol: 'ssh',
+    host: 'node7.example.invalid',
+    port: 22,
+    username: 'auditor',
+  });
   assert.is(resolveEndpoint('ssh://node7.example.invalid:2222', none).port, 2222);
   assert.throws(() => resolveEndpoint('ftp://x', none), /unsupported scheme ftp:/);
 });
 
 test('--docker-host over the config file over DOCKER_HOST over the default socket', () => {
   const env = { DOCKER_HOST: 'tcp://10.0.0.9:2375' };
-  const chosen = (flag?: string, file?: string) => resolveEndpoint(mergeSettings(file ? { dockerHost: file } : {}, flag ? { dockerHost: flag } : {}).dockerHost, env).url;
+  const chosen = (flag?: string, file?: string) =>
+    resolveEndpoint(mergeSettings(file ? { dockerHost: file } : {}, flag ? { dockerHost: flag } : {}).dockerHost, env)
+      .url;
   assert.is(chosen('unix:///flag.sock', 'unix:///config.sock'), 'unix:///flag.sock');
   assert.is(chosen(undefined, 'unix:///config.sock'), 'unix:///config.sock');
   assert.is(chosen(), 'tcp://10.0.0.9:2375');

@@ -14,7 +14,12 @@ import { LiveHost, type LiveReport } from './docker/live-host.js';
 
 // The collector against a recorded engine that misbehaves on cue (a real engine cannot be made to).
 // The scan runs as a child process so the fake engine in this process can answer it.
-function scanAsync(host: LiveHost, dockerHost: string, env: NodeJS.ProcessEnv = {}, extra: string[] = []): Promise<{ code: number; stderr: string; report: LiveReport; seconds: number }> {
+function scanAsync(
+  host: LiveHost,
+  dockerHost: string,
+  env: NodeJS.ProcessEnv = {},
+  extra: string[] = [],
+): Promise<{ code: number; stderr: string; report: LiveReport; seconds: number }> {
   const started = Date.now();
   return new Promise((resolve) => {
     // The recorded host-network httpd runs (by its recorded pid, which is no process here): its /proc
@@ -22,9 +27,27 @@ function scanAsync(host: LiveHost, dockerHost: string, env: NodeJS.ProcessEnv = 
     // severity would rightly be "not checked" (an incomplete run). These tests are about the engine's
     // answers, not /proc: the ledger claims it, so no rule reads what /proc would have said.
     host.ledger([{ id: 'web.httpd', type: 'container', origin: 'declared', target: 'ma-fixture-host-httpd' }]);
-    const child = spawn(process.execPath, [join(PACKAGE_ROOT, 'bin', 'mesh-audit.js'), 'scan', '--docker-host', dockerHost, '--ledger', host.ledgerPath, '--hostname', 'fake', '--out', host.out, '--format', 'json', ...extra], {
-      env: { ...process.env, ...env },
-    });
+    const child = spawn(
+      process.execPath,
+      [
+        join(PACKAGE_ROOT, 'bin', 'mesh-audit.js'),
+        'scan',
+        '--docker-host',
+        dockerHost,
+        '--ledger',
+        host.ledgerPath,
+        '--hostname',
+        'fake',
+        '--out',
+        host.out,
+        '--format',
+        'json',
+        ...extra,
+      ],
+      {
+        env: { ...process.env, ...env },
+      },
+    );
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     child.on('close', (code) => {
@@ -40,20 +63,39 @@ test('a container gone between list and inspect is a note, not an error: the sca
     const host = new LiveHost();
     const r = await scanAsync(host, engine.dockerHost);
     assert.ok(r.report.summary.complete, r.stderr);
-    assert.ok(r.report.notifications.some((n) => n.level === 'note' && n.message.includes('ma-fixture-stopped went away between list and inspect')));
+    assert.ok(
+      r.report.notifications.some(
+        (n) => n.level === 'note' && n.message.includes('ma-fixture-stopped went away between list and inspect'),
+      ),
+    );
     // Only GET requests, only the allowed paths; the API version is the engine's, not a pinned old one.
-    assert.ok(engine.requests.every((q) => q.startsWith('GET ')), engine.requests.join('\n'));
-    assert.ok(engine.requests.some((q) => q.startsWith('GET /v1.41/containers/json')), engine.requests.join('\n'));
+    assert.ok(
+      engine.requests.every((q) => q.startsWith('GET ')),
+      engine.requests.join('\n'),
+    );
+    assert.ok(
+      engine.requests.some((q) => q.startsWith('GET /v1.41/containers/json')),
+      engine.requests.join('\n'),
+    );
   } finally {
     await engine.close();
   }
 });
 
 /** The containers of the snapshot the scan kept (under the report folder's history). */
-function keptContainers(host: LiveHost): { name: string; env: Record<string, unknown>; imageEnv?: Record<string, unknown> }[] {
+function keptContainers(
+  host: LiveHost,
+): { name: string; env: Record<string, unknown>; imageEnv?: Record<string, unknown> }[] {
   const dir = join(host.out, 'history', 'fake');
-  const file = readdirSync(dir).filter((n) => n.endsWith('.json')).sort().pop()!;
-  return (JSON.parse(readFileSync(join(dir, file), 'utf8')) as { containers: { name: string; env: Record<string, unknown>; imageEnv?: Record<string, unknown> }[] }).containers;
+  const file = readdirSync(dir)
+    .filter((n) => n.endsWith('.json'))
+    .sort()
+    .pop()!;
+  return (
+    JSON.parse(readFileSync(join(dir, file), 'utf8')) as {
+      containers: { name: string; env: Record<string, unknown>; imageEnv?: Record<string, unknown> }[];
+    }
+  ).containers;
 }
 
 test("each image's own env is read once for all its containers, under the scan's one key", async () => {
@@ -66,7 +108,12 @@ test("each image's own env is read once for all its containers, under the scan's
     assert.is(imageReads.length, 1, `three containers of one image, one image inspect: ${engine.requests.join('\n')}`);
     const containers = keptContainers(host);
     assert.is(containers.length, 3);
-    for (const c of containers) assert.equal(c.imageEnv, { PATH: c.env['PATH'] }, `${c.name}: the image's PATH=/bin, under the container env's key`);
+    for (const c of containers)
+      assert.equal(
+        c.imageEnv,
+        { PATH: c.env['PATH'] },
+        `${c.name}: the image's PATH=/bin, under the container env's key`,
+      );
   } finally {
     await engine.close();
   }
@@ -80,7 +127,10 @@ test('an image that cannot be read: its env is absent (not empty) on its contain
     const r = await scanAsync(host, engine.dockerHost, { DEBUG: '*' });
     assert.is(r.code, 3, r.stderr);
     assert.not.ok(r.report.summary.complete);
-    assert.match(r.stderr, /cannot inspect image mesh-audit-fixture:1 \(sha256:68342aa553d2\) of ma-fixture-env-file, ma-fixture-host-httpd, ma-fixture-stopped: inspect image sha256:68342aa553d2: the engine answered HTTP 500/);
+    assert.match(
+      r.stderr,
+      /cannot inspect image mesh-audit-fixture:1 \(sha256:68342aa553d2\) of ma-fixture-env-file, ma-fixture-host-httpd, ma-fixture-stopped: inspect image sha256:68342aa553d2: the engine answered HTTP 500/,
+    );
     assert.not.ok(r.stderr.includes(canary) || JSON.stringify(r.report).includes(canary));
     const containers = keptContainers(host);
     assert.is(containers.length, 3, 'the containers themselves are kept');
@@ -96,7 +146,15 @@ test('an image gone from the engine: a note naming it, imageEnv absent, the scan
     const host = new LiveHost();
     const r = await scanAsync(host, engine.dockerHost);
     assert.ok(r.report.summary.complete, r.stderr);
-    assert.ok(r.report.notifications.some((n) => n.level === 'note' && n.message.includes('image mesh-audit-fixture:1 (sha256:68342aa553d2)') && n.message.includes('is gone from the engine')), JSON.stringify(r.report.notifications));
+    assert.ok(
+      r.report.notifications.some(
+        (n) =>
+          n.level === 'note' &&
+          n.message.includes('image mesh-audit-fixture:1 (sha256:68342aa553d2)') &&
+          n.message.includes('is gone from the engine'),
+      ),
+      JSON.stringify(r.report.notifications),
+    );
     for (const c of keptContainers(host)) assert.not.ok('imageEnv' in c);
   } finally {
     await engine.close();
@@ -116,14 +174,41 @@ test('ssh://user@host:port: the API through `ssh -o BatchMode=yes … HOST docke
     );
     chmodSync(join(bin, 'ssh'), 0o755);
     const host = new LiveHost();
-    const r = await scanAsync(host, 'ssh://auditor@node7.example.invalid:2222', { PATH: `${bin}:${process.env['PATH'] ?? ''}` });
+    const r = await scanAsync(host, 'ssh://auditor@node7.example.invalid:2222', {
+      PATH: `${bin}:${process.env['PATH'] ?? ''}`,
+    });
     assert.ok(r.report.summary.complete, r.stderr);
-    assert.ok(r.report.findings.some((f) => f.subject.kind === 'container'), 'containers were read over ssh');
-    assert.ok(r.report.notifications.some((n) => n.message.includes('the Docker engine is not local')), 'no /proc for a remote engine');
-    const calls = readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as string[]);
+    assert.ok(
+      r.report.findings.some((f) => f.subject.kind === 'container'),
+      'containers were read over ssh',
+    );
+    assert.ok(
+      r.report.notifications.some((n) => n.message.includes('the Docker engine is not local')),
+      'no /proc for a remote engine',
+    );
+    const calls = readFileSync(log, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as string[]);
     assert.ok(calls.length >= 1);
-    for (const args of calls) assert.equal(args, ['-o', 'BatchMode=yes', '-p', '2222', '-l', 'auditor', '--', 'node7.example.invalid', 'docker', 'system', 'dial-stdio']);
-    assert.ok(engine.requests.every((q) => q.startsWith('GET ')), engine.requests.join('\n'));
+    for (const args of calls)
+      assert.equal(args, [
+        '-o',
+        'BatchMode=yes',
+        '-p',
+        '2222',
+        '-l',
+        'auditor',
+        '--',
+        'node7.example.invalid',
+        'docker',
+        'system',
+        'dial-stdio',
+      ]);
+    assert.ok(
+      engine.requests.every((q) => q.startsWith('GET ')),
+      engine.requests.join('\n'),
+    );
   } finally {
     rmSync(bin, { recursive: true, force: true });
     await engine.close();
@@ -134,11 +219,42 @@ test('ssh://user@host:port: the API through `ssh -o BatchMode=yes … HOST docke
 function certificates(dir: string): void {
   const ssl = (args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
   const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes'];
-  ssl(['req', '-x509', ...ec, '-keyout', 'ca-key.pem', '-out', 'ca.pem', '-days', '1', '-subj', '/CN=mesh-audit test CA']);
-  for (const [name, cn, ext] of [['server', '127.0.0.1', 'subjectAltName=IP:127.0.0.1'], ['client', 'auditor', 'extendedKeyUsage=clientAuth']] as const) {
+  ssl([
+    'req',
+    '-x509',
+    ...ec,
+    '-keyout',
+    'ca-key.pem',
+    '-out',
+    'ca.pem',
+    '-days',
+    '1',
+    '-subj',
+    '/CN=mesh-audit test CA',
+  ]);
+  for (const [name, cn, ext] of [
+    ['server', '127.0.0.1', 'subjectAltName=IP:127.0.0.1'],
+    ['client', 'auditor', 'extendedKeyUsage=clientAuth'],
+  ] as const) {
     writeFileSync(join(dir, `${name}.ext`), `${ext}\n`);
     ssl(['req', ...ec, '-keyout', `${name}-key.pem`, '-out', `${name}.csr`, '-subj', `/CN=${cn}`]);
-    ssl(['x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.pem', '-CAkey', 'ca-key.pem', '-CAcreateserial', '-out', `${name}-cert.pem`, '-days', '1', '-extfile', `${name}.ext`]);
+    ssl([
+      'x509',
+      '-req',
+      '-in',
+      `${name}.csr`,
+      '-CA',
+      'ca.pem',
+      '-CAkey',
+      'ca-key.pem',
+      '-CAcreateserial',
+      '-out',
+      `${name}-cert.pem`,
+      '-days',
+      '1',
+      '-extfile',
+      `${name}.ext`,
+    ]);
   }
 }
 
@@ -156,23 +272,41 @@ test('tcp with DOCKER_TLS_VERIFY: the engine is checked against DOCKER_CERT_PATH
   mkdirSync(strangers); // no ca.pem: the system's CAs, which do not know ours
   // An engine behind TLS on loopback that wants a client certificate from our CA.
   const socketPath = engine.dockerHost.replace(/^unix:\/\//, '');
-  const server = createTlsServer({ key: read('server-key.pem'), cert: read('server-cert.pem'), ca: read('ca.pem'), requestCert: true, rejectUnauthorized: true }, (req, res) => {
-    const forward = httpRequest({ socketPath, method: req.method, path: req.url, headers: req.headers }, (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(res);
-    });
-    req.pipe(forward);
-  });
+  const server = createTlsServer(
+    {
+      key: read('server-key.pem'),
+      cert: read('server-cert.pem'),
+      ca: read('ca.pem'),
+      requestCert: true,
+      rejectUnauthorized: true,
+    },
+    (req, res) => {
+      const forward = httpRequest({ socketPath, method: req.method, path: req.url, headers: req.headers }, (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      });
+      req.pipe(forward);
+    },
+  );
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `tcp://127.0.0.1:${(server.address() as AddressInfo).port}`;
   try {
     const trusted = await scanAsync(new LiveHost(), url, { DOCKER_TLS_VERIFY: '1', DOCKER_CERT_PATH: client });
     assert.ok(trusted.report.summary.complete, trusted.stderr);
-    assert.ok(trusted.report.findings.some((f) => f.subject.kind === 'container'), 'containers were read over TLS');
+    assert.ok(
+      trusted.report.findings.some((f) => f.subject.kind === 'container'),
+      'containers were read over TLS',
+    );
     const unknown = await scanAsync(new LiveHost(), url, { DOCKER_TLS_VERIFY: '1', DOCKER_CERT_PATH: strangers });
     assert.is(unknown.code, 3);
-    assert.match(unknown.stderr, `cannot reach the Docker engine at ${url}: ping: the engine's TLS certificate is not trusted (`);
-    assert.ok(unknown.report.findings.every((f) => f.subject.kind !== 'container'), 'nothing read from an engine that could not be verified');
+    assert.match(
+      unknown.stderr,
+      `cannot reach the Docker engine at ${url}: ping: the engine's TLS certificate is not trusted (`,
+    );
+    assert.ok(
+      unknown.report.findings.every((f) => f.subject.kind !== 'container'),
+      'nothing read from an engine that could not be verified',
+    );
   } finally {
     server.close();
     rmSync(dir, { recursive: true, force: true });
@@ -182,7 +316,10 @@ test('tcp with DOCKER_TLS_VERIFY: the engine is checked against DOCKER_CERT_PATH
 
 test('the engine answers 500 on one inspect: one problem, exit 3, the other containers kept, the body never printed', async () => {
   const canary = `canary-500-${process.pid}`;
-  const engine = await fakeEngine({ 'ma-fixture-host-httpd': 'error' }, JSON.stringify({ message: `internal: DATABASE_URL=postgresql://u:${canary}@x/y` }));
+  const engine = await fakeEngine(
+    { 'ma-fixture-host-httpd': 'error' },
+    JSON.stringify({ message: `internal: DATABASE_URL=postgresql://u:${canary}@x/y` }),
+  );
   try {
     const host = new LiveHost();
     const r = await scanAsync(host, engine.dockerHost, { DEBUG: '*', NODE_DEBUG: 'http,net' });

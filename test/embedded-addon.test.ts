@@ -48,7 +48,9 @@ const parse = (stdout: string): Loaded => JSON.parse(stdout) as Loaded;
 
 test('the addon is loaded through an unnamed file (O_TMPFILE) in the folder: nothing appears there, and its flock is the one flock(1) sees', async () => {
   const { dir, lockFile } = setup();
-  const r = await runProcess(process.execPath, ['--input-type=module', '-e', loaderScript(dir, lockFile)], { timeoutMs: 60_000 });
+  const r = await runProcess(process.execPath, ['--input-type=module', '-e', loaderScript(dir, lockFile)], {
+    timeoutMs: 60_000,
+  });
   assert.is(r.code, 0, r.stderr);
   const loaded = parse(r.stdout);
   assert.ok(loaded.exports.includes('flock'), loaded.exports.join(','));
@@ -65,7 +67,27 @@ test('a file system without O_TMPFILE (open answers EOPNOTSUPP, injected by stra
   const { dir, lockFile } = setup();
   const trace = join(tempDir('ma-addon-trace-'), 'trace');
   // Only opens of the folder itself are traced and failed; the script opens it once, for O_TMPFILE.
-  const r = await runProcess(strace, ['-f', '-qq', '-P', dir, '-e', 'trace=openat', '-e', 'inject=openat:error=EOPNOTSUPP:when=1', '-o', trace, '--', process.execPath, '--input-type=module', '-e', loaderScript(dir, lockFile)], { timeoutMs: 60_000 });
+  const r = await runProcess(
+    strace,
+    [
+      '-f',
+      '-qq',
+      '-P',
+      dir,
+      '-e',
+      'trace=openat',
+      '-e',
+      'inject=openat:error=EOPNOTSUPP:when=1',
+      '-o',
+      trace,
+      '--',
+      process.execPath,
+      '--input-type=module',
+      '-e',
+      loaderScript(dir, lockFile),
+    ],
+    { timeoutMs: 60_000 },
+  );
   assert.is(r.code, 0, r.stderr);
   assert.match(readFileSync(trace, 'utf8'), /O_TMPFILE.*EOPNOTSUPP.*INJECTED/, 'the unnamed file was refused');
   const loaded = parse(r.stdout);
@@ -80,15 +102,35 @@ async function addonOpens(args: string[]): Promise<{ code: number | null; stderr
   const strace = straceBinary();
   if (!strace) throw new Error('strace is needed');
   const r = await straceCli(strace, join(tempDir('ma-addon-trace-'), 'trace'), args, { timeoutMs: 120_000 });
-  const opens = parseTrace(r.trace).calls.filter((c) => c.name === 'openat' && !c.result.startsWith('-1') && c.args[1]?.endsWith('fs_ext.node"')).map((c) => c.args[1]!);
+  const opens = parseTrace(r.trace)
+    .calls.filter((c) => c.name === 'openat' && !c.result.startsWith('-1') && c.args[1]?.endsWith('fs_ext.node"'))
+    .map((c) => c.args[1]!);
   return { code: r.code, stderr: r.stderr, opens };
 }
 
 test('fs-ext is loaded only to lock an output folder: not by a command that writes no report file, once by one that does', async () => {
-  const toStdout = await addonOpens(['evaluate', example('demo', 'snapshot.json'), '--format', 'json', '--out', '-', '--fail-on', 'none']);
+  const toStdout = await addonOpens([
+    'evaluate',
+    example('demo', 'snapshot.json'),
+    '--format',
+    'json',
+    '--out',
+    '-',
+    '--fail-on',
+    'none',
+  ]);
   assert.is(toStdout.code, 0, toStdout.stderr);
   assert.equal(toStdout.opens, [], '--out -: no native addon loaded');
-  const toFolder = await addonOpens(['evaluate', example('demo', 'snapshot.json'), '--format', 'json', '--out', join(tempDir('ma-addon-out-'), 'out'), '--fail-on', 'none']);
+  const toFolder = await addonOpens([
+    'evaluate',
+    example('demo', 'snapshot.json'),
+    '--format',
+    'json',
+    '--out',
+    join(tempDir('ma-addon-out-'), 'out'),
+    '--fail-on',
+    'none',
+  ]);
   assert.is(toFolder.code, 0, toFolder.stderr);
   assert.is(toFolder.opens.length, 1, toFolder.opens.join('\n'));
   assert.match(toFolder.opens[0]!, ADDON);

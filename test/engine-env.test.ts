@@ -22,31 +22,60 @@ import { tempDir } from './support/cli.js';
  */
 
 const rules = (await loadPolicies()).flatMap((p) => p.rules);
-const PODMAN_ADDS = { PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', TERM: 'xterm', container: 'podman', HOME: '/root', HOSTNAME: '4f2a9c01d3e7' };
+const PODMAN_ADDS = {
+  PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+  TERM: 'xterm',
+  container: 'podman',
+  HOME: '/root',
+  HOSTNAME: '4f2a9c01d3e7',
+};
 
 /** The host on `kind`'s engine (undefined: a snapshot made before the kind was recorded). */
-function host(kind: EngineKind | undefined, env: Record<string, string>, file = 'DB=x\n', takenAt = '2026-10-02T03:00:00Z'): Snapshot {
+function host(
+  kind: EngineKind | undefined,
+  env: Record<string, string>,
+  file = 'DB=x\n',
+  takenAt = '2026-10-02T03:00:00Z',
+): Snapshot {
   const snapshot = new HostModel('n1', takenAt)
     .file('/etc/mesh/svc.env', file)
     .container({ name: 'svc', env, labels: { 'mesh.sources': '/etc/mesh/svc.env' } })
-    .ledger([{ id: 'svc.server', type: 'container', target: 'svc', origin: 'declared', sources: ['/etc/mesh/svc.env'] }])
+    .ledger([
+      { id: 'svc.server', type: 'container', target: 'svc', origin: 'declared', sources: ['/etc/mesh/svc.env'] },
+    ])
     .build();
   // The image sets no env at all, and was read.
   const containers = snapshot.containers.map((c) => ({ ...c, imageEnv: {} }));
-  const docker = kind === undefined ? { endpoint: 'unix:///var/run/docker.sock', serverVersion: '4.3.1', apiVersion: '1.41', local: true } : { ...snapshot.docker!, kind };
+  const docker =
+    kind === undefined
+      ? { endpoint: 'unix:///var/run/docker.sock', serverVersion: '4.3.1', apiVersion: '1.41', local: true }
+      : { ...snapshot.docker!, kind };
   return { ...snapshot, docker, containers };
 }
 const dropped = (snapshot: Snapshot, history: Snapshot[] = []) =>
-  auditSnapshot(snapshot, history, rules).findings.filter((f) => f.ruleId === 'MA1004').map((f) => `${f.discriminator ?? ''} ${f.message.replace(/.*\((.*)\)$/, '$1')}`);
+  auditSnapshot(snapshot, history, rules)
+    .findings.filter((f) => f.ruleId === 'MA1004')
+    .map((f) => `${f.discriminator ?? ''} ${f.message.replace(/.*\((.*)\)$/, '$1')}`);
 
 test('on Podman, the keys Podman writes itself are no finding; a key only the old file gave still is', () => {
   const clean = host('podman', { DB: 'x', ...PODMAN_ADDS });
-  assert.equal(auditSnapshot(clean, [], rules).findings, [], 'a clean container of a PATH-less image on Podman has no finding at all');
-  assert.equal(dropped(host('podman', { DB: 'x', FEATURE_X: 'on', ...PODMAN_ADDS })), ['/etc/mesh/svc.env#FEATURE_X the image does not set it']);
+  assert.equal(
+    auditSnapshot(clean, [], rules).findings,
+    [],
+    'a clean container of a PATH-less image on Podman has no finding at all',
+  );
+  assert.equal(dropped(host('podman', { DB: 'x', FEATURE_X: 'on', ...PODMAN_ADDS })), [
+    '/etc/mesh/svc.env#FEATURE_X the image does not set it',
+  ]);
 });
 
 test('on Podman, an engine key that an earlier snapshot of the file named is still reported, by its history', () => {
-  const before = host('podman', { DB: 'x', ...PODMAN_ADDS, PATH: '/opt/svc/bin', TERM: 'dumb' }, 'DB=x\nPATH=/opt/svc/bin\nTERM=dumb\n', '2026-10-01T03:00:00Z');
+  const before = host(
+    'podman',
+    { DB: 'x', ...PODMAN_ADDS, PATH: '/opt/svc/bin', TERM: 'dumb' },
+    'DB=x\nPATH=/opt/svc/bin\nTERM=dumb\n',
+    '2026-10-01T03:00:00Z',
+  );
   const now = host('podman', { DB: 'x', ...PODMAN_ADDS, PATH: '/opt/svc/bin', TERM: 'dumb' });
   assert.equal(dropped(now, [before]), [
     '/etc/mesh/svc.env#PATH an earlier snapshot of the file named it',
@@ -62,7 +91,11 @@ test('an image that sets another value is evidence on every engine (an engine ne
     const svc = snapshot.containers[0]!;
     const imageTerm = { ...svc.env['TERM']!, digest: `hmac-sha256:${'0'.repeat(64)}` };
     const withImage = { ...snapshot, containers: [{ ...svc, imageEnv: { TERM: imageTerm } }] };
-    assert.equal(dropped(withImage).filter((d) => d.includes('TERM')), ['/etc/mesh/svc.env#TERM the image sets another value'], kind);
+    assert.equal(
+      dropped(withImage).filter((d) => d.includes('TERM')),
+      ['/etc/mesh/svc.env#TERM the image sets another value'],
+      kind,
+    );
   }
 });
 
@@ -75,10 +108,17 @@ test('on Docker, which writes no key itself, a PATH held from no file and no ima
 });
 
 test('an engine of unknown kind, or a snapshot from before the kind was kept, is read as any engine: no finding from what one might add', () => {
-  assert.equal([...engineAddedKeys('unknown')].sort(), [...new Set([...engineAddedKeys('docker'), ...engineAddedKeys('podman')])].sort());
+  assert.equal(
+    [...engineAddedKeys('unknown')].sort(),
+    [...new Set([...engineAddedKeys('docker'), ...engineAddedKeys('podman')])].sort(),
+  );
   for (const kind of ['unknown', undefined] as const) {
     assert.equal(auditSnapshot(host(kind, { DB: 'x', ...PODMAN_ADDS }), [], rules).findings, [], String(kind));
-    assert.equal(dropped(host(kind, { DB: 'x', FEATURE_X: 'on', ...PODMAN_ADDS })), ['/etc/mesh/svc.env#FEATURE_X the image does not set it'], String(kind));
+    assert.equal(
+      dropped(host(kind, { DB: 'x', FEATURE_X: 'on', ...PODMAN_ADDS })),
+      ['/etc/mesh/svc.env#FEATURE_X the image does not set it'],
+      String(kind),
+    );
   }
 });
 
@@ -87,20 +127,32 @@ test('a snapshot with the engine kind, and one without (made before it was kept)
     const loaded = parseSnapshot(JSON.parse(JSON.stringify(host(kind, { DB: 'x' }))), 'snap.json');
     assert.is(loaded.docker?.kind, kind);
   }
-  assert.throws(() => parseSnapshot(JSON.parse(JSON.stringify(host('lxc' as EngineKind, { DB: 'x' }))), 'snap.json'), /not a valid mesh-audit\/snapshot@1/);
+  assert.throws(
+    () => parseSnapshot(JSON.parse(JSON.stringify(host('lxc' as EngineKind, { DB: 'x' }))), 'snap.json'),
+    /not a valid mesh-audit\/snapshot@1/,
+  );
 });
 
 // GET /version as the two engines answer it (Docker 20.10 from Debian, Podman 4.3's compatible API), trimmed.
 const DOCKER_VERSION = {
   Platform: { Name: '' },
-  Components: [{ Name: 'Engine', Version: '20.10.24+dfsg1', Details: { ApiVersion: '1.41' } }, { Name: 'containerd', Version: '1.6.20~ds1' }, { Name: 'runc', Version: '1.1.5+ds1' }, { Name: 'docker-init', Version: '0.19.0' }],
+  Components: [
+    { Name: 'Engine', Version: '20.10.24+dfsg1', Details: { ApiVersion: '1.41' } },
+    { Name: 'containerd', Version: '1.6.20~ds1' },
+    { Name: 'runc', Version: '1.1.5+ds1' },
+    { Name: 'docker-init', Version: '0.19.0' },
+  ],
   Version: '20.10.24+dfsg1',
   ApiVersion: '1.41',
   MinAPIVersion: '1.12',
 };
 const PODMAN_VERSION = {
   Platform: { Name: 'linux/amd64/debian-12' },
-  Components: [{ Name: 'Podman Engine', Version: '4.3.1', Details: { APIVersion: '4.3.1' } }, { Name: 'Conmon', Version: 'conmon version 2.1.6, commit: unknown' }, { Name: 'OCI Runtime (runc)', Version: 'runc version 1.1.5+ds1' }],
+  Components: [
+    { Name: 'Podman Engine', Version: '4.3.1', Details: { APIVersion: '4.3.1' } },
+    { Name: 'Conmon', Version: 'conmon version 2.1.6, commit: unknown' },
+    { Name: 'OCI Runtime (runc)', Version: 'runc version 1.1.5+ds1' },
+  ],
   Version: '4.3.1',
   ApiVersion: '1.41',
   MinAPIVersion: '1.24',
@@ -111,7 +163,10 @@ test('the engine kind is what the engine names among its components; anything el
   assert.is(engineKindOf(PODMAN_VERSION), 'podman');
   assert.is(engineKindOf({ Version: '1.0', ApiVersion: '1.41' }), 'unknown');
   assert.is(engineKindOf({ Version: '1.0', ApiVersion: '1.41', Components: [{ Name: 'containerd' }] }), 'unknown');
-  assert.is(engineKindOf({ Version: '1.0', ApiVersion: '1.41', Components: 'Engine' } as unknown as EngineVersion), 'unknown');
+  assert.is(
+    engineKindOf({ Version: '1.0', ApiVersion: '1.41', Components: 'Engine' } as unknown as EngineVersion),
+    'unknown',
+  );
 });
 
 /** A collection from an engine answering `version` to GET /version, with no container. */
@@ -143,7 +198,10 @@ test('a scan keeps the engine kind; an engine of unknown kind is a note that say
   assert.is(other.docker?.kind, 'unknown');
   assert.equal(other.problems, [], 'not knowing the engine is no failure');
   assert.is(other.notes.length, 1);
-  assert.match(other.notes[0]!.message, /names neither Docker nor Podman .*MA1004 reports a key an engine may write .*PATH.* only when an earlier snapshot of the file named it/);
+  assert.match(
+    other.notes[0]!.message,
+    /names neither Docker nor Podman .*MA1004 reports a key an engine may write .*PATH.* only when an earlier snapshot of the file named it/,
+  );
 });
 
 test.run();

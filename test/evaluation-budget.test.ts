@@ -64,11 +64,29 @@ test('a doubling reduce (merge, and a nested list literal) ends with a named bud
   const pack = join(dir, 'hostile.yaml');
   writeFileSync(pack, PACK);
   const out = join(dir, 'out');
-  const r = spawnSync(TIME, ['-f', 'maxrss-kb=%M', process.execPath, join(PACKAGE_ROOT, 'bin', 'mesh-audit.js'), 'evaluate', example('demo', 'snapshot.json'), '--policy', pack, '--no-default-policy', '--out', out, '--format', 'json'], {
-    cwd: PACKAGE_ROOT,
-    encoding: 'utf8',
-    timeout: 300_000,
-  });
+  const r = spawnSync(
+    TIME,
+    [
+      '-f',
+      'maxrss-kb=%M',
+      process.execPath,
+      join(PACKAGE_ROOT, 'bin', 'mesh-audit.js'),
+      'evaluate',
+      example('demo', 'snapshot.json'),
+      '--policy',
+      pack,
+      '--no-default-policy',
+      '--out',
+      out,
+      '--format',
+      'json',
+    ],
+    {
+      cwd: PACKAGE_ROOT,
+      encoding: 'utf8',
+      timeout: 300_000,
+    },
+  );
   const rssKb = Number(/maxrss-kb=(\d+)/.exec(r.stderr)?.[1]);
   assert.ok(rssKb > 0, `GNU time gave no figure: ${r.stderr}`);
   assert.ok(rssKb / 1024 < MAX_RSS_MB, `peak RSS ${Math.round(rssKb / 1024)} MB, bound ${MAX_RSS_MB} MB`);
@@ -81,12 +99,20 @@ test('a doubling reduce (merge, and a nested list literal) ends with a named bud
   assert.is(report.summary.complete, false);
   const containers = report.findings.filter((f) => f.ruleId === 'T3').length;
   assert.ok(containers >= 3, `T3 still reports every container (${containers})`);
-  assert.equal(report.findings.filter((f) => f.ruleId !== 'T3'), [], 'no finding from a rule stopped by the budget');
+  assert.equal(
+    report.findings.filter((f) => f.ruleId !== 'T3'),
+    [],
+    'no finding from a rule stopped by the budget',
+  );
   // T1's merge makes a real list: its size stops it. T2's list shares itself (tiny in memory, huge when
   // walked): measuring it spends steps, so either limit may be the one met first.
   const items = `merge made a value of more than ${MAX_VALUE_ITEMS.toLocaleString('en-US')} items (the evaluation budget)`;
-  const either = /: stopped: (a list written in the rule made a value of more than 1,000,000 items|more than 1,000,000 evaluation steps on one subject) \(the evaluation budget\)$/;
-  for (const [rule, says] of [['T1', items], ['T2', either]] as const) {
+  const either =
+    /: stopped: (a list written in the rule made a value of more than 1,000,000 items|more than 1,000,000 evaluation steps on one subject) \(the evaluation budget\)$/;
+  for (const [rule, says] of [
+    ['T1', items],
+    ['T2', either],
+  ] as const) {
     const errors = report.notifications.filter((n) => n.kind === 'evaluation' && n.source === rule);
     assert.is(errors.length, containers, `${rule}: one error per container`);
     for (const e of errors) {
@@ -102,23 +128,49 @@ test('the step budget stops a rule whose work, not its values, grows: map inside
   const pack = join(dir, 'steps.yaml');
   writeFileSync(
     pack,
-    PACK.split('  - id: T2')[0]!.replace(
-      /let:\n {6}big: .*\n {4}assert: .*/,
-      `assert: {"some": [${list}, {"some": [${list}, {"some": [${list}, {"==": [{"var": ""}, -1]}]}]}]}`,
-    ).replace('message: "{name}: {big}"', 'message: "{name}"'),
+    PACK.split('  - id: T2')[0]!
+      .replace(
+        /let:\n {6}big: .*\n {4}assert: .*/,
+        `assert: {"some": [${list}, {"some": [${list}, {"some": [${list}, {"==": [{"var": ""}, -1]}]}]}]}`,
+      )
+      .replace('message: "{name}: {big}"', 'message: "{name}"'),
   );
   const out = join(dir, 'out');
-  const r = spawnSync(process.execPath, [join(PACKAGE_ROOT, 'bin', 'mesh-audit.js'), 'evaluate', example('demo', 'snapshot.json'), '--policy', pack, '--no-default-policy', '--out', out, '--format', 'json'], {
-    cwd: PACKAGE_ROOT,
-    encoding: 'utf8',
-    timeout: 300_000,
-  });
+  const r = spawnSync(
+    process.execPath,
+    [
+      join(PACKAGE_ROOT, 'bin', 'mesh-audit.js'),
+      'evaluate',
+      example('demo', 'snapshot.json'),
+      '--policy',
+      pack,
+      '--no-default-policy',
+      '--out',
+      out,
+      '--format',
+      'json',
+    ],
+    {
+      cwd: PACKAGE_ROOT,
+      encoding: 'utf8',
+      timeout: 300_000,
+    },
+  );
   assert.is(r.status, 3, r.stderr);
-  const report = JSON.parse(readFileSync(join(out, 'mesh-audit.json'), 'utf8')) as { notifications: { source: string; message: string }[] };
+  const report = JSON.parse(readFileSync(join(out, 'mesh-audit.json'), 'utf8')) as {
+    notifications: { source: string; message: string }[];
+  };
   const stopped = report.notifications.filter((n) => n.source === 'T1');
   assert.ok(stopped.length >= 3, JSON.stringify(report.notifications));
-  for (const n of stopped) assert.match(n.message, `more than ${MAX_STEPS.toLocaleString('en-US')} evaluation steps on one subject (the evaluation budget)`);
-  assert.ok(report.notifications.every((n) => n.source !== 'T3'), 'T3 ran whole');
+  for (const n of stopped)
+    assert.match(
+      n.message,
+      `more than ${MAX_STEPS.toLocaleString('en-US')} evaluation steps on one subject (the evaluation budget)`,
+    );
+  assert.ok(
+    report.notifications.every((n) => n.source !== 'T3'),
+    'T3 ran whole',
+  );
 });
 
 test.run();

@@ -22,29 +22,61 @@ test('2: bad usage, policy, snapshot or config — nothing evaluated', () => {
 });
 
 test('3: a source could not be read — and never 0 when the engine is missing', () => {
-  const r = spawnCli(['scan', '--docker-host', 'unix:///nonexistent.sock', '--ledger', '/nonexistent/ledger.json', '--out', tempDir(), '--format', 'json']);
+  const r = spawnCli([
+    'scan',
+    '--docker-host',
+    'unix:///nonexistent.sock',
+    '--ledger',
+    '/nonexistent/ledger.json',
+    '--out',
+    tempDir(),
+    '--format',
+    'json',
+  ]);
   assert.is(r.code, 3);
-  assert.is(spawnCli(['scan', '--docker-host', 'unix:///nonexistent.sock', '--ledger', '/nonexistent/ledger.json', '--out', tempDir(), '--fail-on', 'none']).code, 3, '--fail-on none does not hide an incomplete scan');
+  assert.is(
+    spawnCli([
+      'scan',
+      '--docker-host',
+      'unix:///nonexistent.sock',
+      '--ledger',
+      '/nonexistent/ledger.json',
+      '--out',
+      tempDir(),
+      '--fail-on',
+      'none',
+    ]).code,
+    3,
+    '--fail-on none does not hide an incomplete scan',
+  );
 });
 
 test('never 0 after an internal error: stdout failing mid-report is exit 3', async () => {
   let stderr = '';
-  const code = await main(['node', 'mesh-audit', 'evaluate', example('clean', 'snapshot.json'), '--format', 'text', '--out', tempDir()], {
-    now: () => FIXED_NOW,
-    stdout: () => {
-      throw Object.assign(new Error('write EPIPE'), { code: 'EPIPE' });
+  const code = await main(
+    ['node', 'mesh-audit', 'evaluate', example('clean', 'snapshot.json'), '--format', 'text', '--out', tempDir()],
+    {
+      now: () => FIXED_NOW,
+      stdout: () => {
+        throw Object.assign(new Error('write EPIPE'), { code: 'EPIPE' });
+      },
+      stderr: (t) => void (stderr += t),
+      color: false,
+      interactive: false,
     },
-    stderr: (t) => void (stderr += t),
-    color: false,
-    interactive: false,
-  });
+  );
   assert.is(code, 3);
   assert.match(stderr, 'internal error: write EPIPE');
 });
 
 test('3 also when the output folder is refused, though the evaluation itself found nothing', async () => {
   const dir = tempDir();
-  const r = await runCli(['evaluate', example('clean', 'snapshot.json'), '--out', join(dir, 'reports', '..', '..', '..', 'proc', 'no-write-here')]);
+  const r = await runCli([
+    'evaluate',
+    example('clean', 'snapshot.json'),
+    '--out',
+    join(dir, 'reports', '..', '..', '..', 'proc', 'no-write-here'),
+  ]);
   assert.is(r.code, 3, r.stderr);
 });
 

@@ -15,7 +15,8 @@ test('every subject offers exactly the fields SUBJECT_FIELDS documents (template
   const sets = buildSubjects(load('demo', 'snapshot.json'), [load('demo', 'history', '2026-09-23T06-00-00Z.json')]);
   for (const [set, subjects] of Object.entries(sets)) {
     assert.ok(subjects.length > 0, `the demo has ${set}`);
-    for (const s of subjects) assert.equal(Object.keys(s.data).sort(), [...SUBJECT_FIELDS[set as keyof typeof SUBJECT_FIELDS]].sort(), set);
+    for (const s of subjects)
+      assert.equal(Object.keys(s.data).sort(), [...SUBJECT_FIELDS[set as keyof typeof SUBJECT_FIELDS]].sort(), set);
   }
 });
 
@@ -32,22 +33,45 @@ test('an object of fixed shape has exactly the fields its documentation lists (r
   };
   const seen = new Set<string>();
   for (const [set, subjects] of Object.entries(sets)) {
-    for (const s of subjects) compare(s.data, SUBJECT_FIELD_DOCS[set as keyof typeof SUBJECT_FIELD_DOCS], `${set}:`, seen);
+    for (const s of subjects)
+      compare(s.data, SUBJECT_FIELD_DOCS[set as keyof typeof SUBJECT_FIELD_DOCS], `${set}:`, seen);
   }
   // The demo shows each of them at least once, so none goes unchecked.
-  for (const path of ['containers:mesh', 'containers:endpoints', 'ledger:target_container', 'ledger:target_file', 'container_sources:container', 'container_sources:container.mesh', 'container_sources:source', 'mounts:container', 'mounts:host_file']) {
+  for (const path of [
+    'containers:mesh',
+    'containers:endpoints',
+    'ledger:target_container',
+    'ledger:target_file',
+    'container_sources:container',
+    'container_sources:container.mesh',
+    'container_sources:source',
+    'mounts:container',
+    'mounts:host_file',
+  ]) {
     assert.ok(seen.has(path), path);
   }
 });
 
 test('the example snapshots validate against the snapshot schema', () => {
-  for (const p of [['045', 'snapshot.json'], ['097', 'snapshot.json'], ['clean', 'snapshot.json'], ['demo', 'snapshot.json']]) load(...p);
+  for (const p of [
+    ['045', 'snapshot.json'],
+    ['097', 'snapshot.json'],
+    ['clean', 'snapshot.json'],
+    ['demo', 'snapshot.json'],
+  ])
+    load(...p);
 });
 
 test('history: every former target of an id still on the host, when it was last claimed and when it moved', () => {
-  const before = new HostModel('n1', '2026-09-20T00:00:00Z').ledger([{ id: 'a.server', type: 'container', target: 'a-old' }]).build();
-  const middle = new HostModel('n1', '2026-09-21T00:00:00Z').ledger([{ id: 'a.server', type: 'container', target: 'a-mid' }]).build();
-  const otherHost = new HostModel('n2', '2026-09-21T00:00:00Z').ledger([{ id: 'a.server', type: 'container', target: 'elsewhere' }]).build();
+  const before = new HostModel('n1', '2026-09-20T00:00:00Z')
+    .ledger([{ id: 'a.server', type: 'container', target: 'a-old' }])
+    .build();
+  const middle = new HostModel('n1', '2026-09-21T00:00:00Z')
+    .ledger([{ id: 'a.server', type: 'container', target: 'a-mid' }])
+    .build();
+  const otherHost = new HostModel('n2', '2026-09-21T00:00:00Z')
+    .ledger([{ id: 'a.server', type: 'container', target: 'elsewhere' }])
+    .build();
   const now = new HostModel('n1', '2026-09-22T00:00:00Z')
     .container({ name: 'a-old' })
     .container({ name: 'a-mid' })
@@ -55,47 +79,133 @@ test('history: every former target of an id still on the host, when it was last 
     .ledger([{ id: 'a.server', type: 'container', target: 'a-new' }])
     .build();
   assert.equal(formerTargets(now, [before, middle, otherHost]), [
-    { id: 'a.server', type: 'container', target: 'a-mid', last_seen: '2026-09-21T00:00:00Z', changed_at: '2026-09-22T00:00:00Z', current_target: 'a-new' },
-    { id: 'a.server', type: 'container', target: 'a-old', last_seen: '2026-09-20T00:00:00Z', changed_at: '2026-09-21T00:00:00Z', current_target: 'a-new' },
+    {
+      id: 'a.server',
+      type: 'container',
+      target: 'a-mid',
+      last_seen: '2026-09-21T00:00:00Z',
+      changed_at: '2026-09-22T00:00:00Z',
+      current_target: 'a-new',
+    },
+    {
+      id: 'a.server',
+      type: 'container',
+      target: 'a-old',
+      last_seen: '2026-09-20T00:00:00Z',
+      changed_at: '2026-09-21T00:00:00Z',
+      current_target: 'a-new',
+    },
   ]);
 });
 
 test('history: a former target gone from the host ends its memory; one not known to be gone (engine not read) does not', () => {
-  const before = new HostModel('n1', '2026-09-20T00:00:00Z').ledger([{ id: 'a.server', type: 'container', target: 'a-old' }]).build();
-  const gone = new HostModel('n1', '2026-09-22T00:00:00Z').container({ name: 'a-new' }).ledger([{ id: 'a.server', type: 'container', target: 'a-new' }]).build();
+  const before = new HostModel('n1', '2026-09-20T00:00:00Z')
+    .ledger([{ id: 'a.server', type: 'container', target: 'a-old' }])
+    .build();
+  const gone = new HostModel('n1', '2026-09-22T00:00:00Z')
+    .container({ name: 'a-new' })
+    .ledger([{ id: 'a.server', type: 'container', target: 'a-new' }])
+    .build();
   assert.equal(formerTargets(gone, [before]), []);
-  const engineDown = { ...gone, docker: null, containers: [], problems: [{ source: 'docker' as const, message: 'cannot reach the Docker engine' }] };
-  assert.equal(formerTargets(engineDown, [before]).map((f) => f.target), ['a-old']);
+  const engineDown = {
+    ...gone,
+    docker: null,
+    containers: [],
+    problems: [{ source: 'docker' as const, message: 'cannot reach the Docker engine' }],
+  };
+  assert.equal(
+    formerTargets(engineDown, [before]).map((f) => f.target),
+    ['a-old'],
+  );
 });
 
 test('history: the memory carried in a snapshot outlives the pruned history it came from (keep 1)', () => {
-  const night1 = new HostModel('n1', '2026-09-20T00:00:00Z').container({ name: 'a-old' }).ledger([{ id: 'a.server', type: 'container', target: 'a-old' }]).build();
-  const night2 = withMemory(new HostModel('n1', '2026-09-21T00:00:00Z').container({ name: 'a-old' }).container({ name: 'a-new' }).ledger([{ id: 'a.server', type: 'container', target: 'a-new' }]).build(), [night1]);
+  const night1 = new HostModel('n1', '2026-09-20T00:00:00Z')
+    .container({ name: 'a-old' })
+    .ledger([{ id: 'a.server', type: 'container', target: 'a-old' }])
+    .build();
+  const night2 = withMemory(
+    new HostModel('n1', '2026-09-21T00:00:00Z')
+      .container({ name: 'a-old' })
+      .container({ name: 'a-new' })
+      .ledger([{ id: 'a.server', type: 'container', target: 'a-new' }])
+      .build(),
+    [night1],
+  );
   // Night 3 sees only night 2 (night 1 is pruned), and night 4 only night 3: the move is still known.
-  const night3 = withMemory(new HostModel('n1', '2026-09-22T00:00:00Z').container({ name: 'a-old' }).container({ name: 'a-new' }).ledger([{ id: 'a.server', type: 'container', target: 'a-new' }]).build(), [night2]);
-  const night4 = new HostModel('n1', '2026-09-23T00:00:00Z').container({ name: 'a-old' }).container({ name: 'a-new' }).ledger([{ id: 'a.server', type: 'container', target: 'a-new' }]).build();
+  const night3 = withMemory(
+    new HostModel('n1', '2026-09-22T00:00:00Z')
+      .container({ name: 'a-old' })
+      .container({ name: 'a-new' })
+      .ledger([{ id: 'a.server', type: 'container', target: 'a-new' }])
+      .build(),
+    [night2],
+  );
+  const night4 = new HostModel('n1', '2026-09-23T00:00:00Z')
+    .container({ name: 'a-old' })
+    .container({ name: 'a-new' })
+    .ledger([{ id: 'a.server', type: 'container', target: 'a-new' }])
+    .build();
   assert.equal(formerTargets(night4, [night3]), [
-    { id: 'a.server', type: 'container', target: 'a-old', last_seen: '2026-09-20T00:00:00Z', changed_at: '2026-09-21T00:00:00Z', current_target: 'a-new' },
+    {
+      id: 'a.server',
+      type: 'container',
+      target: 'a-old',
+      last_seen: '2026-09-20T00:00:00Z',
+      changed_at: '2026-09-21T00:00:00Z',
+      current_target: 'a-new',
+    },
   ]);
   assert.is(night3.memory?.formerTargets[0]?.lastSeenPresent, '2026-09-22T00:00:00Z');
   // A night with the ledger not read carries the memory forward unchanged.
-  const ledgerDown = withMemory(new HostModel('n1', '2026-09-24T00:00:00Z').container({ name: 'a-old' }).ledgerUnavailable('ledger: EACCES').build(), [night3]);
-  assert.equal(ledgerDown.memory?.formerTargets.map((r) => [r.id, r.target]), [['a.server', 'a-old']]);
+  const ledgerDown = withMemory(
+    new HostModel('n1', '2026-09-24T00:00:00Z')
+      .container({ name: 'a-old' })
+      .ledgerUnavailable('ledger: EACCES')
+      .build(),
+    [night3],
+  );
+  assert.equal(
+    ledgerDown.memory?.formerTargets.map((r) => [r.id, r.target]),
+    [['a.server', 'a-old']],
+  );
 });
 
 test('history: snapshots from the future (a clock that went back) are used in the order given, with a note', () => {
-  const before = new HostModel('n1', '2026-09-25T00:00:00Z').container({ name: 'a-old' }).ledger([{ id: 'a.server', type: 'container', target: 'a-old' }]).build();
-  const now = new HostModel('n1', '2026-09-22T00:00:00Z').container({ name: 'a-old' }).container({ name: 'a-new' }).ledger([{ id: 'a.server', type: 'container', target: 'a-new' }]).build();
-  assert.equal(formerTargets(now, [before]).map((f) => f.target), ['a-old']);
+  const before = new HostModel('n1', '2026-09-25T00:00:00Z')
+    .container({ name: 'a-old' })
+    .ledger([{ id: 'a.server', type: 'container', target: 'a-old' }])
+    .build();
+  const now = new HostModel('n1', '2026-09-22T00:00:00Z')
+    .container({ name: 'a-old' })
+    .container({ name: 'a-new' })
+    .ledger([{ id: 'a.server', type: 'container', target: 'a-new' }])
+    .build();
+  assert.equal(
+    formerTargets(now, [before]).map((f) => f.target),
+    ['a-old'],
+  );
   assert.match(historyNotes(now, [before])[0] ?? '', /taken after this one/);
   assert.equal(historyNotes(now, []), []);
 });
 
 test('a container is claimed by name or id, never by a file entry; mesh labels and exposure are read', () => {
   const snap = new HostModel('n1', '2026-09-22T00:00:00Z')
-    .container({ name: 'web', network: 'bridge', publish: ['0.0.0.0:8080:80/tcp', '127.0.0.1:8443:443/tcp'], labels: { 'mesh.resource': 'web.server' } })
-    .container({ name: 'db', network: 'host', proc: { listening: [{ protocol: 'tcp', address: '127.0.0.1', port: 5432 }] } })
-    .ledger([{ id: 'x.file', type: 'file', target: '/etc/mesh/web' }, { id: 'db.server', type: 'container', target: 'db' }])
+    .container({
+      name: 'web',
+      network: 'bridge',
+      publish: ['0.0.0.0:8080:80/tcp', '127.0.0.1:8443:443/tcp'],
+      labels: { 'mesh.resource': 'web.server' },
+    })
+    .container({
+      name: 'db',
+      network: 'host',
+      proc: { listening: [{ protocol: 'tcp', address: '127.0.0.1', port: 5432 }] },
+    })
+    .ledger([
+      { id: 'x.file', type: 'file', target: '/etc/mesh/web' },
+      { id: 'db.server', type: 'container', target: 'db' },
+    ])
     .build();
   const byName = Object.fromEntries(buildSubjects(snap).containers.map((s) => [s.about.id, s.data]));
   assert.is(byName['web']!['claimed'], false);
@@ -111,9 +221,31 @@ test('a container is claimed by name or id, never by a file entry; mesh labels a
 
 test('exposure: what a listening socket really reaches (all interfaces, one address, loopback only, not read)', () => {
   const snap = new HostModel('n1', '2026-09-22T00:00:00Z')
-    .container({ name: 'wild', network: 'host', proc: { listening: [{ protocol: 'tcp', address: '0.0.0.0', port: 80 }, { protocol: 'tcp', address: '127.0.0.1', port: 81 }] } })
-    .container({ name: 'one', network: 'host', proc: { listening: [{ protocol: 'tcp6', address: '2001:db8::5', port: 80 }] } })
-    .container({ name: 'lo', network: 'host', proc: { listening: [{ protocol: 'tcp', address: '127.0.0.1', port: 5432 }, { protocol: 'tcp6', address: '::1', port: 5432 }] } })
+    .container({
+      name: 'wild',
+      network: 'host',
+      proc: {
+        listening: [
+          { protocol: 'tcp', address: '0.0.0.0', port: 80 },
+          { protocol: 'tcp', address: '127.0.0.1', port: 81 },
+        ],
+      },
+    })
+    .container({
+      name: 'one',
+      network: 'host',
+      proc: { listening: [{ protocol: 'tcp6', address: '2001:db8::5', port: 80 }] },
+    })
+    .container({
+      name: 'lo',
+      network: 'host',
+      proc: {
+        listening: [
+          { protocol: 'tcp', address: '127.0.0.1', port: 5432 },
+          { protocol: 'tcp6', address: '::1', port: 5432 },
+        ],
+      },
+    })
     .container({ name: 'quiet', network: 'host', proc: { listening: [] } })
     .container({ name: 'unread', network: 'host', proc: 'not root' })
     .container({ name: 'lo-published', network: 'bridge', publish: ['127.0.0.1:8443:443/tcp'] })
@@ -121,11 +253,19 @@ test('exposure: what a listening socket really reaches (all interfaces, one addr
   const byName = Object.fromEntries(buildSubjects(snap).containers.map((s) => [s.about.id, s.data]));
   const facts = (n: string) => [byName[n]!['exposure'], byName[n]!['exposed']];
   assert.equal(facts('wild'), ['all-interfaces', true]);
-  assert.equal(byName['wild']!['endpoints'], { all_interfaces: ['0.0.0.0:80/tcp'], address: [], loopback: ['127.0.0.1:81/tcp'] });
+  assert.equal(byName['wild']!['endpoints'], {
+    all_interfaces: ['0.0.0.0:80/tcp'],
+    address: [],
+    loopback: ['127.0.0.1:81/tcp'],
+  });
   assert.equal(facts('one'), ['address', true]);
   assert.equal(byName['one']!['exposed_endpoints'], ['[2001:db8::5]:80/tcp6']);
   assert.equal(facts('lo'), ['loopback', false]);
-  assert.equal(byName['lo']!['endpoints'], { all_interfaces: [], address: [], loopback: ['127.0.0.1:5432/tcp', '[::1]:5432/tcp6'] });
+  assert.equal(byName['lo']!['endpoints'], {
+    all_interfaces: [],
+    address: [],
+    loopback: ['127.0.0.1:5432/tcp', '[::1]:5432/tcp6'],
+  });
   assert.equal(facts('quiet'), ['none', false]);
   assert.equal(facts('lo-published'), ['loopback', false]);
   // Unknown is never absent: sockets not read on the host network may be exposed, as before.

@@ -18,7 +18,8 @@ function outputFolderWithHistory(): { out: string; history: string } {
   const out = tempDir('ma-history-lock-');
   const history = join(out, 'history', 'demo');
   mkdirSync(history, { recursive: true });
-  for (const name of readdirSync(example('demo', 'history'))) copyFileSync(join(example('demo', 'history'), name), join(history, name));
+  for (const name of readdirSync(example('demo', 'history')))
+    copyFileSync(join(example('demo', 'history'), name), join(history, name));
   writeFileSync(join(out, '.mesh-audit.lock'), '4242\n');
   return { out, history };
 }
@@ -27,7 +28,10 @@ function outputFolderWithHistory(): { out: string; history: string } {
 function holdLock(out: string, mode: '-x' | '-s'): { stop: () => Promise<void>; ended: () => boolean } {
   let done = false;
   // Its own process group: the sleeping child inherits the locked descriptor, so both must end.
-  const child = spawn('flock', [mode, join(out, '.mesh-audit.lock'), 'sleep', '30'], { stdio: 'ignore', detached: true });
+  const child = spawn('flock', [mode, join(out, '.mesh-audit.lock'), 'sleep', '30'], {
+    stdio: 'ignore',
+    detached: true,
+  });
   const exited = new Promise<void>((resolve) =>
     child.on('exit', () => {
       done = true;
@@ -54,7 +58,25 @@ function waitHeld(out: string): void {
 
 const evaluate = (history: string, lockTimeout: string) =>
   new Promise<{ code: number | null; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, [BIN, 'evaluate', example('demo', 'snapshot.json'), '--history', history, '--lock-timeout', lockTimeout, '--format', 'json', '--out', '-', '--fail-on', 'none'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      [
+        BIN,
+        'evaluate',
+        example('demo', 'snapshot.json'),
+        '--history',
+        history,
+        '--lock-timeout',
+        lockTimeout,
+        '--format',
+        'json',
+        '--out',
+        '-',
+        '--fail-on',
+        'none',
+      ],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
     let stderr = '';
     child.stderr.setEncoding('utf8').on('data', (t: string) => (stderr += t));
     child.on('close', (code) => resolve({ code, stderr }));
@@ -67,7 +89,10 @@ test('evaluate --history on a folder a scan holds: --lock-timeout 0 gives up nam
     waitHeld(out);
     const gaveUp = await evaluate(history, '0');
     assert.is(gaveUp.code, 3, gaveUp.stderr);
-    assert.match(gaveUp.stderr, `${history}: another mesh-audit run (pid 4242) is writing this history; gave up after waiting 0 s (--lock-timeout)`);
+    assert.match(
+      gaveUp.stderr,
+      `${history}: another mesh-audit run (pid 4242) is writing this history; gave up after waiting 0 s (--lock-timeout)`,
+    );
     const waiting = evaluate(history, '60');
     // The reader is still waiting when the scan ends: it finishes only after, and reads the history whole.
     setTimeout(() => void scan.stop(), 1500);
@@ -90,7 +115,8 @@ test('readers do not block one another, and a folder without a lock file is read
     await reader.stop();
   }
   const plain = tempDir('ma-history-plain-');
-  for (const name of readdirSync(example('demo', 'history'))) copyFileSync(join(example('demo', 'history'), name), join(plain, name));
+  for (const name of readdirSync(example('demo', 'history')))
+    copyFileSync(join(example('demo', 'history'), name), join(plain, name));
   const before = readdirSync(plain).sort();
   const r = await evaluate(plain, '0');
   assert.is(r.code, 0, r.stderr);

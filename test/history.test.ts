@@ -12,17 +12,25 @@ import { tempDir } from './support/cli.js';
 function outputFolder(): string {
   const out = tempDir('mesh-history-');
   writeFileSync(join(out, 'mesh-audit.json'), '{"not": "a snapshot"}\n');
-  for (const [host, times] of [['n1', ['2026-10-01T03:00:00Z', '2026-10-02T03:00:00Z']], ['n2', ['2026-10-01T04:00:00Z']]] as const) {
+  for (const [host, times] of [
+    ['n1', ['2026-10-01T03:00:00Z', '2026-10-02T03:00:00Z']],
+    ['n2', ['2026-10-01T04:00:00Z']],
+  ] as const) {
     const dir = historyDirOf(out, host);
     mkdirSync(dir, { recursive: true });
-    for (const t of times) writeFileSync(join(dir, `snapshot-${t.replace(/[-:]/g, '')}.json`), JSON.stringify(new HostModel(host, t).build()));
+    for (const t of times)
+      writeFileSync(
+        join(dir, `snapshot-${t.replace(/[-:]/g, '')}.json`),
+        JSON.stringify(new HostModel(host, t).build()),
+      );
   }
   return out;
 }
 
 test('loadHistory reads the output folder, its history/ or a per-host folder alike, oldest first, never the reports', async () => {
   const out = outputFolder();
-  const names = (r: Awaited<ReturnType<typeof loadHistory>>) => r.snapshots.map((s) => `${s.host.hostname}@${s.takenAt}`);
+  const names = (r: Awaited<ReturnType<typeof loadHistory>>) =>
+    r.snapshots.map((s) => `${s.host.hostname}@${s.takenAt}`);
   const all = ['n1@2026-10-01T03:00:00Z', 'n1@2026-10-02T03:00:00Z', 'n2@2026-10-01T04:00:00Z'];
   for (const dir of [out, join(out, 'history')]) {
     const r = await loadHistory(dir);
@@ -41,7 +49,11 @@ test('a history folder that exists but cannot be read is a problem of the run, n
   assert.equal(r.snapshots, []);
   assert.is(r.problems.length, 1);
   assert.match(r.problems[0]!.message, /cannot read the history of this host \(ENOTDIR\)/);
-  assert.equal(await readOwnHistory(tempDir('mesh-history-'), 'n1'), { snapshots: [], problems: [] }, 'no folder yet: a first run');
+  assert.equal(
+    await readOwnHistory(tempDir('mesh-history-'), 'n1'),
+    { snapshots: [], problems: [] },
+    'no folder yet: a first run',
+  );
 });
 
 test.run();

@@ -33,12 +33,17 @@ test('every example: valid against the JUnit schema; one test case per rule and 
     const { file, suites } = await junitOf([example(name, 'snapshot.json'), ...history]);
     const lint = xmllint(file);
     assert.is(lint.status, 0, lint.output);
-    const expected = JSON.parse(readFileSync(example(name, 'expected.json'), 'utf8')) as { findings: { ruleId: string; message: string }[] };
+    const expected = JSON.parse(readFileSync(example(name, 'expected.json'), 'utf8')) as {
+      findings: { ruleId: string; message: string }[];
+    };
     const cases = suites.testsuite!.flatMap((s) => s.testcase ?? []);
     const failures = cases.flatMap((c) => c.failure ?? []);
     assert.is(failures.length, expected.findings.length, `${name}: one failure per finding`);
     assert.equal(failures.map((f) => f.message).sort(), expected.findings.map((f) => f.message).sort());
-    assert.ok(cases.some((c) => c.failure === undefined && c.skipped === undefined), `${name}: passed checks are test cases too`);
+    assert.ok(
+      cases.some((c) => c.failure === undefined && c.skipped === undefined),
+      `${name}: passed checks are test cases too`,
+    );
     assert.is(suites.testsuite![0]!.tests, cases.length);
     assert.is(suites.failures, cases.filter((c) => (c.failure ?? []).length > 0).length);
   }
@@ -47,11 +52,21 @@ test('every example: valid against the JUnit schema; one test case per rule and 
 test('a failure names the rule, the subject and how to fix it; a passed check is a test case without failure', async () => {
   const { suites } = await junitOf([example('045', 'snapshot.json')]);
   const cases = suites.testsuite![0]!.testcase!;
-  const drift = cases.find((c) => c.classname === 'MA1001 container-env-matches-composed-file' && (c.failure ?? []).length > 0)!;
+  const drift = cases.find(
+    (c) => c.classname === 'MA1001 container-env-matches-composed-file' && (c.failure ?? []).length > 0,
+  )!;
   assert.match(drift.name!, 'gitea-server <- /etc/mesh/gitea/db.env');
   assert.match(drift.failure![0]!.inner!, 'Remediation: recreate the container');
-  assert.match(drift.failure![0]!.inner!, 'https://github.com/mesh-audit/mesh-audit#ma1001-container-env-matches-composed-file');
-  assert.ok(cases.some((c) => c.classname === 'MA3005 ledger-well-formed' && c.failure === undefined && c.skipped === undefined), 'a passed check');
+  assert.match(
+    drift.failure![0]!.inner!,
+    'https://github.com/mesh-audit/mesh-audit#ma1001-container-env-matches-composed-file',
+  );
+  assert.ok(
+    cases.some(
+      (c) => c.classname === 'MA3005 ledger-well-formed' && c.failure === undefined && c.skipped === undefined,
+    ),
+    'a passed check',
+  );
 });
 
 test('an incomplete scan: what was not checked is a skipped test case, and the file is still valid', async () => {
@@ -65,13 +80,19 @@ test('an incomplete scan: what was not checked is a skipped test case, and the f
   assert.is(code, 3);
   assert.is(xmllint(file).status, 0, xmllint(file).output);
   const skipped = suites.testsuite![0]!.testcase!.filter((c) => c.skipped !== undefined);
-  assert.equal(skipped.map((c) => [c.classname, c.name]), [['not checked: files', '/etc/mesh/app/secret.env']]);
+  assert.equal(
+    skipped.map((c) => [c.classname, c.name]),
+    [['not checked: files', '/etc/mesh/app/secret.env']],
+  );
   assert.is(suites.testsuite![0]!.skipped, 1);
 });
 
 test('names and messages are escaped: a container name with XML in it stays one valid attribute', async () => {
   const dir = tempDir();
-  const snap = new HostModel('odd-host', '2026-10-01T00:00:00Z').container({ name: 'x"<&>\'y', network: 'none' }).ledger([]).build();
+  const snap = new HostModel('odd-host', '2026-10-01T00:00:00Z')
+    .container({ name: 'x"<&>\'y', network: 'none' })
+    .ledger([])
+    .build();
   writeFileSync(join(dir, 'snap.json'), JSON.stringify(snap));
   const { file, suites } = await junitOf([join(dir, 'snap.json')]);
   assert.is(xmllint(file).status, 0, xmllint(file).output);
@@ -82,9 +103,14 @@ test('names and messages are escaped: a container name with XML in it stays one 
 test('a waived finding passes and says why', async () => {
   const dir = tempDir();
   const waivers = join(dir, 'waivers.yaml');
-  writeFileSync(waivers, 'waivers:\n  - rule: MA2001\n    subject: stray\n    justification: vendor debugging, ticket OPS-7\n    expires: 2099-01-01\n');
+  writeFileSync(
+    waivers,
+    'waivers:\n  - rule: MA2001\n    subject: stray\n    justification: vendor debugging, ticket OPS-7\n    expires: 2099-01-01\n',
+  );
   const { suites } = await junitOf([driftHostSnapshot(dir, 'w', { stray: true }), '--waivers', waivers]);
-  const stray = suites.testsuite![0]!.testcase!.find((c) => c.name === 'container stray' && c.classname === 'MA2001 no-unclaimed-container')!;
+  const stray = suites.testsuite![0]!.testcase!.find(
+    (c) => c.name === 'container stray' && c.classname === 'MA2001 no-unclaimed-container',
+  )!;
   assert.is(stray.failure, undefined);
   assert.match(stray['system-out']![0]!, 'waived until 2099-01-01 (vendor debugging, ticket OPS-7)');
 });

@@ -40,7 +40,12 @@ function hostOn(takenAt: string, night: Night): Snapshot {
       proc: proc ?? { bound: [{ destination: '/etc/app.ini', text: 'v=1\n', inode: 21 }] },
     });
   if (night.renamed) model.container({ name: 'forge', network: 'host', ...(proc ? { proc } : {}) });
-  if (!night.staleRemoved) model.container({ name: 'forge-old', network: 'host', ...(proc ? { proc } : { proc: { listening: [{ protocol: 'tcp', address: '0.0.0.0', port: 2999 }] } }) });
+  if (!night.staleRemoved)
+    model.container({
+      name: 'forge-old',
+      network: 'host',
+      ...(proc ? { proc } : { proc: { listening: [{ protocol: 'tcp', address: '0.0.0.0', port: 2999 }] } }),
+    });
   const entries = [
     { id: 'app.server', type: 'container', target: 'app', origin: 'declared', sources: ['/etc/mesh/app.env'] },
     { id: 'forge.server', type: 'container', target: night.renamed ? 'forge' : 'forge-old', origin: 'declared' },
@@ -49,7 +54,15 @@ function hostOn(takenAt: string, night: Night): Snapshot {
   else model.ledger(entries);
   const snapshot = model.build();
   if (night.docker === 'down') {
-    return { ...snapshot, docker: null, containers: [], problems: [...snapshot.problems, { source: 'docker', subject: 'unix:///var/run/docker.sock', message: 'cannot reach the Docker engine' }] };
+    return {
+      ...snapshot,
+      docker: null,
+      containers: [],
+      problems: [
+        ...snapshot.problems,
+        { source: 'docker', subject: 'unix:///var/run/docker.sock', message: 'cannot reach the Docker engine' },
+      ],
+    };
   }
   return snapshot;
 }
@@ -80,7 +93,10 @@ test('seven nights with --baseline auto --fail-on-new --keep 2: exit codes, live
   const failing = new Map<number, Set<string>>();
   const promCounts = new Map<number, (rule: string) => number>();
   /** fingerprint -> the nights it was live, new, carried unchecked, absent */
-  const seen = new Map<string, { rule: string; live: number[]; fresh: number[]; carried: number[]; absent: number[]; firstSeen: Set<string> }>();
+  const seen = new Map<
+    string,
+    { rule: string; live: number[]; fresh: number[]; carried: number[]; absent: number[]; firstSeen: Set<string> }
+  >();
   const track = (fp: string, rule: string) => {
     let t = seen.get(fp);
     if (!t) seen.set(fp, (t = { rule, live: [], fresh: [], carried: [], absent: [], firstSeen: new Set() }));
@@ -93,14 +109,43 @@ test('seven nights with --baseline auto --fail-on-new --keep 2: exit codes, live
     previous = snapshot;
     const file = join(dir, `night-${i + 1}.json`);
     writeFileSync(file, JSON.stringify(snapshot));
-    const r = await runCli(['evaluate', file, '--out', out, '--format', 'json,sarif,prom', '--baseline', 'auto', '--fail-on-new', '--keep', '2'], new Date(Date.parse(takenAt) + 60_000));
+    const r = await runCli(
+      [
+        'evaluate',
+        file,
+        '--out',
+        out,
+        '--format',
+        'json,sarif,prom',
+        '--baseline',
+        'auto',
+        '--fail-on-new',
+        '--keep',
+        '2',
+      ],
+      new Date(Date.parse(takenAt) + 60_000),
+    );
     assert.is(r.code, code, `night ${i + 1} (${name}): ${r.stderr}`);
     const report = JSON.parse(readFileSync(join(out, 'mesh-audit.json'), 'utf8')) as JsonReport;
     // SARIF and Prometheus show the same standing findings, carried ones included (every format).
-    const sarif = JSON.parse(readFileSync(join(out, 'mesh-audit.sarif'), 'utf8')) as { runs: { results: { kind: string; partialFingerprints: Record<string, string> }[] }[] };
-    failing.set(i + 1, new Set(sarif.runs.flatMap((run) => run.results.filter((x) => x.kind === 'fail').map((x) => Object.values(x.partialFingerprints)[0]!))));
+    const sarif = JSON.parse(readFileSync(join(out, 'mesh-audit.sarif'), 'utf8')) as {
+      runs: { results: { kind: string; partialFingerprints: Record<string, string> }[] }[];
+    };
+    failing.set(
+      i + 1,
+      new Set(
+        sarif.runs.flatMap((run) =>
+          run.results.filter((x) => x.kind === 'fail').map((x) => Object.values(x.partialFingerprints)[0]!),
+        ),
+      ),
+    );
     const prom = readFileSync(join(out, 'mesh-audit.prom'), 'utf8');
-    promCounts.set(i + 1, (rule: string) => [...prom.matchAll(new RegExp(`^mesh_audit_findings\\{[^}]*rule_id="${rule}"[^}]*\\} (\\d+)$`, 'gm'))].reduce((n, m) => n + Number(m[1]), 0));
+    promCounts.set(i + 1, (rule: string) =>
+      [...prom.matchAll(new RegExp(`^mesh_audit_findings\\{[^}]*rule_id="${rule}"[^}]*\\} (\\d+)$`, 'gm'))].reduce(
+        (n, m) => n + Number(m[1]),
+        0,
+      ),
+    );
     for (const f of report.findings) {
       const t = track(f.fingerprint, `${f.ruleId} ${f.subject.id}`);
       t.live.push(i + 1);
@@ -112,12 +157,17 @@ test('seven nights with --baseline auto --fail-on-new --keep 2: exit codes, live
     if (night.docker || night.ledger || night.proc) {
       assert.equal(report.absent ?? [], [], `night ${i + 1} (${name}): nothing is absent on an outage night`);
       assert.is(report.summary.complete, false);
-      assert.ok((report.notChecked ?? []).length > 0 || night.docker === 'down', `night ${i + 1}: says what was not checked`);
+      assert.ok(
+        (report.notChecked ?? []).length > 0 || night.docker === 'down',
+        `night ${i + 1}: says what was not checked`,
+      );
     }
     // The reported bugs: no finding whose facts came from the missing source.
     const rulesTonight = report.findings.map((f) => f.ruleId);
     if (night.docker === 'down') assert.not.ok(rulesTonight.includes('MA3001'), 'MA3001 with the engine down');
-    if (night.ledger === 'down') for (const id of ['MA2001', 'MA2002', 'MA2003']) assert.not.ok(rulesTonight.includes(id), `${id} with the ledger down`);
+    if (night.ledger === 'down')
+      for (const id of ['MA2001', 'MA2002', 'MA2003'])
+        assert.not.ok(rulesTonight.includes(id), `${id} with the ledger down`);
     if (night.proc === 'down') assert.not.ok(rulesTonight.includes('MA1002'), 'MA1002 with /proc down');
   }
   const byRule = (rule: string) => [...seen.values()].filter((t) => t.rule.startsWith(rule));
@@ -135,9 +185,15 @@ test('seven nights with --baseline auto --fail-on-new --keep 2: exit codes, live
     assert.equal(t.fresh, [start], `${rule} is new exactly once: ${JSON.stringify(t)}`);
     const last = end === null ? NIGHTS.length : end - 1;
     for (let n = start; n <= last; n++) {
-      assert.ok(t.live.includes(n) !== t.carried.includes(n), `${rule} night ${n}: live or carried, once: ${JSON.stringify(t)}`);
+      assert.ok(
+        t.live.includes(n) !== t.carried.includes(n),
+        `${rule} night ${n}: live or carried, once: ${JSON.stringify(t)}`,
+      );
       const fp = [...seen.entries()].find(([, v]) => v === t)![0];
-      assert.ok(failing.get(n)!.has(fp), `${rule} night ${n}: a failing SARIF result (GitHub would close a missing one)`);
+      assert.ok(
+        failing.get(n)!.has(fp),
+        `${rule} night ${n}: a failing SARIF result (GitHub would close a missing one)`,
+      );
       assert.ok(promCounts.get(n)!(rule.split(' ')[0]!) >= 1, `${rule} night ${n}: counted in the Prometheus textfile`);
     }
     assert.equal(t.absent, end === null ? [] : [end], `${rule} ends once, as absent: ${JSON.stringify(t)}`);
@@ -145,7 +201,10 @@ test('seven nights with --baseline auto --fail-on-new --keep 2: exit codes, live
     assert.ok([...t.firstSeen][0]!.startsWith(`2026-10-0${start}`), `${rule} first seen on night ${start}`);
   }
   // Nothing else was ever reported (no false finding from a missing source).
-  assert.equal([...seen.values()].filter((t) => !expectations.some(([r]) => t.rule.startsWith(r))).map((t) => t.rule), []);
+  assert.equal(
+    [...seen.values()].filter((t) => !expectations.some(([r]) => t.rule.startsWith(r))).map((t) => t.rule),
+    [],
+  );
 });
 
 test('hiding the engine, the ledger or /proc: the rules that read them are not checked, and say why', () => {
@@ -157,45 +216,93 @@ test('hiding the engine, the ledger or /proc: the rules that read them are not c
 
   const ledgerDown = hostOn('2026-10-02T03:00:00.000Z', { renamed: true, ledger: 'down' });
   const e = auditSnapshot(ledgerDown, history, rules);
-  assert.equal(e.findings.filter((f) => ['MA2001', 'MA2002', 'MA2003', 'MA3001'].includes(f.ruleId)), []);
-  assert.ok(e.notChecked?.some((n) => n.ruleId === 'MA2003' && n.subject.id === 'forge-old' && n.sources.includes('ledger')), JSON.stringify(e.notChecked));
-  assert.ok(e.notifications.some((n) => n.level === 'error' && /rule MA2003 not checked on .*container forge-old.*the ledger .* was not read/.test(n.message)));
+  assert.equal(
+    e.findings.filter((f) => ['MA2001', 'MA2002', 'MA2003', 'MA3001'].includes(f.ruleId)),
+    [],
+  );
+  assert.ok(
+    e.notChecked?.some((n) => n.ruleId === 'MA2003' && n.subject.id === 'forge-old' && n.sources.includes('ledger')),
+    JSON.stringify(e.notChecked),
+  );
+  assert.ok(
+    e.notifications.some(
+      (n) =>
+        n.level === 'error' &&
+        /rule MA2003 not checked on .*container forge-old.*the ledger .* was not read/.test(n.message),
+    ),
+  );
 
   const engineDown = hostOn('2026-10-02T03:00:00.000Z', { renamed: true, docker: 'down' });
   const d = auditSnapshot(engineDown, history, rules);
-  assert.equal(d.findings.filter((f) => f.ruleId === 'MA3001'), []);
+  assert.equal(
+    d.findings.filter((f) => f.ruleId === 'MA3001'),
+    [],
+  );
   assert.ok(d.notChecked?.some((n) => n.ruleId === 'MA3001' && n.sources.includes('docker')));
 });
 
 test('MA1004: a stopped container keeps a key its composed file lost; a key the image sets is not reported', () => {
   const model = new HostModel('n1', '2026-10-01T03:00:00Z')
     .file('/etc/mesh/app.env', 'DB=x\n')
-    .container({ name: 'app', running: false, env: { DB: 'x', FEATURE_X: 'on', PATH: '/bin', LANG: 'C.UTF-8' }, labels: { 'mesh.sources': '/etc/mesh/app.env' } })
-    .ledger([{ id: 'app.server', type: 'container', target: 'app', origin: 'declared', sources: ['/etc/mesh/app.env'] }]);
+    .container({
+      name: 'app',
+      running: false,
+      env: { DB: 'x', FEATURE_X: 'on', PATH: '/bin', LANG: 'C.UTF-8' },
+      labels: { 'mesh.sources': '/etc/mesh/app.env' },
+    })
+    .ledger([
+      { id: 'app.server', type: 'container', target: 'app', origin: 'declared', sources: ['/etc/mesh/app.env'] },
+    ]);
   const snapshot = model.build();
   const app = snapshot.containers[0]!;
   // The image sets PATH (same value) and LANG (another value: the composed file overrode it once).
-  const withImage: Snapshot = { ...snapshot, containers: [{ ...app, imageEnv: { PATH: app.env['PATH']!, LANG: { ...app.env['LANG']!, digest: `hmac-sha256:${'0'.repeat(64)}` } } }] };
+  const withImage: Snapshot = {
+    ...snapshot,
+    containers: [
+      {
+        ...app,
+        imageEnv: { PATH: app.env['PATH']!, LANG: { ...app.env['LANG']!, digest: `hmac-sha256:${'0'.repeat(64)}` } },
+      },
+    ],
+  };
   const found = auditSnapshot(withImage, [], rules).findings.filter((f) => f.ruleId === 'MA1004');
-  assert.equal(found.map((f) => f.discriminator), ['/etc/mesh/app.env#FEATURE_X', '/etc/mesh/app.env#LANG']);
-  assert.match(found[0]!.message, /app holds FEATURE_X=<2 chars> but \/etc\/mesh\/app.env no longer names FEATURE_X \(the image does not set it\)/);
+  assert.equal(
+    found.map((f) => f.discriminator),
+    ['/etc/mesh/app.env#FEATURE_X', '/etc/mesh/app.env#LANG'],
+  );
+  assert.match(
+    found[0]!.message,
+    /app holds FEATURE_X=<2 chars> but \/etc\/mesh\/app.env no longer names FEATURE_X \(the image does not set it\)/,
+  );
 
   // The image not read: only a key an earlier snapshot's file named is reported; PATH is not guessed at.
   const before = new HostModel('n1', '2026-09-30T03:00:00Z').file('/etc/mesh/app.env', 'DB=x\nFEATURE_X=on\n').build();
   const fromHistory = auditSnapshot(snapshot, [before], rules).findings.filter((f) => f.ruleId === 'MA1004');
-  assert.equal(fromHistory.map((f) => f.discriminator), ['/etc/mesh/app.env#FEATURE_X']);
+  assert.equal(
+    fromHistory.map((f) => f.discriminator),
+    ['/etc/mesh/app.env#FEATURE_X'],
+  );
   assert.match(fromHistory[0]!.message, /an earlier snapshot of the file named it/);
-  assert.equal(auditSnapshot(snapshot, [], rules).findings.filter((f) => f.ruleId === 'MA1004'), []);
+  assert.equal(
+    auditSnapshot(snapshot, [], rules).findings.filter((f) => f.ruleId === 'MA1004'),
+    [],
+  );
 });
 
 test('an outage night renews the alerts of the findings it could not check: none resolves, none restarts', () => {
   const first = hostOn('2026-10-01T03:00:00.000Z', { renamed: true });
-  const night1 = triage(reportOf([auditSnapshot(first, [], rules)], rules, { now: new Date('2026-10-01T03:01:00.000Z') }), { now: new Date('2026-10-01T03:01:00.000Z') });
+  const night1 = triage(
+    reportOf([auditSnapshot(first, [], rules)], rules, { now: new Date('2026-10-01T03:01:00.000Z') }),
+    { now: new Date('2026-10-01T03:01:00.000Z') },
+  );
   const standing = night1.evaluations.flatMap((e) => e.findings);
   assert.ok(standing.some((f) => f.ruleId === 'MA1001'));
   const down = withMemory(hostOn('2026-10-02T03:00:00.000Z', { renamed: true, docker: 'down' }), [first]);
   const now = new Date('2026-10-02T03:01:00.000Z');
-  const night2 = triage(reportOf([auditSnapshot(down, [first], rules)], rules, { now }), { now, baseline: { source: 'night 1', generatedAt: night1.generatedAt, findings: standing } });
+  const night2 = triage(reportOf([auditSnapshot(down, [first], rules)], rules, { now }), {
+    now,
+    baseline: { source: 'night 1', generatedAt: night1.generatedAt, findings: standing },
+  });
   const alerts = alertsOf(night2, { ttlHours: 25 });
   for (const f of standing) {
     const alert = alerts.find((a) => a.labels['fingerprint'] === f.fingerprint);

@@ -13,7 +13,12 @@ const clean = ['evaluate', example('clean', 'snapshot.json')];
 
 /** Runs a shell line (pipes, a pty through `script`) from the package root. */
 function sh(line: string, env: NodeJS.ProcessEnv = {}): { code: number; stdout: string; stderr: string } {
-  const r = spawnSync('bash', ['-c', line], { cwd: PACKAGE_ROOT, encoding: 'utf8', env: { ...process.env, ...env }, timeout: 60_000 });
+  const r = spawnSync('bash', ['-c', line], {
+    cwd: PACKAGE_ROOT,
+    encoding: 'utf8',
+    env: { ...process.env, ...env },
+    timeout: 60_000,
+  });
   return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
 }
 const q = (s: string) => `'${s.replace(/'/g, "'\\''")}'`;
@@ -31,7 +36,11 @@ function write(dir: string, name: string, text: string): string {
 }
 
 interface JsonReport {
-  summary: { complete: boolean; findings: number; excluded?: { containers: number; files: number; ledger: number; total: number } };
+  summary: {
+    complete: boolean;
+    findings: number;
+    excluded?: { containers: number; files: number; ledger: number; total: number };
+  };
   findings: { ruleName: string; subject: { id: string }; suppressed?: unknown }[];
   notifications: { level: string; message: string }[];
 }
@@ -39,14 +48,17 @@ const jsonOf = (stdout: string) => JSON.parse(stdout) as JsonReport;
 
 // --- errors that help ---------------------------------------------------------------------------
 
-test('an unknown option is echoed as typed (not camelCased), with the nearest one and the command\'s own help', () => {
+test("an unknown option is echoed as typed (not camelCased), with the nearest one and the command's own help", () => {
   const r = spawnCli(['premigrate', '--fail-onn', 'none']);
   assert.is(r.code, 2);
   assert.match(r.stderr, 'unknown option `--fail-onn` for `premigrate`');
   assert.not.match(r.stderr, 'failOn');
   const typo = spawnCli(['scan', '--ledgr', 'x']);
   assert.is(typo.code, 2);
-  assert.match(typo.stderr, "unknown option `--ledgr` for `scan` (did you mean `--ledger`?) (see `mesh-audit scan --help`)");
+  assert.match(
+    typo.stderr,
+    'unknown option `--ledgr` for `scan` (did you mean `--ledger`?) (see `mesh-audit scan --help`)',
+  );
 });
 
 test('an unknown command or format is answered with the nearest one', () => {
@@ -78,40 +90,53 @@ test('a closed stdout (| head -1) ends quietly with the exit code the run had', 
   assert.is(list.stdout.split('\n').filter(Boolean).length, 1);
   assert.is(list.stderr, '', 'no stack trace, no EPIPE');
   // A run with findings keeps its exit 1 when the reader goes away early.
-  const findings = sh(`node bin/mesh-audit.js evaluate examples/demo/snapshot.json --history examples/demo/history --format text | head -1; exit \${PIPESTATUS[0]}`);
+  const findings = sh(
+    `node bin/mesh-audit.js evaluate examples/demo/snapshot.json --history examples/demo/history --format text | head -1; exit \${PIPESTATUS[0]}`,
+  );
   assert.is(findings.code, 1, findings.stderr);
   assert.not.match(findings.stderr, 'EPIPE');
 });
 
 test('a bad waivers file reports every error at once, each with its line', async () => {
   const dir = tempDir();
-  const file = write(dir, 'waivers.yaml', [
-    'waivers:',
-    '  - rule: no-unclaimed-container',
-    '    subject: old',
-    '    justification: short',
-    '    expires: 2027-01-01',
-    '  - rule: MA2001',
-    '    subject: x',
-    '    justification: a long enough reason',
-    '    expires: tomorrow',
-    '    colour: red',
-    '',
-  ].join('\n'));
+  const file = write(
+    dir,
+    'waivers.yaml',
+    [
+      'waivers:',
+      '  - rule: no-unclaimed-container',
+      '    subject: old',
+      '    justification: short',
+      '    expires: 2027-01-01',
+      '  - rule: MA2001',
+      '    subject: x',
+      '    justification: a long enough reason',
+      '    expires: tomorrow',
+      '    colour: red',
+      '',
+    ].join('\n'),
+  );
   const r = await runCli([...demo, '--format', 'text', '--waivers', file]);
   assert.is(r.code, 2);
   assert.match(r.stderr, `${file}:4: /waivers/0/justification must NOT have fewer than 10 characters`);
   assert.match(r.stderr, `${file}:9: /waivers/1/expires must match format "date"`);
   // An unknown key is shown on its own line, not its mapping's (issue 28).
   assert.match(r.stderr, `${file}:10: /waivers/1 must NOT have additional properties 'colour'`);
-  const rules = write(dir, 'rules.yaml', [
-    'waivers:',
-    '  - {rule: no-unclaimed-containr, subject: a, justification: a long enough reason, expires: 2027-01-01}',
-    '  - {rule: MA9999, subject: b, justification: a long enough reason, expires: 2027-01-01}',
-    '',
-  ].join('\n'));
+  const rules = write(
+    dir,
+    'rules.yaml',
+    [
+      'waivers:',
+      '  - {rule: no-unclaimed-containr, subject: a, justification: a long enough reason, expires: 2027-01-01}',
+      '  - {rule: MA9999, subject: b, justification: a long enough reason, expires: 2027-01-01}',
+      '',
+    ].join('\n'),
+  );
   const r2 = await runCli([...demo, '--format', 'text', '--waivers', rules]);
-  assert.match(r2.stderr, `${rules}:2: waiver names rule 'no-unclaimed-containr', which no loaded pack has (did you mean 'no-unclaimed-container'?)`);
+  assert.match(
+    r2.stderr,
+    `${rules}:2: waiver names rule 'no-unclaimed-containr', which no loaded pack has (did you mean 'no-unclaimed-container'?)`,
+  );
   assert.match(r2.stderr, `${rules}:3: waiver names rule 'MA9999'`);
 });
 
@@ -120,7 +145,11 @@ test('waiver subject globs are real globs: [!u]* waives every container not star
   const before = jsonOf((await runCli([...demo, '--format', 'json', '--out', '-'])).stdout);
   const unclaimed = before.findings.filter((f) => f.ruleName === 'no-unclaimed-container');
   assert.ok(unclaimed.length > 0);
-  const file = write(dir, 'w.yaml', 'waivers:\n  - {rule: no-unclaimed-container, subject: "[!u]*", justification: leftovers being removed this week, expires: 2099-01-01}\n');
+  const file = write(
+    dir,
+    'w.yaml',
+    'waivers:\n  - {rule: no-unclaimed-container, subject: "[!u]*", justification: leftovers being removed this week, expires: 2099-01-01}\n',
+  );
   const after = jsonOf((await runCli([...demo, '--format', 'json', '--out', '-', '--waivers', file])).stdout);
   for (const f of after.findings.filter((x) => x.ruleName === 'no-unclaimed-container')) {
     assert.is(f.suppressed !== undefined, !f.subject.id.startsWith('u'), f.subject.id);
@@ -132,14 +161,24 @@ test('a bad policy pack reports every error at once, each with file:line and rul
   const dir = tempDir();
   const rule = (id: string, name: string, assertion: string, message: string) =>
     `  - id: ${id}\n    name: ${name}\n    title: T\n    severity: warning\n    subject: containers\n    assert: ${assertion}\n    message: "${message}"\n    help: H\n    tags: []\n    profiles: [nightly]\n`;
-  const pack = write(dir, 'bad.yaml', 'schema: mesh-audit/policy@1\npack: {id: t, name: t, version: "1"}\nrules:\n' +
-    rule('T1', 'one', '{"frobnicate": [1]}', '{name}') + rule('T2', 'two', '{"var": "running"}', '{nmae} is off'));
+  const pack = write(
+    dir,
+    'bad.yaml',
+    'schema: mesh-audit/policy@1\npack: {id: t, name: t, version: "1"}\nrules:\n' +
+      rule('T1', 'one', '{"frobnicate": [1]}', '{name}') +
+      rule('T2', 'two', '{"var": "running"}', '{nmae} is off'),
+  );
   const r = await runCli([...clean, '--format', 'text', '--policy', pack]);
   assert.is(r.code, 2);
   assert.match(r.stderr, new RegExp(`${pack}:9: rule T1: assert`));
   assert.match(r.stderr, `${pack}:20: rule T2: message: unknown placeholder {nmae}`);
-  const schema = write(dir, 'schema.yaml', 'schema: mesh-audit/policy@1\npack: {id: t, name: t, version: "1"}\nrules:\n' +
-    rule('T1', 'one', '{"var": "running"}', '{name}').replace('severity: warning', 'severity: loud') + rule('T2', 'two', '{"var": "running"}', '{name}').replace('subject: containers', 'subject: boxes'));
+  const schema = write(
+    dir,
+    'schema.yaml',
+    'schema: mesh-audit/policy@1\npack: {id: t, name: t, version: "1"}\nrules:\n' +
+      rule('T1', 'one', '{"var": "running"}', '{name}').replace('severity: warning', 'severity: loud') +
+      rule('T2', 'two', '{"var": "running"}', '{name}').replace('subject: containers', 'subject: boxes'),
+  );
   const r2 = await runCli([...clean, '--format', 'text', '--policy', schema]);
   assert.is(r2.code, 2);
   assert.match(r2.stderr, `${schema}:7: rule T1: /rules/0/severity must be equal to one of the allowed values`);
@@ -180,7 +219,19 @@ test('colour on a terminal only; --no-color and NO_COLOR turn it off', () => {
 test('progress: a line rewritten in place on a terminal once a scan runs long; nothing for a short scan or off a terminal', () => {
   const dir = tempDir();
   const ledger = write(dir, 'ledger.json', '[]\n');
-  const args = ['scan', '--docker-host', `unix://${join(dir, 'no-engine.sock')}`, '--ledger', ledger, '--hostname', 'h', '--out', join(dir, 'out'), '--format', 'json'];
+  const args = [
+    'scan',
+    '--docker-host',
+    `unix://${join(dir, 'no-engine.sock')}`,
+    '--ledger',
+    ledger,
+    '--hostname',
+    'h',
+    '--out',
+    join(dir, 'out'),
+    '--format',
+    'json',
+  ];
   // "Long" is past MESH_AUDIT_PROGRESS_AFTER_MS: 0 makes every scan long, an hour none (no clock in the test).
   const long = inPty(args, { MESH_AUDIT_PROGRESS_AFTER_MS: '0' });
   assert.is(long.code, 3, long.output);
@@ -201,10 +252,20 @@ test('progress: a line rewritten in place on a terminal once a scan runs long; n
 
 test('config discovery: system config when present, MESH_AUDIT_CONFIG over it, env over the file, flags over all; config show tells where each came from', () => {
   const dir = tempDir();
-  const system = write(dir, 'system.yaml', 'ledger: /srv/system/ledger.json\nhostname: from-system\nout: /srv/system/reports\n');
+  const system = write(
+    dir,
+    'system.yaml',
+    'ledger: /srv/system/ledger.json\nhostname: from-system\nout: /srv/system/reports\n',
+  );
   const named = write(dir, 'named.yaml', 'ledger: /srv/named/ledger.json\nhostname: from-named\n');
   const show = (args: string[], env: NodeJS.ProcessEnv) =>
-    JSON.parse(spawnCli(['config', 'show', '--format', 'json', ...args], { MESH_AUDIT_SYSTEM_CONFIG: system, MESH_AUDIT_CONFIG: '', ...env }).stdout) as {
+    JSON.parse(
+      spawnCli(['config', 'show', '--format', 'json', ...args], {
+        MESH_AUDIT_SYSTEM_CONFIG: system,
+        MESH_AUDIT_CONFIG: '',
+        ...env,
+      }).stdout,
+    ) as {
       configFile: string | null;
       settings: Record<string, { value: unknown; from: string }>;
     };
@@ -223,7 +284,10 @@ test('config discovery: system config when present, MESH_AUDIT_CONFIG over it, e
   const none = show([], { MESH_AUDIT_SYSTEM_CONFIG: join(dir, 'absent.yaml') });
   assert.is(none.configFile, null);
   // Root's reports go to /var/lib/mesh-audit, not to a `reports/` in whatever folder cron starts in.
-  assert.equal(none.settings['out'], { value: process.getuid?.() === 0 ? '/var/lib/mesh-audit' : 'reports', from: 'default' });
+  assert.equal(none.settings['out'], {
+    value: process.getuid?.() === 0 ? '/var/lib/mesh-audit' : 'reports',
+    from: 'default',
+  });
   const text = spawnCli(['config', 'show'], { MESH_AUDIT_SYSTEM_CONFIG: system, MESH_AUDIT_CONFIG: '' });
   assert.match(text.stdout, `hostname              from-system  (config ${system}:2)`);
 });
@@ -237,12 +301,16 @@ test('the config decides the output folder and the threshold of a run; a bad env
   assert.ok(existsSync(join(out, 'mesh-audit.json')));
   const bad = spawnCli(['config', 'show'], { MESH_AUDIT_LEDGER: 'relative/ledger.json', MESH_AUDIT_CONFIG: '' });
   assert.is(bad.code, 2);
-  assert.match(bad.stderr, "$MESH_AUDIT_LEDGER: must match pattern \"^/\" (it is 'relative/ledger.json')");
+  assert.match(bad.stderr, '$MESH_AUDIT_LEDGER: must match pattern "^/" (it is \'relative/ledger.json\')');
 });
 
 test('a bad config file reports every error at once, each with its line', () => {
   const dir = tempDir();
-  const config = write(dir, 'bad.yaml', 'ledger: relative.json\nkeep: 0\nlabelz: {}\nignore:\n  - {select: "name:x", until: soon}\n');
+  const config = write(
+    dir,
+    'bad.yaml',
+    'ledger: relative.json\nkeep: 0\nlabelz: {}\nignore:\n  - {select: "name:x", until: soon}\n',
+  );
   const r = spawnCli(['config', 'show', '--config', config]);
   assert.is(r.code, 2);
   assert.match(r.stderr, `${config}:1: /ledger must match pattern "^/"`);
@@ -261,12 +329,26 @@ test('--exclude leaves containers out and counts them in every summary; --includ
   assert.ok(report.summary.excluded!.containers > 0, JSON.stringify(report.summary));
   assert.ok(report.findings.length < all.findings.length);
   const text = await runCli([...demo, '--format', 'text', '--exclude', 'label:mesh.module=forge']);
-  assert.match(text.stdout, `${report.summary.excluded!.total} out of scope (${report.summary.excluded!.containers} container`);
-  const sarif = JSON.parse((await runCli([...demo, '--format', 'sarif', '--out', '-', '--exclude', 'label:mesh.module=forge'])).stdout) as { runs: { properties: { excludedByScope?: unknown } }[] };
-  assert.equal(sarif.runs[0]!.properties.excludedByScope, { containers: report.summary.excluded!.containers, files: report.summary.excluded!.files, ledger: report.summary.excluded!.ledger });
-  const only = jsonOf((await runCli([...demo, '--format', 'json', '--out', '-', '--include', 'name:nothing-is-called-this'])).stdout);
+  assert.match(
+    text.stdout,
+    `${report.summary.excluded!.total} out of scope (${report.summary.excluded!.containers} container`,
+  );
+  const sarif = JSON.parse(
+    (await runCli([...demo, '--format', 'sarif', '--out', '-', '--exclude', 'label:mesh.module=forge'])).stdout,
+  ) as { runs: { properties: { excludedByScope?: unknown } }[] };
+  assert.equal(sarif.runs[0]!.properties.excludedByScope, {
+    containers: report.summary.excluded!.containers,
+    files: report.summary.excluded!.files,
+    ledger: report.summary.excluded!.ledger,
+  });
+  const only = jsonOf(
+    (await runCli([...demo, '--format', 'json', '--out', '-', '--include', 'name:nothing-is-called-this'])).stdout,
+  );
   assert.ok(only.summary.excluded!.containers > 0);
-  assert.equal(only.findings.filter((f) => f.ruleName === 'no-unclaimed-container'), []);
+  assert.equal(
+    only.findings.filter((f) => f.ruleName === 'no-unclaimed-container'),
+    [],
+  );
 });
 
 test('path selectors and an ignore file with expiry; an expired entry checks its subjects again and says so', async () => {
@@ -279,7 +361,9 @@ test('path selectors and an ignore file with expiry; an expired entry checks its
   assert.ok(!liveRun.findings.some((f) => f.subject.id === file.subject.id));
   assert.ok(liveRun.summary.excluded!.files >= 1);
   const expired = write(dir, 'expired', `${file.subject.id} until 2020-01-01\n`);
-  const expiredRun = jsonOf((await runCli([...demo, '--format', 'json', '--out', '-', '--ignore-file', expired])).stdout);
+  const expiredRun = jsonOf(
+    (await runCli([...demo, '--format', 'json', '--out', '-', '--ignore-file', expired])).stdout,
+  );
   assert.ok(expiredRun.findings.some((f) => f.subject.id === file.subject.id));
   assert.ok(expiredRun.notifications.some((n) => n.message.includes('expired on 2020-01-01')));
   const bad = write(dir, 'bad', 'lable:mesh.module=x\npath:relative\nname:ok until someday\n');
@@ -292,13 +376,32 @@ test('path selectors and an ignore file with expiry; an expired entry checks its
 
 test('the scope holds when snapshots are evaluated by worker threads; ./.mesh-auditignore is read when present', () => {
   const snap = example('demo', 'snapshot.json');
-  const one = jsonOf(spawnCli(['evaluate', snap, '--format', 'json', '--out', '-', '--exclude', 'label:mesh.module=forge']).stdout);
-  const two = jsonOf(spawnCli(['evaluate', snap, snap, '--jobs', '2', '--format', 'json', '--out', '-', '--exclude', 'label:mesh.module=forge']).stdout);
+  const one = jsonOf(
+    spawnCli(['evaluate', snap, '--format', 'json', '--out', '-', '--exclude', 'label:mesh.module=forge']).stdout,
+  );
+  const two = jsonOf(
+    spawnCli([
+      'evaluate',
+      snap,
+      snap,
+      '--jobs',
+      '2',
+      '--format',
+      'json',
+      '--out',
+      '-',
+      '--exclude',
+      'label:mesh.module=forge',
+    ]).stdout,
+  );
   assert.is(two.summary.excluded!.containers, 2 * one.summary.excluded!.containers);
   assert.is(two.findings.length, 2 * one.findings.length);
   const dir = tempDir();
   write(dir, '.mesh-auditignore', 'label:mesh.module=forge\n');
-  const r = spawnSync(process.execPath, [BIN, 'evaluate', snap, '--format', 'json', '--out', '-'], { cwd: dir, encoding: 'utf8' });
+  const r = spawnSync(process.execPath, [BIN, 'evaluate', snap, '--format', 'json', '--out', '-'], {
+    cwd: dir,
+    encoding: 'utf8',
+  });
   assert.equal(jsonOf(r.stdout).summary.excluded, one.summary.excluded);
 });
 
@@ -307,22 +410,36 @@ test('against a baseline, findings about subjects now out of scope are not decla
   const baseline = join(dir, 'before.json');
   writeFileSync(baseline, spawnCli([...demo, '--format', 'json', '--out', '-']).stdout);
   type WithAbsent = JsonReport & { absent: { subject: { id: string } }[] };
-  const scoped = JSON.parse(spawnCli([...demo, '--format', 'json', '--out', '-', '--baseline', baseline, '--exclude', 'label:mesh.module=forge']).stdout) as WithAbsent;
+  const scoped = JSON.parse(
+    spawnCli([
+      ...demo,
+      '--format',
+      'json',
+      '--out',
+      '-',
+      '--baseline',
+      baseline,
+      '--exclude',
+      'label:mesh.module=forge',
+    ]).stdout,
+  ) as WithAbsent;
   assert.ok(scoped.summary.excluded!.containers > 0);
   assert.equal(scoped.absent, [], JSON.stringify(scoped.absent.map((f) => f.subject.id)));
 });
 
 // --- completions and the man page ---------------------------------------------------------------
 
-test('completion bash completes commands and each command\'s own options, from the same definitions as --help', () => {
+test("completion bash completes commands and each command's own options, from the same definitions as --help", () => {
   const script = spawnCli(['completion', 'bash']).stdout;
   const complete = (words: string) =>
-    sh(`source /dev/stdin <<'EOF'\n${script}\nEOF\nCOMP_WORDS=(${words}); COMP_CWORD=$((\${#COMP_WORDS[@]}-1)); _mesh_audit; printf '%s\\n' "\${COMPREPLY[@]}"`).stdout.split('\n');
-  assert.ok(complete("mesh-audit sc").includes('scan'));
-  const scan = complete("mesh-audit scan --led");
+    sh(
+      `source /dev/stdin <<'EOF'\n${script}\nEOF\nCOMP_WORDS=(${words}); COMP_CWORD=$((\${#COMP_WORDS[@]}-1)); _mesh_audit; printf '%s\\n' "\${COMPREPLY[@]}"`,
+    ).stdout.split('\n');
+  assert.ok(complete('mesh-audit sc').includes('scan'));
+  const scan = complete('mesh-audit scan --led');
   assert.equal(scan.filter(Boolean), ['--ledger']);
-  assert.ok(complete("mesh-audit scan --fail-on w").includes('warning'));
-  assert.ok(complete("mesh-audit scan --ex").includes('--exclude'));
+  assert.ok(complete('mesh-audit scan --fail-on w').includes('warning'));
+  assert.ok(complete('mesh-audit scan --ex').includes('--exclude'));
   for (const shell of ['zsh', 'fish']) {
     const r = spawnCli(['completion', shell]);
     assert.is(r.code, 0);
@@ -337,7 +454,8 @@ test('the man page is generated from the command definitions and is current (npm
   const r = spawnSync(process.execPath, [join(PACKAGE_ROOT, 'dist', 'scripts', 'man.js'), fresh], { encoding: 'utf8' });
   assert.is(r.status, 0, r.stderr);
   assert.is(readFileSync(fresh, 'utf8'), page, 'man/mesh-audit.1 is stale: run `npm run man`');
-  for (const command of ['scan', 'evaluate', 'premigrate', 'completion', 'config']) assert.match(page, `.SS ${command}`);
+  for (const command of ['scan', 'evaluate', 'premigrate', 'completion', 'config'])
+    assert.match(page, `.SS ${command}`);
   const help = spawnCli(['scan', '--help']).stdout;
   for (const flag of help.match(/--[a-z][a-z-]+/g) ?? []) assert.match(page, flag.replace(/-/g, '\\-'), flag);
   const rendered = sh(`man -l ${q(fresh)} 2>&1`, { MANWIDTH: '100' });

@@ -60,14 +60,26 @@ test('the adopted node: every standing with the right resources, the ports, and 
     assert.ok(section.includes(resource), `${heading} lists ${resource}:\n${r.stdout}`);
   }
   assert.match(r.stdout, 'web: holds 8080, 8443; open 8080; also bound: 8443 by web-web.server');
-  assert.match(r.stdout, 'Verdict: not ready: 1 declared-missing, 1 mesh-unclaimed, 2 unknown-unrecorded, 2 stale-former-target, 1 double-claimed');
+  assert.match(
+    r.stdout,
+    'Verdict: not ready: 1 declared-missing, 1 mesh-unclaimed, 2 unknown-unrecorded, 2 stale-former-target, 1 double-claimed',
+  );
   golden(example('adopted-node', 'expected.txt'), r.stdout);
   golden(example('adopted-node', 'expected.md'), readFileSync(join(out, 'premigration.md'), 'utf8'));
-  const json = readFileSync(join(out, 'premigration.json'), 'utf8').replace(/"generatedAt": "[^"]+"/, '"generatedAt": "TIME"');
+  const json = readFileSync(join(out, 'premigration.json'), 'utf8').replace(
+    /"generatedAt": "[^"]+"/,
+    '"generatedAt": "TIME"',
+  );
   golden(example('adopted-node', 'expected.json'), json);
   const doc = JSON.parse(json) as { nodes: { ready: boolean; blocking: Record<string, number> }[] };
   assert.is(doc.nodes[0]!.ready, false);
-  assert.equal(doc.nodes[0]!.blocking, { 'declared-missing': 1, 'mesh-unclaimed': 1, 'unknown-unrecorded': 2, 'stale-former-target': 2, 'double-claimed': 1 });
+  assert.equal(doc.nodes[0]!.blocking, {
+    'declared-missing': 1,
+    'mesh-unclaimed': 1,
+    'unknown-unrecorded': 2,
+    'stale-former-target': 2,
+    'double-claimed': 1,
+  });
   assert.equal(multitoolErrors(join(out, 'premigration.sarif')), []);
   const md = readFileSync(join(out, 'premigration.md'), 'utf8');
   assert.match(md, '**Verdict: not ready');
@@ -76,10 +88,20 @@ test('the adopted node: every standing with the right resources, the ports, and 
   assert.match(md, '| `docker rm -f web-web.server` | stale-former-target |');
 });
 
-test('the adopted node\'s adoption plan: record, remove, resolve, review; valid against the shipped schema; golden', async () => {
+test("the adopted node's adoption plan: record, remove, resolve, review; valid against the shipped schema; golden", async () => {
   const out = tempDir();
   const planFile = join(out, 'adoption-plan.json');
-  const r = await runCli(['premigrate', '--snapshot', example('adopted-node', 'snapshot.json'), '--format', 'json', '--out', out, '--plan', 'adoption-plan.json']);
+  const r = await runCli([
+    'premigrate',
+    '--snapshot',
+    example('adopted-node', 'snapshot.json'),
+    '--format',
+    'json',
+    '--out',
+    out,
+    '--plan',
+    'adoption-plan.json',
+  ]);
   assert.is(r.code, 1, r.stderr);
   assert.match(r.stderr, `wrote ${planFile}`);
   const text = readFileSync(planFile, 'utf8');
@@ -88,22 +110,55 @@ test('the adopted node\'s adoption plan: record, remove, resolve, review; valid 
   assert.is(plan.schemaVersion, 'mesh-audit/adoption-plan@2');
   const node = plan.nodes[0]!;
   assert.is(node.ready, false);
-  assert.equal(node.record.map(({ entry: e }) => [e.id, e.type, e.target, e.origin, e.applied_at]), [
-    ['found.adhoc-debug', 'container', 'adhoc-debug', 'found', null],
-    ['found.notes.txt', 'file', '/etc/mesh/notes.txt', 'found', null],
-  ]);
+  assert.equal(
+    node.record.map(({ entry: e }) => [e.id, e.type, e.target, e.origin, e.applied_at]),
+    [
+      ['found.adhoc-debug', 'container', 'adhoc-debug', 'found', null],
+      ['found.notes.txt', 'file', '/etc/mesh/notes.txt', 'found', null],
+    ],
+  );
   assert.equal(node.record[0]!.entry.holds, [], 'adhoc-debug listens on no host port');
-  assert.equal(node.record.map((r) => [r.severity, r.exposure, r.warning]), [['note', 'none', null], ['warning', null, null]], 'each with its finding\'s severity and its exposure');
-  assert.equal(node.remove.map((x) => x.command), ['docker rm -f metrics-agent', 'docker rm -f web-web.server', 'rm /etc/mesh/web/old.conf']);
-  assert.ok(node.remove[1]!.reason.some((why) => why.startsWith('MA2003: web.server moved from web-web.server to web')), JSON.stringify(node.remove[1]));
-  assert.equal(node.resolve.map((x) => [x.target, [...x.entries].sort()]), [['proxy', ['edge.proxy', 'proxy.server']]]);
-  assert.equal(node.review.map((x) => [x.ruleId, x.subject]), [['MA3001', 'ledger-entry cache.server']]);
-  golden(example('adopted-node', 'expected-plan.json'), text.replace(/"generatedAt": "[^"]+"/, '"generatedAt": "TIME"'));
+  assert.equal(
+    node.record.map((r) => [r.severity, r.exposure, r.warning]),
+    [
+      ['note', 'none', null],
+      ['warning', null, null],
+    ],
+    "each with its finding's severity and its exposure",
+  );
+  assert.equal(
+    node.remove.map((x) => x.command),
+    ['docker rm -f metrics-agent', 'docker rm -f web-web.server', 'rm /etc/mesh/web/old.conf'],
+  );
+  assert.ok(
+    node.remove[1]!.reason.some((why) => why.startsWith('MA2003: web.server moved from web-web.server to web')),
+    JSON.stringify(node.remove[1]),
+  );
+  assert.equal(
+    node.resolve.map((x) => [x.target, [...x.entries].sort()]),
+    [['proxy', ['edge.proxy', 'proxy.server']]],
+  );
+  assert.equal(
+    node.review.map((x) => [x.ruleId, x.subject]),
+    [['MA3001', 'ledger-entry cache.server']],
+  );
+  golden(
+    example('adopted-node', 'expected-plan.json'),
+    text.replace(/"generatedAt": "[^"]+"/, '"generatedAt": "TIME"'),
+  );
 });
 
 test('the terminal view puts the verdict and the counts first, and shows each finding once', async () => {
   const out = tempDir();
-  const r = await runCli(['premigrate', '--snapshot', example('adopted-node', 'snapshot.json'), '--format', 'text,json', '--out', out]);
+  const r = await runCli([
+    'premigrate',
+    '--snapshot',
+    example('adopted-node', 'snapshot.json'),
+    '--format',
+    'text,json',
+    '--out',
+    out,
+  ]);
   assert.is(r.code, 1, r.stderr);
   const lines = r.stdout.split('\n');
   assert.match(lines[0]!, /^adopted-7 {2}pre-migration check/);
@@ -111,8 +166,10 @@ test('the terminal view puts the verdict and the counts first, and shows each fi
   assert.is(lines[2], '  11 resources: 4 in order, 7 blocking; 9 blocking findings (6 errors, 2 warnings, 1 note)');
   assert.is(lines[3], '  plan: record 2, remove 3, resolve 1, review 1');
   assert.ok(lines.findIndex((l) => l.startsWith('✓ declared and present')) > 3);
-  const { findings } = JSON.parse(readFileSync(join(out, 'premigration.json'), 'utf8')) as { findings: { message: string }[] };
-  assert.is(findings.length, 10, "9 blocking and one warning about a resource in order");
+  const { findings } = JSON.parse(readFileSync(join(out, 'premigration.json'), 'utf8')) as {
+    findings: { message: string }[];
+  };
+  assert.is(findings.length, 10, '9 blocking and one warning about a resource in order');
   for (const f of new Set(findings.map((x) => x.message))) {
     const times = r.stdout.split(f).length - 1;
     assert.is(times, findings.filter((x) => x.message === f).length, `shown once: ${f}`);
@@ -129,16 +186,33 @@ test('an exposed container of unknown origin is offered for recording only with 
   adhoc.proc.listening = [{ protocol: 'tcp', address: '0.0.0.0', port: 9000 }];
   writeFileSync(join(dir, 's.json'), JSON.stringify(snap));
   mkdirSync(join(dir, 'history'));
-  writeFileSync(join(dir, 'history', 'before.json'), readFileSync(example('adopted-node', 'history', '2026-10-01T03-00-00Z.json')));
-  const r = await runCli(['premigrate', '--snapshot', join(dir, 's.json'), '--out', join(dir, 'out'), '--plan', 'plan.json']);
+  writeFileSync(
+    join(dir, 'history', 'before.json'),
+    readFileSync(example('adopted-node', 'history', '2026-10-01T03-00-00Z.json')),
+  );
+  const r = await runCli([
+    'premigrate',
+    '--snapshot',
+    join(dir, 's.json'),
+    '--out',
+    join(dir, 'out'),
+    '--plan',
+    'plan.json',
+  ]);
   assert.is(r.code, 1, r.stderr);
   const plan = JSON.parse(readFileSync(join(dir, 'out', 'plan.json'), 'utf8')) as { nodes: PlanNode[] };
   assert.equal(planSchemaErrors(plan), []);
   const step = plan.nodes[0]!.record.find((x) => x.entry.target === 'adhoc-debug');
   assert.ok(step, JSON.stringify(plan.nodes[0]!.record));
-  assert.equal([step.severity, step.exposure, step.exposedEndpoints, step.findings], ['error', 'all-interfaces', ['0.0.0.0:9000/tcp'], [{ ruleId: 'MA2001', severity: 'error' }]]);
-  assert.match(step.warning ?? '', 'exposed on all interfaces (0.0.0.0:9000/tcp); recorded as found it is held for ever');
-  assert.equal(step.entry.holds, [9000], 'the entry itself is still the ledger\'s own format');
+  assert.equal(
+    [step.severity, step.exposure, step.exposedEndpoints, step.findings],
+    ['error', 'all-interfaces', ['0.0.0.0:9000/tcp'], [{ ruleId: 'MA2001', severity: 'error' }]],
+  );
+  assert.match(
+    step.warning ?? '',
+    'exposed on all interfaces (0.0.0.0:9000/tcp); recorded as found it is held for ever',
+  );
+  assert.equal(step.entry.holds, [9000], "the entry itself is still the ledger's own format");
   // The terminal: the step says error and exposed, and the warning is the next line.
   const lines = r.stdout.split('\n');
   const at = lines.findIndex((l) => l.startsWith('    container adhoc-debug as found.adhoc-debug:'));
@@ -147,13 +221,26 @@ test('an exposed container of unknown origin is offered for recording only with 
   assert.match(lines[at + 1]!, /^ {6}WARNING: exposed on all interfaces/);
   assert.match(r.stdout, 'plan: record 2 (1 with a warning)');
   const md = readFileSync(join(dir, 'out', 'premigration.md'), 'utf8');
-  assert.match(md, '| `found.adhoc-debug` | container `adhoc-debug` | error | all-interfaces: 0.0.0.0:9000/tcp | **exposed on all interfaces');
+  assert.match(
+    md,
+    '| `found.adhoc-debug` | container `adhoc-debug` | error | all-interfaces: 0.0.0.0:9000/tcp | **exposed on all interfaces',
+  );
 });
 
 test('every entry the plan proposes is a well-formed ledger entry: merged into the ledger, the node reads it as found', async () => {
   const dir = tempDir();
   const planFile = join(dir, 'plan.json');
-  await runCli(['premigrate', '--snapshot', example('adopted-node', 'snapshot.json'), '--format', 'text', '--out', dir, '--plan', 'plan.json']);
+  await runCli([
+    'premigrate',
+    '--snapshot',
+    example('adopted-node', 'snapshot.json'),
+    '--format',
+    'text',
+    '--out',
+    dir,
+    '--plan',
+    'plan.json',
+  ]);
   const plan = JSON.parse(readFileSync(planFile, 'utf8')) as { nodes: PlanNode[] };
   const safe = createSafeValueMaker();
   for (const { entry } of plan.nodes[0]!.record) {
@@ -165,20 +252,40 @@ test('every entry the plan proposes is a well-formed ledger entry: merged into t
 
 test('a malformed ledger entry makes the node not ready (MA3005), and the verdict names it', async () => {
   const file = resolvedVariant((snap) => {
-    snap.ledger.entries.push({ line: 40, valid: false, errors: ['entry must have required property \'target\''], entry: { id: 'broken.entry', type: 'container' } });
+    snap.ledger.entries.push({
+      line: 40,
+      valid: false,
+      errors: ["entry must have required property 'target'"],
+      entry: { id: 'broken.entry', type: 'container' },
+    });
   });
   const r = await runCli(['premigrate', '--snapshot', file, '--format', 'text']);
   assert.is(r.code, 1, r.stdout);
   assert.match(r.stdout, 'Verdict: not ready: MA3005 (ledger-entry broken.entry)');
-  assert.match(r.stdout, 'Other findings (1):\n    ledger-entry broken.entry\n        error   MA3005  ledger entry broken.entry (line 40) is not well formed');
+  assert.match(
+    r.stdout,
+    'Other findings (1):\n    ledger-entry broken.entry\n        error   MA3005  ledger entry broken.entry (line 40) is not well formed',
+  );
   assert.match(r.stdout, 'review (1)');
 });
 
 test('a drifted container stands as "drifted", blocks, and the plan recreates it with its module (045)', async () => {
   const out = tempDir();
-  const r = await runCli(['premigrate', '--snapshot', example('045', 'snapshot.json'), '--format', 'text,json,md', '--out', out, '--plan', 'plan.json']);
+  const r = await runCli([
+    'premigrate',
+    '--snapshot',
+    example('045', 'snapshot.json'),
+    '--format',
+    'text,json,md',
+    '--out',
+    out,
+    '--plan',
+    'plan.json',
+  ]);
   assert.is(r.code, 1, r.stderr);
-  const doc = JSON.parse(readFileSync(join(out, 'premigration.json'), 'utf8')) as { nodes: { ready: boolean; inventory: { id: string; standing: string }[] }[] };
+  const doc = JSON.parse(readFileSync(join(out, 'premigration.json'), 'utf8')) as {
+    nodes: { ready: boolean; inventory: { id: string; standing: string }[] }[];
+  };
   assert.is(doc.nodes[0]!.inventory.find((row) => row.id === 'gitea-server')?.standing, 'drifted');
   assert.match(r.stdout, '✗ drifted from what it was built from (1)');
   assert.match(r.stdout, 'Verdict: not ready: 1 drifted');
@@ -186,68 +293,173 @@ test('a drifted container stands as "drifted", blocks, and the plan recreates it
   assert.match(md, '**Verdict: not ready: 1 drifted**');
   assert.match(md, '| drifted | container `gitea-server` |');
   const plan = JSON.parse(readFileSync(join(out, 'plan.json'), 'utf8')) as { nodes: PlanNode[] };
-  assert.equal(plan.nodes[0]!.recreate.map((x) => [x.container, x.module, x.entries]), [['gitea-server', 'gitea', ['gitea.server']]]);
+  assert.equal(
+    plan.nodes[0]!.recreate.map((x) => [x.container, x.module, x.entries]),
+    [['gitea-server', 'gitea', ['gitea.server']]],
+  );
   assert.equal(planSchemaErrors(plan), []);
 });
 
 test('a custom pack changes the verdict: an error rule of its own blocks a ready node; without the ownership rules the adopted node blocks on nothing they say', async () => {
   const dir = tempDir();
   writeFileSync(join(dir, 'site.yaml'), SITE_PACK);
-  const withSite = await runCli(['premigrate', '--snapshot', example('adopted-node', 'resolved', 'snapshot.json'), '--format', 'text', '--policy', join(PACKAGE_ROOT, 'policies', 'mesh-core.yaml'), '--policy', join(dir, 'site.yaml')]);
+  const withSite = await runCli([
+    'premigrate',
+    '--snapshot',
+    example('adopted-node', 'resolved', 'snapshot.json'),
+    '--format',
+    'text',
+    '--policy',
+    join(PACKAGE_ROOT, 'policies', 'mesh-core.yaml'),
+    '--policy',
+    join(dir, 'site.yaml'),
+  ]);
   assert.is(withSite.code, 1, withSite.stdout);
-  assert.match(withSite.stdout, 'Verdict: not ready: SITE001 (container legacy-db), SITE001 (container web), SITE001 (container web-alt)');
+  assert.match(
+    withSite.stdout,
+    'Verdict: not ready: SITE001 (container legacy-db), SITE001 (container web), SITE001 (container web-alt)',
+  );
 
   // The site pack alone: nothing says the adopted node's unclaimed or stale resources block; its host-network containers do.
-  const alone = await runCli(['premigrate', '--snapshot', example('adopted-node', 'snapshot.json'), '--format', 'text', '--policy', join(dir, 'site.yaml'), '--no-default-policy']);
+  const alone = await runCli([
+    'premigrate',
+    '--snapshot',
+    example('adopted-node', 'snapshot.json'),
+    '--format',
+    'text',
+    '--policy',
+    join(dir, 'site.yaml'),
+    '--no-default-policy',
+  ]);
   assert.is(alone.code, 1);
-  assert.match(alone.stdout, 'Verdict: not ready: SITE001 (container legacy-db), SITE001 (container web), SITE001 (container web-web.server)');
+  assert.match(
+    alone.stdout,
+    'Verdict: not ready: SITE001 (container legacy-db), SITE001 (container web), SITE001 (container web-web.server)',
+  );
   assert.not.match(alone.stdout, 'unknown-unrecorded');
-  assert.match(alone.stdout, 'adhoc-debug     running, image registry.example.invalid/busybox:1; no rule of the profile objects');
+  assert.match(
+    alone.stdout,
+    'adhoc-debug     running, image registry.example.invalid/busybox:1; no rule of the profile objects',
+  );
   assert.match(alone.stdout, 'the shipped pack was NOT loaded (--no-default-policy)');
   // Added to the shipped pack (the default), the site pack blocks on its own rule and on the shipped ones.
-  const added = await runCli(['premigrate', '--snapshot', example('adopted-node', 'snapshot.json'), '--format', 'text', '--policy', join(dir, 'site.yaml')]);
+  const added = await runCli([
+    'premigrate',
+    '--snapshot',
+    example('adopted-node', 'snapshot.json'),
+    '--format',
+    'text',
+    '--policy',
+    join(dir, 'site.yaml'),
+  ]);
   assert.is(added.code, 1);
   assert.match(added.stdout, 'SITE001 (container legacy-db)');
   assert.match(added.stdout, 'unknown-unrecorded');
 
   writeFileSync(join(dir, 'quiet.yaml'), SITE_PACK.replace('assert: {"!": {"var": "host_network"}}', 'assert: true'));
-  const quiet = await runCli(['premigrate', '--snapshot', example('adopted-node', 'snapshot.json'), '--format', 'text', '--policy', join(dir, 'quiet.yaml'), '--no-default-policy']);
+  const quiet = await runCli([
+    'premigrate',
+    '--snapshot',
+    example('adopted-node', 'snapshot.json'),
+    '--format',
+    'text',
+    '--policy',
+    join(dir, 'quiet.yaml'),
+    '--no-default-policy',
+  ]);
   assert.is(quiet.code, 0, quiet.stdout);
   assert.match(quiet.stdout, 'Verdict: ready');
 });
 
 test('--out - writes the one chosen format to stdout and makes no folder named -', async () => {
   const dir = tempDir();
-  const r = spawnSync(process.execPath, [join(PACKAGE_ROOT, 'bin', 'mesh-audit.js'), 'premigrate', '--snapshot', example('adopted-node', 'snapshot.json'), '--format', 'md', '--out', '-'], { cwd: dir, encoding: 'utf8', timeout: 60_000 });
+  const r = spawnSync(
+    process.execPath,
+    [
+      join(PACKAGE_ROOT, 'bin', 'mesh-audit.js'),
+      'premigrate',
+      '--snapshot',
+      example('adopted-node', 'snapshot.json'),
+      '--format',
+      'md',
+      '--out',
+      '-',
+    ],
+    { cwd: dir, encoding: 'utf8', timeout: 60_000 },
+  );
   assert.is(r.status, 1, r.stderr);
   assert.match(r.stdout, /^## Pre-migration check: adopted-7/);
   assert.not.ok(existsSync(join(dir, '-')), 'no folder named -');
-  const two = await runCli(['premigrate', '--snapshot', example('adopted-node', 'snapshot.json'), '--format', 'md,json', '--out', '-']);
+  const two = await runCli([
+    'premigrate',
+    '--snapshot',
+    example('adopted-node', 'snapshot.json'),
+    '--format',
+    'md,json',
+    '--out',
+    '-',
+  ]);
   assert.is(two.code, 2);
   assert.match(two.stderr, '--out - writes one format to stdout');
 });
 
-test('the plan is a file of the output folder, written with the reports\' safety', async () => {
+test("the plan is a file of the output folder, written with the reports' safety", async () => {
   const dir = tempDir();
   mkdirSync(join(dir, 'real'));
   symlinkSync(join(dir, 'real'), join(dir, 'link'));
   const snap = example('adopted-node', 'snapshot.json');
-  const viaLink = await runCli(['premigrate', '--snapshot', snap, '--format', 'text', '--out', join(dir, 'link'), '--plan', 'plan.json']);
+  const viaLink = await runCli([
+    'premigrate',
+    '--snapshot',
+    snap,
+    '--format',
+    'text',
+    '--out',
+    join(dir, 'link'),
+    '--plan',
+    'plan.json',
+  ]);
   assert.is(viaLink.code, 3, viaLink.stderr);
   assert.match(viaLink.stderr, 'symlink');
   assert.not.ok(existsSync(join(dir, 'real', 'plan.json')));
   for (const bad of [join(dir, 'elsewhere.json'), '../plan.json', '.hidden', 'premigration.json']) {
-    const r = await runCli(['premigrate', '--snapshot', snap, '--format', 'text', '--out', join(dir, 'real'), '--plan', bad]);
+    const r = await runCli([
+      'premigrate',
+      '--snapshot',
+      snap,
+      '--format',
+      'text',
+      '--out',
+      join(dir, 'real'),
+      '--plan',
+      bad,
+    ]);
     assert.is(r.code, 2, `${bad}: ${r.stderr}`);
     assert.match(r.stderr, '--plan');
   }
-  const toStdout = await runCli(['premigrate', '--snapshot', snap, '--format', 'json', '--out', '-', '--plan', 'plan.json']);
+  const toStdout = await runCli([
+    'premigrate',
+    '--snapshot',
+    snap,
+    '--format',
+    'json',
+    '--out',
+    '-',
+    '--plan',
+    'plan.json',
+  ]);
   assert.is(toStdout.code, 2);
   assert.equal(readdirSync(join(dir, 'real')), [], 'nothing written on bad usage');
 });
 
 test('the same node with its problems resolved: "ready", exit 0', async () => {
-  const r = await runCli(['premigrate', '--snapshot', example('adopted-node', 'resolved', 'snapshot.json'), '--format', 'text']);
+  const r = await runCli([
+    'premigrate',
+    '--snapshot',
+    example('adopted-node', 'resolved', 'snapshot.json'),
+    '--format',
+    'text',
+  ]);
   assert.is(r.code, 0, r.stdout);
   assert.match(r.stdout, 'Verdict: ready');
   assert.not.match(r.stdout, 'Adoption plan');
@@ -273,13 +485,31 @@ test('a container on the host network whose sockets were not read: its entry has
   adhoc.proc = { available: false, reason: 'not run as root' };
   writeFileSync(join(dir, 's.json'), JSON.stringify(snap));
   mkdirSync(join(dir, 'history'));
-  writeFileSync(join(dir, 'history', 'before.json'), readFileSync(example('adopted-node', 'history', '2026-10-01T03-00-00Z.json')));
-  const r = await runCli(['premigrate', '--snapshot', join(dir, 's.json'), '--format', 'text', '--out', join(dir, 'out'), '--plan', 'plan.json']);
+  writeFileSync(
+    join(dir, 'history', 'before.json'),
+    readFileSync(example('adopted-node', 'history', '2026-10-01T03-00-00Z.json')),
+  );
+  const r = await runCli([
+    'premigrate',
+    '--snapshot',
+    join(dir, 's.json'),
+    '--format',
+    'text',
+    '--out',
+    join(dir, 'out'),
+    '--plan',
+    'plan.json',
+  ]);
   const plan = JSON.parse(readFileSync(join(dir, 'out', 'plan.json'), 'utf8')) as { nodes: PlanNode[] };
   const entry = plan.nodes[0]!.record.find((e) => e.entry.target === 'adhoc-debug')?.entry;
   assert.ok(entry, r.stdout);
   assert.not.ok('holds' in entry, JSON.stringify(entry));
-  assert.ok(plan.nodes[0]!.notes.some((n) => n.includes('found.adhoc-debug: the ports adhoc-debug listens on were not read (not run as root)')), JSON.stringify(plan.nodes[0]!.notes));
+  assert.ok(
+    plan.nodes[0]!.notes.some((n) =>
+      n.includes('found.adhoc-debug: the ports adhoc-debug listens on were not read (not run as root)'),
+    ),
+    JSON.stringify(plan.nodes[0]!.notes),
+  );
   assert.equal(planSchemaErrors(plan), []);
 });
 

@@ -47,27 +47,45 @@ const FORMATS = ['text', 'sarif', 'json', 'jsonl', 'junit', 'prom'] as const;
  */
 function base64Alignments(secret: string): string[] {
   const bytes = Buffer.from(secret);
-  return [0, 1, 2].map((start) => bytes.subarray(start, start + Math.floor((bytes.length - start) / 3) * 3).toString('base64'));
+  return [0, 1, 2].map((start) =>
+    bytes.subarray(start, start + Math.floor((bytes.length - start) / 3) * 3).toString('base64'),
+  );
 }
 
 const pieces8 = (t: string): string[] => Array.from({ length: t.length - 7 }, (_, i) => t.slice(i, i + 8));
 
 /** Every 8-character piece of each secret: raw, percent-encoded (alone and as URL userinfo), and base64 at every alignment. */
 const PIECES: string[] = Object.values(SECRET).flatMap((s) =>
-  [s, encodeURIComponent(s), encodeURIComponent(`:${s}@`), ...base64Alignments(s), ...base64Alignments(encodeURIComponent(s))].flatMap(pieces8),
+  [
+    s,
+    encodeURIComponent(s),
+    encodeURIComponent(`:${s}@`),
+    ...base64Alignments(s),
+    ...base64Alignments(encodeURIComponent(s)),
+  ].flatMap(pieces8),
 );
 
 test('the leak check itself catches a secret in base64 at every byte offset and percent-encoded', () => {
   const caught = (text: string): boolean => PIECES.some((p) => text.includes(p));
   for (const secret of Object.values(SECRET)) {
     for (const prefix of ['', 'a', 'ap', 'app:', 'user:x', 'Basic ']) {
-      assert.ok(caught(Buffer.from(prefix + secret + '@host').toString('base64')), `base64 of ${JSON.stringify(prefix)} + secret`);
-      assert.ok(caught(Buffer.from(prefix + encodeURIComponent(secret)).toString('base64')), `base64 of ${JSON.stringify(prefix)} + encoded secret`);
+      assert.ok(
+        caught(Buffer.from(prefix + secret + '@host').toString('base64')),
+        `base64 of ${JSON.stringify(prefix)} + secret`,
+      );
+      assert.ok(
+        caught(Buffer.from(prefix + encodeURIComponent(secret)).toString('base64')),
+        `base64 of ${JSON.stringify(prefix)} + encoded secret`,
+      );
     }
     assert.ok(caught(`postgresql://app:${encodeURIComponent(secret)}@db/x`), 'percent-encoded in a URL');
   }
-  for (const secret of [SECRET.heldSessionKey, SECRET.filePasswordToEncode]) assert.is.not(encodeURIComponent(secret), secret);
-  assert.not.ok(caught('postgresql://…@db.mesh.internal:5432/…  <16 chars>  hmac-sha256:0123456789abcdef'), 'a shape and a digest are not taken for a leak');
+  for (const secret of [SECRET.heldSessionKey, SECRET.filePasswordToEncode])
+    assert.is.not(encodeURIComponent(secret), secret);
+  assert.not.ok(
+    caught('postgresql://…@db.mesh.internal:5432/…  <16 chars>  hmac-sha256:0123456789abcdef'),
+    'a shape and a digest are not taken for a leak',
+  );
 });
 
 /** A host that drifted, built from raw values the way the collectors do (HMAC digests and shapes). */
@@ -80,7 +98,12 @@ function hostFromRawValues(): Snapshot {
     .container({
       name: 'app',
       network: 'none',
-      labels: { 'mesh.module': 'app', 'mesh.resource': 'app.server', 'mesh.sources': ENV_FILE, 'mesh.source-digests': sha256('an older file') },
+      labels: {
+        'mesh.module': 'app',
+        'mesh.resource': 'app.server',
+        'mesh.sources': ENV_FILE,
+        'mesh.source-digests': sha256('an older file'),
+      },
       env: {
         DATABASE_URL: `postgresql://app:${SECRET.heldDbPassword}@db.mesh.internal:5432/app`,
         API_TOKEN: SECRET.heldToken,
@@ -92,7 +115,14 @@ function hostFromRawValues(): Snapshot {
     })
     .container({ name: 'stray', network: 'none', env: { PASSWORD: SECRET.strayPassword } })
     .ledger([
-      { id: 'app.server', type: 'container', target: 'app', sources: [ENV_FILE], note: SECRET.ledgerNote, cache: { url: `redis://:${SECRET.ledgerPassword}@cache:6379/0` } },
+      {
+        id: 'app.server',
+        type: 'container',
+        target: 'app',
+        sources: [ENV_FILE],
+        note: SECRET.ledgerNote,
+        cache: { url: `redis://:${SECRET.ledgerPassword}@cache:6379/0` },
+      },
       { id: 'app.env', type: 'file', target: ENV_FILE },
     ])
     .build();
@@ -139,21 +169,45 @@ interface Variant {
 const app = (s: Mutable): Mutable => (s['containers'] as Mutable[]).find((c) => c['name'] === 'app')!;
 const VARIANTS: Variant[] = [
   { name: 'built from raw values (what a scan writes)' },
-  { name: 'a raw value as a container env value', plant: (s) => void (app(s)['env']['API_TOKEN'] = SECRET.heldToken), refusedAt: '/containers/0/env/API_TOKEN' },
+  {
+    name: 'a raw value as a container env value',
+    plant: (s) => void (app(s)['env']['API_TOKEN'] = SECRET.heldToken),
+    refusedAt: '/containers/0/env/API_TOKEN',
+  },
   {
     name: 'a URL with its password as a container env shape',
-    plant: (s) => void (app(s)['env']['DATABASE_URL']['shape'] = `postgresql://app:${SECRET.heldDbPassword}@db.mesh.internal:5432/app`),
+    plant: (s) =>
+      void (app(s)['env']['DATABASE_URL']['shape'] =
+        `postgresql://app:${SECRET.heldDbPassword}@db.mesh.internal:5432/app`),
     refusedAt: '/containers/0/env/DATABASE_URL/shape',
   },
-  { name: "a token as an env file's shape", plant: (s) => void (s['files'][0]['env'][1]['value']['shape'] = SECRET.fileToken), refusedAt: '/files/0/env/1/value/shape' },
-  { name: 'a token as a /proc env shape', plant: (s) => void (app(s)['proc']['env']['API_TOKEN']['shape'] = `token:${SECRET.procToken}`), refusedAt: '/containers/0/proc' },
-  { name: 'a raw string in an unknown ledger field', plant: (s) => void (s['ledger']['entries'][0]['entry']['extra']['note'] = SECRET.ledgerNote), refusedAt: '/ledger/entries/0/entry/extra/note' },
+  {
+    name: "a token as an env file's shape",
+    plant: (s) => void (s['files'][0]['env'][1]['value']['shape'] = SECRET.fileToken),
+    refusedAt: '/files/0/env/1/value/shape',
+  },
+  {
+    name: 'a token as a /proc env shape',
+    plant: (s) => void (app(s)['proc']['env']['API_TOKEN']['shape'] = `token:${SECRET.procToken}`),
+    refusedAt: '/containers/0/proc',
+  },
+  {
+    name: 'a raw string in an unknown ledger field',
+    plant: (s) => void (s['ledger']['entries'][0]['entry']['extra']['note'] = SECRET.ledgerNote),
+    refusedAt: '/ledger/entries/0/entry/extra/note',
+  },
   {
     name: 'a raw URL deep in an unknown ledger field',
-    plant: (s) => void (s['ledger']['entries'][0]['entry']['extra']['cache']['url'] = `redis://:${SECRET.ledgerPassword}@cache:6379/0`),
+    plant: (s) =>
+      void (s['ledger']['entries'][0]['entry']['extra']['cache']['url'] =
+        `redis://:${SECRET.ledgerPassword}@cache:6379/0`),
     refusedAt: '/ledger/entries/0/entry/extra/cache/url',
   },
-  { name: 'a raw env value in a history snapshot', plant: (s) => void (app(s)['env']['API_TOKEN'] = SECRET.heldToken), inHistory: true },
+  {
+    name: 'a raw env value in a history snapshot',
+    plant: (s) => void (app(s)['env']['API_TOKEN'] = SECRET.heldToken),
+    inHistory: true,
+  },
 ];
 
 /** A loopback HTTP server that answers 200 and keeps every request (method, URL, body). */
@@ -170,13 +224,23 @@ async function recorder(): Promise<{ url: string; requests: string[]; close: () 
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  return { url: `http://127.0.0.1:${port}/`, requests, close: () => new Promise((resolve) => server.close(() => resolve())) };
+  return {
+    url: `http://127.0.0.1:${port}/`,
+    requests,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
 }
 
 /** bin/mesh-audit.js as a user runs it, without blocking this process (the recorder answers meanwhile). */
-function runBin(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function runBin(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(PACKAGE_ROOT, 'bin', 'mesh-audit.js'), ...args], { cwd: PACKAGE_ROOT, env: { ...process.env, ...env } });
+    const child = spawn(process.execPath, [join(PACKAGE_ROOT, 'bin', 'mesh-audit.js'), ...args], {
+      cwd: PACKAGE_ROOT,
+      env: { ...process.env, ...env },
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (t: string) => (stdout += t));
@@ -190,7 +254,11 @@ function runBin(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number 
 function filesUnder(dir: string): { path: string; text: string }[] {
   if (!existsSync(dir)) return [];
   return readdirSync(dir, { withFileTypes: true }).flatMap((d) =>
-    d.isDirectory() ? filesUnder(join(dir, d.name)) : d.isFile() ? [{ path: join(dir, d.name), text: readFileSync(join(dir, d.name), 'utf8') }] : [],
+    d.isDirectory()
+      ? filesUnder(join(dir, d.name))
+      : d.isFile()
+        ? [{ path: join(dir, d.name), text: readFileSync(join(dir, d.name), 'utf8') }]
+        : [],
   );
 }
 
@@ -209,7 +277,10 @@ for (const variant of VARIANTS) {
     writeFileSync(snapshotFile, JSON.stringify(variant.inHistory ? clean : planted));
     const history = join(dir, 'history');
     mkdirSync(history);
-    writeFileSync(join(history, 'raw-host-20260930T030000Z.json'), JSON.stringify({ ...(variant.inHistory ? planted : clean), takenAt: '2026-09-30T03:00:00Z' }));
+    writeFileSync(
+      join(history, 'raw-host-20260930T030000Z.json'),
+      JSON.stringify({ ...(variant.inHistory ? planted : clean), takenAt: '2026-09-30T03:00:00Z' }),
+    );
     const out = join(dir, 'out');
     const promFile = join(dir, 'textfile', 'mesh-audit.prom');
     mkdirSync(join(dir, 'textfile'));
@@ -218,7 +289,20 @@ for (const variant of VARIANTS) {
     let whole;
     try {
       whole = await runBin(
-        ['evaluate', snapshotFile, ...common, '--format', FORMATS.join(','), '--out', out, '--verbose', '--prom-file', promFile, '--alertmanager', alertmanager.url],
+        [
+          'evaluate',
+          snapshotFile,
+          ...common,
+          '--format',
+          FORMATS.join(','),
+          '--out',
+          out,
+          '--verbose',
+          '--prom-file',
+          promFile,
+          '--alertmanager',
+          alertmanager.url,
+        ],
         { DEBUG: '*', NODE_DEBUG: 'http,net', FORCE_COLOR: '0' },
       );
     } finally {
@@ -234,7 +318,10 @@ for (const variant of VARIANTS) {
     // Each format alone on stdout (`--out -`), in this process (the renderers that write to stdout).
     for (const format of FORMATS) {
       const alone = await runCli(['evaluate', snapshotFile, ...common, '--format', format, '--out', '-', '--verbose']);
-      texts.push({ where: `--format ${format} --out - (stdout)`, text: alone.stdout }, { where: `--format ${format} --out - (stderr)`, text: alone.stderr });
+      texts.push(
+        { where: `--format ${format} --out - (stdout)`, text: alone.stdout },
+        { where: `--format ${format} --out - (stderr)`, text: alone.stderr },
+      );
       assert.is(alone.code, whole.code, `--format ${format} --out -: ${alone.stderr}`);
     }
     assert.equal(leaksIn(texts), [], 'pieces of raw secrets in the output');
@@ -242,14 +329,38 @@ for (const variant of VARIANTS) {
     // What the run did, so that the check above was not made on empty outputs.
     if (variant.refusedAt === undefined) {
       assert.is(whole.code, variant.inHistory ? 3 : 1, whole.stderr);
-      if (variant.inHistory) assert.match(whole.stdout, `[history] ${join(history, 'raw-host-20260930T030000Z.json')}: not a valid mesh-audit/snapshot@1`);
+      if (variant.inHistory)
+        assert.match(
+          whole.stdout,
+          `[history] ${join(history, 'raw-host-20260930T030000Z.json')}: not a valid mesh-audit/snapshot@1`,
+        );
       // The env drift of the container (MA1001), the dropped key (MA1003), the stray container, the printed env and ledger fields.
-      for (const shown of ['MA1001', 'DATABASE_URL', 'API_TOKEN', 'OLD_SECRET', 'stray', 'T9001', 'T9002', 'postgresql://…@db.mesh.internal:5432/…', 'redis://…@…:6379/…']) {
+      for (const shown of [
+        'MA1001',
+        'DATABASE_URL',
+        'API_TOKEN',
+        'OLD_SECRET',
+        'stray',
+        'T9001',
+        'T9002',
+        'postgresql://…@db.mesh.internal:5432/…',
+        'redis://…@…:6379/…',
+      ]) {
         assert.match(whole.stdout, shown);
       }
-      for (const name of ['mesh-audit.sarif', 'mesh-audit.json', 'mesh-audit.jsonl', 'mesh-audit.junit.xml', 'mesh-audit.prom']) assert.ok(existsSync(join(out, name)), name);
+      for (const name of [
+        'mesh-audit.sarif',
+        'mesh-audit.json',
+        'mesh-audit.jsonl',
+        'mesh-audit.junit.xml',
+        'mesh-audit.prom',
+      ])
+        assert.ok(existsSync(join(out, name)), name);
       assert.ok(existsSync(promFile), '--prom-file written');
-      assert.ok(alertmanager.requests.some((r) => r.startsWith('POST ') && r.includes('MA1001')), 'the findings were posted to the Alertmanager');
+      assert.ok(
+        alertmanager.requests.some((r) => r.startsWith('POST ') && r.includes('MA1001')),
+        'the findings were posted to the Alertmanager',
+      );
       assert.match(whole.stderr, /evaluated 1 snapshot/);
     } else {
       assert.is(whole.code, 2, whole.stderr);
@@ -261,14 +372,24 @@ for (const variant of VARIANTS) {
 }
 
 test('the raw values the examples were built from (scripts/build-examples.ts) are in no example file', () => {
-  const RAW = ['example-db-pass', 'example-secret-key-0001', 'example-runner-token-0001', 'example-pg-pass', 'example-pass@'];
+  const RAW = [
+    'example-db-pass',
+    'example-secret-key-0001',
+    'example-runner-token-0001',
+    'example-pg-pass',
+    'example-pass@',
+  ];
   const texts: string[] = [];
   for (const name of readdirSync(example())) {
     for (const f of filesUnder(example(name))) texts.push(f.text);
   }
   assert.ok(texts.length >= 8, `${texts.length} example files`);
   for (const raw of RAW) {
-    for (const variant of [raw, Buffer.from(raw).toString('base64'), encodeURIComponent(raw)]) assert.ok(texts.every((t) => !t.includes(variant)), `${variant} is in an example`);
+    for (const variant of [raw, Buffer.from(raw).toString('base64'), encodeURIComponent(raw)])
+      assert.ok(
+        texts.every((t) => !t.includes(variant)),
+        `${variant} is in an example`,
+      );
   }
 });
 

@@ -14,7 +14,9 @@ const README = readFileSync(packageFile('README.md'), 'utf8');
 
 /** The fenced block right after `<!-- example-pack:NAME -->`. */
 function exampleFile(name: string): string {
-  const m = new RegExp(`<!-- example-pack:${name.replace(/\./g, '\\.')} -->\\n\`\`\`yaml\\n([\\s\\S]*?)\\n\`\`\`\\n`).exec(README);
+  const m = new RegExp(
+    `<!-- example-pack:${name.replace(/\./g, '\\.')} -->\\n\`\`\`yaml\\n([\\s\\S]*?)\\n\`\`\`\\n`,
+  ).exec(README);
   assert.ok(m, `README has no example-pack block ${name}`);
   return m[1]! + '\n';
 }
@@ -45,7 +47,19 @@ test('the README example pack passes its own cases with `rules test`, as the REA
 
 test('the README example pack, added with --policy, reports beside the shipped rules, linked to its own helpUri', async () => {
   const { pack } = writeExample();
-  const r = await runCli(['scan', '--snapshot', example('demo', 'snapshot.json'), '--policy', pack, '--out', '-', '--format', 'sarif', '--fail-on', 'none']);
+  const r = await runCli([
+    'scan',
+    '--snapshot',
+    example('demo', 'snapshot.json'),
+    '--policy',
+    pack,
+    '--out',
+    '-',
+    '--format',
+    'sarif',
+    '--fail-on',
+    'none',
+  ]);
   assert.is(r.code, 0, r.stderr);
   const run = (JSON.parse(r.stdout) as SarifDoc).runs[0]!;
   const ruleIds = new Set(run.results.map((x) => x.ruleId));
@@ -53,25 +67,49 @@ test('the README example pack, added with --policy, reports beside the shipped r
   const helpUri = /^ {4}helpUri: (\S+)$/m.exec(exampleFile('site.yaml'))?.[1];
   assert.ok(helpUri !== undefined, 'the README example shows helpUri');
   assert.is(run.tool.driver.rules.find((x) => x.id === 'SITE001')?.helpUri, helpUri);
-  assert.is(run.tool.driver.rules.find((x) => x.id === 'MA1001')?.helpUri, `${TOOL_URI}#ma1001-container-env-matches-composed-file`);
+  assert.is(
+    run.tool.driver.rules.find((x) => x.id === 'MA1001')?.helpUri,
+    `${TOOL_URI}#ma1001-container-env-matches-composed-file`,
+  );
 });
 
-test('a rule of one\'s own without helpUri gets no made-up link: none in SARIF, JSON Lines or alerts; text points at where it is written', async () => {
+test("a rule of one's own without helpUri gets no made-up link: none in SARIF, JSON Lines or alerts; text points at where it is written", async () => {
   const { dir } = writeExample();
   const pack = join(dir, 'nolink.yaml');
   writeFileSync(pack, exampleFile('site.yaml').replace(/^ {4}helpUri: .*\n/m, ''));
   const out = tempDir();
-  const r = await runCli(['evaluate', example('demo', 'snapshot.json'), '--policy', pack, '--out', out, '--format', 'text,sarif,jsonl', '--fail-on', 'none']);
+  const r = await runCli([
+    'evaluate',
+    example('demo', 'snapshot.json'),
+    '--policy',
+    pack,
+    '--out',
+    out,
+    '--format',
+    'text,sarif,jsonl',
+    '--fail-on',
+    'none',
+  ]);
   assert.is(r.code, 0, r.stderr);
   const sarif = JSON.parse(readFileSync(join(out, 'mesh-audit.sarif'), 'utf8')) as SarifDoc;
   const rule = sarif.runs[0]!.tool.driver.rules.find((x) => x.id === 'SITE001');
   assert.ok(rule);
   assert.is(rule.helpUri, undefined);
-  const lines = readFileSync(join(out, 'mesh-audit.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { ruleId?: string; helpUri?: string });
+  const lines = readFileSync(join(out, 'mesh-audit.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { ruleId?: string; helpUri?: string });
   assert.ok(lines.some((l) => l.ruleId === 'SITE001'));
   assert.ok(lines.filter((l) => l.ruleId === 'SITE001').every((l) => l.helpUri === undefined));
   assert.ok(lines.filter((l) => l.ruleId === 'MA1001').every((l) => l.helpUri?.startsWith(`${TOOL_URI}#`)));
-  assert.match(r.stdout, `more: ${pack}:${exampleFile('site.yaml').split('\n').findIndex((l) => l.includes('id: SITE001')) + 1} (`);
+  assert.match(
+    r.stdout,
+    `more: ${pack}:${
+      exampleFile('site.yaml')
+        .split('\n')
+        .findIndex((l) => l.includes('id: SITE001')) + 1
+    } (`,
+  );
   assert.not.match(r.stdout, `${TOOL_URI}#site001`);
 });
 

@@ -8,7 +8,11 @@ import { fillReadme, readmeBlocks } from '../src/report/readme-blocks.js';
 test('the README catalogues agree with the shipped pack (fix: npm run docs)', async () => {
   const readme = readFileSync(packageFile('README.md'), 'utf8');
   const rules = (await loadPolicies()).flatMap((p) => p.rules);
-  assert.fixture(readme, fillReadme(readme, readmeBlocks(rules)), 'README is out of date: run `npm run docs` and commit README.md');
+  assert.fixture(
+    readme,
+    fillReadme(readme, readmeBlocks(rules)),
+    'README is out of date: run `npm run docs` and commit README.md',
+  );
 });
 
 test('the README gives the two set-up commands and the test command CI runs', () => {

@@ -1,5 +1,17 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, symlinkSync, watch, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  watch,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -19,7 +31,8 @@ const isRoot = process.getuid?.() === 0;
 /** Needs root (mount): skipped on a developer's machine without it, a failure in CI. */
 const asRoot = isRoot || process.env['CI'] === 'true' ? test : test.skip;
 
-const cli = (args: string[], timeoutMs = 60_000): Promise<ProcessRun> => runProcess(process.execPath, [BIN, ...args], { timeoutMs });
+const cli = (args: string[], timeoutMs = 60_000): Promise<ProcessRun> =>
+  runProcess(process.execPath, [BIN, ...args], { timeoutMs });
 
 interface JsonReport {
   generatedAt: string;
@@ -57,7 +70,22 @@ function publishedSet(out: string, names: string[]): string {
 test('1. concurrent runs: 3 at once into one --out, 20 rounds, --keep 1 --baseline auto: every published set whole and consistent, no run lost', async () => {
   const out = join(tempDir(), 'reports');
   const names = ['mesh-audit.json', 'mesh-audit.prom', 'mesh-audit.sarif'];
-  const args = ['evaluate', DEMO, '--history', DEMO_HISTORY, '--out', out, '--format', 'json,sarif,prom', '--baseline', 'auto', '--keep', '1', '--fail-on', 'none'];
+  const args = [
+    'evaluate',
+    DEMO,
+    '--history',
+    DEMO_HISTORY,
+    '--out',
+    out,
+    '--format',
+    'json,sarif,prom',
+    '--baseline',
+    'auto',
+    '--keep',
+    '1',
+    '--fail-on',
+    'none',
+  ];
   let runs = 0;
   for (let round = 0; round < 20; round++) {
     const results = await Promise.all([cli(args), cli(args), cli(args)]);
@@ -73,19 +101,37 @@ test('1. concurrent runs: 3 at once into one --out, 20 rounds, --keep 1 --baseli
     const sarif = JSON.parse(readFileSync(join(run, 'mesh-audit.sarif'), 'utf8')) as { runs: { results: unknown[] }[] };
     assert.is(sarif.runs[0]!.results.length, json.findings.length, 'SARIF and JSON of one run');
     // Runs followed one another: each compared with the one before it, never with a lost or half-written one.
-    assert.ok(json.baseline !== undefined && json.baseline.includes('/runs/'), `round ${round}: baseline ${json.baseline}`);
-    assert.equal(json.findings.filter((f) => f.state !== 'unchanged'), [], `round ${round}: nothing new against the previous run`);
+    assert.ok(
+      json.baseline !== undefined && json.baseline.includes('/runs/'),
+      `round ${round}: baseline ${json.baseline}`,
+    );
+    assert.equal(
+      json.findings.filter((f) => f.state !== 'unchanged'),
+      [],
+      `round ${round}: nothing new against the previous run`,
+    );
     // Every run took its own number: the published one is the last of them.
-    assert.is(Number(/^(\d+)-/.exec(run.split('/').pop()!)?.[1]), runs, `round ${round}: the run numbered ${runs} is published`);
+    assert.is(
+      Number(/^(\d+)-/.exec(run.split('/').pop()!)?.[1]),
+      runs,
+      `round ${round}: the run numbered ${runs} is published`,
+    );
   }
   assert.match(readlinkSync(join(out, 'latest')), /^runs\/\d{6,}-\d{8}T\d{9}Z$/, 'latest names the run folder');
 });
 
-test('1. a second run waits for the first up to --lock-timeout, then exits 3 naming the holder\'s pid', async () => {
+test("1. a second run waits for the first up to --lock-timeout, then exits 3 naming the holder's pid", async () => {
   const out = join(tempDir(), 'reports');
   mkdirSync(out, { mode: 0o750 });
   // A holder of the output folder's lock, as a running scan holds it.
-  const holder = spawn(process.execPath, ['-e', `import('${join(PACKAGE_ROOT, 'dist', 'src', 'write', 'lock.js')}').then(async ({ lockOutputFolder }) => { await lockOutputFolder(${JSON.stringify(out)}, 0); process.stdout.write('locked\\n'); process.stdin.resume(); })`], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const holder = spawn(
+    process.execPath,
+    [
+      '-e',
+      `import('${join(PACKAGE_ROOT, 'dist', 'src', 'write', 'lock.js')}').then(async ({ lockOutputFolder }) => { await lockOutputFolder(${JSON.stringify(out)}, 0); process.stdout.write('locked\\n'); process.stdin.resume(); })`,
+    ],
+    { stdio: ['pipe', 'pipe', 'inherit'] },
+  );
   try {
     await new Promise<void>((resolve, reject) => {
       holder.stdout.on('data', (d: Buffer) => d.toString().includes('locked') && resolve());
@@ -104,26 +150,76 @@ test('1. a second run waits for the first up to --lock-timeout, then exits 3 nam
     }
   }
   // The kernel dropped the lock with its holder: the folder is free again.
-  const after = await cli(['evaluate', DEMO, '--out', out, '--format', 'json', '--lock-timeout', '0', '--fail-on', 'none']);
+  const after = await cli([
+    'evaluate',
+    DEMO,
+    '--out',
+    out,
+    '--format',
+    'json',
+    '--lock-timeout',
+    '0',
+    '--fail-on',
+    'none',
+  ]);
   assert.is(after.code, 0, after.stderr);
 });
 
 test('2. a clock moved back a month loses nothing: the run just written stays published, the snapshot reported kept stays kept', async () => {
   const ahead = new Date(FIXED_NOW.getTime() + 31 * 24 * 3600 * 1000);
   const out = join(tempDir(), 'reports');
-  const evaluate = (now: Date) => runCli(['evaluate', DEMO, '--history', DEMO_HISTORY, '--out', out, '--format', 'json,sarif', '--keep', '1', '--fail-on', 'none'], now);
+  const evaluate = (now: Date) =>
+    runCli(
+      [
+        'evaluate',
+        DEMO,
+        '--history',
+        DEMO_HISTORY,
+        '--out',
+        out,
+        '--format',
+        'json,sarif',
+        '--keep',
+        '1',
+        '--fail-on',
+        'none',
+      ],
+      now,
+    );
   assert.is((await evaluate(ahead)).code, 0);
   const back = await evaluate(FIXED_NOW);
   assert.is(back.code, 0, back.stderr);
   const run = publishedSet(out, ['mesh-audit.json', 'mesh-audit.sarif']);
-  assert.is(readJson(join(run, 'mesh-audit.json')).generatedAt, FIXED_NOW.toISOString(), 'the published run is the one written last, whatever its time');
+  assert.is(
+    readJson(join(run, 'mesh-audit.json')).generatedAt,
+    FIXED_NOW.toISOString(),
+    'the published run is the one written last, whatever its time',
+  );
   assert.equal(readdirSync(join(out, 'runs')), [run.split('/').pop()]);
 
   const dir = tempDir();
   const ledger = join(dir, 'ledger.json');
   writeFileSync(ledger, '[]\n');
   const scanOut = join(dir, 'out');
-  const scan = (now: Date) => runCli(['scan', '--docker-host', NO_ENGINE, '--ledger', ledger, '--hostname', 'clock', '--out', scanOut, '--format', 'json', '--keep', '1'], now);
+  const scan = (now: Date) =>
+    runCli(
+      [
+        'scan',
+        '--docker-host',
+        NO_ENGINE,
+        '--ledger',
+        ledger,
+        '--hostname',
+        'clock',
+        '--out',
+        scanOut,
+        '--format',
+        'json',
+        '--keep',
+        '1',
+      ],
+      now,
+    );
   assert.is((await scan(ahead)).code, 3);
   const second = await scan(FIXED_NOW);
   assert.is(second.code, 3, second.stderr);
@@ -134,7 +230,7 @@ test('2. a clock moved back a month loses nothing: the run just written stays pu
   assert.is((JSON.parse(readFileSync(kept, 'utf8')) as { takenAt: string }).takenAt, FIXED_NOW.toISOString());
 });
 
-test('3. a FIFO never hangs a run: in --history, in the scan\'s own history, as --baseline, --config or --waivers', async () => {
+test("3. a FIFO never hangs a run: in --history, in the scan's own history, as --baseline, --config or --waivers", async () => {
   const dir = tempDir();
   const fifo = (path: string): string => {
     mkdirSync(dirname(path), { recursive: true, mode: 0o750 });
@@ -143,26 +239,52 @@ test('3. a FIFO never hangs a run: in --history, in the scan\'s own history, as 
   };
   const history = join(dir, 'history');
   mkdirSync(history);
-  for (const name of readdirSync(DEMO_HISTORY)) writeFileSync(join(history, name), readFileSync(join(DEMO_HISTORY, name)));
+  for (const name of readdirSync(DEMO_HISTORY))
+    writeFileSync(join(history, name), readFileSync(join(DEMO_HISTORY, name)));
   fifo(join(history, 'zz.json'));
   const fromHistory = await cli(['evaluate', DEMO, '--history', history, '--format', 'json', '--out', '-'], 20_000);
   assert.not.ok(fromHistory.timedOut, 'a FIFO in --history hung the run');
   assert.is(fromHistory.code, 3, fromHistory.stderr);
   const report = JSON.parse(fromHistory.stdout) as JsonReport;
-  assert.ok(report.notifications.some((n) => n.message.includes('zz.json') && n.message.includes('a FIFO')), JSON.stringify(report.notifications));
+  assert.ok(
+    report.notifications.some((n) => n.message.includes('zz.json') && n.message.includes('a FIFO')),
+    JSON.stringify(report.notifications),
+  );
 
   const out = join(dir, 'out');
   fifo(join(out, 'history', 'fifo-host', 'snapshot-20260101T000000Z.json'));
   const ledger = join(dir, 'ledger.json');
   writeFileSync(ledger, '[]\n');
-  const own = await cli(['scan', '--docker-host', NO_ENGINE, '--ledger', ledger, '--hostname', 'fifo-host', '--out', out, '--format', 'json'], 20_000);
-  assert.not.ok(own.timedOut, 'a FIFO in the scan\'s own history hung the run');
+  const own = await cli(
+    [
+      'scan',
+      '--docker-host',
+      NO_ENGINE,
+      '--ledger',
+      ledger,
+      '--hostname',
+      'fifo-host',
+      '--out',
+      out,
+      '--format',
+      'json',
+    ],
+    20_000,
+  );
+  assert.not.ok(own.timedOut, "a FIFO in the scan's own history hung the run");
   assert.is(own.code, 3, own.stderr);
   assert.ok(readJson(join(out, 'mesh-audit.json')).notifications.some((n) => n.message.includes('a FIFO')));
 
-  for (const [flag, name] of [['--baseline', 'baseline.json'], ['--config', 'config.yaml'], ['--waivers', 'waivers.yaml']] as const) {
+  for (const [flag, name] of [
+    ['--baseline', 'baseline.json'],
+    ['--config', 'config.yaml'],
+    ['--waivers', 'waivers.yaml'],
+  ] as const) {
     const path = fifo(join(dir, name));
-    const args = flag === '--config' ? ['scan', '--docker-host', NO_ENGINE, '--config', path, '--out', '-', '--format', 'json'] : ['evaluate', DEMO, flag, path, '--out', '-', '--format', 'json'];
+    const args =
+      flag === '--config'
+        ? ['scan', '--docker-host', NO_ENGINE, '--config', path, '--out', '-', '--format', 'json']
+        : ['evaluate', DEMO, flag, path, '--out', '-', '--format', 'json'];
     const r = await cli(args, 20_000);
     assert.not.ok(r.timedOut, `a FIFO as ${flag} hung the run`);
     assert.is(r.code, 2, r.stderr);
@@ -174,7 +296,9 @@ test('3. a FIFO never hangs a run: in --history, in the scan\'s own history, as 
 /** A tmpfs of `size` at `dir` for the duration of `work`. */
 async function onTmpfs(dir: string, size: string, work: () => Promise<void>): Promise<void> {
   mkdirSync(dir, { recursive: true, mode: 0o750 });
-  const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', `size=${size},mode=0750`, 'tmpfs', dir], { encoding: 'utf8' });
+  const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', `size=${size},mode=0750`, 'tmpfs', dir], {
+    encoding: 'utf8',
+  });
   assert.is(mounted.status, 0, `mount a tmpfs (needs root): ${mounted.stderr}`);
   try {
     await work();
@@ -198,48 +322,80 @@ function fill(dir: string, spare = 0): void {
   if (spare > 0) rmSync(join(dir, 'spare'));
 }
 
-asRoot('4. a full disk (ENOSPC on a small tmpfs): exit 3 naming the path and the OS error, the previous set intact and still published', async () => {
-  const mnt = join(tempDir(), 'mnt');
-  await onTmpfs(mnt, '2m', async () => {
-    const out = join(mnt, 'out');
-    const args = ['evaluate', DEMO, '--history', DEMO_HISTORY, '--out', out, '--format', 'json,sarif', '--fail-on', 'none'];
-    const first = await cli(args);
-    assert.is(first.code, 0, first.stderr);
-    const before = publishedSet(out, ['mesh-audit.json', 'mesh-audit.sarif']);
-    const json = readFileSync(join(out, 'mesh-audit.json'), 'utf8');
-    const sarif = readFileSync(join(out, 'mesh-audit.sarif'), 'utf8');
-    mkdirSync(join(mnt, 'filler'));
-    // Two pages free: room for the run's bookkeeping, not for its reports.
-    fill(join(mnt, 'filler'), 8192);
-    const full = await cli(args);
-    assert.is(full.code, 3, full.stderr);
-    assert.match(full.stderr, new RegExp(`${out}/\\S+: cannot write: ENOSPC \\(no space left on device\\)`));
-    assert.match(full.stderr, 'not published (the previous ones stand)');
-    assert.not.match(full.stderr, 'internal error');
-    assert.is(publishedSet(out, ['mesh-audit.json', 'mesh-audit.sarif']), before);
-    assert.is(readFileSync(join(out, 'mesh-audit.json'), 'utf8'), json);
-    assert.is(readFileSync(join(out, 'mesh-audit.sarif'), 'utf8'), sarif);
-    assert.equal(leftovers(out), []);
-  });
+asRoot(
+  '4. a full disk (ENOSPC on a small tmpfs): exit 3 naming the path and the OS error, the previous set intact and still published',
+  async () => {
+    const mnt = join(tempDir(), 'mnt');
+    await onTmpfs(mnt, '2m', async () => {
+      const out = join(mnt, 'out');
+      const args = [
+        'evaluate',
+        DEMO,
+        '--history',
+        DEMO_HISTORY,
+        '--out',
+        out,
+        '--format',
+        'json,sarif',
+        '--fail-on',
+        'none',
+      ];
+      const first = await cli(args);
+      assert.is(first.code, 0, first.stderr);
+      const before = publishedSet(out, ['mesh-audit.json', 'mesh-audit.sarif']);
+      const json = readFileSync(join(out, 'mesh-audit.json'), 'utf8');
+      const sarif = readFileSync(join(out, 'mesh-audit.sarif'), 'utf8');
+      mkdirSync(join(mnt, 'filler'));
+      // Two pages free: room for the run's bookkeeping, not for its reports.
+      fill(join(mnt, 'filler'), 8192);
+      const full = await cli(args);
+      assert.is(full.code, 3, full.stderr);
+      assert.match(full.stderr, new RegExp(`${out}/\\S+: cannot write: ENOSPC \\(no space left on device\\)`));
+      assert.match(full.stderr, 'not published (the previous ones stand)');
+      assert.not.match(full.stderr, 'internal error');
+      assert.is(publishedSet(out, ['mesh-audit.json', 'mesh-audit.sarif']), before);
+      assert.is(readFileSync(join(out, 'mesh-audit.json'), 'utf8'), json);
+      assert.is(readFileSync(join(out, 'mesh-audit.sarif'), 'utf8'), sarif);
+      assert.equal(leftovers(out), []);
+    });
 
-  // The history snapshot cannot be kept (its folder is full): the reports say the run is incomplete.
-  const dir = tempDir();
-  const out = join(dir, 'out');
-  const ledger = join(dir, 'ledger.json');
-  writeFileSync(ledger, '[]\n');
-  const historyDir = join(out, 'history', 'full-host');
-  await onTmpfs(historyDir, '64k', async () => {
-    fill(historyDir);
-    const scan = await cli(['scan', '--docker-host', NO_ENGINE, '--ledger', ledger, '--hostname', 'full-host', '--out', out, '--format', 'json']);
-    assert.is(scan.code, 3, scan.stderr);
-    assert.not.match(scan.stderr, 'internal error');
-    assert.match(scan.stderr, new RegExp(`history snapshot not kept: ${historyDir}/snapshot-\\S+\\.json: cannot write: ENOSPC`));
-    const report = readJson(join(out, 'mesh-audit.json'));
-    assert.is(report.summary.complete, false);
-    assert.ok(report.notifications.some((n) => n.message.includes('history snapshot not kept')), JSON.stringify(report.notifications));
-    assert.equal(leftovers(historyDir), []);
-  });
-});
+    // The history snapshot cannot be kept (its folder is full): the reports say the run is incomplete.
+    const dir = tempDir();
+    const out = join(dir, 'out');
+    const ledger = join(dir, 'ledger.json');
+    writeFileSync(ledger, '[]\n');
+    const historyDir = join(out, 'history', 'full-host');
+    await onTmpfs(historyDir, '64k', async () => {
+      fill(historyDir);
+      const scan = await cli([
+        'scan',
+        '--docker-host',
+        NO_ENGINE,
+        '--ledger',
+        ledger,
+        '--hostname',
+        'full-host',
+        '--out',
+        out,
+        '--format',
+        'json',
+      ]);
+      assert.is(scan.code, 3, scan.stderr);
+      assert.not.match(scan.stderr, 'internal error');
+      assert.match(
+        scan.stderr,
+        new RegExp(`history snapshot not kept: ${historyDir}/snapshot-\\S+\\.json: cannot write: ENOSPC`),
+      );
+      const report = readJson(join(out, 'mesh-audit.json'));
+      assert.is(report.summary.complete, false);
+      assert.ok(
+        report.notifications.some((n) => n.message.includes('history snapshot not kept')),
+        JSON.stringify(report.notifications),
+      );
+      assert.equal(leftovers(historyDir), []);
+    });
+  },
+);
 
 /** A fleet of `count` copies of the demo host: enough to catch a run in the middle of writing its reports. */
 function fleet(dir: string, count: number): string[] {
@@ -252,10 +408,23 @@ function fleet(dir: string, count: number): string[] {
   });
 }
 
-test('5. SIGTERM or SIGINT mid-run: one line on stderr, exit 143 or 130, no partial set; killed runs\' leftovers are cleaned and never counted by --keep', async () => {
+test("5. SIGTERM or SIGINT mid-run: one line on stderr, exit 143 or 130, no partial set; killed runs' leftovers are cleaned and never counted by --keep", async () => {
   const dir = tempDir();
   const out = join(dir, 'reports');
-  const small = ['evaluate', DEMO, '--history', DEMO_HISTORY, '--out', out, '--format', 'json,sarif,jsonl,prom', '--keep', '3', '--fail-on', 'none'];
+  const small = [
+    'evaluate',
+    DEMO,
+    '--history',
+    DEMO_HISTORY,
+    '--out',
+    out,
+    '--format',
+    'json,sarif,jsonl,prom',
+    '--keep',
+    '3',
+    '--fail-on',
+    'none',
+  ];
   for (let i = 0; i < 3; i++) assert.is((await cli(small)).code, 0);
   const names = ['mesh-audit.json', 'mesh-audit.jsonl', 'mesh-audit.prom', 'mesh-audit.sarif'];
   const published = publishedSet(out, names);
@@ -263,8 +432,31 @@ test('5. SIGTERM or SIGINT mid-run: one line on stderr, exit 143 or 130, no part
 
   // A long run, stopped as soon as it starts writing its run folder: by SIGTERM (systemd, timeout(1)), then by SIGINT (Ctrl-C).
   const files = fleet(dir, 300);
-  for (const [sent, expected] of [['SIGTERM', 143], ['SIGINT', 130]] as const) {
-    const child = spawn(process.execPath, [BIN, 'evaluate', ...files, '--history', DEMO_HISTORY, '--out', out, '--format', 'json,sarif,jsonl,prom', '--keep', '3', '--jobs', '1', '--fail-on', 'none'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  for (const [sent, expected] of [
+    ['SIGTERM', 143],
+    ['SIGINT', 130],
+  ] as const) {
+    const child = spawn(
+      process.execPath,
+      [
+        BIN,
+        'evaluate',
+        ...files,
+        '--history',
+        DEMO_HISTORY,
+        '--out',
+        out,
+        '--format',
+        'json,sarif,jsonl,prom',
+        '--keep',
+        '3',
+        '--jobs',
+        '1',
+        '--fail-on',
+        'none',
+      ],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
     let stderr = '';
     child.stderr.setEncoding('utf8').on('data', (t: string) => (stderr += t));
     let caught = false;
@@ -276,7 +468,9 @@ test('5. SIGTERM or SIGINT mid-run: one line on stderr, exit 143 or 130, no part
       }
     });
     const guard = setTimeout(() => child.kill('SIGKILL'), 120_000);
-    const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.once('close', (c, s) => resolve([c, s])));
+    const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
+      child.once('close', (c, s) => resolve([c, s])),
+    );
     clearTimeout(guard);
     watcher.close();
     assert.ok(caught, `the run was stopped while writing (exit ${code} ${signal}): ${stderr}`);
@@ -328,20 +522,57 @@ test('6. a folder named like a snapshot in history is a problem said once, not a
   const ledger = join(dir, 'ledger.json');
   writeFileSync(ledger, '[]\n');
   for (let i = 0; i < 2; i++) {
-    const r = await cli(['scan', '--docker-host', NO_ENGINE, '--ledger', ledger, '--hostname', 'odd', '--out', out, '--format', 'json', '--keep', '1']);
+    const r = await cli([
+      'scan',
+      '--docker-host',
+      NO_ENGINE,
+      '--ledger',
+      ledger,
+      '--hostname',
+      'odd',
+      '--out',
+      out,
+      '--format',
+      'json',
+      '--keep',
+      '1',
+    ]);
     assert.is(r.code, 3, r.stderr);
     assert.not.match(r.stderr, 'internal error');
-    assert.ok(readJson(join(out, 'mesh-audit.json')).notifications.some((n) => n.message.includes('snapshot-20260101T000000Z.json') && n.message.includes('a folder')));
+    assert.ok(
+      readJson(join(out, 'mesh-audit.json')).notifications.some(
+        (n) => n.message.includes('snapshot-20260101T000000Z.json') && n.message.includes('a folder'),
+      ),
+    );
   }
   assert.ok(lstatSync(odd).isDirectory());
-  assert.is(readdirSync(join(out, 'history', 'odd')).filter((n) => n !== 'snapshot-20260101T000000Z.json').length, 1, '--keep 1 kept the newest snapshot');
+  assert.is(
+    readdirSync(join(out, 'history', 'odd')).filter((n) => n !== 'snapshot-20260101T000000Z.json').length,
+    1,
+    '--keep 1 kept the newest snapshot',
+  );
 });
 
 test('6. a 0-byte or blank ledger (caught mid-rewrite) is unreadable: exit 3, and no earlier ledger finding becomes absent', async () => {
   const dir = tempDir();
   const out = join(dir, 'out');
   const ledger = join(dir, 'ledger.json');
-  const scan = () => cli(['scan', '--docker-host', NO_ENGINE, '--ledger', ledger, '--hostname', 'ledger-host', '--out', out, '--format', 'json', '--baseline', 'auto']);
+  const scan = () =>
+    cli([
+      'scan',
+      '--docker-host',
+      NO_ENGINE,
+      '--ledger',
+      ledger,
+      '--hostname',
+      'ledger-host',
+      '--out',
+      out,
+      '--format',
+      'json',
+      '--baseline',
+      'auto',
+    ]);
   // An entry without a type: a ledger finding.
   writeFileSync(ledger, JSON.stringify([{ id: 'broken.entry', target: '/etc/x' }]));
   assert.is((await scan()).code, 3);
@@ -354,7 +585,11 @@ test('6. a 0-byte or blank ledger (caught mid-rewrite) is unreadable: exit 3, an
     assert.match(r.stderr, `ledger ${ledger} is empty (0 bytes or only whitespace): not read`);
     const report = readJson(join(out, 'mesh-audit.json'));
     assert.is(report.summary.complete, false);
-    assert.equal((report.absent ?? []).filter((f) => ledgerFindings.includes(f.fingerprint)), [], 'what was not read is not absent');
+    assert.equal(
+      (report.absent ?? []).filter((f) => ledgerFindings.includes(f.fingerprint)),
+      [],
+      'what was not read is not absent',
+    );
   }
   rmSync(ledger);
 });

@@ -13,7 +13,11 @@ test('a test file that throws at import is one failed test; the files after it s
   symlinkSync(join(PACKAGE_ROOT, 'node_modules'), join(dir, 'node_modules'));
   writeFileSync(join(dir, 'a-broken.test.mjs'), "throw new Error('the engine harness broke: unexpected EOF');\n");
   writeFileSync(join(dir, 'b-fine.test.mjs'), "import { test } from 'uvu';\ntest('fine', () => {});\ntest.run();\n");
-  const r = spawnSync(process.execPath, [join(PACKAGE_ROOT, 'test', 'uvu-each.mjs'), '.', '\\.test\\.mjs$'], { cwd: dir, encoding: 'utf8', env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' } });
+  const r = spawnSync(process.execPath, [join(PACKAGE_ROOT, 'test', 'uvu-each.mjs'), '.', '\\.test\\.mjs$'], {
+    cwd: dir,
+    encoding: 'utf8',
+    env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' },
+  });
   assert.is.not(r.status, 0, 'the run fails');
   assert.match(r.stdout, 'a-broken.test.mjs could not be loaded');
   assert.match(r.stdout, 'the engine harness broke: unexpected EOF');

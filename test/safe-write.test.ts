@@ -1,5 +1,17 @@
 import { spawn } from 'node:child_process';
-import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  readlinkSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -9,7 +21,8 @@ import { example, runCli, tempDir } from './support/cli.js';
 import { ci, isRoot, requireRoot } from './support/root.js';
 
 const SNAPSHOT = example('clean', 'snapshot.json');
-const evaluateInto = (out: string, ...extra: string[]) => runCli(['evaluate', SNAPSHOT, '--out', out, '--format', 'json,sarif', ...extra]);
+const evaluateInto = (out: string, ...extra: string[]) =>
+  runCli(['evaluate', SNAPSHOT, '--out', out, '--format', 'json,sarif', ...extra]);
 
 test('reports are written mode 0640, into a run folder, with the latest names pointing at them', async () => {
   const out = join(tempDir(), 'reports');
@@ -61,7 +74,10 @@ test('a planted run folder (a symlink where the next run folder would go) is not
   assert.equal(readdirSync(elsewhere), []);
   // The planted name is passed over: this run takes the next number, and writes only its own folder.
   assert.is(readlinkSync(join(out, 'latest')), 'runs/000002-20261001T000000000Z');
-  assert.ok(lstatSync(join(out, 'runs', '000001-20261001T000000000Z')).isSymbolicLink(), 'the planted link is left alone');
+  assert.ok(
+    lstatSync(join(out, 'runs', '000001-20261001T000000000Z')).isSymbolicLink(),
+    'the planted link is left alone',
+  );
 });
 
 test('an output folder that is a symlink, world-writable or owned by another user is refused: exit 3, nothing written', async () => {
@@ -103,17 +119,24 @@ test('a run killed mid-write leaves the previous report intact', async () => {
   const script = `import('${join(PACKAGE_ROOT, 'dist', 'src', 'write', 'atomic.js')}').then(({ writeFileAtomic }) => writeFileAtomic(${JSON.stringify(dir)}, 'report.json', 'x'.repeat(400 * 1024 * 1024)))`;
   const child = spawn(process.execPath, ['-e', script], { stdio: 'ignore' });
   const started = Date.now();
-  while (!readdirSync(dir).some((n) => n.endsWith('.tmp')) && Date.now() - started < 20_000) await new Promise((r) => setTimeout(r, 5));
+  while (!readdirSync(dir).some((n) => n.endsWith('.tmp')) && Date.now() - started < 20_000)
+    await new Promise((r) => setTimeout(r, 5));
   child.kill('SIGKILL');
   await new Promise((r) => child.once('exit', r));
-  assert.ok(readdirSync(dir).some((n) => n.endsWith('.tmp')), 'killed while writing its temp file');
+  assert.ok(
+    readdirSync(dir).some((n) => n.endsWith('.tmp')),
+    'killed while writing its temp file',
+  );
   assert.is(readFileSync(join(dir, 'report.json'), 'utf8'), 'previous complete report\n');
 });
 
 test('retention keeps the newest N runs; the latest names point at the newest', async () => {
   const out = join(tempDir(), 'reports');
   for (const day of ['01', '02', '03']) {
-    const r = await runCli(['evaluate', SNAPSHOT, '--out', out, '--format', 'json', '--keep', '2'], new Date(`2026-10-${day}T00:00:00Z`));
+    const r = await runCli(
+      ['evaluate', SNAPSHOT, '--out', out, '--format', 'json', '--keep', '2'],
+      new Date(`2026-10-${day}T00:00:00Z`),
+    );
     assert.is(r.code, 0);
   }
   assert.equal(readdirSync(join(out, 'runs')).sort(), ['000002-20261002T000000000Z', '000003-20261003T000000000Z']);

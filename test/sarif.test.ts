@@ -15,7 +15,12 @@ import { multitoolErrors, multitoolGhasErrors } from './support/multitool.js';
 // library (CommonJS); sarif-junit is run as its command (its library keeps one report across calls).
 const require = createRequire(import.meta.url);
 const { sarifToMarkdown } = require('@security-alert/sarif-to-markdown') as {
-  sarifToMarkdown: (o: { owner: string; repo: string; branch: string; sourceRoot: string }) => (log: unknown) => { body: string }[];
+  sarifToMarkdown: (o: {
+    owner: string;
+    repo: string;
+    branch: string;
+    sourceRoot: string;
+  }) => (log: unknown) => { body: string }[];
 };
 const SARIF_JUNIT = join(PACKAGE_ROOT, 'node_modules', 'sarif-junit', 'bin', 'sarif-junit.js');
 
@@ -24,7 +29,10 @@ interface SarifResult {
   kind?: string;
   level?: string;
   message: { text: string };
-  locations: { physicalLocation: { artifactLocation: { uri: string; uriBaseId?: string }; region?: { startLine?: number } }; logicalLocations?: { name: string }[] }[];
+  locations: {
+    physicalLocation: { artifactLocation: { uri: string; uriBaseId?: string }; region?: { startLine?: number } };
+    logicalLocations?: { name: string }[];
+  }[];
   partialFingerprints: Record<string, string>;
   baselineState?: string;
   suppressions?: { kind: string; status: string; justification: string }[];
@@ -33,31 +41,78 @@ interface SarifResult {
 interface SarifRun {
   automationDetails: { id: string };
   originalUriBaseIds: Record<string, { uri: string }>;
-  invocations: { executionSuccessful: boolean; startTimeUtc: string; endTimeUtc: string; toolExecutionNotifications: { level: string; message: { text: string } }[] }[];
-  tool: { driver: { rules: { id: string; name: string; helpUri: string; help: { text: string }; properties: { tags: string[]; 'security-severity'?: string } }[] } };
+  invocations: {
+    executionSuccessful: boolean;
+    startTimeUtc: string;
+    endTimeUtc: string;
+    toolExecutionNotifications: { level: string; message: { text: string } }[];
+  }[];
+  tool: {
+    driver: {
+      rules: {
+        id: string;
+        name: string;
+        helpUri: string;
+        help: { text: string };
+        properties: { tags: string[]; 'security-severity'?: string };
+      }[];
+    };
+  };
   results: SarifResult[];
 }
 const readSarif = (file: string): { runs: SarifRun[] } => JSON.parse(readFileSync(file, 'utf8'));
-const sarifFiles = (dir: string): string[] => readdirSync(dir).filter((n) => n.endsWith('.sarif')).sort().map((n) => join(dir, n));
+const sarifFiles = (dir: string): string[] =>
+  readdirSync(dir)
+    .filter((n) => n.endsWith('.sarif'))
+    .sort()
+    .map((n) => join(dir, n));
 
 /** Every result, converted by sarif-junit and sarif-to-markdown: one test case and one link line each. */
 function assertConvertersTakeIt(file: string): void {
   const results = readSarif(file).runs.flatMap((r) => r.results);
   const junitFile = join(tempDir(), 'junit.xml');
-  const run = spawnSync(process.execPath, [SARIF_JUNIT, '-i', file, '-o', junitFile], { encoding: 'utf8', timeout: 60_000 });
+  const run = spawnSync(process.execPath, [SARIF_JUNIT, '-i', file, '-o', junitFile], {
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
   assert.is(run.status, 0, `sarif-junit on ${file}: ${run.stdout}${run.stderr}`);
   const junit = readFileSync(junitFile, 'utf8');
-  assert.is(junit.match(/<testcase /g)?.length ?? 0, results.length, `sarif-junit: one test case per result in ${file}`);
+  assert.is(
+    junit.match(/<testcase /g)?.length ?? 0,
+    results.length,
+    `sarif-junit: one test case per result in ${file}`,
+  );
   const pages = sarifToMarkdown({ owner: 'o', repo: 'r', branch: 'main', sourceRoot: '/' })(readSarif(file));
   // The result lines (the rule information below them has bullets of its own).
   const resultPart = (body: string) => body.split('## Rules information')[0]!;
-  const links = pages.flatMap((p) => resultPart(p.body).split('\n').filter((l) => l.startsWith('    - ')));
+  const links = pages.flatMap((p) =>
+    resultPart(p.body)
+      .split('\n')
+      .filter((l) => l.startsWith('    - ')),
+  );
   assert.is(links.length, results.length, `sarif-to-markdown: one entry per result in ${file}`);
-  for (const l of links) assert.match(l, /^ {4}- https:\/\/github\.com\/o\/r\/blob\/main\/\S+#L\d+/, `a link to a line, not an empty bullet: '${l}'`);
+  for (const l of links)
+    assert.match(
+      l,
+      /^ {4}- https:\/\/github\.com\/o\/r\/blob\/main\/\S+#L\d+/,
+      `a link to a line, not an empty bullet: '${l}'`,
+    );
   // Nothing is listed as suppressed unless a waiver matched it.
   const suppressed = results.filter((r) => r.suppressions !== undefined);
-  const listedSuppressed = pages.reduce((n, p) => n + (resultPart(p.body).split('## Suppressed results')[1]?.split('\n').filter((l) => l.startsWith('    - ')).length ?? 0), 0);
-  assert.is(listedSuppressed, suppressed.length, `sarif-to-markdown lists exactly the waived results as suppressed in ${file}`);
+  const listedSuppressed = pages.reduce(
+    (n, p) =>
+      n +
+      (resultPart(p.body)
+        .split('## Suppressed results')[1]
+        ?.split('\n')
+        .filter((l) => l.startsWith('    - ')).length ?? 0),
+    0,
+  );
+  assert.is(
+    listedSuppressed,
+    suppressed.length,
+    `sarif-to-markdown lists exactly the waived results as suppressed in ${file}`,
+  );
 }
 
 /** What every consumer needs of every result and run. */
@@ -77,7 +132,7 @@ function assertEveryConsumerCanPlaceIt(file: string): void {
 
 const EXAMPLES = ['045', '097', 'clean', 'demo'];
 
-test('every example: valid for the Multitool, and for GitHub\'s ingestion rules GH1001–GH1007', () => {
+test("every example: valid for the Multitool, and for GitHub's ingestion rules GH1001–GH1007", () => {
   const files = EXAMPLES.map((name) => example(name, 'expected.sarif'));
   for (const file of files) assert.equal(multitoolErrors(file), [], file);
   assert.equal(multitoolGhasErrors(...files), []);
@@ -90,18 +145,26 @@ test('every example: sarif-junit and sarif-to-markdown convert every result; eac
   }
 });
 
-test('a container is located at its ledger entry\'s line, an unclaimed one at the top of the ledger; its logical location is kept', () => {
+test("a container is located at its ledger entry's line, an unclaimed one at the top of the ledger; its logical location is kept", () => {
   const run = readSarif(example('097', 'expected.sarif')).runs[0]!;
-  const containerResults = run.results.filter((r) => r.locations[0]!.logicalLocations?.some((l) => l.name.length > 0) && /^MA200[13]$/.test(r.ruleId));
+  const containerResults = run.results.filter(
+    (r) => r.locations[0]!.logicalLocations?.some((l) => l.name.length > 0) && /^MA200[13]$/.test(r.ruleId),
+  );
   assert.ok(containerResults.length >= 2, 'MA2001 and MA2003 on the renamed container');
-  const ledger = JSON.parse(readFileSync(example('097', 'snapshot.json'), 'utf8')).ledger as { path: string; entries: { line: number; entry: { id?: string } }[] };
+  const ledger = JSON.parse(readFileSync(example('097', 'snapshot.json'), 'utf8')).ledger as {
+    path: string;
+    entries: { line: number; entry: { id?: string } }[];
+  };
   for (const r of containerResults) {
     const loc = r.locations[0]!.physicalLocation;
     assert.is(`/${loc.artifactLocation.uri}`, ledger.path, `${r.ruleId} located in the ledger`);
     const stale = r.ruleId === 'MA2003';
     if (stale) {
       const lines = ledger.entries.map((e) => e.line);
-      assert.ok(lines.includes(loc.region!.startLine!), `MA2003 at the line of the entry that moved away (${loc.region!.startLine})`);
+      assert.ok(
+        lines.includes(loc.region!.startLine!),
+        `MA2003 at the line of the entry that moved away (${loc.region!.startLine})`,
+      );
     }
   }
 });
@@ -112,10 +175,16 @@ test('rules: helpUri to the README section, security-severity and the security t
   for (const rule of rules) {
     const anchor = rule.helpUri.split('#')[1]!;
     assert.ok(rule.helpUri.startsWith('https://'), 'absolute');
-    assert.ok(readme.includes(`#### ${rule.id} \`${rule.name}\``) && anchor === `${rule.id}-${rule.name}`.toLowerCase(), `README section of ${rule.id}`);
+    assert.ok(
+      readme.includes(`#### ${rule.id} \`${rule.name}\``) && anchor === `${rule.id}-${rule.name}`.toLowerCase(),
+      `README section of ${rule.id}`,
+    );
   }
   const exposure = rules.filter((r) => r.properties['security-severity'] !== undefined);
-  assert.equal(exposure.map((r) => r.id), ['MA2001']);
+  assert.equal(
+    exposure.map((r) => r.id),
+    ['MA2001'],
+  );
   assert.ok(exposure[0]!.properties.tags.includes('security'));
   assert.ok(Number(exposure[0]!.properties['security-severity']) >= 7, 'an exposed unclaimed container is high');
   assert.ok(rules.filter((r) => r.id !== 'MA2001').every((r) => !r.properties.tags.includes('security')));
@@ -148,14 +217,26 @@ test('waivers: suppressions only on the results a waiver matched, in a run of th
   const dir = tempDir();
   const out = join(dir, 'reports');
   const waivers = join(dir, 'waivers.yaml');
-  writeFileSync(waivers, 'waivers:\n  - rule: no-unclaimed-container\n    subject: stray\n    justification: kept for the vendor, ticket OPS-1\n    expires: 2099-12-31\n');
+  writeFileSync(
+    waivers,
+    'waivers:\n  - rule: no-unclaimed-container\n    subject: stray\n    justification: kept for the vendor, ticket OPS-1\n    expires: 2099-12-31\n',
+  );
   const snap = driftHostSnapshot(dir, 'w', { drift: true, stray: true });
   await runCli(['evaluate', snap, '--out', out, '--format', 'sarif', '--waivers', waivers, '--fail-on', 'none']);
   const file = join(out, 'mesh-audit.sarif');
   const runs = readSarif(file).runs;
-  assert.equal(runs.map((r) => r.automationDetails.id), ['mesh-audit/drift-host/', 'mesh-audit/drift-host/waived/']);
-  assert.ok(runs[0]!.results.length > 0 && runs[0]!.results.every((r) => r.suppressions === undefined), 'the main run has no suppressions at all');
-  assert.equal(runs[1]!.results.map((r) => [r.ruleId, r.suppressions?.[0]?.status]), [['MA2001', 'accepted']]);
+  assert.equal(
+    runs.map((r) => r.automationDetails.id),
+    ['mesh-audit/drift-host/', 'mesh-audit/drift-host/waived/'],
+  );
+  assert.ok(
+    runs[0]!.results.length > 0 && runs[0]!.results.every((r) => r.suppressions === undefined),
+    'the main run has no suppressions at all',
+  );
+  assert.equal(
+    runs[1]!.results.map((r) => [r.ruleId, r.suppressions?.[0]?.status]),
+    [['MA2001', 'accepted']],
+  );
   assert.equal(multitoolGhasErrors(file), []);
   assertConvertersTakeIt(file);
 
@@ -166,13 +247,27 @@ test('waivers: suppressions only on the results a waiver matched, in a run of th
 test('baseline: a finding gone since is a pass at level none, its severity kept; the file stays valid for every consumer', async () => {
   const dir = tempDir();
   const out = join(dir, 'reports');
-  const args = (snap: string) => ['evaluate', snap, '--out', out, '--format', 'json,sarif', '--baseline', 'auto', '--fail-on', 'none'];
+  const args = (snap: string) => [
+    'evaluate',
+    snap,
+    '--out',
+    out,
+    '--format',
+    'json,sarif',
+    '--baseline',
+    'auto',
+    '--fail-on',
+    'none',
+  ];
   await runCli(args(driftHostSnapshot(dir, 'a', { drift: true })));
   await runCli(args(driftHostSnapshot(dir, 'b')));
   const file = join(out, 'mesh-audit.sarif');
   const results = readSarif(file).runs[0]!.results;
   const gone = results.filter((r) => r.baselineState === 'absent');
-  assert.equal(gone.map((r) => [r.ruleId, r.kind, r.level, r.properties.severity]), [['MA1001', 'pass', 'none', 'error']]);
+  assert.equal(
+    gone.map((r) => [r.ruleId, r.kind, r.level, r.properties.severity]),
+    [['MA1001', 'pass', 'none', 'error']],
+  );
   assert.ok(results.every((r) => r.baselineState !== undefined));
   assert.equal(multitoolGhasErrors(file), []);
   assertConvertersTakeIt(file);
@@ -180,7 +275,15 @@ test('baseline: a finding gone since is a pass at level none, its severity kept;
 
 test('the pre-migration SARIF of the adopted-node example: no GitHub ingestion error, every result converted', async () => {
   const out = join(tempDir(), 'reports');
-  await runCli(['premigrate', '--snapshot', example('adopted-node', 'snapshot.json'), '--out', out, '--format', 'sarif']);
+  await runCli([
+    'premigrate',
+    '--snapshot',
+    example('adopted-node', 'snapshot.json'),
+    '--out',
+    out,
+    '--format',
+    'sarif',
+  ]);
   const file = join(out, 'premigration.sarif');
   assert.ok(readSarif(file).runs[0]!.results.length > 0);
   assert.equal(multitoolGhasErrors(file), []);
@@ -218,7 +321,10 @@ test('a fleet of 25 hosts: one SARIF file per host, one category each, no GitHub
 test('results carry rule metadata, fingerprints, logical locations and the env file line of a drifting key', () => {
   const sarif = readSarif(example('045', 'expected.sarif'));
   const run = sarif.runs[0]!;
-  const drift = run.results.find((r) => r.ruleId === 'MA1001') as SarifResult & { ruleIndex: number; fingerprints?: unknown };
+  const drift = run.results.find((r) => r.ruleId === 'MA1001') as SarifResult & {
+    ruleIndex: number;
+    fingerprints?: unknown;
+  };
   assert.ok(drift, 'an MA1001 result');
   assert.is(run.tool.driver.rules[drift.ruleIndex]!.name, 'container-env-matches-composed-file');
   assert.is(drift.partialFingerprints[FINGERPRINT_KEY]!.length, 32);

@@ -9,7 +9,13 @@ import { example, spawnCli, tempDir } from './support/cli.js';
 const demo = ['evaluate', example('demo', 'snapshot.json'), '--history', example('demo', 'history')];
 const clean = ['evaluate', example('clean', 'snapshot.json')];
 
-interface JsonFinding { ruleId: string; severity: string; fingerprint: string; subject: { kind: string; id: string }; message: string }
+interface JsonFinding {
+  ruleId: string;
+  severity: string;
+  fingerprint: string;
+  subject: { kind: string; id: string };
+  message: string;
+}
 const RANK: Record<string, number> = { error: 3, warning: 2, note: 1 };
 
 /** The demo's JSON report, written to a file: a baseline to compare with. */
@@ -23,7 +29,11 @@ function demoReport(dir: string): { path: string; doc: { findings: JsonFinding[]
 
 /** The table's rows: `severity ruleId` in the order printed. */
 const rowsOf = (text: string): { severity: string; rule: string; subject: string }[] =>
-  [...text.matchAll(/^ {2}(error|warning|note) +(MA\d+) \S+ +(.+)$/gm)].map((m) => ({ severity: m[1]!, rule: m[2]!, subject: m[3]! }));
+  [...text.matchAll(/^ {2}(error|warning|note) +(MA\d+) \S+ +(.+)$/gm)].map((m) => ({
+    severity: m[1]!,
+    rule: m[2]!,
+    subject: m[3]!,
+  }));
 
 test('the text table: the summary first, findings most severe first and by rule within a severity', () => {
   const r = spawnCli([...demo, '--format', 'text']);
@@ -34,10 +44,16 @@ test('the text table: the summary first, findings most severe first and by rule 
   assert.is(rows.length, 9);
   for (let i = 1; i < rows.length; i++) {
     const [a, b] = [rows[i - 1]!, rows[i]!];
-    assert.ok(RANK[a.severity]! > RANK[b.severity]! || (a.severity === b.severity && a.rule <= b.rule), `${a.severity} ${a.rule} before ${b.severity} ${b.rule}`);
+    assert.ok(
+      RANK[a.severity]! > RANK[b.severity]! || (a.severity === b.severity && a.rule <= b.rule),
+      `${a.severity} ${a.rule} before ${b.severity} ${b.rule}`,
+    );
   }
   // The demo has an error of MA2001 and a note of the same rule: the note comes after every warning.
-  assert.equal(rows.map((x) => x.severity), ['error', 'error', 'error', 'error', 'error', 'error', 'warning', 'warning', 'note']);
+  assert.equal(
+    rows.map((x) => x.severity),
+    ['error', 'error', 'error', 'error', 'error', 'error', 'warning', 'warning', 'note'],
+  );
 });
 
 test('digests are cut to 12 hex digits in the terminal view only; JSON and SARIF keep them whole', () => {
@@ -60,7 +76,10 @@ test('diff on the terminal cuts digests as the text report does; its JSON keeps 
   assert.match(text.stdout, 'New (9):');
   assert.match(text.stdout, 'sha256:df0273296014…');
   assert.not.match(text.stdout, /[0-9a-f]{13}/);
-  assert.match(spawnCli(['diff', before, path, '--format', 'json']).stdout, 'sha256:df0273296014c3dd0b4de0c784f57215d6b381c206c074995d7698a536850934');
+  assert.match(
+    spawnCli(['diff', before, path, '--format', 'json']).stdout,
+    'sha256:df0273296014c3dd0b4de0c784f57215d6b381c206c074995d7698a536850934',
+  );
 });
 
 test('--help shows --no-color without cac\'s "(default: true)", and no line ends in a blank', () => {
@@ -89,7 +108,10 @@ test('--quiet: a clean, complete run prints nothing at all, stdout or stderr (th
 test('--quiet with findings prints them (waived ones left out, counted), and "How to fix"', () => {
   const dir = tempDir();
   const waivers = join(dir, 'waivers.yaml');
-  writeFileSync(waivers, 'waivers:\n  - rule: no-unclaimed-container\n    subject: debug-shell\n    justification: the on-call shell, kept on purpose\n    expires: 2099-01-01\n');
+  writeFileSync(
+    waivers,
+    'waivers:\n  - rule: no-unclaimed-container\n    subject: debug-shell\n    justification: the on-call shell, kept on purpose\n    expires: 2099-01-01\n',
+  );
   const r = spawnCli([...demo, '--format', 'text', '--quiet', '--waivers', waivers]);
   assert.is(r.code, 1, r.stderr);
   assert.is(r.stderr, '');
@@ -114,13 +136,23 @@ test('--only-new prints only the findings new against a baseline that holds some
   assert.is(r.code, 1, r.stderr);
   assert.is(r.stderr, '');
   const rows = rowsOf(r.stdout);
-  assert.equal(rows.map((x) => `${x.severity} ${x.rule} ${x.subject}`), [
-    'error MA2002 file /etc/mesh/forge/app.ini  [new]',
-    'warning MA1003 container forge-forge.server  [new]',
-    'warning MA1003 container gitea-server  [new]',
-  ]);
-  assert.match(r.stdout.split('\n')[0]!, '9 findings (6 errors, 2 warnings, 1 note; 3 new, 0 gone) on 1 host; showing the new ones only');
-  assert.equal([...r.stdout.matchAll(/^ {2}(MA\d+) \S+: /gm)].map((m) => m[1]), ['MA1003', 'MA2002'], 'How to fix: only the rules shown');
+  assert.equal(
+    rows.map((x) => `${x.severity} ${x.rule} ${x.subject}`),
+    [
+      'error MA2002 file /etc/mesh/forge/app.ini  [new]',
+      'warning MA1003 container forge-forge.server  [new]',
+      'warning MA1003 container gitea-server  [new]',
+    ],
+  );
+  assert.match(
+    r.stdout.split('\n')[0]!,
+    '9 findings (6 errors, 2 warnings, 1 note; 3 new, 0 gone) on 1 host; showing the new ones only',
+  );
+  assert.equal(
+    [...r.stdout.matchAll(/^ {2}(MA\d+) \S+: /gm)].map((m) => m[1]),
+    ['MA1003', 'MA2002'],
+    'How to fix: only the rules shown',
+  );
 
   // The same without --quiet: the new ones only, and what is gone is still told.
   const loud = spawnCli([...demo, '--format', 'text', '--only-new', '--baseline', partial]);
@@ -140,7 +172,9 @@ test('onlyNew in a config file is --only-new (a job can keep its whole command t
   writeFileSync(config, `baseline: ${path}\nonlyNew: true\nformat: text\n`);
   const r = spawnCli([...demo, '--config', config, '--quiet']);
   assert.equal([r.code, r.stdout, r.stderr], [1, '', ''], 'nothing is new against the baseline: nothing printed');
-  const shown = JSON.parse(spawnCli(['config', 'show', '--config', config, '--format', 'json']).stdout) as { settings: Record<string, { value: unknown; from: string }> };
+  const shown = JSON.parse(spawnCli(['config', 'show', '--config', config, '--format', 'json']).stdout) as {
+    settings: Record<string, { value: unknown; from: string }>;
+  };
   assert.equal(shown.settings['onlyNew'], { value: true, from: `config ${config}:2` });
   writeFileSync(config, 'onlyNew: true\nformat: text\n');
   const none = spawnCli([...demo, '--config', config]);

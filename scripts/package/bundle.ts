@@ -27,7 +27,8 @@ const WORKERS = { hash: 'dist/src/collect/hash-worker.js', evaluate: 'dist/src/c
 /** The main program's code, ready for `node --experimental-sea-config`. */
 export async function bundleProgram(input: BundleInput): Promise<string> {
   const workers: Record<string, string> = {};
-  for (const [name, entry] of Object.entries(WORKERS)) workers[name] = await bundleOne(input, join(input.root, entry), {});
+  for (const [name, entry] of Object.entries(WORKERS))
+    workers[name] = await bundleOne(input, join(input.root, entry), {});
   const entry = join(input.root, 'dist', 'src', 'cli', 'single-executable.js');
   return bundleOne(input, entry, workers);
 }
@@ -61,7 +62,13 @@ export async function bundleOne(input: BundleInput, entry: string, workers: Reco
     // the URLs built from it stay valid (a worker's file, unused when its code is embedded).
     define: { 'import.meta.url': '__meshAuditModuleUrl' },
     banner: { js: 'var __meshAuditModuleUrl = require("node:url").pathToFileURL(__filename).href;' },
-    plugins: [embeddedFiles(input, workers), sameRequire(input.root), embeddedAddons(input.root), optionalModulesAbsent(), deferredModules(input.root)],
+    plugins: [
+      embeddedFiles(input, workers),
+      sameRequire(input.root),
+      embeddedAddons(input.root),
+      optionalModulesAbsent(),
+      deferredModules(input.root),
+    ],
   });
   return result.outputFiles[0]!.text;
 }
@@ -79,7 +86,9 @@ export async function bundleForNode(root: string, outFile: string): Promise<stri
     write: false,
     entryPoints: [join(root, 'dist', 'src', 'cli', 'main.js')],
     external: ['fs-ext', 'cpu-features', 'supports-color', '*.node'],
-    banner: { js: 'var __meshAuditUrlOf = (file) => require("node:url").pathToFileURL(require("node:path").join(__dirname, file)).href;' },
+    banner: {
+      js: 'var __meshAuditUrlOf = (file) => require("node:url").pathToFileURL(require("node:path").join(__dirname, file)).href;',
+    },
     plugins: [ownModuleUrls(root, dirname(outFile)), deferredModules(root)],
   });
   return result.outputFiles[0]!.text;
@@ -91,7 +100,10 @@ const OWN_REQUIRE = /^const require = createRequire\(import\.meta\.url\);$/m;
 function withoutOwnRequire(path: string, text: string): string {
   const contents = text.replace(OWN_REQUIRE, '');
   // Any other use would load from disk at run time, relative to the bundle rather than the module.
-  if (contents.includes('createRequire(')) throw new Error(`${path}: createRequire used other than as \`const require = createRequire(import.meta.url);\`, which the bundle cannot follow`);
+  if (contents.includes('createRequire('))
+    throw new Error(
+      `${path}: createRequire used other than as \`const require = createRequire(import.meta.url);\`, which the bundle cannot follow`,
+    );
   return contents;
 }
 
@@ -102,7 +114,10 @@ function ownModuleUrls(root: string, bundleDir: string): Plugin {
     setup(b) {
       b.onLoad({ filter: /\.js$/ }, (args) => {
         if (!args.path.startsWith(join(root, 'dist', 'src'))) return undefined;
-        const contents = withoutOwnRequire(args.path, readFileSync(args.path, 'utf8')).replaceAll('import.meta.url', `__meshAuditUrlOf(${JSON.stringify(relative(bundleDir, args.path))})`);
+        const contents = withoutOwnRequire(args.path, readFileSync(args.path, 'utf8')).replaceAll(
+          'import.meta.url',
+          `__meshAuditUrlOf(${JSON.stringify(relative(bundleDir, args.path))})`,
+        );
         return { contents, loader: 'js' };
       });
     },
@@ -203,11 +218,17 @@ function optionalModulesAbsent(): Plugin {
  * connection (~0.1 s on an idle 2-CPU machine).
  */
 function deferredModules(root: string): Plugin {
-  const kinds = new Map(DEFERRED.flatMap((m) => {
-    const file = deferredFile(m);
-    return file === undefined ? [] : [[file, m.exports] as const];
-  }));
-  const names = DEFERRED.map((m) => basename(m.request).replace(/\.js$/, '').replace(/[^\w-]/g, '\\$&'));
+  const kinds = new Map(
+    DEFERRED.flatMap((m) => {
+      const file = deferredFile(m);
+      return file === undefined ? [] : [[file, m.exports] as const];
+    }),
+  );
+  const names = DEFERRED.map((m) =>
+    basename(m.request)
+      .replace(/\.js$/, '')
+      .replace(/[^\w-]/g, '\\$&'),
+  );
   const request = new RegExp(`(^|/)(${names.join('|')})(\\.js)?$`);
   const standIns = join(root, 'dist', 'src', 'collect', 'docker-deferred.js');
   const again = Symbol('resolving');
@@ -217,8 +238,15 @@ function deferredModules(root: string): Plugin {
       b.onResolve({ filter: request }, async (args) => {
         // The stand-in's own require of the real module, and the resolution below: left as they are.
         if (args.namespace === 'deferred' || args.pluginData === again) return undefined;
-        const real = await b.resolve(args.path, { kind: args.kind, importer: args.importer, resolveDir: args.resolveDir, pluginData: again });
-        return real.errors.length === 0 && kinds.has(real.path) ? { path: real.path, namespace: 'deferred' } : undefined;
+        const real = await b.resolve(args.path, {
+          kind: args.kind,
+          importer: args.importer,
+          resolveDir: args.resolveDir,
+          pluginData: again,
+        });
+        return real.errors.length === 0 && kinds.has(real.path)
+          ? { path: real.path, namespace: 'deferred' }
+          : undefined;
       });
       b.onLoad({ filter: /.*/, namespace: 'deferred' }, (args) => ({
         contents: [

@@ -28,9 +28,22 @@ function inspectOf(i: number, envFile: string): Record<string, unknown> {
     Created: '2026-01-01T00:00:00Z',
     Image: IMAGE,
     RestartCount: 0,
-    State: { Status: running ? 'running' : 'exited', Running: running, Pid: running ? 1 : 0, StartedAt: '2026-01-01T00:00:01Z', FinishedAt: '0001-01-01T00:00:00Z' },
-    Config: { Image: 'warm:1', Env: ['PATH=/bin', `DATABASE_URL=postgresql://app:pw-${i}@db.example.internal:5432/app`, `TOKEN=t${i}`], Labels: { 'mesh.sources': envFile } },
-    HostConfig: { NetworkMode: i % 2 === 0 ? 'host' : 'none', PortBindings: i === 1 ? { '80/tcp': [{ HostIp: '', HostPort: '8080' }] } : {} },
+    State: {
+      Status: running ? 'running' : 'exited',
+      Running: running,
+      Pid: running ? 1 : 0,
+      StartedAt: '2026-01-01T00:00:01Z',
+      FinishedAt: '0001-01-01T00:00:00Z',
+    },
+    Config: {
+      Image: 'warm:1',
+      Env: ['PATH=/bin', `DATABASE_URL=postgresql://app:pw-${i}@db.example.internal:5432/app`, `TOKEN=t${i}`],
+      Labels: { 'mesh.sources': envFile },
+    },
+    HostConfig: {
+      NetworkMode: i % 2 === 0 ? 'host' : 'none',
+      PortBindings: i === 1 ? { '80/tcp': [{ HostIp: '', HostPort: '8080' }] } : {},
+    },
     Mounts: [{ Type: 'bind', Source: envFile, Destination: '/etc/app.env', RW: false }],
     NetworkSettings: { Ports: {} },
   };
@@ -42,13 +55,28 @@ function standInEngine(socket: string, envFile: string): Promise<Server> {
     const path = (req.url ?? '').replace(/^\/v[\d.]+/, '').split('?')[0]!;
     const id = /^\/containers\/([0-9a-f]{64})\/json$/.exec(path)?.[1];
     const body =
-      path === '/_ping' ? 'OK'
-      : path === '/version' ? { Version: '20.10.24', ApiVersion: '1.41', MinAPIVersion: '1.12', Components: [{ Name: 'Engine', Version: '20.10.24' }] }
-      : path === '/containers/json' ? inspects.map((c) => ({ Id: c['Id'], Names: [c['Name']], State: (c['State'] as { Status: string }).Status }))
-      : path === `/images/${IMAGE}/json` ? { Id: IMAGE, Config: { Env: ['PATH=/bin'] } }
-      : inspects.find((c) => c['Id'] === id);
+      path === '/_ping'
+        ? 'OK'
+        : path === '/version'
+          ? {
+              Version: '20.10.24',
+              ApiVersion: '1.41',
+              MinAPIVersion: '1.12',
+              Components: [{ Name: 'Engine', Version: '20.10.24' }],
+            }
+          : path === '/containers/json'
+            ? inspects.map((c) => ({
+                Id: c['Id'],
+                Names: [c['Name']],
+                State: (c['State'] as { Status: string }).Status,
+              }))
+            : path === `/images/${IMAGE}/json`
+              ? { Id: IMAGE, Config: { Env: ['PATH=/bin'] } }
+              : inspects.find((c) => c['Id'] === id);
     res.writeHead(body === undefined ? 404 : 200, { 'content-type': 'application/json', 'api-version': '1.41' });
-    res.end(body === undefined ? '{"message":"no such container"}' : typeof body === 'string' ? body : JSON.stringify(body));
+    res.end(
+      body === undefined ? '{"message":"no such container"}' : typeof body === 'string' ? body : JSON.stringify(body),
+    );
   });
   return new Promise((resolve, reject) => {
     server.once('error', reject);
@@ -63,7 +91,13 @@ export async function recordCodeCache(program: string, assets: Record<string, st
   const envFile = join(dir, 'etc', 'app.env');
   writeFileSync(envFile, 'DATABASE_URL=postgresql://app:pw@db.example.internal:5432/app\n');
   const ledger = join(dir, 'ledger.json');
-  writeFileSync(ledger, JSON.stringify([{ id: 'app.env', type: 'file', target: envFile, sources: [envFile] }, { id: 'warm-0', type: 'container', target: 'warm-0' }]));
+  writeFileSync(
+    ledger,
+    JSON.stringify([
+      { id: 'app.env', type: 'file', target: envFile, sources: [envFile] },
+      { id: 'warm-0', type: 'container', target: 'warm-0' },
+    ]),
+  );
   // Its own settings: the build machine's config (/etc/mesh-audit, $MESH_AUDIT_CONFIG) and ignore file play no part.
   const config = join(dir, 'config.yaml');
   writeFileSync(config, 'maxFiles: 1000\n');
@@ -73,11 +107,32 @@ export async function recordCodeCache(program: string, assets: Record<string, st
   try {
     server = await standInEngine(socket, envFile);
     const run = fileURLToPath(new URL('./code-cache-run.js', import.meta.url));
-    const scan = ['scan', '--docker-host', `unix://${socket}`, '--ledger', ledger, '--out', join(dir, 'out'), '--format', 'sarif,json', '--hostname', 'build', '--config', config, '--quiet', '--fail-on', 'none'];
-    await promisify(execFile)(process.execPath, [run, program, cache, JSON.stringify(assets), '--', ...scan], { cwd: dir, env: { ...process.env, DOCKER_HOST: '', MESH_AUDIT_CONFIG: '' } }).catch((err: unknown) => {
+    const scan = [
+      'scan',
+      '--docker-host',
+      `unix://${socket}`,
+      '--ledger',
+      ledger,
+      '--out',
+      join(dir, 'out'),
+      '--format',
+      'sarif,json',
+      '--hostname',
+      'build',
+      '--config',
+      config,
+      '--quiet',
+      '--fail-on',
+      'none',
+    ];
+    await promisify(execFile)(process.execPath, [run, program, cache, JSON.stringify(assets), '--', ...scan], {
+      cwd: dir,
+      env: { ...process.env, DOCKER_HOST: '', MESH_AUDIT_CONFIG: '' },
+    }).catch((err: unknown) => {
       const e = err as { code?: unknown; stderr?: unknown };
       // Exit 3 (incomplete: the stand-in's pid 1 is not its container) is a scan that ran.
-      if (e.code !== 3) throw new Error(`recording the code cache: the scan failed (exit ${String(e.code)}): ${String(e.stderr)}`);
+      if (e.code !== 3)
+        throw new Error(`recording the code cache: the scan failed (exit ${String(e.code)}): ${String(e.stderr)}`);
     });
   } finally {
     const started = server;

@@ -6,7 +6,17 @@
  * man page and completions when the build has them, and /var/lib/mesh-audit (0750) for the reports.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 
@@ -49,9 +59,11 @@ export function buildDeb(input: DebInput): string {
   copyFileSync(input.binary, join(tree, 'usr', 'bin', 'mesh-audit'));
   chmodSync(join(tree, 'usr', 'bin', 'mesh-audit'), 0o755);
 
-  for (const name of readdirSync(join(input.root, 'policies'))) put(`usr/share/mesh-audit/policies/${name}`, from(`policies/${name}`));
+  for (const name of readdirSync(join(input.root, 'policies')))
+    put(`usr/share/mesh-audit/policies/${name}`, from(`policies/${name}`));
   // The rules the nightly unit's --prom-file feeds, and their test: `promtool test rules` runs it in place.
-  for (const name of ['mesh-audit.rules.yml', 'mesh-audit.rules.test.yml']) put(`usr/share/mesh-audit/alerting/${name}`, from(`examples/alerting/${name}`));
+  for (const name of ['mesh-audit.rules.yml', 'mesh-audit.rules.test.yml'])
+    put(`usr/share/mesh-audit/alerting/${name}`, from(`examples/alerting/${name}`));
   put('lib/systemd/system/mesh-audit.service', from('examples/nightly/mesh-audit.service'));
   put('lib/systemd/system/mesh-audit.timer', from('examples/nightly/mesh-audit.timer'));
   put('etc/mesh-audit/config.yaml', from('examples/nightly/config.yaml'));
@@ -61,7 +73,8 @@ export function buildDeb(input: DebInput): string {
   put('usr/share/doc/mesh-audit/copyright', from('packaging/deb/copyright'));
   put('usr/share/lintian/overrides/mesh-audit', from('packaging/deb/lintian-overrides'));
   put('usr/share/doc/mesh-audit/changelog.gz', gz(changelog(input)));
-  if (existsSync(join(input.root, 'man', 'mesh-audit.1'))) put('usr/share/man/man1/mesh-audit.1.gz', gz(from('man/mesh-audit.1')));
+  if (existsSync(join(input.root, 'man', 'mesh-audit.1')))
+    put('usr/share/man/man1/mesh-audit.1.gz', gz(from('man/mesh-audit.1')));
   for (const c of COMPLETIONS) {
     // Asked of the program itself: a build without the `completion` command ships none.
     const r = spawnSync(input.binary, ['completion', c.shell], { encoding: 'utf8', env: {} });
@@ -80,7 +93,9 @@ export function buildDeb(input: DebInput): string {
 
   const deb = join(input.outDir, debName(input.version));
   // gzip: xz took three minutes over the ~100 MB executable on CI's small machine, gzip seconds.
-  execFileSync('dpkg-deb', ['--root-owner-group', '-Zgzip', '-z6', '--build', tree, deb], { stdio: ['ignore', 'ignore', 'inherit'] });
+  execFileSync('dpkg-deb', ['--root-owner-group', '-Zgzip', '-z6', '--build', tree, deb], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   return deb;
 }
 

@@ -31,9 +31,13 @@ export function buildRootfs(binary: string, work: string, output: string): void 
   for (const lib of sharedLibraries(binary)) put(lib.slice(1), lib, 0o755);
   // Node asks the user database for a home folder when HOME is unset (the Docker config is looked for there).
   mkdirSync(join(tree, 'etc'), { recursive: true });
-  writeFileSync(join(tree, 'etc', 'passwd'), 'root:x:0:0:root:/root:/nonexistent\nnobody:x:65534:65534:nobody:/nonexistent:/nonexistent\n');
+  writeFileSync(
+    join(tree, 'etc', 'passwd'),
+    'root:x:0:0:root:/root:/nonexistent\nnobody:x:65534:65534:nobody:/nonexistent:/nonexistent\n',
+  );
   writeFileSync(join(tree, 'etc', 'group'), 'root:x:0:\nnogroup:x:65534:\n');
-  for (const dir of ['root', 'tmp', 'host', 'etc/mesh-audit', 'var/lib/mesh-audit', 'var/lib/prometheus/node-exporter']) mkdirSync(join(tree, dir), { recursive: true });
+  for (const dir of ['root', 'tmp', 'host', 'etc/mesh-audit', 'var/lib/mesh-audit', 'var/lib/prometheus/node-exporter'])
+    mkdirSync(join(tree, dir), { recursive: true });
   chmodSync(join(tree, 'tmp'), 0o1777);
   chmodSync(join(tree, 'root'), 0o700);
   chmodSync(join(tree, 'var', 'lib', 'mesh-audit'), 0o750);

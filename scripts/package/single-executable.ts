@@ -17,8 +17,15 @@ import { CODE_CACHE_ASSET, PROGRAM_ASSET } from '../../src/cli/program.js';
 const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
 
 /** `assets`: files carried inside the executable, by asset name (read at run time with node:sea's getAsset). */
-export async function makeSingleExecutable(bundle: string, assets: Record<string, string>, work: string, output: string): Promise<void> {
-  for (const [name, file] of Object.entries(assets)) if (!existsSync(file)) throw new Error(`${file} (asset ${name}) is missing: was \`npm ci\` run (it builds the addons)?`);
+export async function makeSingleExecutable(
+  bundle: string,
+  assets: Record<string, string>,
+  work: string,
+  output: string,
+): Promise<void> {
+  for (const [name, file] of Object.entries(assets))
+    if (!existsSync(file))
+      throw new Error(`${file} (asset ${name}) is missing: was \`npm ci\` run (it builds the addons)?`);
   const program = join(work, PROGRAM_ASSET);
   writeFileSync(program, bundle);
   const cache = await recordCodeCache(program, assets, work);
@@ -27,7 +34,16 @@ export async function makeSingleExecutable(bundle: string, assets: Record<string
   const blob = join(work, 'sea-prep.blob');
   const config = join(work, 'sea-config.json');
   // useCodeCache: the first script is compiled at build time too (it is small; the program has its own cache).
-  writeFileSync(config, JSON.stringify({ main, output: blob, disableExperimentalSEAWarning: true, useCodeCache: true, assets: { ...assets, [PROGRAM_ASSET]: program, [CODE_CACHE_ASSET]: cache } }));
+  writeFileSync(
+    config,
+    JSON.stringify({
+      main,
+      output: blob,
+      disableExperimentalSEAWarning: true,
+      useCodeCache: true,
+      assets: { ...assets, [PROGRAM_ASSET]: program, [CODE_CACHE_ASSET]: cache },
+    }),
+  );
   execFileSync(process.execPath, ['--experimental-sea-config', config], { stdio: ['ignore', 'ignore', 'inherit'] });
   copyFileSync(process.execPath, output);
   chmodSync(output, 0o755);
@@ -37,7 +53,9 @@ export async function makeSingleExecutable(bundle: string, assets: Record<string
   const postject = createRequire(import.meta.url).resolve('postject/dist/cli.js');
   // postject prints a warning per note section it does not know (nothing to act on): shown only on failure.
   try {
-    execFileSync(process.execPath, [postject, output, 'NODE_SEA_BLOB', blob, '--sentinel-fuse', SEA_FUSE], { stdio: 'pipe' });
+    execFileSync(process.execPath, [postject, output, 'NODE_SEA_BLOB', blob, '--sentinel-fuse', SEA_FUSE], {
+      stdio: 'pipe',
+    });
   } catch (err) {
     throw new Error(`postject failed: ${String((err as { stderr?: Buffer }).stderr ?? err)}`);
   }

@@ -27,7 +27,11 @@ export function shownUrl(url: URL): string {
 
 /** `text` with every credential of `target` replaced by `***`, wherever it might have slipped in. */
 export function redact(text: string, target: AlertmanagerTarget): string {
-  const secrets = !target.auth ? [] : target.auth.kind === 'basic' ? [target.auth.password, Buffer.from(`${target.auth.username}:${target.auth.password}`).toString('base64')] : [target.auth.token];
+  const secrets = !target.auth
+    ? []
+    : target.auth.kind === 'basic'
+      ? [target.auth.password, Buffer.from(`${target.auth.username}:${target.auth.password}`).toString('base64')]
+      : [target.auth.token];
   let out = text;
   for (const secret of secrets) if (secret.length > 0) out = out.split(secret).join('***');
   return out;
@@ -49,7 +53,8 @@ export async function postAlerts(target: AlertmanagerTarget | string, alerts: re
   try {
     await post(to, alerts);
   } catch (err) {
-    const message = err instanceof AlertDeliveryError ? err.message : `Alertmanager at ${to.url.origin}: ${(err as Error).message}`;
+    const message =
+      err instanceof AlertDeliveryError ? err.message : `Alertmanager at ${to.url.origin}: ${(err as Error).message}`;
     throw new AlertDeliveryError(redact(message, to));
   }
 }
@@ -59,10 +64,15 @@ async function post(target: AlertmanagerTarget, alerts: readonly PostableAlert[]
   const url = new URL('api/v2/alerts', base);
   const at = `Alertmanager at ${url.origin}`;
   const headers: Record<string, string> = { 'content-type': 'application/json' };
-  if (target.auth?.kind === 'basic') headers['authorization'] = `Basic ${Buffer.from(`${target.auth.username}:${target.auth.password}`).toString('base64')}`;
+  if (target.auth?.kind === 'basic')
+    headers['authorization'] =
+      `Basic ${Buffer.from(`${target.auth.username}:${target.auth.password}`).toString('base64')}`;
   if (target.auth?.kind === 'bearer') headers['authorization'] = `Bearer ${target.auth.token}`;
   const signal = AbortSignal.timeout(target.timeoutMs);
-  const timedOut = (): AlertDeliveryError => new AlertDeliveryError(`${at} did not answer within ${target.timeoutMs / 1000} s; the alerts may not have been taken`);
+  const timedOut = (): AlertDeliveryError =>
+    new AlertDeliveryError(
+      `${at} did not answer within ${target.timeoutMs / 1000} s; the alerts may not have been taken`,
+    );
   let response: Response;
   try {
     response = await fetch(url, { method: 'POST', headers, body: JSON.stringify(alerts), signal, redirect: 'manual' });
@@ -83,7 +93,9 @@ async function post(target: AlertmanagerTarget, alerts: readonly PostableAlert[]
         where = 'a Location that is not a URL';
       }
     }
-    throw new AlertDeliveryError(`${at} answered the post with a redirect (HTTP ${response.status}) to ${where}; not followed, no alert sent: point --alertmanager at the address that takes the alerts`);
+    throw new AlertDeliveryError(
+      `${at} answered the post with a redirect (HTTP ${response.status}) to ${where}; not followed, no alert sent: point --alertmanager at the address that takes the alerts`,
+    );
   }
   try {
     await readBounded(response, at);
@@ -91,13 +103,18 @@ async function post(target: AlertmanagerTarget, alerts: readonly PostableAlert[]
     if (signal.aborted) throw timedOut();
     throw err;
   }
-  if (!response.ok) throw new AlertDeliveryError(`${at} refused the alerts: HTTP ${response.status}${response.status === 401 || response.status === 403 ? ' (check the credentials: alertmanager in the config, or $MESH_AUDIT_ALERTMANAGER_PASSWORD / _BEARER_TOKEN)' : ''}`);
+  if (!response.ok)
+    throw new AlertDeliveryError(
+      `${at} refused the alerts: HTTP ${response.status}${response.status === 401 || response.status === 403 ? ' (check the credentials: alertmanager in the config, or $MESH_AUDIT_ALERTMANAGER_PASSWORD / _BEARER_TOKEN)' : ''}`,
+    );
 }
 
 /** Reads and drops the answer, refusing one larger than MAX_REPLY_BYTES (declared or sent). */
 async function readBounded(response: Response, at: string): Promise<void> {
   const tooLarge = (): AlertDeliveryError =>
-    new AlertDeliveryError(`${at} answered with more than ${MAX_REPLY_BYTES / 1024} KiB (HTTP ${response.status}); not read further, and the alerts are not known to be taken: is this an Alertmanager?`);
+    new AlertDeliveryError(
+      `${at} answered with more than ${MAX_REPLY_BYTES / 1024} KiB (HTTP ${response.status}); not read further, and the alerts are not known to be taken: is this an Alertmanager?`,
+    );
   const declared = Number(response.headers.get('content-length') ?? '0');
   if (declared > MAX_REPLY_BYTES) {
     await response.body?.cancel().catch(() => undefined);

@@ -26,7 +26,9 @@ export const ALERTMANAGER_ENV = {
 const SECRET_KEYS = ['password', 'bearerToken'] as const;
 
 /** The settings as `config show` prints them: a credential given in the file is shown as set, never its value. */
-export function shownAlertmanagerSettings(settings: AlertmanagerSettings | undefined): AlertmanagerSettings | undefined {
+export function shownAlertmanagerSettings(
+  settings: AlertmanagerSettings | undefined,
+): AlertmanagerSettings | undefined {
   if (settings === undefined) return undefined;
   const shown = { ...settings };
   for (const key of SECRET_KEYS) if (shown[key] !== undefined) shown[key] = '(set, not shown)';
@@ -60,7 +62,12 @@ const env = (environment: NodeJS.ProcessEnv, name: string): string | undefined =
  * Every mistake is a usage error (exit 2) found before anything is read, and no message shows a
  * credential: a URL with a user or password in it is refused, shown as `//***@`.
  */
-export async function alertmanagerTargetOf(flagUrl: string | undefined, settings: AlertmanagerSettings | undefined, environment: NodeJS.ProcessEnv, configFile?: string): Promise<AlertmanagerTarget | undefined> {
+export async function alertmanagerTargetOf(
+  flagUrl: string | undefined,
+  settings: AlertmanagerSettings | undefined,
+  environment: NodeJS.ProcessEnv,
+  configFile?: string,
+): Promise<AlertmanagerTarget | undefined> {
   const config = settings ?? {};
   const text = flagUrl ?? config.url;
   if (text === undefined) return undefined;
@@ -69,7 +76,9 @@ export async function alertmanagerTargetOf(flagUrl: string | undefined, settings
     throw new MeshAuditError(`${named} ${redactUrlText(text)}: ${why}`);
   };
   const notHttp = (): never => {
-    throw new MeshAuditError(`${named} needs an http:// or https:// URL of Alertmanager (e.g. http://127.0.0.1:9093), not '${redactUrlText(text)}'`);
+    throw new MeshAuditError(
+      `${named} needs an http:// or https:// URL of Alertmanager (e.g. http://127.0.0.1:9093), not '${redactUrlText(text)}'`,
+    );
   };
   let url: URL;
   try {
@@ -85,28 +94,51 @@ export async function alertmanagerTargetOf(flagUrl: string | undefined, settings
   }
   if (url.search !== '' || url.hash !== '') refuse('takes the base URL of Alertmanager (no ?query or #fragment)');
 
-  for (const [a, b] of [['password', 'passwordFile'], ['bearerToken', 'bearerTokenFile']] as const) {
-    if (config[a] !== undefined && config[b] !== undefined) throw new MeshAuditError(`${configFile ?? 'config'}: alertmanager has both ${a} and ${b}; choose one`);
+  for (const [a, b] of [
+    ['password', 'passwordFile'],
+    ['bearerToken', 'bearerTokenFile'],
+  ] as const) {
+    if (config[a] !== undefined && config[b] !== undefined)
+      throw new MeshAuditError(`${configFile ?? 'config'}: alertmanager has both ${a} and ${b}; choose one`);
   }
   const username = env(environment, ALERTMANAGER_ENV.username) ?? config.username;
-  const password = env(environment, ALERTMANAGER_ENV.password) ?? config.password ?? (config.passwordFile !== undefined ? await secretFile(config.passwordFile, 'Alertmanager password') : undefined);
-  const token = env(environment, ALERTMANAGER_ENV.bearerToken) ?? config.bearerToken ?? (config.bearerTokenFile !== undefined ? await secretFile(config.bearerTokenFile, 'Alertmanager bearer token') : undefined);
+  const password =
+    env(environment, ALERTMANAGER_ENV.password) ??
+    config.password ??
+    (config.passwordFile !== undefined ? await secretFile(config.passwordFile, 'Alertmanager password') : undefined);
+  const token =
+    env(environment, ALERTMANAGER_ENV.bearerToken) ??
+    config.bearerToken ??
+    (config.bearerTokenFile !== undefined
+      ? await secretFile(config.bearerTokenFile, 'Alertmanager bearer token')
+      : undefined);
   const timeoutMs = config.timeoutSeconds !== undefined ? config.timeoutSeconds * 1000 : DEFAULT_TIMEOUT_MS;
   if (token !== undefined && (username !== undefined || password !== undefined)) {
-    throw new MeshAuditError('Alertmanager: both a bearer token and basic auth (username/password) are given; choose one');
+    throw new MeshAuditError(
+      'Alertmanager: both a bearer token and basic auth (username/password) are given; choose one',
+    );
   }
   if (token !== undefined) {
     // RFC 6750's b64token: anything else would not make a valid header (and fetch's error would quote it).
-    if (!/^[A-Za-z0-9\-._~+/]+=*$/.test(token)) throw new MeshAuditError('Alertmanager bearer token: not a valid token (letters, digits and -._~+/ then optional =; one line)');
+    if (!/^[A-Za-z0-9\-._~+/]+=*$/.test(token))
+      throw new MeshAuditError(
+        'Alertmanager bearer token: not a valid token (letters, digits and -._~+/ then optional =; one line)',
+      );
     return { url, auth: { kind: 'bearer', token }, timeoutMs };
   }
   if (username === undefined && password === undefined) return { url, timeoutMs };
   if (username === undefined || password === undefined) {
-    throw new MeshAuditError(`Alertmanager basic auth needs both a username and a password (${username === undefined ? `alertmanager.username or $${ALERTMANAGER_ENV.username}` : `alertmanager.password, passwordFile or $${ALERTMANAGER_ENV.password}`} is missing)`);
+    throw new MeshAuditError(
+      `Alertmanager basic auth needs both a username and a password (${username === undefined ? `alertmanager.username or $${ALERTMANAGER_ENV.username}` : `alertmanager.password, passwordFile or $${ALERTMANAGER_ENV.password}`} is missing)`,
+    );
   }
   // eslint-disable-next-line no-control-regex -- control characters are what is refused
   const control = /[\u0000-\u001f\u007f]/;
-  if (username.includes(':') || control.test(username)) throw new MeshAuditError('Alertmanager username: may not hold a colon or a control character');
-  if (control.test(password)) throw new MeshAuditError('Alertmanager password: may not hold a control character (a line break in the password file other than the last?)');
+  if (username.includes(':') || control.test(username))
+    throw new MeshAuditError('Alertmanager username: may not hold a colon or a control character');
+  if (control.test(password))
+    throw new MeshAuditError(
+      'Alertmanager password: may not hold a control character (a line break in the password file other than the last?)',
+    );
   return { url, auth: { kind: 'basic', username, password }, timeoutMs };
 }

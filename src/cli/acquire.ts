@@ -16,12 +16,24 @@ export type CollectFlags = SettingFlags;
 /** The options of every command that reads the live host (`scan`, `snapshot`, `premigrate`). */
 export function addCollectOptions(command: Command): Command {
   return command
-    .option('--docker-host <url>', 'Docker engine: unix:///path, tcp://host:port, ssh://user@host (default: $DOCKER_HOST, else the local socket)')
-    .option('--ledger <path>', 'The host agent\'s ledger (default: /var/lib/mesh-host/ledger.json)')
-    .option('--root <dir>', 'Where the host is mounted read-only when the scanner runs in a container (paths are reported as host paths)')
-    .option('--managed-root <dir>', 'A folder the mesh writes into; every file under it is checked; repeatable; adds to the config\'s managedRoots')
-    .option('--hostname <name>', 'Name of the host in reports (default: the host\'s own)')
-    .option('--max-files <n>', `At most this many files recorded (managed roots included); past it the scan is incomplete (default ${DEFAULT_MAX_FILES})`)
+    .option(
+      '--docker-host <url>',
+      'Docker engine: unix:///path, tcp://host:port, ssh://user@host (default: $DOCKER_HOST, else the local socket)',
+    )
+    .option('--ledger <path>', "The host agent's ledger (default: /var/lib/mesh-host/ledger.json)")
+    .option(
+      '--root <dir>',
+      'Where the host is mounted read-only when the scanner runs in a container (paths are reported as host paths)',
+    )
+    .option(
+      '--managed-root <dir>',
+      "A folder the mesh writes into; every file under it is checked; repeatable; adds to the config's managedRoots",
+    )
+    .option('--hostname <name>', "Name of the host in reports (default: the host's own)")
+    .option(
+      '--max-files <n>',
+      `At most this many files recorded (managed roots included); past it the scan is incomplete (default ${DEFAULT_MAX_FILES})`,
+    )
     .option('--config <file>', CONFIG_HELP);
 }
 
@@ -49,7 +61,25 @@ export type AcquireOptions = CollectFlags & { snapshot?: string; history?: strin
  * were resolved (and checked) before: nothing of the host is read before every option is known good.
  * What is out of `scope` is not read.
  */
-export function acquireFor(options: AcquireOptions, settings: ScanSettings, ctx: CommandContext, folder?: OutputFolder, scope?: ScopeJudge): Promise<Acquired> {
-  const request = { keep: parseCount('--keep', options.keep, 30), settings: () => Promise.resolve(settings), ...(scope ? { scope } : {}) };
-  return acquireSnapshot({ ...request, ...(options.snapshot !== undefined ? { snapshot: options.snapshot } : {}), ...(options.history !== undefined ? { history: options.history } : {}) }, acquireIo(ctx), folder);
+export function acquireFor(
+  options: AcquireOptions,
+  settings: ScanSettings,
+  ctx: CommandContext,
+  folder?: OutputFolder,
+  scope?: ScopeJudge,
+): Promise<Acquired> {
+  const request = {
+    keep: parseCount('--keep', options.keep, 30),
+    settings: () => Promise.resolve(settings),
+    ...(scope ? { scope } : {}),
+  };
+  return acquireSnapshot(
+    {
+      ...request,
+      ...(options.snapshot !== undefined ? { snapshot: options.snapshot } : {}),
+      ...(options.history !== undefined ? { history: options.history } : {}),
+    },
+    acquireIo(ctx),
+    folder,
+  );
 }

@@ -9,7 +9,10 @@ export { didYouMean };
 export function parseChoice<T extends string>(flag: string, value: unknown, choices: readonly T[]): T {
   const v = String(value).trim().toLowerCase();
   const found = choices.find((c) => c === v);
-  if (found === undefined) throw new MeshAuditError(`${flag} must be one of ${choices.join(', ')}, not '${String(value)}'${didYouMean(v, choices)}`);
+  if (found === undefined)
+    throw new MeshAuditError(
+      `${flag} must be one of ${choices.join(', ')}, not '${String(value)}'${didYouMean(v, choices)}`,
+    );
   return found;
 }
 
@@ -18,7 +21,8 @@ export function parseList(flag: string, value: unknown): string[] {
   const text = String(value ?? '');
   const items = text.split(',').map((s) => s.trim());
   if (text.trim() === '') throw new MeshAuditError(`${flag} needs at least one value`);
-  if (items.some((s) => s.length === 0)) throw new MeshAuditError(`${flag} has an empty item in '${text}' (two commas, or one at an end)`);
+  if (items.some((s) => s.length === 0))
+    throw new MeshAuditError(`${flag} has an empty item in '${text}' (two commas, or one at an end)`);
   return items;
 }
 
@@ -26,7 +30,8 @@ export function parseList(flag: string, value: unknown): string[] {
 export function parseFormatList<T extends string>(value: unknown, known: readonly T[]): T[] {
   const names = parseList('--format', value).map((n) => n.toLowerCase());
   for (const name of names) {
-    if (!(known as readonly string[]).includes(name)) throw new MeshAuditError(`unknown format '${name}'${didYouMean(name, known)} (known: ${known.join(', ')})`);
+    if (!(known as readonly string[]).includes(name))
+      throw new MeshAuditError(`unknown format '${name}'${didYouMean(name, known)} (known: ${known.join(', ')})`);
   }
   return [...new Set(names)] as T[];
 }
@@ -35,7 +40,8 @@ export function parseFormatList<T extends string>(value: unknown, known: readonl
 export function parseCount(flag: string, value: unknown, fallback: number): number {
   if (value === undefined) return fallback;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new MeshAuditError(`${flag} must be a whole number of at least 1, not '${String(value)}'`);
+  if (!Number.isInteger(n) || n < 1)
+    throw new MeshAuditError(`${flag} must be a whole number of at least 1, not '${String(value)}'`);
   return n;
 }
 
@@ -43,6 +49,7 @@ export function parseCount(flag: string, value: unknown, fallback: number): numb
 export function parseLockTimeout(value: unknown): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new MeshAuditError(`--lock-timeout must be a whole number of seconds (0 or more), not '${String(value)}'`);
+  if (!Number.isInteger(n) || n < 0)
+    throw new MeshAuditError(`--lock-timeout must be a whole number of seconds (0 or more), not '${String(value)}'`);
   return n;
 }

@@ -37,7 +37,9 @@ export function addGlobalOptions(cli: CAC): CAC {
  */
 function withoutNegatedDefaults(sections: { title?: string; body: string }[]): { title?: string; body: string }[] {
   return sections.map((s) =>
-    s.title === 'Options' ? { ...s, body: s.body.replace(/^(\s+--no-[\w-]+\b.*?) \(default: true\)$/gm, '$1').replace(/ +$/gm, '') } : s,
+    s.title === 'Options'
+      ? { ...s, body: s.body.replace(/^(\s+--no-[\w-]+\b.*?) \(default: true\)$/gm, '$1').replace(/ +$/gm, '') }
+      : s,
   );
 }
 

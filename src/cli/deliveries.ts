@@ -23,7 +23,8 @@ export function describeDeliveries(): string {
   const done = named('delivered');
   const pending = named('under way').map((w) => `${w} (under way, not answered)`);
   const failed = named('not delivered');
-  if (done.length === 0 && pending.length === 0) return failed.length > 0 ? `nothing published; not delivered: ${failed.join(', ')}` : 'nothing published';
+  if (done.length === 0 && pending.length === 0)
+    return failed.length > 0 ? `nothing published; not delivered: ${failed.join(', ')}` : 'nothing published';
   const notDone = [...pending, ...failed];
   return `published: ${done.length > 0 ? done.join(', ') : 'nothing'}${notDone.length > 0 ? `; not delivered: ${notDone.join(', ')}` : ''}`;
 }

@@ -7,7 +7,8 @@ import type { CommandContext } from './context.js';
 import { shortenDigests } from '../report/terminal.js';
 
 /** One finding on the terminal, digests cut to 12 hex digits as in the text report (the JSON keeps them whole). */
-const line = (f: BaselineFinding): string => `  ${f.severity.padEnd(7)} ${f.ruleId} ${f.ruleName}  ${f.subject.kind} ${shortenDigests(f.subject.id)}  (${f.host})\n      ${shortenDigests(f.message)}\n`;
+const line = (f: BaselineFinding): string =>
+  `  ${f.severity.padEnd(7)} ${f.ruleId} ${f.ruleName}  ${f.subject.kind} ${shortenDigests(f.subject.id)}  (${f.host})\n      ${shortenDigests(f.message)}\n`;
 
 export function registerDiff(cli: CAC, ctx: CommandContext): void {
   cli
@@ -19,20 +20,44 @@ export function registerDiff(cli: CAC, ctx: CommandContext): void {
       const [older, newer] = [await loadReportFile(oldPath), await loadReportFile(newPath)];
       const diff = diffFindings(older.findings, newer.findings, newer.coverage);
       if (format === 'json') {
-        const fingerprints = (list: BaselineFinding[]) => list.map((f) => ({ fingerprint: f.fingerprint, host: f.host, ruleId: f.ruleId, ruleName: f.ruleName, severity: f.severity, subject: f.subject, message: f.message }));
+        const fingerprints = (list: BaselineFinding[]) =>
+          list.map((f) => ({
+            fingerprint: f.fingerprint,
+            host: f.host,
+            ruleId: f.ruleId,
+            ruleName: f.ruleName,
+            severity: f.severity,
+            subject: f.subject,
+            message: f.message,
+          }));
         ctx.stdout(
           JSON.stringify(
-            { from: older.source, to: newer.source, new: fingerprints(diff.new), updated: fingerprints(diff.updated), absent: fingerprints(diff.absent), notChecked: fingerprints(diff.notChecked), unchanged: fingerprints(diff.unchanged) },
+            {
+              from: older.source,
+              to: newer.source,
+              new: fingerprints(diff.new),
+              updated: fingerprints(diff.updated),
+              absent: fingerprints(diff.absent),
+              notChecked: fingerprints(diff.notChecked),
+              unchanged: fingerprints(diff.unchanged),
+            },
             null,
             2,
           ) + '\n',
         );
       } else {
-        for (const [title, list] of [['New', diff.new], ['Updated', diff.updated], ['Absent (gone since the old report)', diff.absent]] as const) {
+        for (const [title, list] of [
+          ['New', diff.new],
+          ['Updated', diff.updated],
+          ['Absent (gone since the old report)', diff.absent],
+        ] as const) {
           ctx.stdout(`${title} (${list.length}):\n${list.map(line).join('')}`);
         }
         // Said only when there are any: the new report did not look (rule not run, host not read whole).
-        if (diff.notChecked.length > 0) ctx.stdout(`Not checked in the new report (${diff.notChecked.length}): its rule did not run, or its host was not read whole\n${diff.notChecked.map(line).join('')}`);
+        if (diff.notChecked.length > 0)
+          ctx.stdout(
+            `Not checked in the new report (${diff.notChecked.length}): its rule did not run, or its host was not read whole\n${diff.notChecked.map(line).join('')}`,
+          );
         ctx.stdout(`Unchanged: ${diff.unchanged.length}\n`);
       }
       return ExitCode.Ok;

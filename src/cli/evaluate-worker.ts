@@ -13,8 +13,12 @@ import type { WorkerAnswer, WorkerJob, WorkerSetup } from './evaluate-workers.js
 
 const setup = workerData as WorkerSetup;
 const ready = (async () => {
-  const rules = rulesOf((await loadPolicies(setup.policies)).flatMap((p) => p.rules), setup.profile);
-  const history = setup.historyDir !== undefined ? await loadHistory(setup.historyDir) : { snapshots: [], problems: [] };
+  const rules = rulesOf(
+    (await loadPolicies(setup.policies)).flatMap((p) => p.rules),
+    setup.profile,
+  );
+  const history =
+    setup.historyDir !== undefined ? await loadHistory(setup.historyDir) : { snapshots: [], problems: [] };
   return { rules, history };
 })();
 // A setup that fails (a history folder that cannot be read) is answered to every job, as its error.
@@ -27,7 +31,13 @@ parentPort!.on('message', (job: WorkerJob) => {
       const { rules, history } = await ready;
       const snapshot = await loadSnapshot(job.path);
       const withHistoryProblems = withProblems(snapshot, history.problems);
-      answer = { index: job.index, evaluation: auditSnapshot(withHistoryProblems, history.snapshots, rules, { recordChecks: setup.recordChecks === true, scoped: { scope: setup.scope, now: new Date(setup.now) } }) };
+      answer = {
+        index: job.index,
+        evaluation: auditSnapshot(withHistoryProblems, history.snapshots, rules, {
+          recordChecks: setup.recordChecks === true,
+          scoped: { scope: setup.scope, now: new Date(setup.now) },
+        }),
+      };
     } catch (err) {
       answer = { index: job.index, error: (err as Error).message, usage: err instanceof MeshAuditError };
     }

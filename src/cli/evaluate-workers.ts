@@ -54,11 +54,17 @@ export function workersFor(files: number, jobs?: number, cpus = availableParalle
  * The evaluation of every file, in the order given. A file that cannot be evaluated ends the run with
  * its error — the first such file in that order, as if they had been read one after the other.
  */
-export async function evaluateInWorkers(paths: readonly string[], setup: WorkerSetup, count: number): Promise<Evaluation[]> {
+export async function evaluateInWorkers(
+  paths: readonly string[],
+  setup: WorkerSetup,
+  count: number,
+): Promise<Evaluation[]> {
   const evaluations: Evaluation[] = new Array<Evaluation>(paths.length);
   const failures: Array<{ index: number; error: string; usage: boolean }> = [];
   let next = 0;
-  const workers = Array.from({ length: count }, () => startWorker('evaluate', new URL('./evaluate-worker.js', import.meta.url), { workerData: setup }));
+  const workers = Array.from({ length: count }, () =>
+    startWorker('evaluate', new URL('./evaluate-worker.js', import.meta.url), { workerData: setup }),
+  );
   try {
     await Promise.all(
       workers.map(
@@ -68,7 +74,10 @@ export async function evaluateInWorkers(paths: readonly string[], setup: WorkerS
             const sendNext = () => {
               busy = false;
               // After a failure, nothing new is started: every file before it was already sent.
-              if (failures.length > 0 || next >= paths.length) { resolve(); return; }
+              if (failures.length > 0 || next >= paths.length) {
+                resolve();
+                return;
+              }
               const index = next++;
               busy = true;
               worker.postMessage({ index, path: paths[index]! } satisfies WorkerJob);

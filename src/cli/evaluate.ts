@@ -15,13 +15,30 @@ import { loadHistory } from '../snapshot/history.js';
 import { loadSnapshot } from '../snapshot/load.js';
 import { withProblems } from '../snapshot/problems.js';
 import type { Problem, Snapshot } from '../snapshot/types.js';
-import { checkStdoutFormats, DEFAULT_LOCK_TIMEOUT_SECONDS, deliverRun, fileFormatsOf, latestJsonReport, parseFormats, withOutputFolder, type DeliveryPlan, type OutputFolder } from './output.js';
+import {
+  checkStdoutFormats,
+  DEFAULT_LOCK_TIMEOUT_SECONDS,
+  deliverRun,
+  fileFormatsOf,
+  latestJsonReport,
+  parseFormats,
+  withOutputFolder,
+  type DeliveryPlan,
+  type OutputFolder,
+} from './output.js';
 import { detail, list, note, type CommandContext } from './context.js';
 import { alertmanagerTargetOf } from '../alert/target.js';
 import { prepareOutputDir } from '../write/atomic.js';
 import { lockForReading, type OutputLock } from '../write/lock.js';
 import type { Scope } from '../scope.js';
-import { addPolicyOptions, addScopeOptions, CONFIG_HELP, policyChoiceOf, settingsAndScopeOf, type SettingFlags } from './settings.js';
+import {
+  addPolicyOptions,
+  addScopeOptions,
+  CONFIG_HELP,
+  policyChoiceOf,
+  settingsAndScopeOf,
+  type SettingFlags,
+} from './settings.js';
 import type { PolicyPack } from '../policy/types.js';
 import type { ResolvedSettings } from '../config.js';
 import type { LoadedRule } from '../policy/types.js';
@@ -94,21 +111,34 @@ export interface AuditRun {
 export function checkPromFileName(value: unknown, what = '--prom-file'): void {
   if (value === undefined) return;
   const name = String(value).split('/').pop() ?? '';
-  if (!name.endsWith('.prom') || name === '.prom') throw new MeshAuditError(`${what} ${String(value)}: the name must end in '.prom' (node_exporter's textfile collector reads only those)`);
+  if (!name.endsWith('.prom') || name === '.prom')
+    throw new MeshAuditError(
+      `${what} ${String(value)}: the name must end in '.prom' (node_exporter's textfile collector reads only those)`,
+    );
 }
 
 /** How an error names a setting: its flag when the flag gave it, else the key and where it is written (`baseline (config FILE:LINE)`). */
 const settingName = (resolved: ResolvedSettings, key: keyof ResolvedSettings['settings']): string =>
-  resolved.origins[key].startsWith('flag ') ? resolved.origins[key].slice('flag '.length) : `${key} (${resolved.origins[key]})`;
+  resolved.origins[key].startsWith('flag ')
+    ? resolved.origins[key].slice('flag '.length)
+    : `${key} (${resolved.origins[key]})`;
 
 /** `--baseline`: `auto`, or a JSON report read now (a typo of `auto` is not read as a file name). */
-async function namedBaselineOf(option: string | undefined, out: string, what = '--baseline'): Promise<ReportFile | undefined> {
+async function namedBaselineOf(
+  option: string | undefined,
+  out: string,
+  what = '--baseline',
+): Promise<ReportFile | undefined> {
   if (option === undefined) return undefined;
   if (option === 'auto') {
-    if (out === '-') throw new MeshAuditError(`${what} auto reads the previous report in --out; with --out - name the baseline file`);
+    if (out === '-')
+      throw new MeshAuditError(`${what} auto reads the previous report in --out; with --out - name the baseline file`);
     return undefined;
   }
-  if (!existsSync(option)) throw new MeshAuditError(`${what} ${option}: no such file; give an earlier JSON report, or auto${didYouMean(option, ['auto'])}`);
+  if (!existsSync(option))
+    throw new MeshAuditError(
+      `${what} ${option}: no such file; give an earlier JSON report, or auto${didYouMean(option, ['auto'])}`,
+    );
   return loadReportFile(option);
 }
 
@@ -116,8 +146,28 @@ async function namedBaselineOf(option: string | undefined, out: string, what = '
 export async function prepareAuditRun(flags: AuditOptions & SettingFlags, ctx: CommandContext): Promise<AuditRun> {
   const { resolved, scope } = await settingsAndScopeOf(flags, ctx);
   // The reporting settings a config can hold too (the nightly job's), each from its flag, else the config, else its default.
-  const { out, format, profile: profileName, baseline: baselineName, failOnNew, onlyNew, promFile, waivers: waiversFile } = resolved.settings;
-  const options: AuditOptions = { ...flags, out, format, profile: profileName, baseline: baselineName, failOnNew, onlyNew, promFile, waivers: waiversFile, policies: policyChoiceOf(resolved) };
+  const {
+    out,
+    format,
+    profile: profileName,
+    baseline: baselineName,
+    failOnNew,
+    onlyNew,
+    promFile,
+    waivers: waiversFile,
+  } = resolved.settings;
+  const options: AuditOptions = {
+    ...flags,
+    out,
+    format,
+    profile: profileName,
+    baseline: baselineName,
+    failOnNew,
+    onlyNew,
+    promFile,
+    waivers: waiversFile,
+    policies: policyChoiceOf(resolved),
+  };
   const formats = parseFormats(options.format);
   checkOnlyNew(options);
   checkStdoutFormats(formats, out);
@@ -128,12 +178,20 @@ export async function prepareAuditRun(flags: AuditOptions & SettingFlags, ctx: C
   const ttlHours = parseCount('--alert-ttl', options.alertTtl, 25);
   const jobs = options.jobs === undefined ? undefined : parseCount('--jobs', options.jobs, 1);
   const lockTimeout = parseLockTimeout(options.lockTimeout);
-  const alertTarget = await alertmanagerTargetOf(options.alertmanager !== undefined ? String(options.alertmanager) : undefined, resolved.settings.alertmanager, ctx.env ?? process.env, resolved.configFile);
+  const alertTarget = await alertmanagerTargetOf(
+    options.alertmanager !== undefined ? String(options.alertmanager) : undefined,
+    resolved.settings.alertmanager,
+    ctx.env ?? process.env,
+    resolved.configFile,
+  );
   checkPromFileName(options.promFile, settingName(resolved, 'promFile'));
   const policies = policyChoiceOf(resolved);
   const packs = await loadPolicies(policies);
   const rules = packs.flatMap((p) => p.rules);
-  const waivers = options.waivers !== undefined ? { source: options.waivers, waivers: await loadWaivers(options.waivers, rules) } : undefined;
+  const waivers =
+    options.waivers !== undefined
+      ? { source: options.waivers, waivers: await loadWaivers(options.waivers, rules) }
+      : undefined;
   const baseline = await namedBaselineOf(options.baseline, out, settingName(resolved, 'baseline'));
   return {
     options: { ...options, out, failOn },
@@ -157,11 +215,22 @@ export async function prepareAuditRun(flags: AuditOptions & SettingFlags, ctx: C
   };
 }
 
-async function baselineOf(option: string | undefined, out: string, folder: OutputFolder | undefined): Promise<ReportFile | undefined> {
+async function baselineOf(
+  option: string | undefined,
+  out: string,
+  folder: OutputFolder | undefined,
+): Promise<ReportFile | undefined> {
   if (option === undefined) return undefined;
   if (option !== 'auto') return loadReportFile(option);
-  if (out === '-' || folder === undefined) throw new MeshAuditError('--baseline auto reads the previous report in --out; with --out - name the baseline file');
-  return (await previousReport(await latestJsonReport(folder.dir))) ?? { source: '(none: first run)', generatedAt: '', findings: [] };
+  if (out === '-' || folder === undefined)
+    throw new MeshAuditError('--baseline auto reads the previous report in --out; with --out - name the baseline file');
+  return (
+    (await previousReport(await latestJsonReport(folder.dir))) ?? {
+      source: '(none: first run)',
+      generatedAt: '',
+      findings: [],
+    }
+  );
 }
 
 /**
@@ -170,7 +239,9 @@ async function baselineOf(option: string | undefined, out: string, folder: Outpu
  */
 export function checkOnlyNew(options: Pick<AuditOptions, 'onlyNew' | 'baseline'>): void {
   if (options.onlyNew === true && options.baseline === undefined) {
-    throw new MeshAuditError('--only-new prints the findings new against a baseline: add --baseline auto (the previous report in --out) or --baseline FILE');
+    throw new MeshAuditError(
+      '--only-new prints the findings new against a baseline: add --baseline auto (the previous report in --out) or --baseline FILE',
+    );
   }
 }
 
@@ -202,7 +273,8 @@ export async function auditAndReport(
 ): Promise<number> {
   // Everything that can be wrong with the invocation was checked before anything was read (prepareAuditRun).
   const { options, formats, failOn, profile, keep, ttlHours, jobs, lockTimeout, scope, selected, waivers } = run;
-  if (jobs !== undefined && cappedJobs(jobs) < jobs) note(ctx, `--jobs ${jobs} is more than this machine's ${cappedJobs(jobs)} CPUs: ${cappedJobs(jobs)} used`);
+  if (jobs !== undefined && cappedJobs(jobs) < jobs)
+    note(ctx, `--jobs ${jobs} is more than this machine's ${cappedJobs(jobs)} CPUs: ${cappedJobs(jobs)} used`);
   const workers = 'files' in source && preloadedHistory === undefined ? workersFor(source.files.length, jobs) : 0;
   const named = run.baseline;
   const { policies, packs } = run;
@@ -219,22 +291,36 @@ export async function auditAndReport(
   try {
     if ('files' in source && workers > 0) {
       // Each worker loads the history itself (a folder it cannot read is still exit 2, from the first file).
-      evaluations = await evaluateInWorkers(source.files, { policies, profile, historyDir: options.history, recordChecks, scope, now: startedAt.toISOString() }, workers);
+      evaluations = await evaluateInWorkers(
+        source.files,
+        { policies, profile, historyDir: options.history, recordChecks, scope, now: startedAt.toISOString() },
+        workers,
+      );
     } else {
-      const history = preloadedHistory ?? (options.history !== undefined ? await loadHistory(options.history) : { snapshots: [], problems: [] });
+      const history =
+        preloadedHistory ??
+        (options.history !== undefined ? await loadHistory(options.history) : { snapshots: [], problems: [] });
       // One snapshot at a time: each is dropped once evaluated, so a fleet's worth is never held at once
       // (1,000 snapshots of 100 containers took 1.4 GB when all were loaded first; test/bench/fleet.bench.ts).
       evaluations = [];
       for await (const snapshot of snapshotsOf(source)) {
         const withHistoryProblems = withProblems(snapshot, history.problems);
-        evaluations.push(auditSnapshot(withHistoryProblems, history.snapshots, selected, { recordChecks, scoped: { scope, now: startedAt } }));
+        evaluations.push(
+          auditSnapshot(withHistoryProblems, history.snapshots, selected, {
+            recordChecks,
+            scoped: { scope, now: startedAt },
+          }),
+        );
       }
     }
   } finally {
     await historyLock?.release();
   }
   const now = ctx.now();
-  detail(ctx, `evaluated ${evaluations.length} snapshot${evaluations.length === 1 ? '' : 's'} with ${selected.length} rules in ${now.getTime() - startedAt.getTime()} ms`);
+  detail(
+    ctx,
+    `evaluated ${evaluations.length} snapshot${evaluations.length === 1 ? '' : 's'} with ${selected.length} rules in ${now.getTime() - startedAt.getTime()} ms`,
+  );
   const evaluated = reportOf(evaluations, selected, { now, startedAt, packs });
   const plan: DeliveryPlan = {
     formats,
@@ -251,14 +337,20 @@ export async function auditAndReport(
   };
   // One run at a time in an output folder: held (here, or by the scan from reading its history) from
   // reading the previous report to posting this run's alerts; nothing is touched there before evaluation.
-  const { report, whole } = folder === undefined && usesOutputFolder(options) ? await withOutputFolder(options.out, lockTimeout, publish) : await publish(folder);
+  const { report, whole } =
+    folder === undefined && usesOutputFolder(options)
+      ? await withOutputFolder(options.out, lockTimeout, publish)
+      : await publish(folder);
   // An incomplete run says so on every invocation (under --quiet too): in the text report when one is
   // printed; a scan told each problem on stderr as it read (src/acquire.ts); saved snapshots say it here.
   if ('files' in source && !formats.includes('text')) {
     const notChecked = allNotifications(report).filter((n) => n.level === 'error');
     const shown = notChecked.slice(0, 3).map((n) => n.message);
     if (notChecked.length > 3) shown.push(`and ${notChecked.length - 3} more (see the reports)`);
-    if (notChecked.length > 0) ctx.stderr(`mesh-audit: INCOMPLETE: ${notChecked.length} thing${notChecked.length === 1 ? '' : 's'} not checked: ${shown.join('; ')}\n`);
+    if (notChecked.length > 0)
+      ctx.stderr(
+        `mesh-audit: INCOMPLETE: ${notChecked.length} thing${notChecked.length === 1 ? '' : 's'} not checked: ${shown.join('; ')}\n`,
+      );
   }
   // An output not delivered (stdout, the reports, --prom-file, the alerts): the run is not complete.
   if (!whole) return ExitCode.Incomplete;
@@ -266,7 +358,8 @@ export async function auditAndReport(
 }
 
 /** The packs a run loads: as prepareAudit worked them out, else from the flags alone. */
-export const policyChoiceOfOptions = (options: AuditOptions): PolicyChoice => options.policies ?? { added: list(options.policy), shipped: options.defaultPolicy !== false };
+export const policyChoiceOfOptions = (options: AuditOptions): PolicyChoice =>
+  options.policies ?? { added: list(options.policy), shipped: options.defaultPolicy !== false };
 
 /** Each snapshot when its turn comes: nothing is written until all are evaluated, and a bad one is still exit 2. */
 async function* snapshotsOf(source: SnapshotSource): AsyncGenerator<Snapshot> {
@@ -278,19 +371,46 @@ async function* snapshotsOf(source: SnapshotSource): AsyncGenerator<Snapshot> {
 export function addAuditOptions(command: Command): Command {
   if (!command.options.some((o) => o.name === 'config')) command.option('--config <file>', CONFIG_HELP);
   return addScopeOptions(addPolicyOptions(command))
-    .option('--format <list>', `Comma-separated: text (stdout), sarif, json, jsonl, junit, prom (default: ${DEFAULT_REPORT_SETTINGS.format})`)
-    .option('--out <dir>', 'Output folder for reports (and a scan\'s history), or - for stdout (default: reports; /var/lib/mesh-audit for root; $MESH_AUDIT_OUT)')
-    .option('--fail-on <severity>', 'Exit 1 on findings at or above: error, warning, note, none (default: error; $MESH_AUDIT_FAIL_ON)')
+    .option(
+      '--format <list>',
+      `Comma-separated: text (stdout), sarif, json, jsonl, junit, prom (default: ${DEFAULT_REPORT_SETTINGS.format})`,
+    )
+    .option(
+      '--out <dir>',
+      "Output folder for reports (and a scan's history), or - for stdout (default: reports; /var/lib/mesh-audit for root; $MESH_AUDIT_OUT)",
+    )
+    .option(
+      '--fail-on <severity>',
+      'Exit 1 on findings at or above: error, warning, note, none (default: error; $MESH_AUDIT_FAIL_ON)',
+    )
     .option('--fail-on-new', 'Exit 1 only for new findings (against --baseline) at or above --fail-on')
-    .option('--only-new', 'Text report: print only the findings new against --baseline, and what was not checked (the files keep every finding)')
-    .option('--baseline <file|auto>', 'An earlier JSON report: mark findings new, unchanged or updated, list the absent; auto: the previous report in --out')
+    .option(
+      '--only-new',
+      'Text report: print only the findings new against --baseline, and what was not checked (the files keep every finding)',
+    )
+    .option(
+      '--baseline <file|auto>',
+      'An earlier JSON report: mark findings new, unchanged or updated, list the absent; auto: the previous report in --out',
+    )
     .option('--waivers <file>', 'YAML waivers: rule, subject pattern, justification, expiry')
-    .option('--keep <n>', 'Report runs kept under --out (and a scan\'s snapshots of this host) (default 30)')
-    .option('--lock-timeout <seconds>', `How long to wait while another run holds --out before giving up with exit 3 (default ${DEFAULT_LOCK_TIMEOUT_SECONDS})`)
-    .option('--prom-file <path>', "Also write the Prometheus metrics to this file (node_exporter's textfile folder; mode 0644, replaced atomically)")
-    .option('--alertmanager <url>', 'Post findings as alerts to this Alertmanager (v2 API); absent ones are resolved. Credentials: the config\'s alertmanager section or $MESH_AUDIT_ALERTMANAGER_PASSWORD / _BEARER_TOKEN, never in the URL')
+    .option('--keep <n>', "Report runs kept under --out (and a scan's snapshots of this host) (default 30)")
+    .option(
+      '--lock-timeout <seconds>',
+      `How long to wait while another run holds --out before giving up with exit 3 (default ${DEFAULT_LOCK_TIMEOUT_SECONDS})`,
+    )
+    .option(
+      '--prom-file <path>',
+      "Also write the Prometheus metrics to this file (node_exporter's textfile folder; mode 0644, replaced atomically)",
+    )
+    .option(
+      '--alertmanager <url>',
+      "Post findings as alerts to this Alertmanager (v2 API); absent ones are resolved. Credentials: the config's alertmanager section or $MESH_AUDIT_ALERTMANAGER_PASSWORD / _BEARER_TOKEN, never in the URL",
+    )
     .option('--alert-ttl <hours>', 'How long a posted alert lasts unless the next run renews it (default 25)')
-    .option('--profile <name>', `Only rules of this profile: nightly, premigration, all (default: ${DEFAULT_REPORT_SETTINGS.profile})`);
+    .option(
+      '--profile <name>',
+      `Only rules of this profile: nightly, premigration, all (default: ${DEFAULT_REPORT_SETTINGS.profile})`,
+    );
 }
 
 export function registerEvaluate(cli: CAC, ctx: CommandContext): void {
@@ -298,9 +418,14 @@ export function registerEvaluate(cli: CAC, ctx: CommandContext): void {
     cli
       .command('evaluate <...snapshots>', 'Evaluate saved snapshots (no live host is read)')
       .option('--history <dir>', 'Folder of earlier snapshots of the same hosts: former targets of ledger ids')
-      .option('--jobs <n>', `Snapshots evaluated at once, in worker threads, at most one per CPU (default: one per CPU from ${WORKERS_FROM_FILES} files on; 1: all on the main thread)`),
+      .option(
+        '--jobs <n>',
+        `Snapshots evaluated at once, in worker threads, at most one per CPU (default: one per CPU from ${WORKERS_FROM_FILES} files on; 1: all on the main thread)`,
+      ),
   )
     .example('mesh-audit evaluate examples/045/snapshot.json')
     .example('mesh-audit evaluate examples/097/snapshot.json --history examples/097/history --format json --out -')
-    .action(async (paths: string[], options: AuditOptions) => auditAndReport({ files: paths }, await prepareAuditRun(options, ctx), ctx));
+    .action(async (paths: string[], options: AuditOptions) =>
+      auditAndReport({ files: paths }, await prepareAuditRun(options, ctx), ctx),
+    );
 }

@@ -87,10 +87,14 @@ function checkOptions(cli: CAC, args: readonly string[]): void {
 /** --quiet, --verbose and --no-color shape the context every command gets. */
 function shaped(ctx: CommandContext, args: readonly string[]): CommandContext {
   const given = beforeDashDash(args);
-  const has = (...flags: string[]) => given.some((a) => flags.includes(a) || (/^-[A-Za-z]{2,}$/.test(a) && flags.some((f) => f.length === 2 && a.includes(f[1]!))));
+  const has = (...flags: string[]) =>
+    given.some(
+      (a) => flags.includes(a) || (/^-[A-Za-z]{2,}$/.test(a) && flags.some((f) => f.length === 2 && a.includes(f[1]!))),
+    );
   const quiet = has('-q', '--quiet');
   const verbose = has('--verbose');
-  if (quiet && verbose) throw new MeshAuditError('--quiet and --verbose ask for opposite things; choose one', ExitCode.Usage);
+  if (quiet && verbose)
+    throw new MeshAuditError('--quiet and --verbose ask for opposite things; choose one', ExitCode.Usage);
   return { ...ctx, quiet, verbose, color: ctx.color && !has('--no-color') };
 }
 
@@ -127,7 +131,9 @@ async function run(argv: string[], base: CommandContext): Promise<number> {
     if (!cli.matchedCommand) {
       if (cli.args.length > 0) {
         const name = String(cli.args[0]);
-        throw new MeshAuditError(`unknown command '${name}'${didYouMean(name, COMMAND_NAMES)} (commands: ${COMMAND_NAMES.join(', ')}; see \`${TOOL_NAME} --help\`)`);
+        throw new MeshAuditError(
+          `unknown command '${name}'${didYouMean(name, COMMAND_NAMES)} (commands: ${COMMAND_NAMES.join(', ')}; see \`${TOOL_NAME} --help\`)`,
+        );
       }
       checkOptions(cli, args.slice(2));
       cli.outputHelp();

@@ -9,7 +9,11 @@ import { specsOf } from './completion.js';
 export const MAN_PAGE_DATE = '2026-11-30';
 
 /** roff text: backslashes doubled, a leading dot or quote kept from being read as a request, hyphens as \-. */
-const roff = (t: string): string => t.replace(/\\/g, '\\e').replace(/-/g, '\\-').replace(/^([.'])/gm, '\\&$1');
+const roff = (t: string): string =>
+  t
+    .replace(/\\/g, '\\e')
+    .replace(/-/g, '\\-')
+    .replace(/^([.'])/gm, '\\&$1');
 
 /**
  * The man page, from the same cac definitions `--help` prints (commands, their options and examples):
@@ -23,7 +27,9 @@ export function manPage(cli: CAC, date: string): string {
     '.SH NAME',
     `${TOOL_NAME} \\- read\\-only policy and audit scanner for mesh\\-managed hosts`,
     '.SH SYNOPSIS',
-    ...specs.commands.map((c) => `.B ${TOOL_NAME}\n${roff(cli.commands.find((x) => x.name === c.name)!.rawName)}\n[\\fIoptions\\fR]\n.br`),
+    ...specs.commands.map(
+      (c) => `.B ${TOOL_NAME}\n${roff(cli.commands.find((x) => x.name === c.name)!.rawName)}\n[\\fIoptions\\fR]\n.br`,
+    ),
     '.SH DESCRIPTION',
     roff(
       `${TOOL_NAME} snapshots a host (Docker containers, their env, mounts and listening sockets, the composed files and the host agent's ledger), evaluates rules written as data, and writes SARIF, JSON, JSON Lines, Prometheus and text reports. It never changes anything on the host.`,
@@ -34,7 +40,12 @@ export function manPage(cli: CAC, date: string): string {
     const command = cli.commands.find((x) => x.name === c.name)!;
     lines.push(`.SS ${roff(command.rawName)}`, roff(c.description));
     for (const o of command.options.filter((x) => !['help', 'version'].includes(x.name))) {
-      lines.push(option(o.rawName, o.description + (o.config.default !== undefined ? ` (default: ${String(o.config.default)})` : '')));
+      lines.push(
+        option(
+          o.rawName,
+          o.description + (o.config.default !== undefined ? ` (default: ${String(o.config.default)})` : ''),
+        ),
+      );
     }
     const examples = command.examples.map((e) => (typeof e === 'function' ? e(TOOL_NAME) : e));
     if (examples.length > 0) lines.push('.PP\nExamples:', ...examples.map((e) => `.PP\n.RS\n${roff(e)}\n.RE`));

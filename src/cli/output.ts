@@ -50,7 +50,8 @@ export function parseFormats(value: unknown): FormatName[] {
   return parseFormatList(value, Object.keys(FORMATS) as FormatName[]);
 }
 
-export const fileFormatsOf = (formats: readonly FormatName[]): FormatName[] => formats.filter((f) => FORMATS[f].file !== null);
+export const fileFormatsOf = (formats: readonly FormatName[]): FormatName[] =>
+  formats.filter((f) => FORMATS[f].file !== null);
 
 /*
  * The output folder (README, "Output folder"):
@@ -95,7 +96,10 @@ export interface OutputFolder {
 
 export const DEFAULT_LOCK_TIMEOUT_SECONDS = 120;
 
-export async function openOutputFolder(named: string, lockTimeoutSeconds = DEFAULT_LOCK_TIMEOUT_SECONDS): Promise<OutputFolder> {
+export async function openOutputFolder(
+  named: string,
+  lockTimeoutSeconds = DEFAULT_LOCK_TIMEOUT_SECONDS,
+): Promise<OutputFolder> {
   const dir = await prepareOutputDir(named);
   const lock = await lockOutputFolder(dir, lockTimeoutSeconds);
   try {
@@ -109,7 +113,11 @@ export async function openOutputFolder(named: string, lockTimeoutSeconds = DEFAU
 }
 
 /** Runs `work` holding output folder `named`; the lock is released however it ends. */
-export async function withOutputFolder<T>(named: string, lockTimeoutSeconds: number | undefined, work: (folder: OutputFolder) => Promise<T>): Promise<T> {
+export async function withOutputFolder<T>(
+  named: string,
+  lockTimeoutSeconds: number | undefined,
+  work: (folder: OutputFolder) => Promise<T>,
+): Promise<T> {
   const folder = await openOutputFolder(named, lockTimeoutSeconds);
   try {
     return await work(folder);
@@ -130,12 +138,18 @@ async function takeSequence(dir: string): Promise<number> {
     const text = (await readRegularInput(join(dir, SEQUENCE_FILE))).toString('utf8').trim();
     if (/^\d+$/.test(text)) last = Number(text);
   } catch (err) {
-    if (err instanceof NotRegularFile) throw new MeshAuditError(`${join(dir, SEQUENCE_FILE)}: ${err.message}; refusing to use the folder`, ExitCode.Incomplete);
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw new MeshAuditError(`${join(dir, SEQUENCE_FILE)}: cannot read: ${osErrorText(err)}`, ExitCode.Incomplete);
+    if (err instanceof NotRegularFile)
+      throw new MeshAuditError(
+        `${join(dir, SEQUENCE_FILE)}: ${err.message}; refusing to use the folder`,
+        ExitCode.Incomplete,
+      );
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
+      throw new MeshAuditError(`${join(dir, SEQUENCE_FILE)}: cannot read: ${osErrorText(err)}`, ExitCode.Incomplete);
   }
   for (const name of await namesIn(join(dir, RUNS))) last = Math.max(last, sequenceOfRun(name) ?? 0);
   for (const host of await namesIn(join(dir, 'history'))) {
-    for (const name of await namesIn(join(dir, 'history', host))) last = Math.max(last, Number(/^snapshot-(\d+)-/.exec(name)?.[1] ?? 0));
+    for (const name of await namesIn(join(dir, 'history', host)))
+      last = Math.max(last, Number(/^snapshot-(\d+)-/.exec(name)?.[1] ?? 0));
   }
   const next = last + 1;
   await writeFileAtomic(dir, SEQUENCE_FILE, `${next}\n`);
@@ -154,7 +168,8 @@ async function removeIfOurs(path: string): Promise<void> {
 async function removeRunFolder(path: string): Promise<void> {
   const info = await lstat(path).catch(() => null);
   if (!info?.isDirectory()) return;
-  for (const name of await namesIn(path)) if (isOurReport(name) || OUR_TEMP.test(name)) await removeIfOurs(join(path, name));
+  for (const name of await namesIn(path))
+    if (isOurReport(name) || OUR_TEMP.test(name)) await removeIfOurs(join(path, name));
   await rmdir(path).catch(() => undefined); // something else in there: leave it
 }
 
@@ -169,7 +184,8 @@ async function cleanLeftovers(dir: string): Promise<void> {
     if (name.startsWith(INCOMPLETE)) await removeRunFolder(join(runs, name));
     else if (OUR_TEMP.test(name)) await removeIfOurs(join(runs, name));
     else if (sequenceOfRun(name) !== null && (await lstat(join(runs, name)).catch(() => null))?.isDirectory()) {
-      for (const inner of await namesIn(join(runs, name))) if (OUR_TEMP.test(inner)) await removeIfOurs(join(runs, name, inner));
+      for (const inner of await namesIn(join(runs, name)))
+        if (OUR_TEMP.test(inner)) await removeIfOurs(join(runs, name, inner));
     }
   }
   for (const host of await namesIn(join(dir, 'history'))) {
@@ -188,7 +204,8 @@ export async function completeRuns(runs: string): Promise<string[]> {
 }
 
 /** `000042-20261129T222441085Z`: the run's number, then the report time (shown, not relied on). */
-const runNameOf = (sequence: number, generatedAt: string): string => `${String(sequence).padStart(6, '0')}-${generatedAt.replace(/[-:]/g, '').replace('.', '')}`;
+const runNameOf = (sequence: number, generatedAt: string): string =>
+  `${String(sequence).padStart(6, '0')}-${generatedAt.replace(/[-:]/g, '').replace('.', '')}`;
 
 /** What a run delivers besides its reports: the textfile for node_exporter, and alerts. */
 export interface DeliveryPlan {
@@ -222,11 +239,17 @@ const alertsTo = (target: AlertmanagerTarget): string => `the alerts to Alertman
  * Prints `wrote …` for what was written and one line for each output that failed, then one naming
  * what was and was not delivered; returns whether all were.
  */
-export async function deliverRun(report: Report, plan: DeliveryPlan, ctx: CommandContext, folder?: OutputFolder): Promise<boolean> {
+export async function deliverRun(
+  report: Report,
+  plan: DeliveryPlan,
+  ctx: CommandContext,
+  folder?: OutputFolder,
+): Promise<boolean> {
   const { formats, out } = plan;
   checkStdoutFormats(formats, out);
   const files = fileFormatsOf(formats);
-  if (out !== '-' && files.length > 0 && folder === undefined) return withOutputFolder(out, undefined, (held) => deliverRun(report, plan, ctx, held));
+  if (out !== '-' && files.length > 0 && folder === undefined)
+    return withOutputFolder(out, undefined, (held) => deliverRun(report, plan, ctx, held));
   const toStdout = formats.includes('text') || (out === '-' && files.length > 0);
   // Each output: its name in messages, and how it is delivered (returning its `wrote …` lines).
   const outputs: { name: string; deliver: () => Promise<string[]> }[] = [];
@@ -236,7 +259,11 @@ export async function deliverRun(report: Report, plan: DeliveryPlan, ctx: Comman
       deliver: () => {
         // --quiet and --only-new shape only what is printed: the files always hold every finding.
         if (formats.includes('text')) {
-          const text = FORMATS.text.render(report, { color: ctx.color, quiet: ctx.quiet === true, onlyNew: plan.onlyNew === true });
+          const text = FORMATS.text.render(report, {
+            color: ctx.color,
+            quiet: ctx.quiet === true,
+            onlyNew: plan.onlyNew === true,
+          });
           if (text !== '') ctx.stdout(text);
         }
         if (out === '-' && files[0] !== undefined) ctx.stdout(FORMATS[files[0]].render(report));
@@ -247,10 +274,17 @@ export async function deliverRun(report: Report, plan: DeliveryPlan, ctx: Comman
     });
   }
   if (out !== '-' && files.length > 0 && folder !== undefined) {
-    outputs.push({ name: reportsIn(folder.named), deliver: async () => (await publishReports(report, files, folder, plan.keep)).map((path) => `wrote ${path}`) });
+    outputs.push({
+      name: reportsIn(folder.named),
+      deliver: async () => (await publishReports(report, files, folder, plan.keep)).map((path) => `wrote ${path}`),
+    });
   }
   const promFile = plan.promFile;
-  if (promFile !== undefined) outputs.push({ name: `--prom-file ${promFile}`, deliver: async () => [`wrote ${await writeTextfile(promFile, renderProm(report))}`] });
+  if (promFile !== undefined)
+    outputs.push({
+      name: `--prom-file ${promFile}`,
+      deliver: async () => [`wrote ${await writeTextfile(promFile, renderProm(report))}`],
+    });
   const alerts = plan.alerts;
   if (alerts !== undefined) {
     outputs.push({
@@ -259,7 +293,9 @@ export async function deliverRun(report: Report, plan: DeliveryPlan, ctx: Comman
         const sent = alerts.of(report);
         underWay(alertsTo(alerts.target));
         await postAlerts(alerts.target, sent);
-        return [`sent ${sent.length} alert${sent.length === 1 ? '' : 's'} to Alertmanager at ${alerts.target.url.origin}`];
+        return [
+          `sent ${sent.length} alert${sent.length === 1 ? '' : 's'} to Alertmanager at ${alerts.target.url.origin}`,
+        ];
       },
     });
   }
@@ -276,22 +312,34 @@ export async function deliverRun(report: Report, plan: DeliveryPlan, ctx: Comman
       if (err instanceof MeshAuditError && err.exitCode === ExitCode.Usage) throw err;
       notDelivered(o.name);
       failed.push(o.name);
-      ctx.stderr(`${TOOL_NAME}: ${err instanceof MeshAuditError || err instanceof AlertDeliveryError ? err.message : `${o.name}: internal error: ${(err as Error).message}`}\n`);
+      ctx.stderr(
+        `${TOOL_NAME}: ${err instanceof MeshAuditError || err instanceof AlertDeliveryError ? err.message : `${o.name}: internal error: ${(err as Error).message}`}\n`,
+      );
     }
   }
   if (failed.length > 0 && outputs.length > 1) {
-    ctx.stderr(`${TOOL_NAME}: not delivered: ${failed.join(', ')}${done.length > 0 ? `; delivered: ${done.join(', ')}` : ''}\n`);
+    ctx.stderr(
+      `${TOOL_NAME}: not delivered: ${failed.join(', ')}${done.length > 0 ? `; delivered: ${done.join(', ')}` : ''}\n`,
+    );
   }
   return failed.length === 0;
 }
 
 /** The file formats as a new published run; the paths written, as the user named them. */
-async function publishReports(report: Report, files: FormatName[], folder: OutputFolder, keep: number): Promise<string[]> {
+async function publishReports(
+  report: Report,
+  files: FormatName[],
+  folder: OutputFolder,
+  keep: number,
+): Promise<string[]> {
   try {
     return await publishRun(report, files, folder, keep);
   } catch (err) {
     if (err instanceof WriteFailure) {
-      throw new MeshAuditError(`${err.message}; this run's reports were not published (the previous ones stand)`, ExitCode.Incomplete);
+      throw new MeshAuditError(
+        `${err.message}; this run's reports were not published (the previous ones stand)`,
+        ExitCode.Incomplete,
+      );
     }
     throw err;
   }
@@ -340,7 +388,8 @@ async function publishRun(report: Report, files: FormatName[], folder: OutputFol
     await removeRunFolder(partial);
     if (final !== null) {
       untrackPending(join(runs, final));
-      if ((await readlink(join(folder.dir, LATEST)).catch(() => '')) !== `${RUNS}/${final}`) await removeRunFolder(join(runs, final));
+      if ((await readlink(join(folder.dir, LATEST)).catch(() => '')) !== `${RUNS}/${final}`)
+        await removeRunFolder(join(runs, final));
     }
     throw err;
   }
@@ -353,7 +402,11 @@ async function publishRun(report: Report, files: FormatName[], folder: OutputFol
         await replaceWithSymlink(folder.dir, name, `${LATEST}/${name}`);
       } catch (err) {
         // The set is published (latest/ names it); only this name could not be made to point there.
-        if (err instanceof WriteFailure) throw new MeshAuditError(`${err.message}; this run's reports are published under ${join(folder.named, LATEST)}/`, ExitCode.Incomplete);
+        if (err instanceof WriteFailure)
+          throw new MeshAuditError(
+            `${err.message}; this run's reports are published under ${join(folder.named, LATEST)}/`,
+            ExitCode.Incomplete,
+          );
         throw err;
       }
     }
@@ -363,7 +416,8 @@ async function publishRun(report: Report, files: FormatName[], folder: OutputFol
   // at nothing, or at an older run's report.
   for (const name of await namesIn(folder.dir)) {
     if (!isOurReport(name) || names.includes(name)) continue;
-    if ((await lstat(join(folder.dir, name)).catch(() => null))?.isSymbolicLink()) await unlink(join(folder.dir, name)).catch(() => undefined);
+    if ((await lstat(join(folder.dir, name)).catch(() => null))?.isSymbolicLink())
+      await unlink(join(folder.dir, name)).catch(() => undefined);
   }
   await pruneRuns(runs, keep, final);
   return written;

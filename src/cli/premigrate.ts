@@ -38,11 +38,19 @@ type Format = keyof typeof FORMATS;
 
 function parseFormats(value: unknown, out: string): Format[] {
   const formats = parseFormatList(value, Object.keys(FORMATS) as Format[]);
-  if (out === '-' && formats.length > 1) throw new MeshAuditError('--out - writes one format to stdout; choose one with --format');
+  if (out === '-' && formats.length > 1)
+    throw new MeshAuditError('--out - writes one format to stdout; choose one with --format');
   return formats;
 }
 
-type PremigrateOptions = AcquireOptions & { policy?: string | string[]; defaultPolicy?: boolean; policies?: PolicyChoice; format: string; plan?: string; lockTimeout?: string | number };
+type PremigrateOptions = AcquireOptions & {
+  policy?: string | string[];
+  defaultPolicy?: boolean;
+  policies?: PolicyChoice;
+  format: string;
+  plan?: string;
+  lockTimeout?: string | number;
+};
 
 /** `--plan NAME`: a file of the output folder, like the reports; nothing is written anywhere else. */
 function checkPlanName(plan: unknown, out: string): void {
@@ -51,15 +59,24 @@ function checkPlanName(plan: unknown, out: string): void {
   if (typeof plan !== 'string' || name === '' || name.includes('/') || name.startsWith('.') || name === '-') {
     throw new MeshAuditError(`--plan takes a file name, written into the output folder (--out), not '${name}'`);
   }
-  if (Object.values(FORMATS).some((f) => f.file === name)) throw new MeshAuditError(`--plan ${name} would overwrite a report of the same name; choose another name`);
-  if (out === '-') throw new MeshAuditError('--plan writes into the output folder; with --out - there is none (name a folder with --out)');
+  if (Object.values(FORMATS).some((f) => f.file === name))
+    throw new MeshAuditError(`--plan ${name} would overwrite a report of the same name; choose another name`);
+  if (out === '-')
+    throw new MeshAuditError(
+      '--plan writes into the output folder; with --out - there is none (name a folder with --out)',
+    );
 }
 
 /**
  * Each node's standings, ports, verdict and plan. The standings and the verdict come from the findings
  * of the profile's rules (report.rules); the subjects give only facts: names, ports, claims.
  */
-function premigrationNodes(snapshots: readonly Snapshot[], history: readonly Snapshot[], report: Report, scoped: { scope: Scope; now: Date }): Premigration[] {
+function premigrationNodes(
+  snapshots: readonly Snapshot[],
+  history: readonly Snapshot[],
+  report: Report,
+  scoped: { scope: Scope; now: Date },
+): Premigration[] {
   return snapshots.map((s, i) => {
     const evaluation = report.evaluations[i]!;
     // The plan names only what is in scope: another system's containers are never proposed for removal.
@@ -67,9 +84,16 @@ function premigrationNodes(snapshots: readonly Snapshot[], history: readonly Sna
     const inventory = buildInventory(subjects, evaluation.findings, report.rules);
     const plan = buildPlan(inventory, subjects);
     // Unknown is never absent: what was not read may hide resources the plan would have named.
-    if (!evaluation.complete) plan.notes.unshift('the node was not read whole (see the report\'s not checked): this plan may miss resources, and the node has no verdict');
-    const excluded = evaluation.excluded && evaluation.excluded.containers + evaluation.excluded.files + evaluation.excluded.ledger > 0 ? evaluation.excluded : undefined;
-    if (excluded) plan.notes.push(`out of scope, so not in this plan: ${excludedText(excluded)} (include, exclude, ignore)`);
+    if (!evaluation.complete)
+      plan.notes.unshift(
+        "the node was not read whole (see the report's not checked): this plan may miss resources, and the node has no verdict",
+      );
+    const excluded =
+      evaluation.excluded && evaluation.excluded.containers + evaluation.excluded.files + evaluation.excluded.ledger > 0
+        ? evaluation.excluded
+        : undefined;
+    if (excluded)
+      plan.notes.push(`out of scope, so not in this plan: ${excludedText(excluded)} (include, exclude, ignore)`);
     return {
       host: s.host.hostname,
       takenAt: s.takenAt,
@@ -93,14 +117,33 @@ interface PremigrateRun {
 }
 
 export function registerPremigrate(cli: CAC, ctx: CommandContext): void {
-  addScopeOptions(addPolicyOptions(addCollectOptions(cli.command('premigrate', 'Pre-migration check of an adopted node: every resource\'s standing, its ports, a verdict and an adoption plan'))))
+  addScopeOptions(
+    addPolicyOptions(
+      addCollectOptions(
+        cli.command(
+          'premigrate',
+          "Pre-migration check of an adopted node: every resource's standing, its ports, a verdict and an adoption plan",
+        ),
+      ),
+    ),
+  )
     .option('--snapshot <file>', 'Check a saved snapshot instead of reading the host')
     .option('--history <dir>', 'Folder of earlier snapshots (default: the history kept under --out)')
-    .option('--format <list>', 'Comma-separated: text (stdout), json, sarif, md (a summary for a change ticket)', { default: 'text,json,sarif,md' })
-    .option('--out <dir>', 'Output folder for the json, sarif and md files, or - for the one chosen format on stdout (default: reports; /var/lib/mesh-audit for root; $MESH_AUDIT_OUT)')
-    .option('--plan <file>', 'Also write the adoption plan (JSON, policies/adoption-plan.schema.json) as this file of the output folder')
+    .option('--format <list>', 'Comma-separated: text (stdout), json, sarif, md (a summary for a change ticket)', {
+      default: 'text,json,sarif,md',
+    })
+    .option(
+      '--out <dir>',
+      'Output folder for the json, sarif and md files, or - for the one chosen format on stdout (default: reports; /var/lib/mesh-audit for root; $MESH_AUDIT_OUT)',
+    )
+    .option(
+      '--plan <file>',
+      'Also write the adoption plan (JSON, policies/adoption-plan.schema.json) as this file of the output folder',
+    )
     .example('sudo mesh-audit premigrate --managed-root /etc/mesh --plan adoption-plan.json')
-    .example('mesh-audit premigrate --snapshot examples/adopted-node/snapshot.json --history examples/adopted-node/history')
+    .example(
+      'mesh-audit premigrate --snapshot examples/adopted-node/snapshot.json --history examples/adopted-node/history',
+    )
     .example('mesh-audit premigrate --snapshot examples/adopted-node/snapshot.json --format md --out -')
     .option('--lock-timeout <seconds>', 'How long to wait while another run holds --out before giving up with exit 3')
     .action(async (flags: Omit<PremigrateOptions, 'out'> & { out?: string }) => {
@@ -126,13 +169,24 @@ export function registerPremigrate(cli: CAC, ctx: CommandContext): void {
       return premigrate(options, formats, run);
     });
 
-  async function premigrate(options: PremigrateOptions, formats: Format[], run: PremigrateRun, folder?: OutputFolder): Promise<number> {
+  async function premigrate(
+    options: PremigrateOptions,
+    formats: Format[],
+    run: PremigrateRun,
+    folder?: OutputFolder,
+  ): Promise<number> {
     const { startedAt, scope, planSchema } = run;
     const acquired = await acquireFor(options, run.resolved.settings, ctx, folder, readingScopeOf(scope, startedAt));
     const notKept = await acquired.keep();
     const snapshots = acquired.snapshots.map((s) => withProblems(s, notKept, acquired.history.problems));
     const scoped = { scope, now: startedAt };
-    const report = auditSnapshots(snapshots, acquired.history.snapshots, run.rules, { profile: 'premigration', now: ctx.now(), startedAt, packs: run.packs, scoped });
+    const report = auditSnapshots(snapshots, acquired.history.snapshots, run.rules, {
+      profile: 'premigration',
+      now: ctx.now(),
+      startedAt,
+      packs: run.packs,
+      scoped,
+    });
     const nodes = premigrationNodes(snapshots, acquired.history.snapshots, report, scoped);
     await writePremigration({ report, nodes }, options, formats, folder, planSchema);
     if (nodes.some((n) => !n.complete)) return ExitCode.Incomplete;
@@ -140,7 +194,13 @@ export function registerPremigrate(cli: CAC, ctx: CommandContext): void {
   }
 
   /** Text on stdout, the chosen files (and the plan) into the output folder, or the one chosen format on stdout with --out -. */
-  async function writePremigration(result: PremigrationReport, options: PremigrateOptions, formats: Format[], folder: OutputFolder | undefined, planSchema: object | undefined): Promise<void> {
+  async function writePremigration(
+    result: PremigrationReport,
+    options: PremigrateOptions,
+    formats: Format[],
+    folder: OutputFolder | undefined,
+    planSchema: object | undefined,
+  ): Promise<void> {
     const out = String(options.out);
     if (formats.includes('text')) ctx.stdout(FORMATS.text.render(result, out === '-' ? false : ctx.color));
     const files = formats.filter((f) => FORMATS[f].file !== null);

@@ -15,13 +15,22 @@ export const CODE_CACHE_ASSET = 'mesh-audit.code-cache';
 
 /** The program as a function of what a CommonJS module is given, as Node wraps one. */
 export function compileProgram(source: string, filename: string, cachedData?: Buffer): Script {
-  return new Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, { filename, ...(cachedData !== undefined ? { cachedData } : {}) });
+  return new Script(`(function (exports, require, module, __filename, __dirname) {${source}\n})`, {
+    filename,
+    ...(cachedData !== undefined ? { cachedData } : {}),
+  });
 }
 
 /** Runs the compiled program as the module `filename`, with `require` as its require; returns its exports. */
 export function runProgram(script: Script, filename: string, require: (id: string) => unknown): unknown {
   const module = { exports: {} as unknown };
-  const start = script.runInThisContext() as (exports: unknown, require: (id: string) => unknown, module: unknown, filename: string, dirname: string) => void;
+  const start = script.runInThisContext() as (
+    exports: unknown,
+    require: (id: string) => unknown,
+    module: unknown,
+    filename: string,
+    dirname: string,
+  ) => void;
   start(module.exports, require, module, filename, dirname(filename));
   return module.exports;
 }

@@ -31,7 +31,8 @@ export function progressLine(ctx: CommandContext): { step(message: string): void
     done(summary) {
       if (timer) clearTimeout(timer);
       if (shown) ctx.stderr('\r\x1b[K');
-      if (summary !== undefined && ctx.verbose && !ctx.quiet) ctx.stderr(`mesh-audit: [${Date.now() - started} ms] ${summary}\n`);
+      if (summary !== undefined && ctx.verbose && !ctx.quiet)
+        ctx.stderr(`mesh-audit: [${Date.now() - started} ms] ${summary}\n`);
     },
   };
 }

@@ -6,7 +6,14 @@ import { loadPolicies } from '../policy/load.js';
 import { ruleCatalogue, subjectCatalogue } from '../report/catalogue.js';
 import type { LoadedRule } from '../policy/types.js';
 import type { CommandContext } from './context.js';
-import { addPolicyOptions, CONFIG_HELP, POLICY_HELP, policyChoiceOf, settingsOf, type SettingFlags } from './settings.js';
+import {
+  addPolicyOptions,
+  CONFIG_HELP,
+  POLICY_HELP,
+  policyChoiceOf,
+  settingsOf,
+  type SettingFlags,
+} from './settings.js';
 import { didYouMean } from './choices.js';
 
 function showRule(rule: LoadedRule): string {
@@ -25,7 +32,10 @@ function showRule(rule: LoadedRule): string {
     `  assert:    ${expr(rule.assert)}`,
     `  message:   ${rule.message}`,
     '',
-    ...rule.help.trimEnd().split('\n').map((l) => `  ${l}`),
+    ...rule.help
+      .trimEnd()
+      .split('\n')
+      .map((l) => `  ${l}`),
   ];
   return lines.join('\n') + '\n';
 }
@@ -45,7 +55,9 @@ export function registerRules(cli: CAC, ctx: CommandContext): void {
       // Only `show` takes a rule; a pack given as a word (`rules lint my-pack.yaml`) would otherwise be
       // ignored and the shipped pack checked in its place.
       if (ruleRef !== undefined && action !== 'show') {
-        throw new MeshAuditError(`rules ${action} takes no argument ('${ruleRef}'); a pack is named with --policy, e.g. \`mesh-audit rules ${action} --policy ${ruleRef}\``);
+        throw new MeshAuditError(
+          `rules ${action} takes no argument ('${ruleRef}'); a pack is named with --policy, e.g. \`mesh-audit rules ${action} --policy ${ruleRef}\``,
+        );
       }
       const choice = policyChoiceOf(await settingsOf(options, ctx));
       // Loaded with the shipped pack (unless replaced): a rule id of an added pack that clashes is an error here too.
@@ -58,14 +70,26 @@ export function registerRules(cli: CAC, ctx: CommandContext): void {
       switch (action) {
         case 'list': {
           const w = Math.max(...rules.map((r) => r.name.length));
-          ctx.stdout(`${'ID'.padEnd(7)} ${'NAME'.padEnd(w)} ${'SEVERITY'.padEnd(8)} ${'SUBJECT'.padEnd(17)} PROFILES\n`);
-          for (const r of rules) ctx.stdout(`${r.id.padEnd(7)} ${r.name.padEnd(w)} ${r.severity.padEnd(8)} ${r.subject.padEnd(17)} ${r.profiles.join(',')}\n`);
+          ctx.stdout(
+            `${'ID'.padEnd(7)} ${'NAME'.padEnd(w)} ${'SEVERITY'.padEnd(8)} ${'SUBJECT'.padEnd(17)} PROFILES\n`,
+          );
+          for (const r of rules)
+            ctx.stdout(
+              `${r.id.padEnd(7)} ${r.name.padEnd(w)} ${r.severity.padEnd(8)} ${r.subject.padEnd(17)} ${r.profiles.join(',')}\n`,
+            );
           return ExitCode.Ok;
         }
         case 'show': {
-          if (ruleRef === undefined) throw new MeshAuditError('rules show needs a rule id or name, e.g. `mesh-audit rules show MA1001`');
+          if (ruleRef === undefined)
+            throw new MeshAuditError('rules show needs a rule id or name, e.g. `mesh-audit rules show MA1001`');
           const rule = rules.find((r) => r.id === ruleRef || r.name === ruleRef);
-          if (!rule) throw new MeshAuditError(`no rule '${ruleRef}'${didYouMean(ruleRef, rules.flatMap((r) => [r.id, r.name]))} (see \`mesh-audit rules list\`)`);
+          if (!rule)
+            throw new MeshAuditError(
+              `no rule '${ruleRef}'${didYouMean(
+                ruleRef,
+                rules.flatMap((r) => [r.id, r.name]),
+              )} (see \`mesh-audit rules list\`)`,
+            );
           ctx.stdout(showRule(rule));
           return ExitCode.Ok;
         }
@@ -85,7 +109,9 @@ export function registerRules(cli: CAC, ctx: CommandContext): void {
             for (const r of results) {
               total++;
               if (!r.ok) failed++;
-              ctx.stdout(`${r.ok ? 'ok  ' : 'FAIL'} ${r.ruleId} ${r.kind}: ${r.name}${r.detail ? `\n       ${r.detail}` : ''}\n`);
+              ctx.stdout(
+                `${r.ok ? 'ok  ' : 'FAIL'} ${r.ruleId} ${r.kind}: ${r.name}${r.detail ? `\n       ${r.detail}` : ''}\n`,
+              );
             }
           }
           ctx.stdout(`${total - failed} passed, ${failed} failed\n`);
@@ -96,7 +122,9 @@ export function registerRules(cli: CAC, ctx: CommandContext): void {
           ctx.stdout(`${ruleCatalogue(rules)}\n${subjectCatalogue()}`);
           return ExitCode.Ok;
         default:
-          throw new MeshAuditError(`unknown rules action '${action}'${didYouMean(action, ['list', 'show', 'test', 'lint', 'docs'])} (list, show, test, lint, docs)`);
+          throw new MeshAuditError(
+            `unknown rules action '${action}'${didYouMean(action, ['list', 'show', 'test', 'lint', 'docs'])} (list, show, test, lint, docs)`,
+          );
       }
     });
 }

@@ -14,7 +14,8 @@ export const CONFIG_HELP =
 
 /** `--policy` on every command that loads packs: packs add to the shipped one. */
 export const POLICY_HELP = 'Policy pack file or folder to add to the shipped pack (config: policy); repeatable';
-const NO_DEFAULT_POLICY_HELP = 'Do not load the shipped pack: only the --policy packs run, the shipped rules\' findings are not checked (config: defaultPolicy: false)';
+const NO_DEFAULT_POLICY_HELP =
+  "Do not load the shipped pack: only the --policy packs run, the shipped rules' findings are not checked (config: defaultPolicy: false)";
 
 /**
  * `--policy` and `--no-default-policy`, as every command that loads packs takes them. cac gives a
@@ -28,7 +29,8 @@ export function addPolicyOptions(command: Command, policyHelp = POLICY_HELP): Co
   return command;
 }
 
-export const REPLACE_LISTS_HELP = '--include, --exclude and --managed-root replace the config\'s (and environment\'s) lists instead of adding to them';
+export const REPLACE_LISTS_HELP =
+  "--include, --exclude and --managed-root replace the config's (and environment's) lists instead of adding to them";
 
 /** The ignore file read when none is named: in the folder the command runs from, when present. */
 export const IGNORE_FILE = '.mesh-auditignore';
@@ -36,10 +38,19 @@ export const IGNORE_FILE = '.mesh-auditignore';
 /** The scope options of every command that reads or evaluates a host: scan, snapshot, evaluate, premigrate. */
 export function addScopeOptions(command: Command): Command {
   return command
-    .option('--include <selector>', 'Only these containers or files: label:KEY=VALUE, name:GLOB, path:GLOB; repeatable; adds to the config\'s include')
-    .option('--exclude <selector>', 'Leave out containers or files (not read, not checked, counted in the summary): label:KEY=VALUE, name:GLOB, path:GLOB; repeatable; adds to the config\'s exclude')
+    .option(
+      '--include <selector>',
+      "Only these containers or files: label:KEY=VALUE, name:GLOB, path:GLOB; repeatable; adds to the config's include",
+    )
+    .option(
+      '--exclude <selector>',
+      "Leave out containers or files (not read, not checked, counted in the summary): label:KEY=VALUE, name:GLOB, path:GLOB; repeatable; adds to the config's exclude",
+    )
     .option('--replace-lists', REPLACE_LISTS_HELP)
-    .option('--ignore-file <file>', 'Selectors to leave out, one a line, optionally `until YYYY-MM-DD` (default: ./.mesh-auditignore when present)');
+    .option(
+      '--ignore-file <file>',
+      'Selectors to leave out, one a line, optionally `until YYYY-MM-DD` (default: ./.mesh-auditignore when present)',
+    );
 }
 
 /** Flags as cac hands them over (strings, or lists when repeated). */
@@ -95,11 +106,17 @@ export async function settingsOf(flags: SettingFlags, ctx: CommandContext): Prom
   if (roots.length > 0) fromFlags.managedRoots = roots;
   if (flags.include !== undefined) fromFlags.include = list(flags.include);
   if (flags.exclude !== undefined) fromFlags.exclude = list(flags.exclude);
-  for (const key of ['format', 'profile', 'baseline', 'promFile', 'waivers'] as const) if (flags[key] !== undefined) fromFlags[key] = String(flags[key]);
+  for (const key of ['format', 'profile', 'baseline', 'promFile', 'waivers'] as const)
+    if (flags[key] !== undefined) fromFlags[key] = String(flags[key]);
   if (flags.failOnNew === true) fromFlags.failOnNew = true;
   if (flags.onlyNew === true) fromFlags.onlyNew = true;
   if (flags.defaultPolicy === false) fromFlags.defaultPolicy = false;
-  return withAddedPolicies(await resolveSettings(fromFlags, flags.config, ctx.env ?? process.env, { replaceLists: flags.replaceLists === true }), list(flags.policy));
+  return withAddedPolicies(
+    await resolveSettings(fromFlags, flags.config, ctx.env ?? process.env, {
+      replaceLists: flags.replaceLists === true,
+    }),
+    list(flags.policy),
+  );
 }
 
 /**
@@ -108,14 +125,22 @@ export async function settingsOf(flags: SettingFlags, ctx: CommandContext): Prom
  */
 function withAddedPolicies(resolved: ResolvedSettings, fromFlags: string[]): ResolvedSettings {
   const folder = resolved.configFile !== undefined ? dirname(resolve(resolved.configFile)) : process.cwd();
-  const fromConfig = resolved.origins.policy === 'default' ? [] : resolved.settings.policy.map((p) => resolve(folder, p));
+  const fromConfig =
+    resolved.origins.policy === 'default' ? [] : resolved.settings.policy.map((p) => resolve(folder, p));
   if (fromFlags.length === 0) return { ...resolved, settings: { ...resolved.settings, policy: fromConfig } };
   const origin = fromConfig.length > 0 ? `${resolved.origins.policy} + flag --policy` : 'flag --policy';
-  return { ...resolved, settings: { ...resolved.settings, policy: [...fromConfig, ...fromFlags] }, origins: { ...resolved.origins, policy: origin } };
+  return {
+    ...resolved,
+    settings: { ...resolved.settings, policy: [...fromConfig, ...fromFlags] },
+    origins: { ...resolved.origins, policy: origin },
+  };
 }
 
 /** The packs a run loads, from the merged settings (withAddedPolicies). */
-export const policyChoiceOf = (resolved: ResolvedSettings): PolicyChoice => ({ added: resolved.settings.policy, shipped: resolved.settings.defaultPolicy });
+export const policyChoiceOf = (resolved: ResolvedSettings): PolicyChoice => ({
+  added: resolved.settings.policy,
+  shipped: resolved.settings.defaultPolicy,
+});
 
 /** The scope of a run: include/exclude selectors and ignore entries (config, then the ignore file); every bad one reported at once. */
 export async function scopeOf(resolved: ResolvedSettings, ignoreFile: string | undefined): Promise<Scope> {
@@ -158,7 +183,10 @@ export async function scopeOf(resolved: ResolvedSettings, ignoreFile: string | u
 }
 
 /** The layered settings and the scope of a run, worked out (and every mistake in them found) before anything is read. */
-export async function settingsAndScopeOf(flags: SettingFlags, ctx: CommandContext): Promise<{ resolved: ResolvedSettings; scope: Scope }> {
+export async function settingsAndScopeOf(
+  flags: SettingFlags,
+  ctx: CommandContext,
+): Promise<{ resolved: ResolvedSettings; scope: Scope }> {
   const resolved = await settingsOf(flags, ctx);
   return { resolved, scope: await scopeOf(resolved, flags.ignoreFile) };
 }

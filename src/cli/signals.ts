@@ -13,7 +13,9 @@ import { describeDeliveries } from './deliveries.js';
 export function installSignalHandlers(stderr: (text: string) => void = (t) => void process.stderr.write(t)): void {
   const stop = (signal: 'SIGINT' | 'SIGTERM', code: number) => () => {
     const removed = removePendingSync();
-    stderr(`${TOOL_NAME}: stopped by ${signal}; ${describeDeliveries()}${removed.length > 0 ? `; ${removed.length} unfinished file(s) removed` : ''}\n`);
+    stderr(
+      `${TOOL_NAME}: stopped by ${signal}; ${describeDeliveries()}${removed.length > 0 ? `; ${removed.length} unfinished file(s) removed` : ''}\n`,
+    );
     process.exit(code);
   };
   process.once('SIGINT', stop('SIGINT', 130));

@@ -25,7 +25,9 @@ export interface EngineVersion {
  * `Podman Engine` component, Docker an `Engine`; anything else (no components, another name) is unknown.
  */
 export function engineKindOf(version: EngineVersion): EngineKind {
-  const names = Array.isArray(version.Components) ? version.Components.map((c) => (isObject(c) ? c['Name'] : undefined)) : [];
+  const names = Array.isArray(version.Components)
+    ? version.Components.map((c) => (isObject(c) ? c['Name'] : undefined))
+    : [];
   if (names.includes('Podman Engine')) return 'podman';
   if (names.includes('Engine')) return 'docker';
   return 'unknown';
@@ -67,10 +69,17 @@ export class ReadOnlyDocker {
    * it speaks and uses that, never a pinned old one. dockerode is loaded here, on first use: only the
    * commands that talk to an engine pay for it.
    */
-  static async connect(endpoint: DockerEndpoint, options: { requestTimeoutMs: number; deadline: AbortSignal; maxResponseBytes?: number }): Promise<ReadOnlyDocker> {
+  static async connect(
+    endpoint: DockerEndpoint,
+    options: { requestTimeoutMs: number; deadline: AbortSignal; maxResponseBytes?: number },
+  ): Promise<ReadOnlyDocker> {
     const Docker = await loadDockerode();
     const tls = endpoint.protocol === 'https' ? tlsFiles() : {};
-    const agent = engineAgent(endpoint, { maxResponseBytes: options.maxResponseBytes ?? MAX_RESPONSE_BYTES, requestTimeoutMs: options.requestTimeoutMs }, tls);
+    const agent = engineAgent(
+      endpoint,
+      { maxResponseBytes: options.maxResponseBytes ?? MAX_RESPONSE_BYTES, requestTimeoutMs: options.requestTimeoutMs },
+      tls,
+    );
     let docker: DockerodeCalls;
     try {
       docker = withoutDockerEnv(() => new Docker({ ...modemOptions(endpoint), ...tls, agent }) as DockerodeCalls);
@@ -89,7 +98,15 @@ export class ReadOnlyDocker {
       if (answered.status === 'rejected') throw answered.reason;
       const version = checked('version', answered.value, isEngineVersion);
       docker.modem.version = `v${version.ApiVersion}`;
-      return new ReadOnlyDocker(docker, agent, endpoint, version.ApiVersion, version.Version, engineKindOf(version), limits);
+      return new ReadOnlyDocker(
+        docker,
+        agent,
+        endpoint,
+        version.ApiVersion,
+        version.Version,
+        engineKindOf(version),
+        limits,
+      );
     } catch (err) {
       agent.destroy();
       throw err;
@@ -107,14 +124,22 @@ export class ReadOnlyDocker {
 
   async listContainers(): Promise<ContainerSummary[]> {
     const list = await call('list containers', this.limits, () => this.docker.listContainers({ all: true }));
-    return checked('list containers', list, (v): v is ContainerSummary[] => Array.isArray(v) && v.every((c) => isObject(c) && isContainerId(c['Id'])));
+    return checked(
+      'list containers',
+      list,
+      (v): v is ContainerSummary[] => Array.isArray(v) && v.every((c) => isObject(c) && isContainerId(c['Id'])),
+    );
   }
 
   async inspectContainer(id: string): Promise<ContainerInspect> {
     const what = `inspect ${id.slice(0, 12)}`;
     if (!isContainerId(id)) throw new Error(`${what}: not a container id`);
     const inspect = await call(what, this.limits, () => this.docker.getContainer(id).inspect());
-    return checked(what, inspect, (v): v is ContainerInspect => isObject(v) && isContainerId(v['Id']) && typeof v['Name'] === 'string');
+    return checked(
+      what,
+      inspect,
+      (v): v is ContainerInspect => isObject(v) && isContainerId(v['Id']) && typeof v['Name'] === 'string',
+    );
   }
 
   /** `GET /images/{id}/json`, for the image's own Config.Env. */
@@ -122,7 +147,14 @@ export class ReadOnlyDocker {
     const what = `inspect image ${shortImageId(id)}`;
     if (!isImageId(id)) throw new Error(`${what}: not an image id`);
     const inspect = await call(what, this.limits, () => this.docker.getImage(id).inspect());
-    return checked(what, inspect, (v): v is ImageInspect => isObject(v) && typeof v['Id'] === 'string' && (v['Config'] === undefined || v['Config'] === null || isObject(v['Config'])));
+    return checked(
+      what,
+      inspect,
+      (v): v is ImageInspect =>
+        isObject(v) &&
+        typeof v['Id'] === 'string' &&
+        (v['Config'] === undefined || v['Config'] === null || isObject(v['Config'])),
+    );
   }
 }
 
@@ -216,13 +248,18 @@ function limitsOf(requestTimeoutMs: number, deadline: AbortSignal, agent: http.A
   return { requestTimeoutMs, deadline, inFlight };
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v) && !Buffer.isBuffer(v);
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) && !Buffer.isBuffer(v);
 /** A container id goes into a request path: nothing but what ids are made of (no `/`, no `..`). */
-const isContainerId = (v: unknown): v is string => typeof v === 'string' && /^[0-9A-Za-z][0-9A-Za-z_.-]*$/.test(v) && !v.includes('..');
+const isContainerId = (v: unknown): v is string =>
+  typeof v === 'string' && /^[0-9A-Za-z][0-9A-Za-z_.-]*$/.test(v) && !v.includes('..');
 /** An image id (`sha256:<hex>`) goes into a request path too. */
 const isImageId = (v: unknown): v is string => typeof v === 'string' && /^(sha256:)?[0-9a-f]{12,64}$/.test(v);
 const isEngineVersion = (v: unknown): v is EngineVersion =>
-  isObject(v) && typeof v['Version'] === 'string' && typeof v['ApiVersion'] === 'string' && /^\d+\.\d+$/.test(v['ApiVersion']);
+  isObject(v) &&
+  typeof v['Version'] === 'string' &&
+  typeof v['ApiVersion'] === 'string' &&
+  /^\d+\.\d+$/.test(v['ApiVersion']);
 
 /**
  * docker-modem hands back the raw bytes when an answer is not JSON (a truncated or foreign body):
@@ -230,7 +267,9 @@ const isEngineVersion = (v: unknown): v is EngineVersion =>
  */
 function checked<T>(what: string, value: unknown, check: (v: unknown) => v is T): T {
   if (check(value)) return value;
-  throw new Error(`${what}: ${Buffer.isBuffer(value) || typeof value === 'string' ? "the engine's answer is not JSON" : "the engine's answer is not the JSON expected"}`);
+  throw new Error(
+    `${what}: ${Buffer.isBuffer(value) || typeof value === 'string' ? "the engine's answer is not JSON" : "the engine's answer is not the JSON expected"}`,
+  );
 }
 
 /**
@@ -252,7 +291,8 @@ async function call<T>(what: string, limits: Limits, run: () => Promise<T>): Pro
     return await Promise.race([run(), stopped]);
   } catch (err) {
     const e = err as { statusCode?: unknown; code?: unknown; name?: unknown; message?: unknown };
-    if (err instanceof ResponseTooLargeError) throw new Error(`${what}: the engine's answer is too large (${err.message}); not read`);
+    if (err instanceof ResponseTooLargeError)
+      throw new Error(`${what}: the engine's answer is too large (${err.message}); not read`);
     if (typeof e.statusCode === 'number') throw new EngineHttpError(e.statusCode, what);
     if (err instanceof RequestTimeoutError || e.name === 'TimeoutError') throw new Error(`${what}: no answer in time`);
     const code = typeof e.code === 'string' ? e.code : undefined;
@@ -278,7 +318,8 @@ function describeErrno(code: string): string {
       return 'connection timed out (ETIMEDOUT)';
     default:
       // Node's TLS failures: UNABLE_TO_VERIFY_LEAF_SIGNATURE, CERT_HAS_EXPIRED, ERR_TLS_CERT_ALTNAME_INVALID, …
-      if (/CERT|TLS|SSL/.test(code)) return `the engine's TLS certificate is not trusted (${code}): check DOCKER_CERT_PATH (ca.pem, cert.pem, key.pem)`;
+      if (/CERT|TLS|SSL/.test(code))
+        return `the engine's TLS certificate is not trusted (${code}): check DOCKER_CERT_PATH (ca.pem, cert.pem, key.pem)`;
       return code;
   }
 }

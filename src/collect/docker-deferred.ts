@@ -41,7 +41,9 @@ let installed = false;
 /** The file a deferred module is loaded from, or undefined when node_modules is laid out otherwise. */
 export function deferredFile(m: DeferredModule): string | undefined {
   try {
-    return m.from === undefined ? require.resolve(m.request) : require.resolve(m.request, { paths: [dirname(require.resolve(m.from))] });
+    return m.from === undefined
+      ? require.resolve(m.request)
+      : require.resolve(m.request, { paths: [dirname(require.resolve(m.from))] });
   } catch {
     return undefined;
   }

@@ -33,7 +33,8 @@ export function resolveEndpoint(chosen: string | undefined, env: NodeJS.ProcessE
   const url = chosen ?? (env['DOCKER_HOST'] || DEFAULT_DOCKER_HOST);
   if (url.startsWith('unix://')) {
     const socketPath = url.slice('unix://'.length) || DEFAULT_DOCKER_HOST.slice('unix://'.length);
-    if (!socketPath.startsWith('/')) throw new MeshAuditError(`docker host ${url}: a unix socket path must be absolute`);
+    if (!socketPath.startsWith('/'))
+      throw new MeshAuditError(`docker host ${url}: a unix socket path must be absolute`);
     return { url, local: true, socketPath };
   }
   if (url.startsWith('/')) return { url: `unix://${url}`, local: true, socketPath: url };
@@ -51,7 +52,13 @@ export function resolveEndpoint(chosen: string | undefined, env: NodeJS.ProcessE
     case 'http:':
     case 'https:': {
       const tls = parsed.protocol === 'https:' || tlsVerify(env) || parsed.port === '2376';
-      return { url, local: false, protocol: tls ? 'https' : 'http', host, port: Number(parsed.port || (tls ? 2376 : 2375)) };
+      return {
+        url,
+        local: false,
+        protocol: tls ? 'https' : 'http',
+        host,
+        port: Number(parsed.port || (tls ? 2376 : 2375)),
+      };
     }
     case 'ssh:':
       return {

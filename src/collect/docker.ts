@@ -58,9 +58,16 @@ export async function collectDocker(options: DockerCollectOptions): Promise<Dock
   const notes: Problem[] = [];
   let api: ReadOnlyDocker;
   try {
-    api = await ReadOnlyDocker.connect(options.endpoint, { requestTimeoutMs: options.requestTimeoutMs ?? 10_000, deadline });
+    api = await ReadOnlyDocker.connect(options.endpoint, {
+      requestTimeoutMs: options.requestTimeoutMs ?? 10_000,
+      deadline,
+    });
   } catch (err) {
-    problems.push({ source: 'docker', subject: options.endpoint.url, message: `cannot reach the Docker engine at ${options.endpoint.url}: ${(err as Error).message}` });
+    problems.push({
+      source: 'docker',
+      subject: options.endpoint.url,
+      message: `cannot reach the Docker engine at ${options.endpoint.url}: ${(err as Error).message}`,
+    });
     return { docker: null, containers: [], problems, notes };
   }
   try {
@@ -70,7 +77,12 @@ export async function collectDocker(options: DockerCollectOptions): Promise<Dock
   }
 }
 
-async function collectWith(api: ReadOnlyDocker, options: DockerCollectOptions, problems: Problem[], notes: Problem[]): Promise<DockerCollection> {
+async function collectWith(
+  api: ReadOnlyDocker,
+  options: DockerCollectOptions,
+  problems: Problem[],
+  notes: Problem[],
+): Promise<DockerCollection> {
   const docker: DockerInfo = {
     endpoint: options.endpoint.url,
     serverVersion: api.serverVersion,
@@ -91,35 +103,53 @@ async function collectWith(api: ReadOnlyDocker, options: DockerCollectOptions, p
     options.whileListing?.();
     summaries = await listing;
   } catch (err) {
-    problems.push({ source: 'docker', subject: options.endpoint.url, message: `cannot list containers: ${(err as Error).message}` });
+    problems.push({
+      source: 'docker',
+      subject: options.endpoint.url,
+      message: `cannot list containers: ${(err as Error).message}`,
+    });
     return { docker, containers: [], problems, notes };
   }
   // 8 at once, on connections kept open: 300 inspects took 312 ms one at a time and ~160 ms at 8 on
   // a 2-CPU machine, and more gained nothing (test/bench/scan.bench.ts).
-  const inspected = await mapLimited(summaries, options.concurrency ?? DEFAULT_INSPECT_CONCURRENCY, async (summary): Promise<Container | null> => {
-    const label = summary.Names?.[0]?.replace(/^\//, '') ?? summary.Id.slice(0, 12);
-    let inspect: ContainerInspect;
-    try {
-      inspect = await api.inspectContainer(summary.Id);
-    } catch (err) {
-      if (err instanceof EngineHttpError && err.statusCode === 404) {
-        notes.push({ source: 'docker', subject: label, message: `container ${label} went away between list and inspect` });
-      } else {
-        problems.push({ source: 'docker', subject: label, message: `cannot inspect container ${label}: ${(err as Error).message}` });
-      }
-      return null;
-    }
-    let proc: ProcView = { available: false, reason: options.procUnavailable ?? 'not read' };
-    if (options.readProc) {
+  const inspected = await mapLimited(
+    summaries,
+    options.concurrency ?? DEFAULT_INSPECT_CONCURRENCY,
+    async (summary): Promise<Container | null> => {
+      const label = summary.Names?.[0]?.replace(/^\//, '') ?? summary.Id.slice(0, 12);
+      let inspect: ContainerInspect;
       try {
-        proc = await options.readProc(inspect);
+        inspect = await api.inspectContainer(summary.Id);
       } catch (err) {
-        proc = { available: false, reason: `reading /proc failed: ${(err as Error).message}` };
+        if (err instanceof EngineHttpError && err.statusCode === 404) {
+          notes.push({
+            source: 'docker',
+            subject: label,
+            message: `container ${label} went away between list and inspect`,
+          });
+        } else {
+          problems.push({
+            source: 'docker',
+            subject: label,
+            message: `cannot inspect container ${label}: ${(err as Error).message}`,
+          });
+        }
+        return null;
       }
-    }
-    return containerFromInspect(inspect, options.safe, proc);
-  });
-  const containers = inspected.filter((c): c is Container => c !== null).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      let proc: ProcView = { available: false, reason: options.procUnavailable ?? 'not read' };
+      if (options.readProc) {
+        try {
+          proc = await options.readProc(inspect);
+        } catch (err) {
+          proc = { available: false, reason: `reading /proc failed: ${(err as Error).message}` };
+        }
+      }
+      return containerFromInspect(inspect, options.safe, proc);
+    },
+  );
+  const containers = inspected
+    .filter((c): c is Container => c !== null)
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   await addImageEnv(api, containers, options, problems, notes);
   return { docker, containers, problems, notes };
 }
@@ -129,8 +159,16 @@ async function collectWith(api: ReadOnlyDocker, options: DockerCollectOptions, p
  * distinct image id, under the same HMAC key as the containers' env. An image that cannot be read
  * leaves `imageEnv` absent on its containers — unknown, not empty — and says so, naming the image.
  */
-async function addImageEnv(api: ReadOnlyDocker, containers: Container[], options: DockerCollectOptions, problems: Problem[], notes: Problem[]): Promise<void> {
-  const imageIds = [...new Set(containers.flatMap((c) => (c.imageId !== undefined && c.imageId !== '' ? [c.imageId] : [])))].sort();
+async function addImageEnv(
+  api: ReadOnlyDocker,
+  containers: Container[],
+  options: DockerCollectOptions,
+  problems: Problem[],
+  notes: Problem[],
+): Promise<void> {
+  const imageIds = [
+    ...new Set(containers.flatMap((c) => (c.imageId !== undefined && c.imageId !== '' ? [c.imageId] : []))),
+  ].sort();
   const envs = new Map<string, Container['env']>();
   await mapLimited(imageIds, options.concurrency ?? DEFAULT_INSPECT_CONCURRENCY, async (imageId) => {
     const users = containers.filter((c) => c.imageId === imageId);
@@ -141,9 +179,17 @@ async function addImageEnv(api: ReadOnlyDocker, containers: Container[], options
     } catch (err) {
       const names = users.map((c) => c.name).join(', ');
       if (err instanceof EngineHttpError && err.statusCode === 404) {
-        notes.push({ source: 'docker', subject: label, message: `image ${label} of ${names} is gone from the engine: its own env is not known` });
+        notes.push({
+          source: 'docker',
+          subject: label,
+          message: `image ${label} of ${names} is gone from the engine: its own env is not known`,
+        });
       } else {
-        problems.push({ source: 'docker', subject: label, message: `cannot inspect image ${label} of ${names}: ${(err as Error).message}` });
+        problems.push({
+          source: 'docker',
+          subject: label,
+          message: `cannot inspect image ${label} of ${names}: ${(err as Error).message}`,
+        });
       }
     }
   });

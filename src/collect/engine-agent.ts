@@ -79,9 +79,16 @@ export interface AnswerLimits {
  * verified (against DOCKER_CERT_PATH/ca.pem, else the system's CAs), each answer bounded in size and
  * time and required whole.
  */
-export function engineAgent(endpoint: DockerEndpoint, limits: AnswerLimits, tls: { ca?: Buffer; cert?: Buffer; key?: Buffer } = {}): http.Agent {
+export function engineAgent(
+  endpoint: DockerEndpoint,
+  limits: AnswerLimits,
+  tls: { ca?: Buffer; cert?: Buffer; key?: Buffer } = {},
+): http.Agent {
   const keep = { keepAlive: true, keepAliveMsecs: 1000 };
-  const agent = endpoint.protocol === 'https' ? new https.Agent({ ...keep, ...tls, rejectUnauthorized: true }) : new http.Agent(keep);
+  const agent =
+    endpoint.protocol === 'https'
+      ? new https.Agent({ ...keep, ...tls, rejectUnauthorized: true })
+      : new http.Agent(keep);
   // Cast: @types/node does not let these two be replaced. `createConnection` is the Agent's documented
   // hook (here for ssh); `addRequest` is the one every request on this agent passes through, the place
   // to bound each answer whoever made the request (docker-modem does, not us).
@@ -114,7 +121,10 @@ function bound(req: http.ClientRequest, { maxResponseBytes: limit, requestTimeou
   req.on('response', (res: http.IncomingMessage) => {
     res.once('end', () => clearTimeout(timer));
     const declared = Number(res.headers['content-length']);
-    if (Number.isFinite(declared) && declared > limit) { fail(new ResponseTooLargeError(limit)); return; }
+    if (Number.isFinite(declared) && declared > limit) {
+      fail(new ResponseTooLargeError(limit));
+      return;
+    }
     let received = 0;
     res.on('data', (chunk: Buffer) => {
       received += chunk.length;
@@ -139,5 +149,11 @@ function sshDialStdio(endpoint: DockerEndpoint): Duplex {
   const nothing = function (this: Duplex) {
     return this;
   };
-  return Object.assign(socket, { setKeepAlive: nothing, setNoDelay: nothing, setTimeout: nothing, ref: nothing, unref: nothing });
+  return Object.assign(socket, {
+    setKeepAlive: nothing,
+    setNoDelay: nothing,
+    setTimeout: nothing,
+    ref: nothing,
+    unref: nothing,
+  });
 }

@@ -160,7 +160,18 @@ const REST_OF_LINE = sticky(`[^\\r\\n]*(?:\\r|\\n|\\r\\n)?`);
 const INLINE_COMMENT = new RegExp(`[${PY_SPACE}]+#.*`, 'u');
 const TRAILING_SPACE = new RegExp(`[${PY_SPACE}]+$`, 'u');
 /** codecs.decode(…, 'unicode-escape') of the escapes python-dotenv decodes. */
-const ESCAPES: Record<string, string> = { '\\': '\\', "'": "'", '"': '"', a: '\x07', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v' };
+const ESCAPES: Record<string, string> = {
+  '\\': '\\',
+  "'": "'",
+  '"': '"',
+  a: '\x07',
+  b: '\b',
+  f: '\f',
+  n: '\n',
+  r: '\r',
+  t: '\t',
+  v: '\v',
+};
 /** `${NAME}` and `${NAME:-default}`: the only interpolation python-dotenv 0.21 does (not `$NAME`). */
 const POSIX_VARIABLE = /\$\{([^}:]*)(?::-([^}]*))?\}/g;
 
@@ -275,7 +286,8 @@ export function parseEnvFile(text: string): RawEnvEntry[] {
   const raw: { key: string; value: string | null; line: number }[] = [];
   while (reader.hasNext()) {
     const binding = parseBinding(reader);
-    if (binding.key !== null) raw.push({ key: binding.key, value: binding.value, line: lfLineOf[binding.line - 1] ?? binding.line });
+    if (binding.key !== null)
+      raw.push({ key: binding.key, value: binding.value, line: lfLineOf[binding.line - 1] ?? binding.line });
   }
   // resolve_variables(override=True): earlier keys of the file win over the tool's environment.
   const resolved = new Map<string, { value: string | null; caller: boolean }>();

@@ -59,7 +59,13 @@ const DIR_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLO
 
 /** True for an absolute, normalized POSIX path without NUL (what a host path must look like). */
 export function isHostPath(p: unknown): p is string {
-  return typeof p === 'string' && p.startsWith('/') && !p.includes('\0') && posix.normalize(p) === p && (p === '/' || !p.endsWith('/'));
+  return (
+    typeof p === 'string' &&
+    p.startsWith('/') &&
+    !p.includes('\0') &&
+    posix.normalize(p) === p &&
+    (p === '/' || !p.endsWith('/'))
+  );
 }
 
 /** The root with every symlink in it resolved, so that it can be compared with /proc/self/fd links. */
@@ -100,7 +106,8 @@ export function locate(realRoot: string, hostPath: string): Located {
     }
     if (last) return { state: 'found', fsPath, stat };
     const hostPrefix = '/' + parts.slice(0, i + 1).join('/');
-    if (stat.isSymbolicLink()) return { state: 'blocked', error: `a parent folder is a symlink (${hostPrefix}): not followed` };
+    if (stat.isSymbolicLink())
+      return { state: 'blocked', error: `a parent folder is a symlink (${hostPrefix}): not followed` };
     // A parent that is not a folder: the path cannot exist (what ENOTDIR says).
     if (!stat.isDirectory()) return { state: 'missing' };
   }
@@ -119,13 +126,19 @@ function lstatFailure(error: unknown, parentHostPath: string): Located {
 }
 
 /** The names in a folder lstat showed at `fsPath`, read through a checked descriptor; sorted. */
-function readFolder(fsPath: string, expected: BigIntStats): { ok: true; names: string[] } | { ok: false; error: string } {
+function readFolder(
+  fsPath: string,
+  expected: BigIntStats,
+): { ok: true; names: string[] } | { ok: false; error: string } {
   let fd: number;
   try {
     fd = openSync(fsPath, DIR_FLAGS);
   } catch (error) {
     const code = errnoCode(error);
-    return { ok: false, error: code === 'ELOOP' ? 'changed into a symlink while being read: not followed' : describe(code) };
+    return {
+      ok: false,
+      error: code === 'ELOOP' ? 'changed into a symlink while being read: not followed' : describe(code),
+    };
   }
   try {
     const bad = checkDescriptor(fd, fsPath, expected, 'directory');
@@ -183,13 +196,21 @@ export async function collectFiles(options: FileCollectOptions): Promise<{ files
   try {
     realRoot = await resolveRoot(options.root);
   } catch (error) {
-    problems.push({ source: 'files', subject: options.root, message: `the host root ${options.root} cannot be read (${errnoCode(error)}): no file was collected` });
+    problems.push({
+      source: 'files',
+      subject: options.root,
+      message: `the host root ${options.root} cannot be read (${errnoCode(error)}): no file was collected`,
+    });
     return { files: [], problems };
   }
   const valid = (list: string[], what: string): string[] =>
     list.filter((p) => {
       if (isHostPath(p)) return true;
-      problems.push({ source: 'files', subject: String(p), message: `${what} ${JSON.stringify(String(p))} is not an absolute, normalized host path: skipped` });
+      problems.push({
+        source: 'files',
+        subject: String(p),
+        message: `${what} ${JSON.stringify(String(p))} is not an absolute, normalized host path: skipped`,
+      });
       return false;
     });
   const paths = valid(options.paths, 'path');
@@ -234,7 +255,10 @@ function room(ctx: Context): boolean {
   if (ctx.records.size < ctx.maxFiles) return true;
   if (!ctx.full) {
     ctx.full = true;
-    ctx.problems.push({ source: 'files', message: `more than ${ctx.maxFiles} files to record: collection stopped there (raise --max-files / maxFiles, or narrow the managed roots)` });
+    ctx.problems.push({
+      source: 'files',
+      message: `more than ${ctx.maxFiles} files to record: collection stopped there (raise --max-files / maxFiles, or narrow the managed roots)`,
+    });
   }
   return false;
 }
@@ -328,7 +352,10 @@ function applyRead(ctx: Context, record: FileRecord, read: ReadResult): void {
 }
 
 /** An env file's two readings (envfile.ts), secret-safe: what a file record holds of an env file. */
-export function envReadings(content: Uint8Array, safe: SafeValueMaker): Required<Pick<FileRecord, 'env' | 'envLiteral'>> {
+export function envReadings(
+  content: Uint8Array,
+  safe: SafeValueMaker,
+): Required<Pick<FileRecord, 'env' | 'envLiteral'>> {
   const literal = readLiteral(content);
   return {
     env: parseEnvBytes(content).map((e) => safeEntry(safe, e)),
@@ -342,5 +369,10 @@ export function envReadings(content: Uint8Array, safe: SafeValueMaker): Required
 
 /** An entry of either reading, its value made secret-safe (none for a key written without `=`). */
 function safeEntry(safe: SafeValueMaker, e: RawEnvBytesEntry): EnvEntry {
-  return { key: e.key, ...(e.value !== null ? { value: safe(e.value) } : {}), line: e.line, ...(e.caller ? { caller: true as const } : {}) };
+  return {
+    key: e.key,
+    ...(e.value !== null ? { value: safe(e.value) } : {}),
+    line: e.line,
+    ...(e.caller ? { caller: true as const } : {}),
+  };
 }

@@ -29,7 +29,10 @@ export interface HashAnswer {
  */
 export class HashPool {
   private readonly workers: Worker[] = [];
-  private readonly waiting = new Map<number, { request: HashRequest; resolve: (r: ReadResult) => void; worker: Worker }>();
+  private readonly waiting = new Map<
+    number,
+    { request: HashRequest; resolve: (r: ReadResult) => void; worker: Worker }
+  >();
   private nextId = 0;
   private turn = 0;
 
@@ -38,7 +41,13 @@ export class HashPool {
   /** The checked read of `fsPath` (no content kept), in a worker. */
   read(fsPath: string, expected: ExpectedFile): Promise<ReadResult> {
     if (!expected.isFile()) return Promise.resolve(readRegularFile(fsPath, expected));
-    const request: HashRequest = { id: this.nextId++, fsPath, dev: expected.dev, ino: expected.ino, size: expected.size };
+    const request: HashRequest = {
+      id: this.nextId++,
+      fsPath,
+      dev: expected.dev,
+      ino: expected.ino,
+      size: expected.size,
+    };
     return new Promise((resolve) => {
       const worker = this.worker();
       this.waiting.set(request.id, { request, resolve, worker });

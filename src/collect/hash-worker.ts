@@ -7,6 +7,14 @@ import { readRegularFile } from './read-file.js';
 import type { HashRequest, HashAnswer } from './hash-pool.js';
 
 parentPort!.on('message', (request: HashRequest) => {
-  const answer: HashAnswer = { id: request.id, result: readRegularFile(request.fsPath, { dev: request.dev, ino: request.ino, size: request.size, isFile: () => true }) };
+  const answer: HashAnswer = {
+    id: request.id,
+    result: readRegularFile(request.fsPath, {
+      dev: request.dev,
+      ino: request.ino,
+      size: request.size,
+      isFile: () => true,
+    }),
+  };
   parentPort!.postMessage(answer);
 });

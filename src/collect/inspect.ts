@@ -11,7 +11,10 @@ export interface ContainerInspect {
   RestartCount?: number;
   State?: { Status?: string; Running?: boolean; Pid?: number; StartedAt?: string; FinishedAt?: string };
   Config?: { Image?: string; Env?: string[] | null; Labels?: Record<string, string> | null };
-  HostConfig?: { NetworkMode?: string; PortBindings?: Record<string, { HostIp?: string; HostPort?: string }[] | null> | null };
+  HostConfig?: {
+    NetworkMode?: string;
+    PortBindings?: Record<string, { HostIp?: string; HostPort?: string }[] | null> | null;
+  };
   Mounts?: { Type?: string; Source?: string; Destination?: string; RW?: boolean }[] | null;
   NetworkSettings?: { Ports?: Record<string, { HostIp?: string; HostPort?: string }[] | null> | null };
 }
@@ -24,7 +27,8 @@ export interface ImageInspect {
 
 // The engine writes the zero time for "never".
 const ZERO_TIME = '0001-01-01T00:00:00Z';
-const timeOrNull = (t: string | undefined): string | null => (t === undefined || t === '' || t === ZERO_TIME ? null : t);
+const timeOrNull = (t: string | undefined): string | null =>
+  t === undefined || t === '' || t === ZERO_TIME ? null : t;
 
 /** `KEY=value` lines into secret-safe values; a line without `=` is a key with an empty value. */
 export function envFromList(list: readonly string[] | null | undefined, safe: SafeValueMaker): Container['env'] {
@@ -41,7 +45,8 @@ function portsOf(inspect: ContainerInspect): PublishedPort[] {
   // A running container's NetworkSettings.Ports has what was really bound; a stopped one's is empty,
   // so fall back to what it asked for.
   const live = inspect.NetworkSettings?.Ports ?? {};
-  const source = inspect.State?.Running && Object.keys(live).length > 0 ? live : (inspect.HostConfig?.PortBindings ?? {});
+  const source =
+    inspect.State?.Running && Object.keys(live).length > 0 ? live : (inspect.HostConfig?.PortBindings ?? {});
   const out: PublishedPort[] = [];
   for (const [spec, bindings] of Object.entries(source)) {
     const [port, proto] = spec.split('/');
@@ -52,7 +57,9 @@ function portsOf(inspect: ContainerInspect): PublishedPort[] {
       out.push({ containerPort: Number(port), protocol, hostIp: b.HostIp ?? '', hostPort });
     }
   }
-  return out.sort((a, b) => a.hostPort - b.hostPort || compareText(a.hostIp, b.hostIp) || compareText(a.protocol, b.protocol));
+  return out.sort(
+    (a, b) => a.hostPort - b.hostPort || compareText(a.hostIp, b.hostIp) || compareText(a.protocol, b.protocol),
+  );
 }
 
 function mountsOf(inspect: ContainerInspect): Mount[] {

@@ -3,7 +3,6 @@ import type { SafeValueMaker } from '../secret/value.js';
 import { ledgerEntrySchema } from '../snapshot/ledger-schema.js';
 import type { LedgerEntry, LedgerRecord } from '../snapshot/types.js';
 
-
 const KNOWN_FIELDS = Object.keys(ledgerEntrySchema.properties);
 const validateEntry = validatorFor('ledgerEntry', ledgerEntrySchema);
 
@@ -13,26 +12,40 @@ const validateEntry = validatorFor('ledgerEntry', ledgerEntrySchema);
  */
 export function ledgerRecord(raw: unknown, line: number, safe: SafeValueMaker): LedgerRecord {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) {
-    return { line, valid: false, errors: [`an entry must be an object, not ${Array.isArray(raw) ? 'an array' : raw === null ? 'null' : typeof raw}`], entry: {} };
+    return {
+      line,
+      valid: false,
+      errors: [
+        `an entry must be an object, not ${Array.isArray(raw) ? 'an array' : raw === null ? 'null' : typeof raw}`,
+      ],
+      entry: {},
+    };
   }
   const obj = raw as Record<string, unknown>;
   const valid = validateEntry(obj);
   const errors = valid
     ? []
-    : (validateEntry.errors ?? []).filter((e) => e.keyword !== 'if').map((e) => `${e.instancePath.slice(1) || 'entry'} ${e.message ?? 'is invalid'}`);
+    : (validateEntry.errors ?? [])
+        .filter((e) => e.keyword !== 'if')
+        .map((e) => `${e.instancePath.slice(1) || 'entry'} ${e.message ?? 'is invalid'}`);
   // Keep each known field only when it has the right shape, so an invalid entry still shows its id.
   const type = typeof obj['type'] === 'string' && obj['type'] !== '' ? obj['type'] : 'x';
-  const probe = (field: string, value: unknown): boolean => validateEntry({ id: 'x', type, target: '/x', [field]: value });
+  const probe = (field: string, value: unknown): boolean =>
+    validateEntry({ id: 'x', type, target: '/x', [field]: value });
   const entry: Partial<LedgerEntry> = {};
   for (const field of KNOWN_FIELDS) {
     // A null (`applied_at: null`) says "none": kept as an absent field.
-    if (Object.hasOwn(obj, field) && obj[field] !== null && probe(field, obj[field])) (entry as Record<string, unknown>)[field] = obj[field];
+    if (Object.hasOwn(obj, field) && obj[field] !== null && probe(field, obj[field]))
+      (entry as Record<string, unknown>)[field] = obj[field];
   }
   // A field nested deeper than any ledger needs is not kept: walking or writing it would overflow the
   // stack (secretSafe, JSON.stringify of the snapshot, schema checks), and the scan would report nothing.
-  const extra = Object.keys(obj).filter((k) => !KNOWN_FIELDS.includes(k)).sort();
+  const extra = Object.keys(obj)
+    .filter((k) => !KNOWN_FIELDS.includes(k))
+    .sort();
   const tooDeep = extra.filter((k) => nestedDeeperThan(obj[k], MAX_EXTRA_DEPTH));
-  for (const k of tooDeep) errors.push(`extra field ${JSON.stringify(k)} is nested more than ${MAX_EXTRA_DEPTH} levels deep: not kept`);
+  for (const k of tooDeep)
+    errors.push(`extra field ${JSON.stringify(k)} is nested more than ${MAX_EXTRA_DEPTH} levels deep: not kept`);
   const kept = extra.filter((k) => !tooDeep.includes(k));
   if (kept.length > 0) entry.extra = Object.fromEntries(kept.map((k) => [k, secretSafe(obj[k], safe)]));
   return { line, valid: valid && tooDeep.length === 0, errors, entry };

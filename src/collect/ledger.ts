@@ -26,7 +26,10 @@ export interface LedgerReadOptions {
 
 export const DEFAULT_MAX_LEDGER_BYTES = 32 * 1024 * 1024;
 
-export async function readLedger(hostPath: string, options: LedgerReadOptions): Promise<{ ledger: Ledger; problems: Problem[] }> {
+export async function readLedger(
+  hostPath: string,
+  options: LedgerReadOptions,
+): Promise<{ ledger: Ledger; problems: Problem[] }> {
   // Every message names the ledger (it is read on its own, as a one-line notification) but never its contents.
   const named = (message: string): string => message.replace(/^ledger /, `ledger ${hostPath} `);
   const unavailable = (message: string): { ledger: Ledger; problems: Problem[] } => ({
@@ -36,7 +39,13 @@ export async function readLedger(hostPath: string, options: LedgerReadOptions): 
   if (!isHostPath(hostPath)) {
     return {
       ledger: { path: String(hostPath), available: false, entries: [] },
-      problems: [{ source: 'ledger', subject: String(hostPath), message: `ledger path ${JSON.stringify(String(hostPath))} is not an absolute, normalized host path` }],
+      problems: [
+        {
+          source: 'ledger',
+          subject: String(hostPath),
+          message: `ledger path ${JSON.stringify(String(hostPath))} is not an absolute, normalized host path`,
+        },
+      ],
     };
   }
   let realRoot: string;
@@ -47,13 +56,19 @@ export async function readLedger(hostPath: string, options: LedgerReadOptions): 
   }
   const located = locate(realRoot, hostPath);
   if (located.state === 'missing') return unavailable('ledger not found (ENOENT)');
-  if (located.state === 'blocked') return unavailable(`ledger not read: ${located.error}${located.code && !located.error.includes(located.code) ? ` (${located.code})` : ''}`);
+  if (located.state === 'blocked')
+    return unavailable(
+      `ledger not read: ${located.error}${located.code && !located.error.includes(located.code) ? ` (${located.code})` : ''}`,
+    );
   const kind = kindOf(located.stat);
   if (kind === 'symlink') return unavailable('ledger is a symlink: refused (symlinks are never followed)');
   if (kind !== 'file') return unavailable(`ledger is a ${kind}, not a regular file: not read`);
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_LEDGER_BYTES;
   const read = readRegularFile(located.fsPath, located.stat, maxBytes);
-  if (!read.ok) return unavailable(`ledger not read: ${read.error}${read.code && !read.error.includes(read.code) ? ` (${read.code})` : ''}`);
+  if (!read.ok)
+    return unavailable(
+      `ledger not read: ${read.error}${read.code && !read.error.includes(read.code) ? ` (${read.code})` : ''}`,
+    );
   if (read.tooLarge || !read.content) return unavailable(`ledger is larger than ${maxBytes} bytes: not read`);
 
   let text: string;
@@ -72,7 +87,10 @@ export async function readLedger(hostPath: string, options: LedgerReadOptions): 
     ...(parsed.adopted !== undefined ? { adopted: parsed.adopted } : {}),
     entries: parsed.entries,
   };
-  return { ledger, problems: parsed.problems.map((message) => ({ source: 'ledger', subject: hostPath, message: named(message) })) };
+  return {
+    ledger,
+    problems: parsed.problems.map((message) => ({ source: 'ledger', subject: hostPath, message: named(message) })),
+  };
 }
 
 export type ParsedLedger =
@@ -83,7 +101,11 @@ export type ParsedLedger =
 export function parseLedgerText(text: string, safe: SafeValueMaker): ParsedLedger {
   // A host agent that rewrites its ledger in place leaves it empty for a moment: an empty ledger is one
   // caught mid-rewrite, not a host with nothing applied (which would end every ledger finding as absent).
-  if (text.trim() === '') return { ok: false, message: 'ledger is empty (0 bytes or only whitespace): not read (caught while being rewritten?)' };
+  if (text.trim() === '')
+    return {
+      ok: false,
+      message: 'ledger is empty (0 bytes or only whitespace): not read (caught while being rewritten?)',
+    };
   const lines = lineIndex(text);
   let whole: unknown;
   let parsedWhole: boolean;
@@ -99,19 +121,35 @@ export function parseLedgerText(text: string, safe: SafeValueMaker): ParsedLedge
     if (Array.isArray(whole)) {
       const starts = elementOffsets(text);
       const records = whole.map((raw, i) => ledgerRecord(raw, lines(starts[i] ?? start), safe));
-      return { ok: true, entries: uniqueIds(withRepeatedKeys(records, repeated, (path) => (typeof path[0] === 'number' ? path[0] : undefined), lines)), problems: [] };
+      return {
+        ok: true,
+        entries: uniqueIds(
+          withRepeatedKeys(records, repeated, (path) => (typeof path[0] === 'number' ? path[0] : undefined), lines),
+        ),
+        problems: [],
+      };
     }
     if (whole !== null && typeof whole === 'object') {
       const obj = whole as Record<string, unknown>;
-      const looksLikeLedger = Object.hasOwn(obj, 'entries') || ((Object.hasOwn(obj, 'node') || Object.hasOwn(obj, 'adopted')) && !['id', 'type', 'target'].some((k) => Object.hasOwn(obj, k)));
+      const looksLikeLedger =
+        Object.hasOwn(obj, 'entries') ||
+        ((Object.hasOwn(obj, 'node') || Object.hasOwn(obj, 'adopted')) &&
+          !['id', 'type', 'target'].some((k) => Object.hasOwn(obj, k)));
       if (!looksLikeLedger) {
         // One line of JSON Lines: a single entry.
-        return { ok: true, entries: withRepeatedKeys([ledgerRecord(obj, lines(start), safe)], repeated, () => 0, lines), problems: [] };
+        return {
+          ok: true,
+          entries: withRepeatedKeys([ledgerRecord(obj, lines(start), safe)], repeated, () => 0, lines),
+          problems: [],
+        };
       }
       // JSON.parse kept the last of a repeated top-level key ("entries" twice): the ledger is ambiguous.
       const topLevel = repeated.find((d) => d.path.length === 0);
       if (topLevel) {
-        return { ok: false, message: `ledger names ${JSON.stringify(topLevel.key)} twice (lines ${lines(topLevel.firstOffset)} and ${lines(topLevel.offset)}): ambiguous, not read` };
+        return {
+          ok: false,
+          message: `ledger names ${JSON.stringify(topLevel.key)} twice (lines ${lines(topLevel.firstOffset)} and ${lines(topLevel.offset)}): ambiguous, not read`,
+        };
       }
       const problems: string[] = [];
       const out: ParsedLedger = { ok: true, entries: [], problems };
@@ -125,14 +163,25 @@ export function parseLedgerText(text: string, safe: SafeValueMaker): ParsedLedge
       }
       if (Object.hasOwn(obj, 'entries')) {
         const entries = obj['entries'];
-        if (!Array.isArray(entries)) return { ok: false, message: `ledger field "entries" must be an array, not ${typeName(entries)}` };
+        if (!Array.isArray(entries))
+          return { ok: false, message: `ledger field "entries" must be an array, not ${typeName(entries)}` };
         const starts = elementOffsets(text, 'entries');
         const records = entries.map((raw, i) => ledgerRecord(raw, lines(starts[i] ?? start), safe));
-        out.entries = uniqueIds(withRepeatedKeys(records, repeated, (path) => (path[0] === 'entries' && typeof path[1] === 'number' ? path[1] : undefined), lines));
+        out.entries = uniqueIds(
+          withRepeatedKeys(
+            records,
+            repeated,
+            (path) => (path[0] === 'entries' && typeof path[1] === 'number' ? path[1] : undefined),
+            lines,
+          ),
+        );
       }
       return out;
     }
-    return { ok: false, message: `ledger is JSON but ${typeName(whole)}, not an array of entries, an object with "entries", or JSON Lines` };
+    return {
+      ok: false,
+      message: `ledger is JSON but ${typeName(whole)}, not an array of entries, an object with "entries", or JSON Lines`,
+    };
   }
 
   // Not one JSON document: JSON Lines, or a damaged document (a truncated array must not pass for JSON Lines).
@@ -164,7 +213,12 @@ export function parseLedgerText(text: string, safe: SafeValueMaker): ParsedLedge
       return { line: row.line, valid: false, errors: [`not JSON: ${why}`], entry: {} } satisfies LedgerRecord;
     }
     const record = ledgerRecord(raw, row.line, safe);
-    return withRepeatedKeys([record], duplicateKeys(row.text), () => 0, () => row.line)[0]!;
+    return withRepeatedKeys(
+      [record],
+      duplicateKeys(row.text),
+      () => 0,
+      () => row.line,
+    )[0]!;
   });
   return { ok: true, entries: uniqueIds(entries), problems: [] };
 }
@@ -174,13 +228,20 @@ export function parseLedgerText(text: string, safe: SafeValueMaker): ParsedLedge
  * ledger, invalid, with an error naming the key and both lines, so it is reported (ledger-well-formed)
  * and the other entries are still used. `entryOf` says which entry a repeated key's object is in.
  */
-function withRepeatedKeys(records: LedgerRecord[], repeated: DuplicateKey[], entryOf: (path: (string | number)[]) => number | undefined, lines: (offset: number) => number): LedgerRecord[] {
+function withRepeatedKeys(
+  records: LedgerRecord[],
+  repeated: DuplicateKey[],
+  entryOf: (path: (string | number)[]) => number | undefined,
+  lines: (offset: number) => number,
+): LedgerRecord[] {
   for (const dup of repeated) {
     const i = entryOf(dup.path);
     const record = i === undefined ? undefined : records[i];
     if (!record) continue;
     record.valid = false;
-    record.errors.push(`${JSON.stringify(dup.key)} is given twice (lines ${lines(dup.firstOffset)} and ${lines(dup.offset)}): ambiguous`);
+    record.errors.push(
+      `${JSON.stringify(dup.key)} is given twice (lines ${lines(dup.firstOffset)} and ${lines(dup.offset)}): ambiguous`,
+    );
   }
   return records;
 }
@@ -207,7 +268,13 @@ function uniqueIds(records: LedgerRecord[]): LedgerRecord[] {
 }
 
 function typeName(value: unknown): string {
-  return value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+  return value === null
+    ? 'null'
+    : Array.isArray(value)
+      ? 'an array'
+      : typeof value === 'object'
+        ? 'an object'
+        : `a ${typeof value}`;
 }
 
 function splitLines(text: string): Array<{ line: number; text: string }> {

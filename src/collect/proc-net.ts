@@ -62,7 +62,10 @@ export function formatIpv6(bytes: readonly number[]): string {
   const hex = (g: number): string => g.toString(16);
   if (bestLen < 2) return groups.map(hex).join(':');
   const head = groups.slice(0, bestStart).map(hex).join(':');
-  const tail = groups.slice(bestStart + bestLen).map(hex).join(':');
+  const tail = groups
+    .slice(bestStart + bestLen)
+    .map(hex)
+    .join(':');
   return `${head}::${tail}`;
 }
 

@@ -109,7 +109,10 @@ class Unavailable extends Error {
  * engine reports are host pids). A local socket forwarded to another machine passes here; the
  * per-container cgroup check of readProcView catches it.
  */
-export async function procUnavailableReason(opts: { endpointIsLocalSocket: boolean; procRoot?: string }): Promise<string | null> {
+export async function procUnavailableReason(opts: {
+  endpointIsLocalSocket: boolean;
+  procRoot?: string;
+}): Promise<string | null> {
   if (!opts.endpointIsLocalSocket) return 'the Docker engine is not local (its endpoint is not a unix socket)';
   if (process.geteuid?.() !== 0) return 'not running as root';
   const procRoot = opts.procRoot ?? '/proc';
@@ -132,7 +135,10 @@ export async function procUnavailableReason(opts: { endpointIsLocalSocket: boole
 export function parseStat(text: string): { ppid: number; startTime: string } | null {
   const close = text.lastIndexOf(')');
   if (close < 0) return null;
-  const rest = text.slice(close + 1).trim().split(/\s+/);
+  const rest = text
+    .slice(close + 1)
+    .trim()
+    .split(/\s+/);
   // rest[0] is field 3 (state); ppid is field 4, starttime field 22.
   const ppid = Number(rest[1]);
   const startTime = rest[19];
@@ -148,7 +154,13 @@ export function cgroupHasContainer(text: string, id: string): boolean {
     const first = line.indexOf(':');
     const second = first < 0 ? -1 : line.indexOf(':', first + 1);
     if (second < 0) continue;
-    if (line.slice(second + 1).split('/').some((part) => namesContainer(part, id))) return true;
+    if (
+      line
+        .slice(second + 1)
+        .split('/')
+        .some((part) => namesContainer(part, id))
+    )
+      return true;
   }
   return false;
 }
@@ -186,7 +198,8 @@ function startTimeOf(procRoot: string, pid: number): string {
 
 /** The process's start time, after checking it belongs to the container; throws Unavailable otherwise. */
 function verify(procRoot: string, pid: number, id: string): string {
-  if (!cgroupHasContainer(readOwnProcText(procRoot, pid, 'cgroup'), id)) throw new Unavailable(`pid ${pid} is not this container's process here (another pid namespace?)`);
+  if (!cgroupHasContainer(readOwnProcText(procRoot, pid, 'cgroup'), id))
+    throw new Unavailable(`pid ${pid} is not this container's process here (another pid namespace?)`);
   return startTimeOf(procRoot, pid);
 }
 
@@ -289,7 +302,11 @@ function netRows(procRoot: string, pid: number): ProcNetRow[] {
 }
 
 /** The socket tables of the process's network namespace, read once per namespace when `cache` is given. */
-function namespaceRows(procRoot: string, pid: number, cache: Map<string, Promise<ProcNetRow[]>> | undefined): Promise<ProcNetRow[]> {
+function namespaceRows(
+  procRoot: string,
+  pid: number,
+  cache: Map<string, Promise<ProcNetRow[]>> | undefined,
+): Promise<ProcNetRow[]> {
   if (!cache) return settled(() => netRows(procRoot, pid));
   let namespace: string;
   try {
@@ -367,7 +384,11 @@ export async function hostKind(hostRoot: string, source: string): Promise<'file'
  * it against OUR root (pelagos#349, syft#3396). Only a regular file is opened (never a FIFO), with
  * O_NOFOLLOW|O_NONBLOCK, and it must be the very inode the walk found.
  */
-async function boundFile(rootDir: string, pid: number, mount: { source: string; destination: string }): Promise<BoundFile> {
+async function boundFile(
+  rootDir: string,
+  pid: number,
+  mount: { source: string; destination: string },
+): Promise<BoundFile> {
   const out: BoundFile = { destination: mount.destination, source: mount.source, inode: null, sha256: null };
   const shown = `/proc/${pid}/root${mount.destination}`;
   try {
@@ -401,7 +422,12 @@ async function boundFile(rootDir: string, pid: number, mount: { source: string; 
   return out;
 }
 
-async function hashExact(path: string, dev: bigint, ino: bigint, shown: string): Promise<{ inode: number; sha256: string }> {
+async function hashExact(
+  path: string,
+  dev: bigint,
+  ino: bigint,
+  shown: string,
+): Promise<{ inode: number; sha256: string }> {
   let handle;
   try {
     handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
@@ -453,7 +479,8 @@ export async function readProcView(
     // No socket open anywhere in the tree: nothing of it can listen, and the tables are not read.
     // Reading /proc/<pid>/net/tcp{,6} costs ~1.2 ms of kernel time each whatever the namespace
     // holds (the kernel walks its whole connection hash), most of a scan of idle containers.
-    const listening = inodes.size === 0 ? [] : listeningSockets(await namespaceRows(procRoot, pid, opts.netTables), inodes);
+    const listening =
+      inodes.size === 0 ? [] : listeningSockets(await namespaceRows(procRoot, pid, opts.netTables), inodes);
     const boundFiles: BoundFile[] = [];
     for (const mount of container.mounts) {
       if (mount.type !== 'bind' || !bindFileSources.has(mount.source)) continue;

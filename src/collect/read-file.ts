@@ -32,7 +32,12 @@ export function describe(code: string): string {
  * Checks that an open descriptor is what lstat saw at `fsPath`: same device and inode, the expected
  * type, and (where /proc/self/fd exists) exactly that canonical path. Returns an error text or null.
  */
-export function checkDescriptor(fd: number, fsPath: string, expected: Pick<ExpectedFile, 'dev' | 'ino'>, kind: 'file' | 'directory'): string | null {
+export function checkDescriptor(
+  fd: number,
+  fsPath: string,
+  expected: Pick<ExpectedFile, 'dev' | 'ino'>,
+  kind: 'file' | 'directory',
+): string | null {
   const now = fstatSync(fd, { bigint: true });
   const sameKind = kind === 'file' ? now.isFile() : now.isDirectory();
   if (!sameKind || now.ino !== expected.ino || now.dev !== expected.dev) return 'changed while being read: not read';
@@ -62,7 +67,11 @@ export function readRegularFile(fsPath: string, expected: ExpectedFile, keepUpTo
   } catch (error) {
     const code = errnoCode(error);
     // ELOOP: the last component became a symlink after lstat; O_NOFOLLOW refused it.
-    return { ok: false, code, error: code === 'ELOOP' ? 'changed into a symlink while being read: not followed' : describe(code) };
+    return {
+      ok: false,
+      code,
+      error: code === 'ELOOP' ? 'changed into a symlink while being read: not followed' : describe(code),
+    };
   }
   try {
     const bad = checkDescriptor(fd, fsPath, expected, 'file');
@@ -124,4 +133,3 @@ export function closeQuietly(fd: number): void {
     // nothing was written: a failed close loses nothing
   }
 }
-

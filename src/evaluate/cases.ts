@@ -42,7 +42,8 @@ export async function loadCases(pack: PolicyPack): Promise<Record<string, RuleCa
     return {};
   }
   const { value } = parseYaml(text, file);
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new MeshAuditError(`${file}: cases must be a map of rule id to {pass, fail}`);
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw new MeshAuditError(`${file}: cases must be a map of rule id to {pass, fail}`);
   return value as Record<string, RuleCases>;
 }
 
@@ -55,7 +56,15 @@ function caseSubject(rule: LoadedRule, data: Record<string, unknown>, unknown: r
     about: { kind: 'case', id } as unknown as Subject['about'],
     part: null,
     data: { host: 'case-host', id, ...data },
-    ...(unknown.length > 0 ? { unknown: unknown.map((field) => ({ field: String(field), source: 'proc' as const, reason: 'not read (case)' })) } : {}),
+    ...(unknown.length > 0
+      ? {
+          unknown: unknown.map((field) => ({
+            field: String(field),
+            source: 'proc' as const,
+            reason: 'not read (case)',
+          })),
+        }
+      : {}),
     locate: () => ({ physical: [], logical: [] }),
     resource: null,
   };
@@ -65,12 +74,25 @@ function caseSubject(rule: LoadedRule, data: Record<string, unknown>, unknown: r
 export function runCases(rules: readonly LoadedRule[], cases: Record<string, RuleCases>): CaseResult[] {
   const results: CaseResult[] = [];
   for (const id of Object.keys(cases)) {
-    if (!rules.some((r) => r.id === id)) results.push({ ruleId: id, kind: 'coverage', name: 'cases name a rule', ok: false, detail: `no rule ${id} in the pack` });
+    if (!rules.some((r) => r.id === id))
+      results.push({
+        ruleId: id,
+        kind: 'coverage',
+        name: 'cases name a rule',
+        ok: false,
+        detail: `no rule ${id} in the pack`,
+      });
   }
   for (const rule of rules) {
     const mine = cases[rule.id] ?? {};
     if ((mine.pass ?? []).length === 0 || (mine.fail ?? []).length === 0) {
-      results.push({ ruleId: rule.id, kind: 'coverage', name: 'has passing and failing cases', ok: false, detail: 'every rule needs at least one pass and one fail case' });
+      results.push({
+        ruleId: rule.id,
+        kind: 'coverage',
+        name: 'has passing and failing cases',
+        ok: false,
+        detail: 'every rule needs at least one pass and one fail case',
+      });
     }
     for (const kind of ['pass', 'fail'] as const) {
       for (const c of mine[kind] ?? []) {
@@ -82,17 +104,44 @@ export function runCases(rules: readonly LoadedRule[], cases: Record<string, Rul
           continue;
         }
         const got = findings.map((f) => f.discriminator ?? '').sort();
-        const wrongSeverity = kind === 'fail' && c.severity !== undefined ? findings.find((f) => f.severity !== c.severity) : undefined;
+        const wrongSeverity =
+          kind === 'fail' && c.severity !== undefined ? findings.find((f) => f.severity !== c.severity) : undefined;
         if (wrongSeverity) {
-          results.push({ ruleId: rule.id, kind, name: c.name, ok: false, detail: `expected severity ${c.severity}, got ${wrongSeverity.severity}` });
+          results.push({
+            ruleId: rule.id,
+            kind,
+            name: c.name,
+            ok: false,
+            detail: `expected severity ${c.severity}, got ${wrongSeverity.severity}`,
+          });
         } else if (kind === 'pass') {
-          results.push({ ruleId: rule.id, kind, name: c.name, ok: findings.length === 0, ...(findings.length > 0 ? { detail: `expected no finding, got: ${findings.map((f) => f.message).join(' | ')}` } : {}) });
+          results.push({
+            ruleId: rule.id,
+            kind,
+            name: c.name,
+            ok: findings.length === 0,
+            ...(findings.length > 0
+              ? { detail: `expected no finding, got: ${findings.map((f) => f.message).join(' | ')}` }
+              : {}),
+          });
         } else if (c.expect !== undefined) {
           const want = [...c.expect].map(String).sort();
           const ok = JSON.stringify(got) === JSON.stringify(want);
-          results.push({ ruleId: rule.id, kind, name: c.name, ok, ...(ok ? {} : { detail: `expected findings for [${want.join(', ')}], got [${got.join(', ')}]` }) });
+          results.push({
+            ruleId: rule.id,
+            kind,
+            name: c.name,
+            ok,
+            ...(ok ? {} : { detail: `expected findings for [${want.join(', ')}], got [${got.join(', ')}]` }),
+          });
         } else {
-          results.push({ ruleId: rule.id, kind, name: c.name, ok: findings.length > 0, ...(findings.length === 0 ? { detail: 'expected a finding, got none' } : {}) });
+          results.push({
+            ruleId: rule.id,
+            kind,
+            name: c.name,
+            ok: findings.length > 0,
+            ...(findings.length === 0 ? { detail: 'expected a finding, got none' } : {}),
+          });
         }
       }
     }

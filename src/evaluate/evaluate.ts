@@ -12,9 +12,18 @@ import type { Check, Evaluation, Finding, NotChecked, Notification } from './fin
 const FINGERPRINT_VERSION = 'mesh-audit/v1';
 
 /** sha256 over what the finding is about; nothing secret and nothing that changes when a container is recreated. */
-export function fingerprintOf(host: string, ruleId: string, subject: { kind: string; id: string }, discriminator: string | null): string {
+export function fingerprintOf(
+  host: string,
+  ruleId: string,
+  subject: { kind: string; id: string },
+  discriminator: string | null,
+): string {
   // One-shot hash: a Hash object per finding cost more than the hashing (100,000 findings in a sweep).
-  return hash('sha256', JSON.stringify([FINGERPRINT_VERSION, host, ruleId, subject.kind, subject.id, discriminator]), 'hex').slice(0, 32);
+  return hash(
+    'sha256',
+    JSON.stringify([FINGERPRINT_VERSION, host, ruleId, subject.kind, subject.id, discriminator]),
+    'hex',
+  ).slice(0, 32);
 }
 
 function discriminatorOf(rule: LoadedRule, subject: Subject, item: unknown, scope: unknown): string | null {
@@ -24,7 +33,8 @@ function discriminatorOf(rule: LoadedRule, subject: Subject, item: unknown, scop
     own = value === null || value === undefined ? null : typeof value === 'string' ? value : JSON.stringify(value);
   } else if (rule.each !== undefined) {
     if (typeof item === 'string' || typeof item === 'number' || typeof item === 'boolean') own = String(item);
-    else throw new Error(`rule ${rule.id}: items of 'each' are not strings or numbers; give the rule a 'discriminator'`);
+    else
+      throw new Error(`rule ${rule.id}: items of 'each' are not strings or numbers; give the rule a 'discriminator'`);
   }
   const parts = [subject.part, own].filter((p): p is string => p !== null);
   return parts.length === 0 ? null : parts.join('#');
@@ -35,7 +45,8 @@ export interface EvaluateOptions {
   recordChecks?: boolean;
 }
 
-const applies = (rule: LoadedRule, subject: Subject): boolean => rule.where === undefined || withBudget(() => truthy(applyLogic(rule.where, subject.data)));
+const applies = (rule: LoadedRule, subject: Subject): boolean =>
+  rule.where === undefined || withBudget(() => truthy(applyLogic(rule.where, subject.data)));
 
 /** One rule on one subject: zero or more findings (none when facts it reads are unknown). Throws when an expression fails. */
 export function evaluateRule(rule: LoadedRule, subject: Subject): Finding[] {
@@ -112,7 +123,8 @@ function fieldsRead(rule: LoadedRule): FieldsRead {
 const overlaps = (reads: ReadonlySet<string> | null, field: string): boolean => {
   // The empty path is the whole subject: a subject that may not exist (sources the unread ledger may name).
   if (reads === null || field === '') return true;
-  for (const path of reads) if (path === field || path.startsWith(`${field}.`) || field.startsWith(`${path}.`)) return true;
+  for (const path of reads)
+    if (path === field || path.startsWith(`${field}.`) || field.startsWith(`${path}.`)) return true;
   return false;
 };
 
@@ -134,7 +146,11 @@ function planOf(rule: LoadedRule): RulePlan {
   if (plan === undefined) {
     const lets = rule.let === undefined ? [] : Object.entries(rule.let);
     // Whether the assertion may read one of the `let` names (when in doubt, it may).
-    plan = { reads: fieldsRead(rule), lets, letsFirst: lets.length > 0 && mayReadNames(rule.assert, new Set(Object.keys(rule.let ?? {}))) };
+    plan = {
+      reads: fieldsRead(rule),
+      lets,
+      letsFirst: lets.length > 0 && mayReadNames(rule.assert, new Set(Object.keys(rule.let ?? {}))),
+    };
     plans.set(rule, plan);
   }
   return plan;
@@ -146,7 +162,11 @@ function planOf(rule: LoadedRule): RulePlan {
  * severity at the rule's own and says which facts were not known: an unread source never raises
  * (nor lowers) a severity (README, "How findings live across nights").
  */
-function severityOf(rule: LoadedRule, scope: unknown, unknown: readonly UnknownFact[]): { severity: Severity; unknownEscalation?: Finding['unknownEscalation'] } {
+function severityOf(
+  rule: LoadedRule,
+  scope: unknown,
+  unknown: readonly UnknownFact[],
+): { severity: Severity; unknownEscalation?: Finding['unknownEscalation'] } {
   const steps = rule.escalate ?? [];
   const { reads } = planOf(rule);
   for (const [i, step] of steps.entries()) {
@@ -168,7 +188,12 @@ function severityOf(rule: LoadedRule, scope: unknown, unknown: readonly UnknownF
   return { severity: rule.severity };
 }
 
-function findingsOf(rule: LoadedRule, subject: Subject, whereDone: boolean, unknown: readonly UnknownFact[]): Finding[] {
+function findingsOf(
+  rule: LoadedRule,
+  subject: Subject,
+  whereDone: boolean,
+  unknown: readonly UnknownFact[],
+): Finding[] {
   const data = subject.data as Readonly<Record<string, unknown>>; // rules read it as JSON
   if (!whereDone && rule.where !== undefined && !truthy(applyLogic(rule.where, data))) return [];
   const items: unknown[] = rule.each === undefined ? [undefined] : toList(applyLogic(rule.each, data));
@@ -196,7 +221,11 @@ function findingsOf(rule: LoadedRule, subject: Subject, whereDone: boolean, unkn
       fingerprint: fingerprintOf(host, rule.id, subject.about, discriminator),
       subject: { ...subject.about },
       discriminator,
-      message: renderTemplate(rule.message, scope) + (unknownEscalation ? ` (severity left at ${severity}: ${unknownEscalation.fields.join(', ')} not known: ${unknownEscalation.reasons.join('; ')})` : ''),
+      message:
+        renderTemplate(rule.message, scope) +
+        (unknownEscalation
+          ? ` (severity left at ${severity}: ${unknownEscalation.fields.join(', ')} not known: ${unknownEscalation.reasons.join('; ')})`
+          : ''),
       locations: subject.locate(item),
       ...(subject.resource !== null ? { resource: subject.resource } : {}),
       ...(unknownEscalation ? { unknownEscalation } : {}),
@@ -239,16 +268,22 @@ export function evaluate(
   options: EvaluateOptions = {},
 ): Evaluation {
   const host = snapshot.host.hostname;
-  const fromCollection = (level: Notification['level']) => (p: Problem): Notification => ({
-    host,
-    level,
-    kind: 'collection',
-    source: p.source,
-    ...(p.subject !== undefined ? { subject: p.subject } : {}),
-    message: p.message,
-  });
-  const notifications: Notification[] = [...snapshot.problems.map(fromCollection('error')), ...(snapshot.notes ?? []).map(fromCollection('note'))];
-  for (const note of historyNotes(snapshot, history)) notifications.push({ host, level: 'note', kind: 'collection', source: 'history', message: note });
+  const fromCollection =
+    (level: Notification['level']) =>
+    (p: Problem): Notification => ({
+      host,
+      level,
+      kind: 'collection',
+      source: p.source,
+      ...(p.subject !== undefined ? { subject: p.subject } : {}),
+      message: p.message,
+    });
+  const notifications: Notification[] = [
+    ...snapshot.problems.map(fromCollection('error')),
+    ...(snapshot.notes ?? []).map(fromCollection('note')),
+  ];
+  for (const note of historyNotes(snapshot, history))
+    notifications.push({ host, level: 'note', kind: 'collection', source: 'history', message: note });
   const findings: Finding[] = [];
   const notChecked: NotChecked[] = [];
   const emitted = new Set<string>();
@@ -271,7 +306,13 @@ export function evaluate(
         const found = outcome.findings;
         // A subject the rule does not apply to is no check of it (its `where` is evaluated twice only here).
         const check: Check | undefined =
-          checks && applies(rule, subject) ? { ruleId: rule.id, subject: `${String((subject.data as { kind?: unknown }).kind)} ${String((subject.data as { id?: unknown }).id)}`, fingerprints: [] } : undefined;
+          checks && applies(rule, subject)
+            ? {
+                ruleId: rule.id,
+                subject: `${String((subject.data as { kind?: unknown }).kind)} ${String((subject.data as { id?: unknown }).id)}`,
+                fingerprints: [],
+              }
+            : undefined;
         if (check) checks!.push(check);
         if (found.length === 0) continue;
         const own = new Set<string>();
@@ -337,7 +378,14 @@ function groupedErrors<T extends { ruleId: string }>(
     const first = list[0]!;
     const names = [...new Set(list.map(nameOf))];
     const shown = names.slice(0, SHOWN).join(', ') + (names.length > SHOWN ? ` and ${names.length - SHOWN} more` : '');
-    return { host, level: 'error' as const, kind: 'evaluation' as const, source: first.ruleId, subject: sourcesOf(first).join(','), message: say(first, shown) };
+    return {
+      host,
+      level: 'error' as const,
+      kind: 'evaluation' as const,
+      source: first.ruleId,
+      subject: sourcesOf(first).join(','),
+      message: say(first, shown),
+    };
   });
 }
 
@@ -352,7 +400,8 @@ function unknownEscalationNotifications(host: string, findings: readonly Finding
     escalated,
     (f) => f.unknownEscalation!.sources,
     (f) => `${f.subject.kind} ${f.subject.id}${f.discriminator !== null ? ` (${f.discriminator})` : ''}`,
-    (f, shown) => `rule ${f.ruleId}: severity not checked on ${shown}, left at ${f.severity} (${f.unknownEscalation!.fields.join(', ')} not known: ${f.unknownEscalation!.reasons[0]})`,
+    (f, shown) =>
+      `rule ${f.ruleId}: severity not checked on ${shown}, left at ${f.severity} (${f.unknownEscalation!.fields.join(', ')} not known: ${f.unknownEscalation!.reasons[0]})`,
   );
 }
 

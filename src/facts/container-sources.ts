@@ -15,7 +15,13 @@ import type { ContainerSourceData } from '../policy/subject-data.js';
  * Each file is read as the container's consumer reads it (every reading when nothing says which):
  * a key any of those readings names — a key written without `=` too — is not dropped.
  */
-function droppedKeys(c: Container, path: string, allPaths: readonly string[], consumer: Consumer, joins: Joins): { keys: string[]; evidence: Record<string, string> } {
+function droppedKeys(
+  c: Container,
+  path: string,
+  allPaths: readonly string[],
+  consumer: Consumer,
+  joins: Joins,
+): { keys: string[]; evidence: Record<string, string> } {
   const readingsOf = (p: string) => Object.values(candidateReadings(fileReadings(joins.filesByPath.get(p)), consumer));
   const own = readingsOf(path);
   if (own.every((r) => r === null)) return { keys: [], evidence: {} };
@@ -36,58 +42,73 @@ function droppedKeys(c: Container, path: string, allPaths: readonly string[], co
 }
 
 /** The `container_sources` set: a container paired with each file it was built from (labels and ledger). */
-export function buildContainerSources(containers: readonly BuiltContainer[], joins: Joins): Subject<ContainerSourceData>[] {
+export function buildContainerSources(
+  containers: readonly BuiltContainer[],
+  joins: Joins,
+): Subject<ContainerSourceData>[] {
   return containers.flatMap(({ container: c, subject, claims }) => {
     const { mesh } = subject.data;
     const fromLedger = claims.flatMap((r) => r.entry.sources ?? []);
     const paths = [...new Set([...mesh.sources, ...fromLedger])];
-    return [...paths.map((path): Subject<ContainerSourceData> => {
-      const file = joins.filesByPath.get(path);
-      const index = mesh.sources.indexOf(path);
-      const { consumer, evidence } = consumerOf(c, joins.config);
-      const readings = fileReadings(file);
-      const candidates = candidateReadings(readings, consumer);
-      const dropped = droppedKeys(c, path, paths, consumer, joins);
-      const unknown = sourceUnknown(path, paths, file, joins);
-      return {
-        set: 'container_sources',
-        about: { kind: 'container', id: c.name },
-        part: path,
-        ...(unknown.length > 0 ? { unknown } : {}),
-        data: {
-          kind: 'container-source',
-          id: `${c.name} <- ${path}`,
-          host: joins.host,
-          container: {
-            name: c.name,
-            container_id: subject.data.container_id,
-            running: c.state.running,
-            status: c.state.status,
-            env: c.env,
-            mesh,
-            claimed_by: subject.data.claimed_by,
+    return [
+      ...paths.map((path): Subject<ContainerSourceData> => {
+        const file = joins.filesByPath.get(path);
+        const index = mesh.sources.indexOf(path);
+        const { consumer, evidence } = consumerOf(c, joins.config);
+        const readings = fileReadings(file);
+        const candidates = candidateReadings(readings, consumer);
+        const dropped = droppedKeys(c, path, paths, consumer, joins);
+        const unknown = sourceUnknown(path, paths, file, joins);
+        return {
+          set: 'container_sources',
+          about: { kind: 'container', id: c.name },
+          part: path,
+          ...(unknown.length > 0 ? { unknown } : {}),
+          data: {
+            kind: 'container-source',
+            id: `${c.name} <- ${path}`,
+            host: joins.host,
+            container: {
+              name: c.name,
+              container_id: subject.data.container_id,
+              running: c.state.running,
+              status: c.state.status,
+              env: c.env,
+              mesh,
+              claimed_by: subject.data.claimed_by,
+            },
+            source: { path, ...fileFacts(file) },
+            index: index >= 0 ? index : null,
+            recorded_digest: index >= 0 ? (mesh.source_digests[index] ?? null) : null,
+            named_by: [
+              ...(index >= 0 ? ['label' as const] : []),
+              ...(fromLedger.includes(path) ? ['ledger' as const] : []),
+            ],
+            // A snapshot with the Compose reading alone (made before the literal one was kept) is judged by it.
+            reading: readings.composeOnly ? 'compose' : consumer,
+            reading_evidence: readings.composeOnly
+              ? `${evidence}; the snapshot holds the Compose reading only`
+              : evidence,
+            readings: {
+              docker: candidates.docker?.values ?? null,
+              podman: candidates.podman?.values ?? null,
+              compose: candidates.compose?.values ?? null,
+            },
+            dropped_keys: dropped.keys,
+            dropped_evidence: dropped.evidence,
           },
-          source: { path, ...fileFacts(file) },
-          index: index >= 0 ? index : null,
-          recorded_digest: index >= 0 ? (mesh.source_digests[index] ?? null) : null,
-          named_by: [...(index >= 0 ? ['label' as const] : []), ...(fromLedger.includes(path) ? ['ledger' as const] : [])],
-          // A snapshot with the Compose reading alone (made before the literal one was kept) is judged by it.
-          reading: readings.composeOnly ? 'compose' : consumer,
-          reading_evidence: readings.composeOnly ? `${evidence}; the snapshot holds the Compose reading only` : evidence,
-          readings: { docker: candidates.docker?.values ?? null, podman: candidates.podman?.values ?? null, compose: candidates.compose?.values ?? null },
-          dropped_keys: dropped.keys,
-          dropped_evidence: dropped.evidence,
-        },
-        locate: (item) => {
-          const line = envLine(file, item);
-          return {
-            physical: file ? [{ path, ...(line !== undefined ? { line } : {}) }] : [],
-            logical: [containerLogical(joins.host, c.name)],
-          };
-        },
-        resource: subject.resource,
-      };
-    }), ...(joins.ledgerUnread ? [ledgerSourcesUnknown(c, subject, joins, joins.ledgerUnread)] : [])];
+          locate: (item) => {
+            const line = envLine(file, item);
+            return {
+              physical: file ? [{ path, ...(line !== undefined ? { line } : {}) }] : [],
+              logical: [containerLogical(joins.host, c.name)],
+            };
+          },
+          resource: subject.resource,
+        };
+      }),
+      ...(joins.ledgerUnread ? [ledgerSourcesUnknown(c, subject, joins, joins.ledgerUnread)] : []),
+    ];
   });
 }
 
@@ -96,7 +117,12 @@ export function buildContainerSources(containers: readonly BuiltContainer[], joi
  * stands for them, wholly unknown, so that every container_sources rule is listed as not checked on
  * the container rather than its findings on those files going silently.
  */
-function ledgerSourcesUnknown(c: Container, subject: BuiltContainer['subject'], joins: Joins, reason: string): Subject<ContainerSourceData> {
+function ledgerSourcesUnknown(
+  c: Container,
+  subject: BuiltContainer['subject'],
+  joins: Joins,
+  reason: string,
+): Subject<ContainerSourceData> {
   const part = '(sources named by the ledger)';
   return {
     set: 'container_sources',
@@ -107,7 +133,15 @@ function ledgerSourcesUnknown(c: Container, subject: BuiltContainer['subject'], 
       kind: 'container-source',
       id: `${c.name} <- ${part}`,
       host: joins.host,
-      container: { name: c.name, container_id: subject.data.container_id, running: c.state.running, status: c.state.status, env: c.env, mesh: subject.data.mesh, claimed_by: [] },
+      container: {
+        name: c.name,
+        container_id: subject.data.container_id,
+        running: c.state.running,
+        status: c.state.status,
+        env: c.env,
+        mesh: subject.data.mesh,
+        claimed_by: [],
+      },
       source: { path: '', ...fileFacts(undefined) },
       index: null,
       recorded_digest: null,
@@ -126,14 +160,29 @@ function ledgerSourcesUnknown(c: Container, subject: BuiltContainer['subject'], 
 function sourceUnknown(path: string, paths: readonly string[], file: FileRecord | undefined, joins: Joins) {
   const unreadable = fileUnknown(file, path);
   // Keys named by any of the container's env files; one of them not read leaves them unknown.
-  const otherUnread = paths.filter((p) => p !== path).map((p) => fileUnknown(joins.filesByPath.get(p), p)).find((u) => u !== null && u.fields.includes('env'));
+  const otherUnread = paths
+    .filter((p) => p !== path)
+    .map((p) => fileUnknown(joins.filesByPath.get(p), p))
+    .find((u) => u !== null && u.fields.includes('env'));
   // Why the dropped keys are unknown: the source's own reason when it was not read in full, else another env file's.
   const droppedUnread = unreadable?.fields.includes('env') || otherUnread ? (unreadable ?? otherUnread) : undefined;
   return [
-    ...(joins.ledgerUnread ? unknownFacts<ContainerSourceData>('ledger', joins.ledgerUnread, ['container.claimed_by', 'named_by']) : []),
-    ...(unreadable ? unknownFacts<ContainerSourceData>('files', unreadable.reason, shownUnknown(unreadable.fields).map((f) => `source.${f}` as const)) : []),
-    ...(droppedUnread ? unknownFacts<ContainerSourceData>('files', droppedUnread.reason, ['dropped_keys', 'dropped_evidence']) : []),
+    ...(joins.ledgerUnread
+      ? unknownFacts<ContainerSourceData>('ledger', joins.ledgerUnread, ['container.claimed_by', 'named_by'])
+      : []),
+    ...(unreadable
+      ? unknownFacts<ContainerSourceData>(
+          'files',
+          unreadable.reason,
+          shownUnknown(unreadable.fields).map((f) => `source.${f}` as const),
+        )
+      : []),
+    ...(droppedUnread
+      ? unknownFacts<ContainerSourceData>('files', droppedUnread.reason, ['dropped_keys', 'dropped_evidence'])
+      : []),
     // The readings are the file's env, read each consumer's way: unknown with it.
-    ...(unreadable?.fields.includes('env') ? unknownFacts<ContainerSourceData>('files', unreadable.reason, ['readings']) : []),
+    ...(unreadable?.fields.includes('env')
+      ? unknownFacts<ContainerSourceData>('files', unreadable.reason, ['readings'])
+      : []),
   ];
 }

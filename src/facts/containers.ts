@@ -1,6 +1,16 @@
 import type { Container, LabelKeys, LedgerRecord, PublishedPort } from '../snapshot/types.js';
 import type { Joins } from './joins.js';
-import { buildFacts, derivationOrder, derive, factKinds, read, SCAN, type BaseFacts, type FactSource, type FactTable } from './derived.js';
+import {
+  buildFacts,
+  derivationOrder,
+  derive,
+  factKinds,
+  read,
+  SCAN,
+  type BaseFacts,
+  type FactSource,
+  type FactTable,
+} from './derived.js';
 import type { LogicalLocation, Subject, UnknownFact } from '../policy/subject.js';
 import type { ContainerData, Endpoints, Exposure, MeshLabels, Reach } from '../policy/subject-data.js';
 
@@ -16,7 +26,11 @@ export function reachOf(address: string): Reach {
 }
 
 const REACH_ORDER: readonly Reach[] = ['all-interfaces', 'address', 'loopback'];
-const REACH_KEY: Readonly<Record<Reach, keyof Endpoints>> = { 'all-interfaces': 'all_interfaces', address: 'address', loopback: 'loopback' };
+const REACH_KEY: Readonly<Record<Reach, keyof Endpoints>> = {
+  'all-interfaces': 'all_interfaces',
+  address: 'address',
+  loopback: 'loopback',
+};
 
 export const containerLogical = (host: string, name: string): LogicalLocation => ({
   kind: 'container',
@@ -28,7 +42,12 @@ const endpoint = (address: string, port: number, protocol: string): string =>
   `${address.includes(':') && !address.startsWith('[') ? `[${address}]` : address || '0.0.0.0'}:${port}/${protocol}`;
 
 function splitList(value: string | undefined): string[] {
-  return value === undefined ? [] : value.split(',').map((s) => s.trim()).filter((s) => s.length > 0);
+  return value === undefined
+    ? []
+    : value
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s.length > 0);
 }
 
 const meshLabelsOf = (of: Record<string, string>, labels: LabelKeys): MeshLabels => ({
@@ -69,7 +88,9 @@ export const CONTAINER_FACTS = {
   host_network: derived(['network_mode'], ({ network_mode }) => network_mode === 'host'),
   labels: docker,
   mesh: derived(['labels'], ({ labels }, { labels: keys }) => meshLabelsOf(labels, keys)),
-  mesh_labelled: derived(['labels'], ({ labels }, { labels: keys }) => Object.values(keys).some((key: string) => Object.hasOwn(labels, key))),
+  mesh_labelled: derived(['labels'], ({ labels }, { labels: keys }) =>
+    Object.values(keys).some((key: string) => Object.hasOwn(labels, key)),
+  ),
   claimed_by: ledger,
   claimed: derived(['claimed_by'], ({ claimed_by }) => claimed_by.length > 0),
   origins: ledger,
@@ -79,24 +100,42 @@ export const CONTAINER_FACTS = {
   published_ports: derived(['ports'], ({ ports }) => publishedOf(ports).map((p) => p.hostPort)),
   listening: read('proc'),
   open_ports: derived(['published_ports', 'host_network', 'listening'], (x) =>
-    [...new Set([...x.published_ports, ...(x.host_network && x.listening ? x.listening.map((l) => l.port) : [])])].sort((a, b) => a - b),
+    [...new Set([...x.published_ports, ...(x.host_network && x.listening ? x.listening.map((l) => l.port) : [])])].sort(
+      (a, b) => a - b,
+    ),
   ),
   // Every endpoint reachable from outside the container, by how far it reaches.
   endpoints: derived(['ports', 'host_network', 'listening'], (x): Endpoints => {
     const reachable = [
-      ...publishedOf(x.ports).map((p) => ({ reach: reachOf(p.hostIp), at: endpoint(p.hostIp, p.hostPort, p.protocol) })),
-      ...(x.host_network && x.listening ? x.listening.map((l) => ({ reach: reachOf(l.address), at: endpoint(l.address, l.port, l.protocol) })) : []),
+      ...publishedOf(x.ports).map((p) => ({
+        reach: reachOf(p.hostIp),
+        at: endpoint(p.hostIp, p.hostPort, p.protocol),
+      })),
+      ...(x.host_network && x.listening
+        ? x.listening.map((l) => ({ reach: reachOf(l.address), at: endpoint(l.address, l.port, l.protocol) }))
+        : []),
     ];
     const endpointsOf = (reach: Reach) => [...new Set(reachable.filter((r) => r.reach === reach).map((r) => r.at))];
-    return { all_interfaces: endpointsOf('all-interfaces'), address: endpointsOf('address'), loopback: endpointsOf('loopback') };
+    return {
+      all_interfaces: endpointsOf('all-interfaces'),
+      address: endpointsOf('address'),
+      loopback: endpointsOf('loopback'),
+    };
   }),
   exposed_endpoints: derived(['endpoints'], ({ endpoints }) => [...endpoints.all_interfaces, ...endpoints.address]),
   // Its widest reach; `unknown` (itself an unknown fact) when on the host network with sockets not read.
-  exposure: derived(['host_network', 'listening', 'endpoints'], (x): Exposure =>
-    x.host_network && x.listening === null ? 'unknown' : (REACH_ORDER.find((r) => x.endpoints[REACH_KEY[r]].length > 0) ?? 'none'),
+  exposure: derived(
+    ['host_network', 'listening', 'endpoints'],
+    (x): Exposure =>
+      x.host_network && x.listening === null
+        ? 'unknown'
+        : (REACH_ORDER.find((r) => x.endpoints[REACH_KEY[r]].length > 0) ?? 'none'),
   ),
   // Reachable from beyond this host (or maybe: exposure unknown); loopback is not.
-  exposed: derived(['exposure'], ({ exposure }) => exposure === 'all-interfaces' || exposure === 'address' || exposure === 'unknown'),
+  exposed: derived(
+    ['exposure'],
+    ({ exposure }) => exposure === 'all-interfaces' || exposure === 'address' || exposure === 'unknown',
+  ),
   proc_available: SCAN,
   proc_reason: SCAN,
   formerly_claimed_by: ledger,
@@ -104,7 +143,6 @@ export const CONTAINER_FACTS = {
 
 export const CONTAINER_KINDS = factKinds<ContainerData, ContainerContext>(CONTAINER_FACTS);
 export const CONTAINER_ORDER = derivationOrder<ContainerData, ContainerContext>(CONTAINER_FACTS);
-
 
 /** A container subject, with the claims it was built from (container_sources reads their sources). */
 export interface BuiltContainer {
@@ -150,7 +188,12 @@ function unreadFor(c: Container, joins: Joins): Map<FactSource, string> {
   return unread;
 }
 
-function containerData(c: Container, labels: LabelKeys, claims: readonly LedgerRecord[], joins: Joins): { data: ContainerData; unknown: UnknownFact[] } {
+function containerData(
+  c: Container,
+  labels: LabelKeys,
+  claims: readonly LedgerRecord[],
+  joins: Joins,
+): { data: ContainerData; unknown: UnknownFact[] } {
   const base: BaseFacts<ContainerData, typeof CONTAINER_FACTS> = {
     kind: 'container',
     id: c.name,
@@ -174,5 +217,12 @@ function containerData(c: Container, labels: LabelKeys, claims: readonly LedgerR
     proc_reason: c.proc.available ? null : c.proc.reason,
     formerly_claimed_by: joins.formerlyOf('container', c.name),
   };
-  return buildFacts<ContainerData, ContainerContext, typeof CONTAINER_FACTS>(CONTAINER_FACTS, CONTAINER_ORDER, base, { labels }, unreadFor(c, joins), CONTAINER_KINDS.read);
+  return buildFacts<ContainerData, ContainerContext, typeof CONTAINER_FACTS>(
+    CONTAINER_FACTS,
+    CONTAINER_ORDER,
+    base,
+    { labels },
+    unreadFor(c, joins),
+    CONTAINER_KINDS.read,
+  );
 }

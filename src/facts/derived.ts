@@ -46,7 +46,10 @@ export type BaseFacts<D, T> = Omit<D, DerivedKeys<T>>;
  */
 export const derive =
   <D, C>() =>
-  <const I extends keyof D & string, R>(from: readonly I[], compute: (inputs: Pick<D, I>, context: C) => R): DerivedFact<D, C, R> => ({ from, compute });
+  <const I extends keyof D & string, R>(
+    from: readonly I[],
+    compute: (inputs: Pick<D, I>, context: C) => R,
+  ): DerivedFact<D, C, R> => ({ from, compute });
 
 export const read = (source: FactSource): ReadFact => ({ source });
 export const SCAN: ScanFact = { scan: true };
@@ -54,8 +57,14 @@ export const SCAN: ScanFact = { scan: true };
 const isDerived = <D, C>(fact: FactTable<D, C>[keyof D]): fact is DerivedFact<D, C, D[keyof D]> => 'from' in fact;
 
 /** The fields of a table that are read from a source, derived, or about the scan: what the facts builders and tests ask. */
-export function factKinds<D, C>(table: FactTable<D, C>): { read: Map<keyof D & string, FactSource>; derived: (keyof D & string)[]; scan: (keyof D & string)[] } {
-  const out = { read: new Map<keyof D & string, FactSource>(), derived: [] as (keyof D & string)[], scan: [] as (keyof D & string)[] };
+export function factKinds<D, C>(
+  table: FactTable<D, C>,
+): { read: Map<keyof D & string, FactSource>; derived: (keyof D & string)[]; scan: (keyof D & string)[] } {
+  const out = {
+    read: new Map<keyof D & string, FactSource>(),
+    derived: [] as (keyof D & string)[],
+    scan: [] as (keyof D & string)[],
+  };
   for (const [field, fact] of Object.entries(table) as [keyof D & string, FactTable<D, C>[keyof D]][]) {
     if (isDerived(fact)) out.derived.push(field);
     else if ('scan' in fact) out.scan.push(field);
@@ -74,9 +83,11 @@ export function derivationOrder<D, C>(table: FactTable<D, C>): (keyof D & string
   const state = new Map<string, 'visiting' | 'done'>();
   const visit = (field: keyof D & string, path: readonly string[]): void => {
     const fact = table[field] as FactTable<D, C>[keyof D] | undefined;
-    if (fact === undefined) throw new Error(`${path.join(' <- ')}: derived from ${field}, which is no field of the subject`);
+    if (fact === undefined)
+      throw new Error(`${path.join(' <- ')}: derived from ${field}, which is no field of the subject`);
     if (!isDerived(fact) || state.get(field) === 'done') return;
-    if (state.get(field) === 'visiting') throw new Error(`derived facts read each other: ${[...path, field].join(' <- ')}`);
+    if (state.get(field) === 'visiting')
+      throw new Error(`derived facts read each other: ${[...path, field].join(' <- ')}`);
     state.set(field, 'visiting');
     for (const input of fact.from) visit(input, [...path, field]);
     state.set(field, 'done');

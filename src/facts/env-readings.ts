@@ -1,5 +1,11 @@
 import type { SafeValue } from '../secret/value.js';
-import { DEFAULT_LABEL_KEYS, type Container, type EnvEntry, type FileRecord, type ScanConfig } from '../snapshot/types.js';
+import {
+  DEFAULT_LABEL_KEYS,
+  type Container,
+  type EnvEntry,
+  type FileRecord,
+  type ScanConfig,
+} from '../snapshot/types.js';
 
 /**
  * An env file means what its consumer made of it (README, "Env files: what each consumer reads"):
@@ -84,11 +90,15 @@ export const READINGS_OF: Record<Consumer, readonly ReadingName[]> = {
  */
 export function consumerOf(c: Container, config: ScanConfig): { consumer: Consumer; evidence: string } {
   const project = c.labels['com.docker.compose.project'];
-  const composeLabel = project !== undefined ? 'com.docker.compose.project' : Object.keys(c.labels).find((k) => k.startsWith('com.docker.compose.'));
+  const composeLabel =
+    project !== undefined
+      ? 'com.docker.compose.project'
+      : Object.keys(c.labels).find((k) => k.startsWith('com.docker.compose.'));
   if (composeLabel !== undefined) return { consumer: 'compose', evidence: `made by Compose (label ${composeLabel})` };
   const labelKey = config.labels.envFileSyntax ?? DEFAULT_LABEL_KEYS.envFileSyntax!;
   const labelled = c.labels[labelKey];
-  if (labelled === 'docker' || labelled === 'compose') return { consumer: labelled, evidence: `label ${labelKey}=${labelled}` };
+  if (labelled === 'docker' || labelled === 'compose')
+    return { consumer: labelled, evidence: `label ${labelKey}=${labelled}` };
   const configured = config.envFileSyntax ?? 'auto';
   if (configured !== 'auto') return { consumer: configured, evidence: `config envFileSyntax: ${configured}` };
   return { consumer: 'either', evidence: 'nothing says whether `docker run --env-file` or Compose made the container' };

@@ -35,8 +35,17 @@ export function buildFiles(files: readonly FileRecord[], joins: Joins): Subject<
     };
     const unreadable = fileUnknown(f, f.path);
     const unknown = [
-      ...(joins.ledgerUnread ? unknownFacts<FileData>('ledger', joins.ledgerUnread, ['claimed_by', 'claimed', 'referenced_by', 'formerly_claimed_by']) : []),
-      ...(joins.containersIncomplete ? unknownFacts<FileData>('docker', joins.containersIncomplete, ['mounted_by']) : []),
+      ...(joins.ledgerUnread
+        ? unknownFacts<FileData>('ledger', joins.ledgerUnread, [
+            'claimed_by',
+            'claimed',
+            'referenced_by',
+            'formerly_claimed_by',
+          ])
+        : []),
+      ...(joins.containersIncomplete
+        ? unknownFacts<FileData>('docker', joins.containersIncomplete, ['mounted_by'])
+        : []),
       ...(unreadable ? unknownFacts<FileData>('files', unreadable.reason, unreadable.fields) : []),
     ];
     return {

@@ -2,7 +2,8 @@ import { compareText } from '../compare.js';
 import type { RememberedTarget, Snapshot } from '../snapshot/types.js';
 
 const time = (iso: string): number => Date.parse(iso);
-const later = (a: string | null, b: string | null): string | null => (a === null ? b : b === null ? a : time(b) > time(a) ? b : a);
+const later = (a: string | null, b: string | null): string | null =>
+  a === null ? b : b === null ? a : time(b) > time(a) ? b : a;
 
 /** A target a ledger id no longer has, as the scanner remembers it. */
 export interface FormerTarget {
@@ -23,7 +24,9 @@ export interface FormerTarget {
  * current snapshot itself, when the history folder holds it too, is not counted twice.
  */
 export function earlierOf(current: Snapshot, history: readonly Snapshot[]): Snapshot[] {
-  return history.filter((s) => s.host.hostname === current.host.hostname && s !== current && s.takenAt !== current.takenAt);
+  return history.filter(
+    (s) => s.host.hostname === current.host.hostname && s !== current && s.takenAt !== current.takenAt,
+  );
 }
 
 /** Notes about the history used with a snapshot (pure): snapshots from the snapshot's future. */
@@ -31,7 +34,12 @@ export function historyNotes(current: Snapshot, history: readonly Snapshot[]): s
   const ahead = earlierOf(current, history).filter((s) => time(s.takenAt) > time(current.takenAt));
   if (ahead.length === 0) return [];
   return [
-    `${ahead.length} history snapshot(s) of ${current.host.hostname} were taken after this one (latest ${ahead.map((s) => s.takenAt).sort().at(-1)}, this one ${current.takenAt}): the clock went back or history was copied; they were used in the order of their files`,
+    `${ahead.length} history snapshot(s) of ${current.host.hostname} were taken after this one (latest ${ahead
+      .map((s) => s.takenAt)
+      .sort()
+      .at(
+        -1,
+      )}, this one ${current.takenAt}): the clock went back or history was copied; they were used in the order of their files`,
   ];
 }
 
@@ -64,13 +72,18 @@ const keyOf = (id: string, target: string) => JSON.stringify([id, target]);
 export function rememberFormerTargets(current: Snapshot, history: readonly Snapshot[]): RememberedTarget[] {
   const timeline = [...earlierOf(current, history), current];
   const ledgerKnown = (s: Snapshot) => s.ledger.available;
-  const observed = (rec: Snapshot['ledger']['entries'][number]): rec is typeof rec & { entry: { id: string; target: string } } =>
+  const observed = (
+    rec: Snapshot['ledger']['entries'][number],
+  ): rec is typeof rec & { entry: { id: string; target: string } } =>
     rec.valid && rec.entry.id !== undefined && rec.entry.target !== undefined;
 
   const currentById = new Map<string, Snapshot['ledger']['entries'][number]['entry']>();
-  if (ledgerKnown(current)) for (const r of current.ledger.entries) if (observed(r) && !currentById.has(r.entry.id)) currentById.set(r.entry.id, r.entry);
+  if (ledgerKnown(current))
+    for (const r of current.ledger.entries)
+      if (observed(r) && !currentById.has(r.entry.id)) currentById.set(r.entry.id, r.entry);
   /** The id's target as last known: today's ledger when it was read (null: gone from it); undefined when not read tonight. */
-  const currentTarget = (id: string): string | null | undefined => (ledgerKnown(current) ? (currentById.get(id)?.target ?? null) : undefined);
+  const currentTarget = (id: string): string | null | undefined =>
+    ledgerKnown(current) ? (currentById.get(id)?.target ?? null) : undefined;
   // Most ids never moved: only those seen with two targets, or with a target other than today's, are followed.
   const lastTarget = new Map<string, string>();
   const moved = new Set<string>();
@@ -80,7 +93,11 @@ export function rememberFormerTargets(current: Snapshot, history: readonly Snaps
       if (!observed(rec)) continue;
       const id = rec.entry.id;
       const before = lastTarget.get(id);
-      if ((before !== undefined && before !== rec.entry.target) || (ledgerKnown(current) && rec.entry.target !== (currentById.get(id)?.target ?? null))) moved.add(id);
+      if (
+        (before !== undefined && before !== rec.entry.target) ||
+        (ledgerKnown(current) && rec.entry.target !== (currentById.get(id)?.target ?? null))
+      )
+        moved.add(id);
       lastTarget.set(id, rec.entry.target);
     }
   }
@@ -91,7 +108,12 @@ export function rememberFormerTargets(current: Snapshot, history: readonly Snaps
     for (const rec of snap.ledger.entries) {
       if (!observed(rec) || !moved.has(rec.entry.id)) continue;
       const list = seen.get(rec.entry.id) ?? [];
-      list.push({ at: snap.takenAt, target: rec.entry.target, type: rec.entry.type ?? 'unknown', ...(rec.entry.applied_at !== undefined ? { appliedAt: rec.entry.applied_at } : {}) });
+      list.push({
+        at: snap.takenAt,
+        target: rec.entry.target,
+        type: rec.entry.type ?? 'unknown',
+        ...(rec.entry.applied_at !== undefined ? { appliedAt: rec.entry.applied_at } : {}),
+      });
       seen.set(rec.entry.id, list);
     }
   }
@@ -102,7 +124,16 @@ export function rememberFormerTargets(current: Snapshot, history: readonly Snaps
     for (const r of snap.memory?.formerTargets ?? []) {
       const key = keyOf(r.id, r.target);
       const before = table.get(key);
-      table.set(key, before ? { ...before, lastClaimed: later(before.lastClaimed, r.lastClaimed)!, lastSeenPresent: later(before.lastSeenPresent, r.lastSeenPresent) } : { ...r });
+      table.set(
+        key,
+        before
+          ? {
+              ...before,
+              lastClaimed: later(before.lastClaimed, r.lastClaimed)!,
+              lastSeenPresent: later(before.lastSeenPresent, r.lastSeenPresent),
+            }
+          : { ...r },
+      );
     }
   }
   // Moves the ledgers show: every target an id had before its last known one.
@@ -121,7 +152,8 @@ export function rememberFormerTargets(current: Snapshot, history: readonly Snaps
       }
       const next = observations[lastIndex + 1];
       const appliedAt = next?.appliedAt ?? currentById.get(id)?.applied_at;
-      const movedAt = appliedAt !== undefined && time(appliedAt) > time(last.at) ? appliedAt : next ? next.at : current.takenAt;
+      const movedAt =
+        appliedAt !== undefined && time(appliedAt) > time(last.at) ? appliedAt : next ? next.at : current.takenAt;
       table.set(key, { id, type: last.type, target, movedAt, lastClaimed: last.at, lastSeenPresent: null });
     }
   }
@@ -144,7 +176,14 @@ export function formerTargets(current: Snapshot, history: readonly Snapshot[]): 
   const ids = new Set(remembered.map((r) => r.id));
   const currentById = new Map<string, string>();
   for (const rec of current.ledger.entries) {
-    if (rec.valid && rec.entry.id !== undefined && rec.entry.target !== undefined && ids.has(rec.entry.id) && !currentById.has(rec.entry.id)) currentById.set(rec.entry.id, rec.entry.target);
+    if (
+      rec.valid &&
+      rec.entry.id !== undefined &&
+      rec.entry.target !== undefined &&
+      ids.has(rec.entry.id) &&
+      !currentById.has(rec.entry.id)
+    )
+      currentById.set(rec.entry.id, rec.entry.target);
   }
   return remembered.map((r) => {
     return {

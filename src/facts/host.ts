@@ -8,7 +8,9 @@ export function buildHost(snapshot: Snapshot, joins: Joins): Subject<HostData> {
   const host = joins.host;
   const unknown = [
     ...(joins.engineUnread ? unknownFacts<HostData>('docker', joins.engineUnread, ['container_count']) : []),
-    ...(joins.ledgerUnread ? unknownFacts<HostData>('ledger', joins.ledgerUnread, ['ledger_count', 'node', 'adopted']) : []),
+    ...(joins.ledgerUnread
+      ? unknownFacts<HostData>('ledger', joins.ledgerUnread, ['ledger_count', 'node', 'adopted'])
+      : []),
   ];
   return {
     set: 'host',

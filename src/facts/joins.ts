@@ -57,7 +57,10 @@ function unread(snapshot: Snapshot): Pick<Joins, 'ledgerUnread' | 'engineUnread'
   const dockerProblems = snapshot.problems.filter((p) => p.source === 'docker');
   // A container not listed is gone only when every container was listed and inspected.
   const containersIncomplete =
-    engineUnread ?? (dockerProblems.length > 0 ? `not every container was read (${dockerProblems.map((p) => p.subject ?? p.message).join(', ')})` : null);
+    engineUnread ??
+    (dockerProblems.length > 0
+      ? `not every container was read (${dockerProblems.map((p) => p.subject ?? p.message).join(', ')})`
+      : null);
   return { ledgerUnread, engineUnread, containersIncomplete };
 }
 
@@ -83,7 +86,9 @@ export function joinsOf(snapshot: Snapshot, history: readonly Snapshot[]): Joins
 type LedgerJoins = Pick<Joins, 'claimsOf' | 'coClaimants' | 'referencedBy' | 'lineOfId'>;
 
 function ledgerJoins(snapshot: Snapshot): LedgerJoins {
-  const valid = snapshot.ledger.entries.filter((r) => r.valid && r.entry.id !== undefined && r.entry.target !== undefined);
+  const valid = snapshot.ledger.entries.filter(
+    (r) => r.valid && r.entry.id !== undefined && r.entry.target !== undefined,
+  );
   /** valid entries by type, then target, in ledger order; with each entry's position in `valid`. */
   const byTypeTarget = new Map<string | undefined, Map<string, { r: LedgerRecord; at: number }[]>>();
   const referencedBy = new Map<string, string[]>();
@@ -127,7 +132,10 @@ function ledgerJoins(snapshot: Snapshot): LedgerJoins {
   };
 }
 
-function historyJoins(snapshot: Snapshot, history: readonly Snapshot[]): Pick<Joins, 'formerlyOf' | 'formerTargetsOf' | 'composedBefore'> {
+function historyJoins(
+  snapshot: Snapshot,
+  history: readonly Snapshot[],
+): Pick<Joins, 'formerlyOf' | 'formerTargetsOf' | 'composedBefore'> {
   const formerByTypeTarget = new Map<string, Map<string, FormerTarget[]>>();
   const formerById = new Map<string, FormerTarget[]>();
   for (const f of formerTargets(snapshot, history)) {
@@ -159,7 +167,12 @@ function historyJoins(snapshot: Snapshot, history: readonly Snapshot[]): Pick<Jo
   };
   return {
     formerlyOf: (type, target) =>
-      (formerByTypeTarget.get(type)?.get(target) ?? []).map((f) => ({ id: f.id, current_target: f.current_target, changed_at: f.changed_at, last_seen: f.last_seen })),
+      (formerByTypeTarget.get(type)?.get(target) ?? []).map((f) => ({
+        id: f.id,
+        current_target: f.current_target,
+        changed_at: f.changed_at,
+        last_seen: f.last_seen,
+      })),
     formerTargetsOf: (id) => formerById.get(id) ?? [],
     composedBefore,
   };
@@ -173,9 +186,13 @@ function containerJoins(snapshot: Snapshot): Pick<Joins, 'mountedBy' | 'containe
   snapshot.containers.forEach((c, at) => {
     if (!byName.has(c.name)) byName.set(c.name, at);
     if (!byId.has(c.id)) byId.set(c.id, at);
-    for (const source of new Set(c.mounts.filter((m) => m.type === 'bind').map((m) => m.source))) push(mountedBy, source, c.name);
+    for (const source of new Set(c.mounts.filter((m) => m.type === 'bind').map((m) => m.source)))
+      push(mountedBy, source, c.name);
   });
-  const managedRoots = snapshot.config.managedRoots.map((root) => ({ root, prefix: root.endsWith('/') ? root : `${root}/` }));
+  const managedRoots = snapshot.config.managedRoots.map((root) => ({
+    root,
+    prefix: root.endsWith('/') ? root : `${root}/`,
+  }));
   return {
     mountedBy: (path) => mountedBy.get(path) ?? [],
     containerNamed: (target) => {
@@ -184,6 +201,7 @@ function containerJoins(snapshot: Snapshot): Pick<Joins, 'mountedBy' | 'containe
       const at = a === undefined ? b : b === undefined ? a : Math.min(a, b);
       return at === undefined ? undefined : snapshot.containers[at];
     },
-    managedRootOf: (path) => managedRoots.find(({ root, prefix }) => path === root || path.startsWith(prefix))?.root ?? null,
+    managedRootOf: (path) =>
+      managedRoots.find(({ root, prefix }) => path === root || path.startsWith(prefix))?.root ?? null,
   };
 }

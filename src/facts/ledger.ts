@@ -11,9 +11,14 @@ export function buildLedger(ledger: Snapshot['ledger'], joins: Joins): Subject<L
     const { type, target } = data;
     const fileUnread = type === 'file' && target !== null ? fileUnknown(targetFile, target) : null;
     const unknown = [
-      ...(type === 'container' && data.target_container === null && joins.containersIncomplete ? unknownFacts<LedgerEntryData>('docker', joins.containersIncomplete, ['present', 'target_container']) : []),
+      ...(type === 'container' && data.target_container === null && joins.containersIncomplete
+        ? unknownFacts<LedgerEntryData>('docker', joins.containersIncomplete, ['present', 'target_container'])
+        : []),
       ...(fileUnread
-        ? unknownFacts<LedgerEntryData>('files', fileUnread.reason, [...(fileUnread.fields.includes('exists') ? (['present'] as const) : []), ...shownUnknown(fileUnread.fields).map((f) => `target_file.${f}` as const)])
+        ? unknownFacts<LedgerEntryData>('files', fileUnread.reason, [
+            ...(fileUnread.fields.includes('exists') ? (['present'] as const) : []),
+            ...shownUnknown(fileUnread.fields).map((f) => `target_file.${f}` as const),
+          ])
         : []),
     ];
     return {
@@ -23,7 +28,10 @@ export function buildLedger(ledger: Snapshot['ledger'], joins: Joins): Subject<L
       data,
       ...(unknown.length > 0 ? { unknown } : {}),
       locate: () => ({
-        physical: [{ path: joins.ledgerPath, line: r.line }, ...(targetFile && targetFile.kind !== 'missing' ? [{ path: targetFile.path }] : [])],
+        physical: [
+          { path: joins.ledgerPath, line: r.line },
+          ...(targetFile && targetFile.kind !== 'missing' ? [{ path: targetFile.path }] : []),
+        ],
         logical: [{ kind: 'ledger-entry', name: data.id, fullyQualifiedName: `${joins.host}/ledger/${data.id}` }],
       }),
       resource: r.entry.id ?? null,
@@ -55,11 +63,24 @@ function entryData(r: LedgerRecord, adopted: boolean, joins: Joins) {
     sources: e.sources ?? [],
     applied_at: e.applied_at ?? null,
     extra: e.extra ?? {},
-    present: type === 'container' ? targetContainer !== undefined : type === 'file' ? (targetFile ? targetFile.kind !== 'missing' : null) : null,
-    target_container: targetContainer ? { name: targetContainer.name, status: targetContainer.state.status, running: targetContainer.state.running } : null,
+    present:
+      type === 'container'
+        ? targetContainer !== undefined
+        : type === 'file'
+          ? targetFile
+            ? targetFile.kind !== 'missing'
+            : null
+          : null,
+    target_container: targetContainer
+      ? { name: targetContainer.name, status: targetContainer.state.status, running: targetContainer.state.running }
+      : null,
     target_file: type === 'file' ? fileFacts(targetFile) : null,
     co_claimants: joins.coClaimants(r),
-    former_targets: (e.id === undefined ? [] : joins.formerTargetsOf(e.id)).map((f) => ({ target: f.target, last_seen: f.last_seen, changed_at: f.changed_at })),
+    former_targets: (e.id === undefined ? [] : joins.formerTargetsOf(e.id)).map((f) => ({
+      target: f.target,
+      last_seen: f.last_seen,
+      changed_at: f.changed_at,
+    })),
   };
   return { data, targetFile };
 }

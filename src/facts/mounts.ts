@@ -14,9 +14,16 @@ export function buildMounts(containers: readonly BuiltContainer[], joins: Joins)
       const unknown = [
         // What the container sees is read from /proc for single-file binds only; a container that is
         // not running sees nothing (it binds the host file as it is when it starts).
-        ...(c.proc.available || !c.state.running || !(m.type === 'bind' && hostFile?.kind === 'file') ? [] : unknownFacts<MountData>('proc', `/proc of ${c.name} not read: ${c.proc.reason}`, ['seen'])),
+        ...(c.proc.available || !c.state.running || !(m.type === 'bind' && hostFile?.kind === 'file')
+          ? []
+          : unknownFacts<MountData>('proc', `/proc of ${c.name} not read: ${c.proc.reason}`, ['seen'])),
         ...(unreadable
-          ? unknownFacts<MountData>('files', unreadable.reason, [...(unreadable.fields.includes('file_kind') ? (['single_file'] as const) : []), ...shownUnknown(unreadable.fields).filter((f) => f !== 'env').map((f) => `host_file.${f}` as const)])
+          ? unknownFacts<MountData>('files', unreadable.reason, [
+              ...(unreadable.fields.includes('file_kind') ? (['single_file'] as const) : []),
+              ...shownUnknown(unreadable.fields)
+                .filter((f) => f !== 'env')
+                .map((f) => `host_file.${f}` as const),
+            ])
           : []),
       ];
       return {
@@ -28,7 +35,12 @@ export function buildMounts(containers: readonly BuiltContainer[], joins: Joins)
           kind: 'mount',
           id: `${c.name}:${m.destination}`,
           host: joins.host,
-          container: { name: c.name, running: c.state.running, status: c.state.status, proc_available: c.proc.available },
+          container: {
+            name: c.name,
+            running: c.state.running,
+            status: c.state.status,
+            proc_available: c.proc.available,
+          },
           type: m.type,
           source: m.source,
           destination: m.destination,

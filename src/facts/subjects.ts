@@ -9,7 +9,17 @@ import { buildLedger } from './ledger.js';
 import { buildMounts } from './mounts.js';
 import type { Subject, SubjectSets } from '../policy/subject.js';
 
-export type { AnySubjectSets, LogicalLocation, PhysicalLocation, Subject, SubjectData, SubjectDataOf, SubjectLocations, SubjectSets, UnknownFact } from '../policy/subject.js';
+export type {
+  AnySubjectSets,
+  LogicalLocation,
+  PhysicalLocation,
+  Subject,
+  SubjectData,
+  SubjectDataOf,
+  SubjectLocations,
+  SubjectSets,
+  UnknownFact,
+} from '../policy/subject.js';
 export { reachOf, type Exposure, type Reach } from './containers.js';
 
 const byId = (a: Subject<{ id: string }>, b: Subject<{ id: string }>) => compareText(a.data.id, b.data.id);

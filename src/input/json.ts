@@ -66,10 +66,12 @@ export function jsonSyntaxError(text: string): JsonSyntaxError | null {
   // What is open, innermost last: a missing comma is reported as `expected ',' or '}'` (or ']').
   const open: ('}' | ']')[] = [];
   let deepest = 0;
-  const enter = (close: '}' | ']') => (offset: number): void => {
-    deepest = offset;
-    if (open.push(close) > MAX_LOCATE_DEPTH) throw new Located(offset, 'nesting too deep');
-  };
+  const enter =
+    (close: '}' | ']') =>
+    (offset: number): void => {
+      deepest = offset;
+      if (open.push(close) > MAX_LOCATE_DEPTH) throw new Located(offset, 'nesting too deep');
+    };
   const leave = (): void => {
     open.pop();
   };
@@ -253,6 +255,10 @@ export function parseJsonInput(text: string, path: string, what: string): unknow
   } catch {
     const error = jsonSyntaxError(text);
     // JSON.parse and jsonc-parser agree on strict JSON; should they ever not, the file is still refused.
-    throw new MeshAuditError(error ? `${path}:${error.line}:${error.column}: ${what} is not valid JSON: ${error.reason}` : `${path}: ${what} is not valid JSON`);
+    throw new MeshAuditError(
+      error
+        ? `${path}:${error.line}:${error.column}: ${what} is not valid JSON: ${error.reason}`
+        : `${path}: ${what} is not valid JSON`,
+    );
   }
 }

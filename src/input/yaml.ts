@@ -24,13 +24,16 @@ export function parseYaml(text: string, file: string): { doc: Document; lines: L
   } catch (err) {
     // The parser recurses once per nesting level: deep enough, it overflows the stack itself instead
     // of reporting a YAML error (thousands of nested block mappings did; flow style is reported).
-    const why = err instanceof RangeError ? 'nested too deeply to be read' : String((err as Error).message).split('\n')[0];
+    const why =
+      err instanceof RangeError ? 'nested too deeply to be read' : String((err as Error).message).split('\n')[0];
     throw new MeshAuditError(`${file}:1: YAML error: ${why}`);
   }
   const first = doc.errors[0];
   if (first) {
     const pos = first.linePos?.[0];
-    throw new MeshAuditError(`${file}:${pos ? `${pos.line}:${pos.col}` : '1'}: YAML error: ${first.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '')}`);
+    throw new MeshAuditError(
+      `${file}:${pos ? `${pos.line}:${pos.col}` : '1'}: YAML error: ${first.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '')}`,
+    );
   }
   if (doc.directives?.yaml.explicit && doc.directives.yaml.version !== '1.2') {
     throw new MeshAuditError(`${file}:1: only YAML 1.2 is accepted (a %YAML 1.1 directive changes what booleans mean)`);
@@ -47,7 +50,11 @@ export function parseYaml(text: string, file: string): { doc: Document; lines: L
 
 /** Line of the YAML node at a JSON Pointer, or of its nearest parent that exists. */
 const pathOf = (pointer: string): (string | number)[] =>
-  pointer.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~')).map((p) => (/^\d+$/.test(p) ? Number(p) : p));
+  pointer
+    .split('/')
+    .slice(1)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .map((p) => (/^\d+$/.test(p) ? Number(p) : p));
 
 export function lineAt(doc: Document, lines: LineCounter, pointer: string): number {
   const path = pathOf(pointer);
@@ -89,7 +96,13 @@ export function keyLineAt(doc: Document, lines: LineCounter, pointer: string): n
  * errors; only its own is kept.) With the schema given, a key it does not know is shown on its own
  * line with the nearest known key, and a value outside an enum with the nearest allowed one.
  */
-export function schemaErrors(file: string, doc: Document, lines: LineCounter, errors: readonly ErrorObject[], schema?: object): string[] {
+export function schemaErrors(
+  file: string,
+  doc: Document,
+  lines: LineCounter,
+  errors: readonly ErrorObject[],
+  schema?: object,
+): string[] {
   const anyOfAt = new Set(errors.filter((e) => e.keyword === 'anyOf').map((e) => e.instancePath));
   const seen = new Set<string>();
   const found: { line: number; text: string }[] = [];
@@ -100,13 +113,19 @@ export function schemaErrors(file: string, doc: Document, lines: LineCounter, er
     if (e.keyword === 'additionalProperties') {
       const key = String(e.params['additionalProperty']);
       line = keyLineAt(doc, lines, `${e.instancePath}/${pointerPart(key)}`);
-      const known = Object.keys((schemaAt(schema, e.schemaPath.replace(/\/additionalProperties$/, ''))?.['properties'] as object | undefined) ?? {});
+      const known = Object.keys(
+        (schemaAt(schema, e.schemaPath.replace(/\/additionalProperties$/, ''))?.['properties'] as object | undefined) ??
+          {},
+      );
       // Escaped: a key can hold line breaks.
       what += ` '${JSON.stringify(key).slice(1, -1)}'${didYouMean(key, known)}`;
     } else if (e.keyword === 'enum') {
       const allowed = (e.params['allowedValues'] as unknown[]).map(String);
       const value = doc.getIn(pathOf(e.instancePath));
-      const shown = typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? ` '${JSON.stringify(String(value)).slice(1, -1)}'` : '';
+      const shown =
+        typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean'
+          ? ` '${JSON.stringify(String(value)).slice(1, -1)}'`
+          : '';
       what = `must be one of ${allowed.join(', ')}, not${shown || ' this'}${typeof value === 'string' ? didYouMean(value, allowed) : ''}`;
     }
     const text = `${file}:${line}: ${e.instancePath || '(root)'} ${what}`;

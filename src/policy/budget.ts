@@ -35,7 +35,10 @@ export function withBudget<T>(evaluation: () => T): T {
 export function spend(n = 1): void {
   if (!counting) return;
   stepsLeft -= n;
-  if (stepsLeft < 0) throw new BudgetExceeded(`stopped: more than ${MAX_STEPS.toLocaleString('en-US')} evaluation steps on one subject (the evaluation budget)`);
+  if (stepsLeft < 0)
+    throw new BudgetExceeded(
+      `stopped: more than ${MAX_STEPS.toLocaleString('en-US')} evaluation steps on one subject (the evaluation budget)`,
+    );
 }
 
 /**
@@ -52,15 +55,18 @@ export function checkSize(value: unknown, made: string): void {
     if (typeof v === 'string') items += v.length;
     else if (Array.isArray(v)) {
       items += v.length;
-      for (const x of v) if (typeof x === 'object' && x !== null) stack.push(x);
-      else if (typeof x === 'string') items += x.length;
+      for (const x of v)
+        if (typeof x === 'object' && x !== null) stack.push(x);
+        else if (typeof x === 'string') items += x.length;
     } else if (typeof v === 'object' && v !== null) {
       const values = Object.values(v);
       items += values.length;
       for (const x of values) if (typeof x === 'object' || typeof x === 'string') stack.push(x);
     }
     if (items > MAX_VALUE_ITEMS) {
-      throw new BudgetExceeded(`stopped: ${made} made a value of more than ${MAX_VALUE_ITEMS.toLocaleString('en-US')} items (the evaluation budget)`);
+      throw new BudgetExceeded(
+        `stopped: ${made} made a value of more than ${MAX_VALUE_ITEMS.toLocaleString('en-US')} items (the evaluation budget)`,
+      );
     }
     spend(1);
   }

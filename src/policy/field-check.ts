@@ -18,7 +18,11 @@ export function unknownFieldReads(rule: Rule): { path: string; message: string }
   const scopes: { at: string; expr: unknown; heads: ReadonlySet<string> }[] = [
     { at: '/where', expr: rule.where, heads: new Set() },
     { at: '/each', expr: rule.each, heads: new Set() },
-    ...letNames.map((name, i) => ({ at: `/let/${escapePointer(name)}`, expr: rule.let![name], heads: new Set([...item, ...letNames.slice(0, i)]) })),
+    ...letNames.map((name, i) => ({
+      at: `/let/${escapePointer(name)}`,
+      expr: rule.let![name],
+      heads: new Set([...item, ...letNames.slice(0, i)]),
+    })),
     { at: '/assert', expr: rule.assert, heads: decided },
     { at: '/discriminator', expr: rule.discriminator, heads: decided },
     ...(rule.escalate ?? []).map((step, i) => ({ at: `/escalate/${i}/when`, expr: step.when, heads: decided })),

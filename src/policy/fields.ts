@@ -19,13 +19,14 @@ import type { FileFacts } from './subject-data.js';
  */
 export type FieldDoc = string | { doc: string; fields: Readonly<Record<string, FieldDoc>> };
 
-type DocOf<V> = NonNullable<V> extends readonly unknown[]
-  ? string
-  : NonNullable<V> extends object
-    ? string extends keyof NonNullable<V>
-      ? string
-      : string | { doc: string; fields: FieldDocs<NonNullable<V>> }
-    : string;
+type DocOf<V> =
+  NonNullable<V> extends readonly unknown[]
+    ? string
+    : NonNullable<V> extends object
+      ? string extends keyof NonNullable<V>
+        ? string
+        : string | { doc: string; fields: FieldDocs<NonNullable<V>> }
+      : string;
 
 /** One entry per field of T, no more, no fewer. */
 export type FieldDocs<T> = { readonly [K in keyof T]-?: DocOf<T[K]> };
@@ -36,7 +37,8 @@ const COMMON = {
   host: "the host's name",
 } as const;
 
-const FORMERLY_CLAIMED_BY = 'ledger ids that once claimed it and moved to another target (each `{id, current_target, changed_at, last_seen}`), from history';
+const FORMERLY_CLAIMED_BY =
+  'ledger ids that once claimed it and moved to another target (each `{id, current_target, changed_at, last_seen}`), from history';
 
 const fileFacts = (of: string): { doc: string; fields: FieldDocs<FileFacts> } => ({
   doc: `${of}, as the snapshot has it`,
@@ -47,7 +49,7 @@ const fileFacts = (of: string): { doc: string; fields: FieldDocs<FileFacts> } =>
     sha256: '`sha256:<hex>` of its contents',
     inode: 'its inode number',
     is_env: 'whether it was read as an env file',
-    env: 'its env entries as Compose\'s `env_file:` reads them, `{KEY: {digest, shape}}` (later lines win)',
+    env: "its env entries as Compose's `env_file:` reads them, `{KEY: {digest, shape}}` (later lines win)",
     error: 'why it could not be read in full, or null',
   },
 });
@@ -68,7 +70,7 @@ export const SUBJECT_FIELD_DOCS: { readonly [S in SubjectSetName]: FieldDocs<Sub
     name: 'container name (without the leading slash)',
     container_id: 'the first 12 characters of its id',
     image: 'the image it was created from',
-    status: 'the engine\'s state (`running`, `exited`, …)',
+    status: "the engine's state (`running`, `exited`, …)",
     running: 'whether it runs',
     network_mode: '`host`, `none`, `bridge`, a network name, …',
     host_network: 'whether it shares the host network',
@@ -110,7 +112,7 @@ export const SUBJECT_FIELD_DOCS: { readonly [S in SubjectSetName]: FieldDocs<Sub
     link_target: 'where a symlink points',
     error: 'why it could not be read in full, or null',
     is_env: 'whether it was read as an env file',
-    env: 'its env entries as Compose\'s `env_file:` reads them, `{KEY: {digest, shape}}` (later lines win), or null',
+    env: "its env entries as Compose's `env_file:` reads them, `{KEY: {digest, shape}}` (later lines win), or null",
     managed_root: 'the managed root it lies under, or null',
     claimed_by: 'ids of the valid ledger entries whose target it is',
     claimed: 'whether any ledger entry claims it',
@@ -124,7 +126,7 @@ export const SUBJECT_FIELD_DOCS: { readonly [S in SubjectSetName]: FieldDocs<Sub
     line: 'the line the entry starts on',
     valid: 'whether the entry is valid',
     errors: 'why it is not',
-    entry_id: 'the entry\'s `id`, or null',
+    entry_id: "the entry's `id`, or null",
     type: '`container`, `file`, …, or null',
     target: 'the container name or id, or the path, it claims',
     origin: '`declared` or `found`, or null',
@@ -161,14 +163,17 @@ export const SUBJECT_FIELD_DOCS: { readonly [S in SubjectSetName]: FieldDocs<Sub
     index: 'its place in the `mesh.sources` label, or null',
     recorded_digest: 'the digest the `mesh.source-digests` label recorded for it, or null',
     named_by: 'what names it as a source: `label`, `ledger`',
-    reading: 'which consumer\'s reading of the file the container is judged by: `docker` (`--env-file`, literal), `compose` (`env_file:`, dotenv-like) or `either` (nothing says)',
-    reading_evidence: 'why: a Compose label, the `mesh.env-file-syntax` label, the config\'s `envFileSyntax`, or no evidence',
+    reading:
+      "which consumer's reading of the file the container is judged by: `docker` (`--env-file`, literal), `compose` (`env_file:`, dotenv-like) or `either` (nothing says)",
+    reading_evidence:
+      "why: a Compose label, the `mesh.env-file-syntax` label, the config's `envFileSyntax`, or no evidence",
     readings: {
-      doc: 'the file as each reading the consumer may have made gives it, `{KEY: {digest, shape}}` (null: not one of them, or the consumer refuses the file); keys a reading takes from its tool\'s environment are left out',
+      doc: "the file as each reading the consumer may have made gives it, `{KEY: {digest, shape}}` (null: not one of them, or the consumer refuses the file); keys a reading takes from its tool's environment are left out",
       fields: {
         docker: '`docker run --env-file`: values literal',
-        podman: '`podman run --env-file`: as Docker\'s, but a BOM stays in the first key and keys with blanks are taken',
-        compose: 'Compose\'s `env_file:` (docker-compose 1.29): quotes and escapes removed, inline comments cut, values trimmed',
+        podman: "`podman run --env-file`: as Docker's, but a BOM stays in the first key and keys with blanks are taken",
+        compose:
+          "Compose's `env_file:` (docker-compose 1.29): quotes and escapes removed, inline comments cut, values trimmed",
       },
     },
     dropped_keys: 'keys the container holds that no env file it was built from names any more',
@@ -178,7 +183,12 @@ export const SUBJECT_FIELD_DOCS: { readonly [S in SubjectSetName]: FieldDocs<Sub
     ...COMMON,
     container: {
       doc: 'the container',
-      fields: { name: 'its name', running: 'whether it runs', status: 'its state', proc_available: 'whether /proc of its process was read' },
+      fields: {
+        name: 'its name',
+        running: 'whether it runs',
+        status: 'its state',
+        proc_available: 'whether /proc of its process was read',
+      },
     },
     type: '`bind`, `volume`, `tmpfs`, …',
     source: 'host path (or volume name)',
@@ -188,12 +198,16 @@ export const SUBJECT_FIELD_DOCS: { readonly [S in SubjectSetName]: FieldDocs<Sub
     host_file: fileFacts('the host file (`env` not shown)'),
     seen: {
       doc: 'what the container sees of a single-file bind, from /proc, or null',
-      fields: { inode: 'its inode', sha256: '`sha256:<hex>` of its contents', error: 'why it could not be read, or null' },
+      fields: {
+        inode: 'its inode',
+        sha256: '`sha256:<hex>` of its contents',
+        error: 'why it could not be read, or null',
+      },
     },
   },
   host: {
     ...COMMON,
-    hostname: 'the host\'s name',
+    hostname: "the host's name",
     node: 'the node the ledger names, or null',
     adopted: 'whether the ledger says the node was adopted',
     complete: 'whether everything was read',
@@ -223,7 +237,11 @@ export const docText = (doc: FieldDoc): string => (typeof doc === 'string' ? doc
  * (as far as the fields are known: into a map, a list or a value, any further step is allowed).
  * `heads` are names the scope has beside the fields (`let` names, `item`).
  */
-export function unknownFieldOf(set: SubjectSetName, parts: readonly string[], heads: ReadonlySet<string> = new Set()): string | null {
+export function unknownFieldOf(
+  set: SubjectSetName,
+  parts: readonly string[],
+  heads: ReadonlySet<string> = new Set(),
+): string | null {
   if (heads.has(parts[0]!)) return null;
   let fields: Readonly<Record<string, FieldDoc>> = SUBJECT_FIELD_DOCS[set];
   for (let i = 0; i < parts.length; i++) {

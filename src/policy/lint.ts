@@ -15,14 +15,20 @@ export interface LintWarning {
   ruleId: string;
   /** The rule's field the expression is in: `assert`, `where`, `let/NAME`, `escalate/0/when`, … */
   field: string;
-  code: 'missing-compares-as-zero' | 'loose-equality' | 'all-on-empty-list' | 'some-on-empty-list' | 'numbers-compared-as-text';
+  code:
+    | 'missing-compares-as-zero'
+    | 'loose-equality'
+    | 'all-on-empty-list'
+    | 'some-on-empty-list'
+    | 'numbers-compared-as-text';
   message: string;
 }
 
 type Found = { pointer: string; code: LintWarning['code']; message: string };
 
 const ORDERING = new Set(['<', '<=', '>', '>=']);
-const isOperation = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v) && Object.keys(v).length === 1;
+const isOperation = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v) && Object.keys(v).length === 1;
 const argsOf = (v: unknown): unknown[] => (Array.isArray(v) ? v : [v]);
 const show = (v: unknown): string => JSON.stringify(v);
 
@@ -37,10 +43,19 @@ function varWithoutDefault(v: unknown): string | undefined {
 
 /** A number written, or what an arithmetic operation or `count` gives. */
 const NUMBER_OPERATORS = new Set(['count', '+', '-', '*', '/', '%', 'min', 'max']);
-const isNumberLike = (v: unknown): boolean => typeof v === 'number' || (isOperation(v) && NUMBER_OPERATORS.has(Object.keys(v)[0]!));
+const isNumberLike = (v: unknown): boolean =>
+  typeof v === 'number' || (isOperation(v) && NUMBER_OPERATORS.has(Object.keys(v)[0]!));
 
 const literalType = (v: unknown): string | undefined =>
-  isOperation(v) ? undefined : v === null ? 'null' : Array.isArray(v) ? (v.some(isOperation) ? undefined : 'array') : typeof v;
+  isOperation(v)
+    ? undefined
+    : v === null
+      ? 'null'
+      : Array.isArray(v)
+        ? v.some(isOperation)
+          ? undefined
+          : 'array'
+        : typeof v;
 const NUMERIC_TEXT = /^\s*[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?\s*$/;
 
 /** Whether an earlier sibling of an `and`/`or` already looks at whether LIST is empty. */
@@ -57,7 +72,10 @@ function guarded(list: unknown, earlier: readonly unknown[]): boolean {
 }
 
 function walk(expr: unknown, at: string, earlier: readonly unknown[], out: Found[]): void {
-  if (Array.isArray(expr)) { expr.forEach((e, i) => walk(e, `${at}/${i}`, [], out)); return; }
+  if (Array.isArray(expr)) {
+    expr.forEach((e, i) => walk(e, `${at}/${i}`, [], out));
+    return;
+  }
   if (!isOperation(expr)) return;
   const [op, raw] = Object.entries(expr)[0]!;
   const args = argsOf(raw);
@@ -139,10 +157,19 @@ export async function lintPack(pack: PolicyPack): Promise<LintWarning[]> {
       if (expr === undefined) continue;
       const found: Found[] = [];
       walk(expr, `${base}/${field}`, [], found);
-      for (const f of found) warnings.push({ file: pack.file, line: lineAt(doc, lines, f.pointer), ruleId: rule.id, field, code: f.code, message: f.message });
+      for (const f of found)
+        warnings.push({
+          file: pack.file,
+          line: lineAt(doc, lines, f.pointer),
+          ruleId: rule.id,
+          field,
+          code: f.code,
+          message: f.message,
+        });
     }
   });
   return warnings.sort((a, b) => a.line - b.line);
 }
 
-export const formatWarning = (w: LintWarning): string => `${w.file}:${w.line}: warning: rule ${w.ruleId}: ${w.field}: ${w.message} [${w.code}]`;
+export const formatWarning = (w: LintWarning): string =>
+  `${w.file}:${w.line}: warning: rule ${w.ruleId}: ${w.field}: ${w.message} [${w.code}]`;

@@ -48,7 +48,11 @@ function precompiled(file: string, text: string): PolicyPack | undefined {
     return undefined; // not built (tsc alone)
   }
   if (ready.fingerprint !== packFingerprint(text)) return undefined;
-  return { file, pack: ready.pack, rules: ready.rules.map(({ line, ...rule }) => ({ ...rule, source: { file, line } })) };
+  return {
+    file,
+    pack: ready.pack,
+    rules: ready.rules.map(({ line, ...rule }) => ({ ...rule, source: { file, line } })),
+  };
 }
 
 /** The JSON Schema of a policy pack, shipped beside the pack (editors use it too). */
@@ -76,10 +80,14 @@ function fail(file: string, line: number, ruleId: string | undefined, message: s
 }
 
 export async function loadPolicyFile(file: string): Promise<PolicyPack> {
-  const text = (file === DEFAULT_POLICY ? EMBEDDED?.files['policies/mesh-core.yaml'] : undefined) ?? (await readInput(file, 'policy'));
+  const text =
+    (file === DEFAULT_POLICY ? EMBEDDED?.files['policies/mesh-core.yaml'] : undefined) ??
+    (await readInput(file, 'policy'));
   const pack = precompiled(file, text) ?? (await parsePolicyPack(file, text));
   // The shipped pack's rules are documented in the README (their default link); no other pack's are.
-  return file === DEFAULT_POLICY ? { ...pack, shipped: true, rules: pack.rules.map((r) => ({ ...r, shipped: true })) } : pack;
+  return file === DEFAULT_POLICY
+    ? { ...pack, shipped: true, rules: pack.rules.map((r) => ({ ...r, shipped: true })) }
+    : pack;
 }
 
 /**
@@ -87,7 +95,11 @@ export async function loadPolicyFile(file: string): Promise<PolicyPack> {
  * `checkFields: false` leaves out the check of the fields rules read against their subject set: only
  * for expressions over data that is no subject set (the JSON Logic conformance suite's cases).
  */
-export async function parsePolicyPack(file: string, text: string, options: { checkFields?: boolean } = {}): Promise<PolicyPack> {
+export async function parsePolicyPack(
+  file: string,
+  text: string,
+  options: { checkFields?: boolean } = {},
+): Promise<PolicyPack> {
   const { doc, lines, value } = parseYaml(text, file);
 
   const validate = await packValidator();
@@ -95,7 +107,10 @@ export async function parsePolicyPack(file: string, text: string, options: { che
     // Every schema error at once (one per place and kind), in file order: a pack is fixed in one pass.
     const seen = new Set<string>();
     const found = validate.errors!.flatMap((e) => {
-      const extra = e.keyword === 'additionalProperties' ? ` '${JSON.stringify(String(e.params['additionalProperty'])).slice(1, -1)}'` : ''; // escaped: a key can hold line breaks
+      const extra =
+        e.keyword === 'additionalProperties'
+          ? ` '${JSON.stringify(String(e.params['additionalProperty'])).slice(1, -1)}'`
+          : ''; // escaped: a key can hold line breaks
       const allowed = e.keyword === 'enum' ? `: ${(e.params['allowedValues'] as unknown[]).join(', ')}` : '';
       const line = lineAt(doc, lines, e.instancePath);
       const ruleId = ruleIdAt(value, e.instancePath);
@@ -104,32 +119,50 @@ export async function parsePolicyPack(file: string, text: string, options: { che
       seen.add(text);
       return [{ line, text }];
     });
-    throw new MeshAuditError(found.sort((a, b) => a.line - b.line).map((f) => f.text).join('\n'));
+    throw new MeshAuditError(
+      found
+        .sort((a, b) => a.line - b.line)
+        .map((f) => f.text)
+        .join('\n'),
+    );
   }
   const pack = value as { pack: PolicyPack['pack']; rules: Rule[] };
 
   // Every problem of every rule is collected, then reported together.
   const problems: string[] = [];
-  const report = (line: number, ruleId: string, message: string) => problems.push(`${file}:${line}: rule ${ruleId}: ${message}`);
+  const report = (line: number, ruleId: string, message: string) =>
+    problems.push(`${file}:${line}: rule ${ruleId}: ${message}`);
   const rules: LoadedRule[] = pack.rules.map((rule, index) => {
     const at = `/rules/${index}`;
     for (const field of ['where', 'each', 'discriminator', 'assert'] as const) {
       if (rule[field] === undefined) continue;
-      for (const problem of checkLogic(rule[field], `${at}/${field}`)) report(lineAt(doc, lines, problem.path), rule.id, `${problem.path.slice(at.length + 1)}: ${problem.message}`);
+      for (const problem of checkLogic(rule[field], `${at}/${field}`))
+        report(lineAt(doc, lines, problem.path), rule.id, `${problem.path.slice(at.length + 1)}: ${problem.message}`);
     }
     for (const [name, expr] of Object.entries(rule.let ?? {})) {
-      for (const problem of checkLogic(expr, `${at}/let/${name}`)) report(lineAt(doc, lines, problem.path), rule.id, `${problem.path.slice(at.length + 1)}: ${problem.message}`);
+      for (const problem of checkLogic(expr, `${at}/let/${name}`))
+        report(lineAt(doc, lines, problem.path), rule.id, `${problem.path.slice(at.length + 1)}: ${problem.message}`);
     }
     (rule.escalate ?? []).forEach((step, i) => {
-      for (const problem of checkLogic(step.when, `${at}/escalate/${i}/when`)) report(lineAt(doc, lines, problem.path), rule.id, `${problem.path.slice(at.length + 1)}: ${problem.message}`);
+      for (const problem of checkLogic(step.when, `${at}/escalate/${i}/when`))
+        report(lineAt(doc, lines, problem.path), rule.id, `${problem.path.slice(at.length + 1)}: ${problem.message}`);
     });
     // A field the subject set does not have, read anywhere the rule decides (a misspelt `var` reads null).
-    for (const problem of options.checkFields === false ? [] : unknownFieldReads(rule)) report(lineAt(doc, lines, `${at}${problem.path}`), rule.id, `${problem.path.slice(1)}: ${problem.message}`);
-    const known = new Set([...SUBJECT_FIELDS[rule.subject], ...Object.keys(rule.let ?? {}), ...(rule.each !== undefined ? ['item'] : [])]);
+    for (const problem of options.checkFields === false ? [] : unknownFieldReads(rule))
+      report(lineAt(doc, lines, `${at}${problem.path}`), rule.id, `${problem.path.slice(1)}: ${problem.message}`);
+    const known = new Set([
+      ...SUBJECT_FIELDS[rule.subject],
+      ...Object.keys(rule.let ?? {}),
+      ...(rule.each !== undefined ? ['item'] : []),
+    ]);
     for (const name of placeholders(rule.message)) {
       const head = name.split('.')[0]!;
       if (!known.has(head)) {
-        report(lineAt(doc, lines, `${at}/message`), rule.id, `message: unknown placeholder {${name}} (known: ${[...known].sort().join(', ')})`);
+        report(
+          lineAt(doc, lines, `${at}/message`),
+          rule.id,
+          `message: unknown placeholder {${name}} (known: ${[...known].sort().join(', ')})`,
+        );
       }
     }
     return { ...rule, source: { file, line: lineAt(doc, lines, `${at}/id`) }, pack: pack.pack.id };
@@ -164,7 +197,8 @@ export interface PolicyChoice {
 
 export const SHIPPED_ONLY: PolicyChoice = { added: [], shipped: true };
 
-const shippedText = async (): Promise<string> => EMBEDDED?.files['policies/mesh-core.yaml'] ?? (await readInput(DEFAULT_POLICY, 'policy'));
+const shippedText = async (): Promise<string> =>
+  EMBEDDED?.files['policies/mesh-core.yaml'] ?? (await readInput(DEFAULT_POLICY, 'policy'));
 
 /**
  * Loads the packs a run evaluates: the shipped pack (unless `choice.shipped` is false) and every added
@@ -175,9 +209,15 @@ const shippedText = async (): Promise<string> => EMBEDDED?.files['policies/mesh-
 export async function loadPolicies(choice: PolicyChoice = SHIPPED_ONLY): Promise<PolicyPack[]> {
   const { added, shipped } = choice;
   if (!shipped && added.length === 0) {
-    throw new MeshAuditError('--no-default-policy (or defaultPolicy: false) leaves no rule to run: name the pack that replaces the shipped one with --policy FILE');
+    throw new MeshAuditError(
+      '--no-default-policy (or defaultPolicy: false) leaves no rule to run: name the pack that replaces the shipped one with --policy FILE',
+    );
   }
-  const files = [...new Set((await Promise.all(added.map(expandPolicyPath))).flat().map((f) => (f === DEFAULT_POLICY ? f : resolve(f))))];
+  const files = [
+    ...new Set(
+      (await Promise.all(added.map(expandPolicyPath))).flat().map((f) => (f === DEFAULT_POLICY ? f : resolve(f))),
+    ),
+  ];
   const packs: PolicyPack[] = [];
   let shippedFingerprint: string | undefined;
   if (shipped) {
@@ -185,7 +225,8 @@ export async function loadPolicies(choice: PolicyChoice = SHIPPED_ONLY): Promise
     if (files.length > 0) shippedFingerprint = packFingerprint(await shippedText());
   }
   for (const file of files) {
-    if (shipped && (file === DEFAULT_POLICY || packFingerprint(await readInput(file, 'policy')) === shippedFingerprint)) continue;
+    if (shipped && (file === DEFAULT_POLICY || packFingerprint(await readInput(file, 'policy')) === shippedFingerprint))
+      continue;
     packs.push(await loadPolicyFile(file));
   }
   const shippedId = shipped ? packs[0]?.pack.id : undefined;
@@ -207,7 +248,13 @@ export async function loadPolicies(choice: PolicyChoice = SHIPPED_ONLY): Promise
   for (const rule of packs.flatMap((p) => p.rules)) {
     for (const key of [rule.id, rule.name]) {
       const other = seen.get(key);
-      if (other) fail(rule.source.file, rule.source.line, rule.id, `duplicate rule ${key === rule.id ? 'id' : 'name'} '${key}' (first at ${other.source.file}:${other.source.line})${clash(other.source)}`);
+      if (other)
+        fail(
+          rule.source.file,
+          rule.source.line,
+          rule.id,
+          `duplicate rule ${key === rule.id ? 'id' : 'name'} '${key}' (first at ${other.source.file}:${other.source.line})${clash(other.source)}`,
+        );
       seen.set(key, rule);
     }
   }

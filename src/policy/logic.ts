@@ -12,8 +12,30 @@ const CONTROL_OPERATORS = ['if', '?:', 'and', 'or', 'filter', 'map', 'reduce', '
 
 /** Table operators kept from json-logic-js; `log` is left out (it prints to stdout). */
 const BUILTIN_OPERATORS = [
-  '==', '===', '!=', '!==', '>', '>=', '<', '<=', '!!', '!', '%', 'in', 'cat', 'substr',
-  '+', '*', '-', '/', 'min', 'max', 'merge', 'var', 'missing', 'missing_some',
+  '==',
+  '===',
+  '!=',
+  '!==',
+  '>',
+  '>=',
+  '<',
+  '<=',
+  '!!',
+  '!',
+  '%',
+  'in',
+  'cat',
+  'substr',
+  '+',
+  '*',
+  '-',
+  '/',
+  'min',
+  'max',
+  'merge',
+  'var',
+  'missing',
+  'missing_some',
 ];
 
 jsonLogic.rm_operation('log');
@@ -47,12 +69,14 @@ function pathParts(path: string): readonly string[] {
  * json-logic-js. Numbers and booleans have none (json-logic-js would reach `toFixed` and the like).
  * A string passes as `object`: Object.hasOwn and indexing treat it as its String wrapper.
  */
-const steppable = (data: unknown): data is object => (typeof data === 'object' && data !== null) || typeof data === 'string';
+const steppable = (data: unknown): data is object =>
+  (typeof data === 'object' && data !== null) || typeof data === 'string';
 
 export function resolvePath(data: unknown, parts: readonly string[]): unknown {
   if (parts.length === 0) return data;
   if (!steppable(data)) return undefined;
-  if (parts.length === 1) return Object.hasOwn(data, parts[0]!) ? (data as Record<string, unknown>)[parts[0]!] : undefined;
+  if (parts.length === 1)
+    return Object.hasOwn(data, parts[0]!) ? (data as Record<string, unknown>)[parts[0]!] : undefined;
   for (let take = parts.length; take >= 1; take--) {
     const key = parts.slice(0, take).join('.');
     if (Object.hasOwn(data, key)) {
@@ -75,7 +99,8 @@ export function pathResolver(parts: readonly string[]): (data: unknown) => unkno
     return (data) => (steppable(data) && Object.hasOwn(data, key) ? (data as Record<string, unknown>)[key] : undefined);
   }
   const tries: { key: string; rest: (data: unknown) => unknown }[] = [];
-  for (let take = parts.length; take >= 1; take--) tries.push({ key: parts.slice(0, take).join('.'), rest: pathResolver(parts.slice(take)) });
+  for (let take = parts.length; take >= 1; take--)
+    tries.push({ key: parts.slice(0, take).join('.'), rest: pathResolver(parts.slice(take)) });
   return (data) => {
     if (!steppable(data)) return undefined;
     for (const { key, rest } of tries) {
@@ -111,7 +136,9 @@ const measured = (made: string, fn: (...args: unknown[]) => unknown) =>
     checkSize(value, made);
     return value;
   };
-const budgetedMerge = measured('merge', (...lists: unknown[]) => lists.flatMap((l) => (Array.isArray(l) ? (l as unknown[]) : [l])));
+const budgetedMerge = measured('merge', (...lists: unknown[]) =>
+  lists.flatMap((l) => (Array.isArray(l) ? (l as unknown[]) : [l])),
+);
 const budgetedCat = measured('cat', (...args: unknown[]) => args.join(''));
 jsonLogic.add_operation('merge', budgetedMerge);
 jsonLogic.add_operation('cat', budgetedCat);
@@ -136,13 +163,16 @@ export type Logic = unknown;
  * Operators a rule author may write expecting something else: refused when a pack loads, with what
  * to write instead (README, "Writing rules").
  */
-const REFUSED_OPERATORS: Readonly<Record<string, string>> = Object.assign(Object.create(null) as Record<string, string>, {
-  log: "unknown operator 'log' (removed: it prints to stdout, where JSON or SARIF may be written)",
-  every:
-    "operator 'every' is not part of mesh-audit's JSON Logic: it once compared each item with a value rather than running a test per item. " +
-    'For a test per item that holds on an empty list write {"none": [LIST, {"!": TEST}]}; ' +
-    'to compare each item with a value, {"all_equal_to": [LIST, VALUE]}',
-});
+const REFUSED_OPERATORS: Readonly<Record<string, string>> = Object.assign(
+  Object.create(null) as Record<string, string>,
+  {
+    log: "unknown operator 'log' (removed: it prints to stdout, where JSON or SARIF may be written)",
+    every:
+      "operator 'every' is not part of mesh-audit's JSON Logic: it once compared each item with a value rather than running a test per item. " +
+      'For a test per item that holds on an empty list write {"none": [LIST, {"!": TEST}]}; ' +
+      'to compare each item with a value, {"all_equal_to": [LIST, VALUE]}',
+  },
+);
 
 /**
  * Problems of an expression found without running it: unknown operators, and objects that are
@@ -154,13 +184,23 @@ export function checkLogic(expr: Logic, at = ''): { path: string; message: strin
   if (expr === null || typeof expr !== 'object') return [];
   const keys = Object.keys(expr);
   if (keys.length !== 1) {
-    return [{ path: at, message: `an object here must be one operation like {"var": "name"}, found keys ${JSON.stringify(keys)}` }];
+    return [
+      {
+        path: at,
+        message: `an object here must be one operation like {"var": "name"}, found keys ${JSON.stringify(keys)}`,
+      },
+    ];
   }
   const op = keys[0]!;
   const refused = REFUSED_OPERATORS[op];
   if (refused !== undefined) return [{ path: at, message: refused }];
   if (!KNOWN_OPERATORS.has(op)) {
-    return [{ path: at, message: `unknown operator '${op}' (JSON Logic takes every single-key object for an operation: objects cannot be written literally in a rule)` }];
+    return [
+      {
+        path: at,
+        message: `unknown operator '${op}' (JSON Logic takes every single-key object for an operation: objects cannot be written literally in a rule)`,
+      },
+    ];
   }
   return checkLogic((expr as Record<string, unknown>)[op], `${at}/${escapePointer(op)}`);
 }
@@ -209,7 +249,8 @@ function walkReads(expr: unknown, at: string, out: { reads: ScopeRead[]; opaque:
   if (expr === null || typeof expr !== 'object') return;
   for (const [op, args] of Object.entries(expr)) {
     const list: unknown[] = Array.isArray(args) ? args : [args];
-    const argAt = (i: number) => (Array.isArray(args) ? `${at}/${escapePointer(op)}/${i}` : `${at}/${escapePointer(op)}`);
+    const argAt = (i: number) =>
+      Array.isArray(args) ? `${at}/${escapePointer(op)}/${i}` : `${at}/${escapePointer(op)}`;
     const literal = (v: unknown, pointer: string, steps: (s: string) => string[]) => {
       if (typeof v === 'string' && v !== '') out.reads.push({ steps: steps(v), pointer });
       else walkReads(v, pointer, out);
@@ -259,25 +300,28 @@ type TableOperator = (this: unknown, ...args: unknown[]) => unknown;
  * `all`, `none`, `some`, the arithmetic, `missing`, dotted names, unknown ones — is left to `apply`
  * itself, whole, so it behaves (and fails) exactly as before.
  */
-const FAST_OPERATORS: Record<string, TableOperator> = Object.assign(Object.create(null) as Record<string, TableOperator>, {
-  '==': (a: unknown, b: unknown) => a == b,
-  '===': (a: unknown, b: unknown) => a === b,
-  '!=': (a: unknown, b: unknown) => a != b,
-  '!==': (a: unknown, b: unknown) => a !== b,
-  // The comparisons keep json-logic-js's own loose semantics on any JSON value, hence `any`.
-  /* eslint-disable @typescript-eslint/no-explicit-any, @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-call */
-  '>': (a: any, b: any) => a > b,
-  '>=': (a: any, b: any) => a >= b,
-  '<': (a: any, b: any, c: any) => (c === undefined ? a < b : a < b && b < c),
-  '<=': (a: any, b: any, c: any) => (c === undefined ? a <= b : a <= b && b <= c),
-  '!!': (a: unknown) => jsonLogic.truthy(a),
-  '!': (a: unknown) => !jsonLogic.truthy(a),
-  in: (a: unknown, b: any) => (!b || typeof b.indexOf === 'undefined' ? false : b.indexOf(a) !== -1),
-  /* eslint-enable @typescript-eslint/no-explicit-any, @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-call */
-  cat: budgetedCat,
-  var: ownVar,
-  ...Object.fromEntries(CUSTOM_OPERATORS.map((op) => [op.name, budgetedCustom(op)])),
-});
+const FAST_OPERATORS: Record<string, TableOperator> = Object.assign(
+  Object.create(null) as Record<string, TableOperator>,
+  {
+    '==': (a: unknown, b: unknown) => a == b,
+    '===': (a: unknown, b: unknown) => a === b,
+    '!=': (a: unknown, b: unknown) => a != b,
+    '!==': (a: unknown, b: unknown) => a !== b,
+    // The comparisons keep json-logic-js's own loose semantics on any JSON value, hence `any`.
+    /* eslint-disable @typescript-eslint/no-explicit-any, @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-call */
+    '>': (a: any, b: any) => a > b,
+    '>=': (a: any, b: any) => a >= b,
+    '<': (a: any, b: any, c: any) => (c === undefined ? a < b : a < b && b < c),
+    '<=': (a: any, b: any, c: any) => (c === undefined ? a <= b : a <= b && b <= c),
+    '!!': (a: unknown) => jsonLogic.truthy(a),
+    '!': (a: unknown) => !jsonLogic.truthy(a),
+    in: (a: unknown, b: any) => (!b || typeof b.indexOf === 'undefined' ? false : b.indexOf(a) !== -1),
+    /* eslint-enable @typescript-eslint/no-explicit-any, @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-call */
+    cat: budgetedCat,
+    var: ownVar,
+    ...Object.fromEntries(CUSTOM_OPERATORS.map((op) => [op.name, budgetedCustom(op)])),
+  },
+);
 
 type Compiled = (data: unknown) => unknown;
 const compiled = new WeakMap<object, Compiled>();
@@ -316,7 +360,13 @@ function compile(logic: unknown): Compiled {
       return current;
     };
   }
-  if (op === 'var' && typeof values[0] === 'string' && values.length <= 2 && !isLogic(values[1]) && !Array.isArray(values[1])) {
+  if (
+    op === 'var' &&
+    typeof values[0] === 'string' &&
+    values.length <= 2 &&
+    !isLogic(values[1]) &&
+    !Array.isArray(values[1])
+  ) {
     // A constant path (what rules write): resolved by closures made once, not split and joined per call.
     if (values[0] === '') return (data) => data;
     const resolve = pathResolver(pathParts(values[0]));
@@ -329,7 +379,11 @@ function compile(logic: unknown): Compiled {
   const fn = FAST_OPERATORS[op];
   if (fn === undefined) return (data) => jsonLogic.apply(logic, data) as unknown;
   const parts = values.map(compile);
-  return (data) => fn.apply(data, parts.map((p) => p(data)));
+  return (data) =>
+    fn.apply(
+      data,
+      parts.map((p) => p(data)),
+    );
 }
 
 export function applyLogic(expr: Logic, data: unknown): unknown {

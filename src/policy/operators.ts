@@ -78,7 +78,8 @@ export const CUSTOM_OPERATORS: readonly OperatorDoc[] = [
       const maps = readings.filter(isRecord);
       if (maps.length === 0) return [];
       const h = isRecord(held) ? held : {};
-      const differs = (m: Record<string, unknown>, k: string): boolean => Object.hasOwn(m, k) && (!Object.hasOwn(h, k) || !sameValue(digestOf(own(h, k)), digestOf(own(m, k))));
+      const differs = (m: Record<string, unknown>, k: string): boolean =>
+        Object.hasOwn(m, k) && (!Object.hasOwn(h, k) || !sameValue(digestOf(own(h, k)), digestOf(own(m, k))));
       const keys = maps.length === 1 ? Object.keys(maps[0]!) : [...new Set(maps.flatMap((m) => Object.keys(m)))];
       return keys.filter((k) => maps.every((m) => differs(m, k))).sort();
     },
@@ -88,7 +89,10 @@ export const CUSTOM_OPERATORS: readonly OperatorDoc[] = [
     usage: '{"get": [OBJECT, KEY, DEFAULT?]}',
     doc: "Own property KEY of OBJECT, taken whole (a key may contain dots: `mesh.module`); DEFAULT or null when absent. A string's own properties are its indexes and `length`.",
     fn: (obj, key, fallback) => {
-      const v = isRecord(obj) || Array.isArray(obj) || typeof obj === 'string' ? own(obj as Record<string, unknown>, String(key)) : undefined;
+      const v =
+        isRecord(obj) || Array.isArray(obj) || typeof obj === 'string'
+          ? own(obj as Record<string, unknown>, String(key))
+          : undefined;
       return v === undefined ? (fallback === undefined ? null : fallback) : v;
     },
   },
@@ -102,7 +106,10 @@ export const CUSTOM_OPERATORS: readonly OperatorDoc[] = [
     name: 'join',
     usage: '{"join": [LIST, SEPARATOR]}',
     doc: 'The items of LIST as text, joined by SEPARATOR (default ", ").',
-    fn: (list, sep) => asArray(list).map((x) => (typeof x === 'string' ? x : JSON.stringify(x))).join(typeof sep === 'string' ? sep : ', '),
+    fn: (list, sep) =>
+      asArray(list)
+        .map((x) => (typeof x === 'string' ? x : JSON.stringify(x)))
+        .join(typeof sep === 'string' ? sep : ', '),
   },
   {
     name: 'keys',

@@ -163,7 +163,11 @@ export interface ContainerSourceData {
   reading: 'docker' | 'compose' | 'either';
   reading_evidence: string;
   /** The file as each reading the consumer may have made gives it (null: not one of them, or refused). */
-  readings: { docker: Record<string, SafeValue> | null; podman: Record<string, SafeValue> | null; compose: Record<string, SafeValue> | null };
+  readings: {
+    docker: Record<string, SafeValue> | null;
+    podman: Record<string, SafeValue> | null;
+    compose: Record<string, SafeValue> | null;
+  };
   dropped_keys: string[];
   dropped_evidence: Record<string, string>;
 }

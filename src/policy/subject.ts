@@ -1,6 +1,13 @@
 import type { SubjectSetName } from './types.js';
 import type { Problem } from '../snapshot/types.js';
-import type { ContainerData, ContainerSourceData, FileData, HostData, LedgerEntryData, MountData } from './subject-data.js';
+import type {
+  ContainerData,
+  ContainerSourceData,
+  FileData,
+  HostData,
+  LedgerEntryData,
+  MountData,
+} from './subject-data.js';
 
 export interface PhysicalLocation {
   path: string;
@@ -30,20 +37,30 @@ export interface UnknownFact {
 }
 
 /** The fields of an object of fixed shape a rule's path may go into (not a map such as `env`, not a list). */
-type InnerFields<V> = V extends readonly unknown[] ? never : V extends object ? (string extends keyof V ? never : keyof V & string) : never;
+type InnerFields<V> = V extends readonly unknown[]
+  ? never
+  : V extends object
+    ? string extends keyof V
+      ? never
+      : keyof V & string
+    : never;
 
 /**
  * A field of subject data `D` as an unknown fact names it: a field, or a field of one of its objects
  * (`container.claimed_by`, `endpoints.loopback`). A misspelt field is a type error.
  */
-export type FieldPath<D> = { [K in keyof D & string]-?: K | `${K}.${InnerFields<NonNullable<D[K]>>}` }[keyof D & string];
+export type FieldPath<D> = { [K in keyof D & string]-?: K | `${K}.${InnerFields<NonNullable<D[K]>>}` }[keyof D &
+  string];
 
 /**
  * The unknown facts of a subject whose data is `D` (given explicitly: `unknownFacts<FileData>(…)`;
  * without it no field is accepted), all from one source not read, for one reason.
  */
-export const unknownFacts = <D extends object = object>(source: Problem['source'], reason: string, fields: readonly NoInfer<FieldPath<D>>[]): UnknownFact[] =>
-  fields.map((field) => ({ field, source, reason }));
+export const unknownFacts = <D extends object = object>(
+  source: Problem['source'],
+  reason: string,
+  fields: readonly NoInfer<FieldPath<D>>[],
+): UnknownFact[] => fields.map((field) => ({ field, source, reason }));
 
 /** The data of each subject set: what rules read (src/policy/subject-data.ts, fields in src/policy/fields.ts). */
 export interface SubjectDataOf {

@@ -42,7 +42,9 @@ function display(value: unknown): string {
   if (typeof value === 'object') {
     if (Object.hasOwn(value, 'shape')) return String((value as { shape: unknown }).shape);
     // Field by field, so that a safe value nested anywhere still prints as its shape.
-    return Object.entries(value).map(([k, v]) => `${k}=${display(v)}`).join(', ');
+    return Object.entries(value)
+      .map(([k, v]) => `${k}=${display(v)}`)
+      .join(', ');
   }
   return String(value);
 }

@@ -20,14 +20,54 @@ export type Standing =
 
 /** In the order a person reads them, with what each means and whether a finding putting a resource there blocks. */
 export const STANDINGS: readonly { standing: Standing; title: string; blocking: boolean; meaning: string }[] = [
-  { standing: 'declared-present', title: 'declared and present', blocking: false, meaning: 'the host wrote it and it is there' },
-  { standing: 'declared-missing', title: 'declared and missing', blocking: true, meaning: 'the ledger says the host applied it, but it is not there' },
-  { standing: 'found-recorded', title: 'found and recorded', blocking: false, meaning: 'adopted as found: it will be held and never removed' },
-  { standing: 'drifted', title: 'drifted from what it was built from', blocking: true, meaning: 'it runs with values or files its sources no longer say; recreate it' },
-  { standing: 'mesh-unclaimed', title: 'written by the mesh but unclaimed', blocking: true, meaning: 'mesh labels or sources name it, no ledger entry claims it' },
-  { standing: 'unknown-unrecorded', title: 'unknown origin and unrecorded', blocking: true, meaning: 'nothing records it: after migration it would become "found" and be held for ever' },
-  { standing: 'stale-former-target', title: 'stale at a former target', blocking: true, meaning: 'a ledger entry moved away from it and it stayed' },
-  { standing: 'double-claimed', title: 'claimed by two entries', blocking: true, meaning: 'two ledger entries claim it; removing either removes the other\'s' },
+  {
+    standing: 'declared-present',
+    title: 'declared and present',
+    blocking: false,
+    meaning: 'the host wrote it and it is there',
+  },
+  {
+    standing: 'declared-missing',
+    title: 'declared and missing',
+    blocking: true,
+    meaning: 'the ledger says the host applied it, but it is not there',
+  },
+  {
+    standing: 'found-recorded',
+    title: 'found and recorded',
+    blocking: false,
+    meaning: 'adopted as found: it will be held and never removed',
+  },
+  {
+    standing: 'drifted',
+    title: 'drifted from what it was built from',
+    blocking: true,
+    meaning: 'it runs with values or files its sources no longer say; recreate it',
+  },
+  {
+    standing: 'mesh-unclaimed',
+    title: 'written by the mesh but unclaimed',
+    blocking: true,
+    meaning: 'mesh labels or sources name it, no ledger entry claims it',
+  },
+  {
+    standing: 'unknown-unrecorded',
+    title: 'unknown origin and unrecorded',
+    blocking: true,
+    meaning: 'nothing records it: after migration it would become "found" and be held for ever',
+  },
+  {
+    standing: 'stale-former-target',
+    title: 'stale at a former target',
+    blocking: true,
+    meaning: 'a ledger entry moved away from it and it stayed',
+  },
+  {
+    standing: 'double-claimed',
+    title: 'claimed by two entries',
+    blocking: true,
+    meaning: "two ledger entries claim it; removing either removes the other's",
+  },
 ];
 
 /**
@@ -40,7 +80,14 @@ export const STANDING_TAG = 'standing:';
 const TAGGED = new Set<string>([...STANDINGS.map((s) => s.standing), 'unrecorded']);
 
 /** When two rules put one resource in two standings, the one earlier here is shown (and planned). */
-const PRECEDENCE: readonly Standing[] = ['double-claimed', 'stale-former-target', 'mesh-unclaimed', 'unknown-unrecorded', 'declared-missing', 'drifted'];
+const PRECEDENCE: readonly Standing[] = [
+  'double-claimed',
+  'stale-former-target',
+  'mesh-unclaimed',
+  'unknown-unrecorded',
+  'declared-missing',
+  'drifted',
+];
 
 /** A finding that keeps the node from being ready: an error, or one that puts a resource in a blocking standing. */
 export interface Blocker {
@@ -122,7 +169,11 @@ const draftKey = (kind: string, id: string) => `${kind}\u0000${id}`;
  * profile's rules put it in. A resource no standing-tagged finding is about stands on its claims
  * (declared or found) or, unclaimed, on what it is — and then blocks nothing: only findings block.
  */
-export function buildInventory(subjects: SubjectSets, findings: readonly Finding[], rules: readonly LoadedRule[]): Inventory {
+export function buildInventory(
+  subjects: SubjectSets,
+  findings: readonly Finding[],
+  rules: readonly LoadedRule[],
+): Inventory {
   const ruleById = new Map(rules.map((r) => [r.id, r]));
   const validLedger = subjects.ledger.map((s) => s.data).filter((d) => d.valid);
   const entryById = new Map(validLedger.map((d) => [d.id, d]));
@@ -130,28 +181,56 @@ export function buildInventory(subjects: SubjectSets, findings: readonly Finding
   const { blockers, unplaced } = assignFindings(drafts, entryById, findings, ruleById);
   const rows: InventoryRow[] = [...drafts.values()].map((d) => rowOf(d, ruleById));
   const order = new Map(STANDINGS.map((s, i) => [s.standing, i]));
-  rows.sort((a, b) => order.get(a.standing)! - order.get(b.standing)! || compareText(a.kind, b.kind) || compareText(a.id, b.id));
+  rows.sort(
+    (a, b) => order.get(a.standing)! - order.get(b.standing)! || compareText(a.kind, b.kind) || compareText(a.id, b.id),
+  );
   const blocking: Partial<Record<Standing, number>> = {};
-  for (const r of rows) if (r.blocking && r.standingFrom === 'findings' && blocks(r.standing)) blocking[r.standing] = (blocking[r.standing] ?? 0) + 1;
-  return { rows, ports: portRows(subjects.containers.map((s) => s.data)), ready: blockers.length === 0, blocking, blockers, unplaced };
+  for (const r of rows)
+    if (r.blocking && r.standingFrom === 'findings' && blocks(r.standing))
+      blocking[r.standing] = (blocking[r.standing] ?? 0) + 1;
+  return {
+    rows,
+    ports: portRows(subjects.containers.map((s) => s.data)),
+    ready: blockers.length === 0,
+    blocking,
+    blockers,
+    unplaced,
+  };
 }
 
 /** One draft per container, per file the inventory lists, and per declared resource that is missing. */
-function draftsOf(subjects: SubjectSets, validLedger: readonly LedgerEntryData[], entryById: ReadonlyMap<string, LedgerEntryData>): Map<string, Draft> {
+function draftsOf(
+  subjects: SubjectSets,
+  validLedger: readonly LedgerEntryData[],
+  entryById: ReadonlyMap<string, LedgerEntryData>,
+): Map<string, Draft> {
   const origins = (ids: string[]) => ids.map((id) => entryById.get(id)?.origin ?? 'declared');
   const labelSources = new Set(subjects.containers.flatMap((s) => s.data.mesh.sources));
   const plainOf = (claimedBy: string[], former: string[], meshWritten: boolean): Standing =>
-    claimedBy.length > 1 ? 'double-claimed'
-    : claimedBy.length === 1 ? (origins(claimedBy).includes('found') ? 'found-recorded' : 'declared-present')
-    : former.length > 0 ? 'stale-former-target'
-    : meshWritten ? 'mesh-unclaimed'
-    : 'unknown-unrecorded';
+    claimedBy.length > 1
+      ? 'double-claimed'
+      : claimedBy.length === 1
+        ? origins(claimedBy).includes('found')
+          ? 'found-recorded'
+          : 'declared-present'
+        : former.length > 0
+          ? 'stale-former-target'
+          : meshWritten
+            ? 'mesh-unclaimed'
+            : 'unknown-unrecorded';
   const drafts = new Map<string, Draft>();
   for (const { data: c } of subjects.containers) {
     const former = c.formerly_claimed_by.map((f) => f.id);
     drafts.set(draftKey('container', c.name), {
-      kind: 'container', id: c.name, container: c, file: null, entries: c.claimed_by.length > 0 ? c.claimed_by : former,
-      plain: plainOf(c.claimed_by, former, c.mesh_labelled), meshWritten: c.mesh_labelled, missing: false, findings: [],
+      kind: 'container',
+      id: c.name,
+      container: c,
+      file: null,
+      entries: c.claimed_by.length > 0 ? c.claimed_by : former,
+      plain: plainOf(c.claimed_by, former, c.mesh_labelled),
+      meshWritten: c.mesh_labelled,
+      missing: false,
+      findings: [],
     });
   }
   for (const { data: f } of subjects.files) {
@@ -161,8 +240,15 @@ function draftsOf(subjects: SubjectSets, validLedger: readonly LedgerEntryData[]
     if (!underRoot && !((f.claimed_by.length > 0 || former.length > 0) && f.exists)) continue;
     const meshWritten = f.referenced_by.length > 0 || labelSources.has(f.path);
     drafts.set(draftKey('file', f.path), {
-      kind: 'file', id: f.path, container: null, file: f, entries: f.claimed_by.length > 0 ? f.claimed_by : former.length > 0 ? former : f.referenced_by,
-      plain: plainOf(f.claimed_by, former, meshWritten), meshWritten, missing: false, findings: [],
+      kind: 'file',
+      id: f.path,
+      container: null,
+      file: f,
+      entries: f.claimed_by.length > 0 ? f.claimed_by : former.length > 0 ? former : f.referenced_by,
+      plain: plainOf(f.claimed_by, former, meshWritten),
+      meshWritten,
+      missing: false,
+      findings: [],
     });
   }
   // Declared resources that are not there have no container or file to stand on: they come from the ledger.
@@ -171,20 +257,40 @@ function draftsOf(subjects: SubjectSets, validLedger: readonly LedgerEntryData[]
     const k = draftKey(e.type, e.target);
     const draft = drafts.get(k);
     if (draft) draft.entries = [...new Set([...draft.entries, e.id])];
-    else drafts.set(k, { kind: e.type, id: e.target, container: null, file: null, entries: [e.id], plain: e.origin === 'found' ? 'found-recorded' : 'declared-missing', meshWritten: false, missing: true, findings: [] });
+    else
+      drafts.set(k, {
+        kind: e.type,
+        id: e.target,
+        container: null,
+        file: null,
+        entries: [e.id],
+        plain: e.origin === 'found' ? 'found-recorded' : 'declared-missing',
+        meshWritten: false,
+        missing: true,
+        findings: [],
+      });
   }
   return drafts;
 }
 
 /** Each finding to the draft of the resource it is about; the findings that block, in report order. */
-function assignFindings(drafts: Map<string, Draft>, entryById: ReadonlyMap<string, LedgerEntryData>, findings: readonly Finding[], ruleById: ReadonlyMap<string, LoadedRule>): { blockers: Blocker[]; unplaced: Finding[] } {
+function assignFindings(
+  drafts: Map<string, Draft>,
+  entryById: ReadonlyMap<string, LedgerEntryData>,
+  findings: readonly Finding[],
+  ruleById: ReadonlyMap<string, LoadedRule>,
+): { blockers: Blocker[]; unplaced: Finding[] } {
   /** The resource a finding is about: its container or file, or for a ledger entry the target it claims. */
   const resourceOf = (f: Finding): Draft | undefined => {
-    if (f.subject.kind === 'container' || f.subject.kind === 'file') return drafts.get(draftKey(f.subject.kind, f.subject.id));
+    if (f.subject.kind === 'container' || f.subject.kind === 'file')
+      return drafts.get(draftKey(f.subject.kind, f.subject.id));
     if (f.subject.kind !== 'ledger-entry') return undefined;
     const e = entryById.get(f.subject.id);
     if (!e) return undefined;
-    return drafts.get(draftKey(e.type ?? '', e.target ?? '')) ?? [...drafts.values()].find((d) => d.kind === e.type && d.entries.includes(f.subject.id));
+    return (
+      drafts.get(draftKey(e.type ?? '', e.target ?? '')) ??
+      [...drafts.values()].find((d) => d.kind === e.type && d.entries.includes(f.subject.id))
+    );
   };
   const blockers: Blocker[] = [];
   const unplaced: Finding[] = [];
@@ -195,14 +301,25 @@ function assignFindings(drafts: Map<string, Draft>, entryById: ReadonlyMap<strin
     const tagged = taggedStanding(ruleById.get(f.ruleId));
     const standing = tagged === null ? null : resolveTag(tagged, draft);
     if (f.severity === 'error' || (standing !== null && blocks(standing))) {
-      blockers.push({ ruleId: f.ruleId, ruleName: f.ruleName, severity: f.severity, subject: f.subject, message: f.message, standing, resource: draft ? { kind: draft.kind, id: draft.id } : null });
+      blockers.push({
+        ruleId: f.ruleId,
+        ruleName: f.ruleName,
+        severity: f.severity,
+        subject: f.subject,
+        message: f.message,
+        standing,
+        resource: draft ? { kind: draft.kind, id: draft.id } : null,
+      });
     }
   }
   return { blockers, unplaced };
 }
 
 function rowOf(d: Draft, ruleById: ReadonlyMap<string, LoadedRule>): InventoryRow {
-  const taggedStandings = d.findings.map((f) => taggedStanding(ruleById.get(f.ruleId))).filter((t): t is string => t !== null).map((t) => resolveTag(t, d));
+  const taggedStandings = d.findings
+    .map((f) => taggedStanding(ruleById.get(f.ruleId)))
+    .filter((t): t is string => t !== null)
+    .map((t) => resolveTag(t, d));
   const ruled = PRECEDENCE.find((s) => taggedStandings.includes(s));
   const standing = ruled ?? d.plain;
   const blocking = d.findings.some((f) => f.severity === 'error') || (ruled !== undefined && blocks(ruled));
@@ -227,7 +344,10 @@ function portRows(containers: readonly ContainerData[]): PortRow[] {
       holds: c.holds,
       open: c.open_ports,
       alsoBoundBy: c.holds
-        .map((port) => ({ port, containers: containers.filter((o) => o.name !== c.name && o.open_ports.includes(port)).map((o) => o.name) }))
+        .map((port) => ({
+          port,
+          containers: containers.filter((o) => o.name !== c.name && o.open_ports.includes(port)).map((o) => o.name),
+        }))
         .filter((x) => x.containers.length > 0),
     }))
     .sort((a, b) => compareText(a.container, b.container));
@@ -241,17 +361,29 @@ function resolveTag(tagged: string, draft: { meshWritten: boolean } | undefined)
 function detailOf(d: Draft, standing: Standing, ruled: boolean): string {
   const c = d.container;
   const f = d.file;
-  const base =
-    d.missing ? (standing === 'found-recorded' ? 'found, recorded, and not there now' : 'not on the host')
-    : standing === 'double-claimed' ? `claimed by ${d.entries.join(' and ')}`
-    : standing === 'stale-former-target' ? `${d.entries.join(', ')} moved away${c ? `; ${c.status}` : ''}`
-    : standing === 'drifted' ? `${d.findings.length} drift finding${d.findings.length === 1 ? '' : 's'} (${[...new Set(d.findings.map((x) => x.ruleId))].sort(compareText).join(', ')})`
-    : standing === 'mesh-unclaimed' && c ? `labels: module ${c.mesh.module || '-'}, resource ${c.mesh.resource || '-'}`
-    : standing === 'mesh-unclaimed' ? 'named as a source, claimed by no file entry'
-    : standing === 'unknown-unrecorded' ? (c ? `${c.status}, image ${c.image}` : `${f?.file_kind ?? ''} under ${f?.managed_root ?? ''}`)
-    : c ? `${c.status}, ${c.network_mode} network`
-    : f?.managed_root === null ? 'outside the managed roots'
-    : (f?.file_kind ?? '');
+  const base = d.missing
+    ? standing === 'found-recorded'
+      ? 'found, recorded, and not there now'
+      : 'not on the host'
+    : standing === 'double-claimed'
+      ? `claimed by ${d.entries.join(' and ')}`
+      : standing === 'stale-former-target'
+        ? `${d.entries.join(', ')} moved away${c ? `; ${c.status}` : ''}`
+        : standing === 'drifted'
+          ? `${d.findings.length} drift finding${d.findings.length === 1 ? '' : 's'} (${[...new Set(d.findings.map((x) => x.ruleId))].sort(compareText).join(', ')})`
+          : standing === 'mesh-unclaimed' && c
+            ? `labels: module ${c.mesh.module || '-'}, resource ${c.mesh.resource || '-'}`
+            : standing === 'mesh-unclaimed'
+              ? 'named as a source, claimed by no file entry'
+              : standing === 'unknown-unrecorded'
+                ? c
+                  ? `${c.status}, image ${c.image}`
+                  : `${f?.file_kind ?? ''} under ${f?.managed_root ?? ''}`
+                : c
+                  ? `${c.status}, ${c.network_mode} network`
+                  : f?.managed_root === null
+                    ? 'outside the managed roots'
+                    : (f?.file_kind ?? '');
   // A blocking standing no rule of the profile objects to (a custom pack without that rule) does not block.
   return !ruled && blocks(standing) ? `${base}; no rule of the profile objects` : base;
 }

@@ -100,7 +100,6 @@ export interface Review {
   message: string;
 }
 
-
 /** A word a POSIX shell reads as itself: bare when it is plainly safe, else single-quoted. */
 export function shellWord(s: string): string {
   return /^[A-Za-z0-9_./:@%+=,-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
@@ -134,12 +133,21 @@ export function buildPlan(inventory: Inventory, subjects: SubjectSets): Adoption
     if (row.standing === 'unknown-unrecorded' && (c || f)) {
       plan.record.push(recordingOf(row, c, proposedEntry(row, c, f, taken, plan.notes)));
       mark(row);
-    } else if ((row.standing === 'stale-former-target' || row.standing === 'mesh-unclaimed') && ruled(row) && (c || f)) {
+    } else if (
+      (row.standing === 'stale-former-target' || row.standing === 'mesh-unclaimed') &&
+      ruled(row) &&
+      (c || f)
+    ) {
       plan.remove.push(removalOf(row, row.standing, c, f, reasons(row)));
       mark(row);
     } else if (row.standing === 'drifted' && ruled(row)) {
       const declared = ledger.find((e) => row.entries.includes(e.id) && e.module !== null);
-      plan.recreate.push({ container: row.id, entries: row.entries, module: c?.mesh.module ?? declared?.module ?? null, reason: reasons(row) });
+      plan.recreate.push({
+        container: row.id,
+        entries: row.entries,
+        module: c?.mesh.module ?? declared?.module ?? null,
+        reason: reasons(row),
+      });
       mark(row);
     } else if (row.standing === 'double-claimed' && ruled(row)) {
       plan.resolve.push({ kind: row.kind, target: row.id, entries: row.entries, reason: reasons(row) });
@@ -148,7 +156,12 @@ export function buildPlan(inventory: Inventory, subjects: SubjectSets): Adoption
   }
   for (const b of inventory.blockers) {
     if (b.resource && planned.has(`${b.resource.kind} ${b.resource.id}`)) continue;
-    plan.review.push({ ruleId: b.ruleId, severity: b.severity, subject: `${b.subject.kind} ${b.subject.id}`, message: b.message });
+    plan.review.push({
+      ruleId: b.ruleId,
+      severity: b.severity,
+      subject: `${b.subject.kind} ${b.subject.id}`,
+      message: b.message,
+    });
   }
   plan.record.sort((a, b) => compareText(a.entry.id, b.entry.id));
   return plan;
@@ -158,11 +171,26 @@ export function buildPlan(inventory: Inventory, subjects: SubjectSets): Adoption
 const portsKnown = (c: ContainerData): boolean => !c.host_network || c.proc_available;
 
 /** The ledger entry that would record a resource of unknown origin as found; a note when its ports are not known. */
-function proposedEntry(row: InventoryRow, c: ContainerData | undefined, f: FileData | undefined, taken: Set<string>, notes: string[]): ProposedEntry {
-  const entry: ProposedEntry = { id: proposedId(row, taken), type: row.kind, target: row.id, origin: 'found', applied_at: null };
+function proposedEntry(
+  row: InventoryRow,
+  c: ContainerData | undefined,
+  f: FileData | undefined,
+  taken: Set<string>,
+  notes: string[],
+): ProposedEntry {
+  const entry: ProposedEntry = {
+    id: proposedId(row, taken),
+    type: row.kind,
+    target: row.id,
+    origin: 'found',
+    applied_at: null,
+  };
   if (c) {
     // When /proc was not read the ports are not known, not none.
-    if (!portsKnown(c)) notes.push(`${entry.id}: the ports ${row.id} listens on were not read (${c.proc_reason ?? 'no /proc'}); add its holds by hand`);
+    if (!portsKnown(c))
+      notes.push(
+        `${entry.id}: the ports ${row.id} listens on were not read (${c.proc_reason ?? 'no /proc'}); add its holds by hand`,
+      );
     else entry.holds = c.open_ports;
   } else if (f !== undefined && f.sha256 !== null) entry.digest = f.sha256;
   return orderedEntry(entry);
@@ -174,25 +202,43 @@ function proposedEntry(row: InventoryRow, c: ContainerData | undefined, f: FileD
  * is now, for ever. The severity is the findings' (the rules decide it); the exposure is the fact.
  */
 function recordingOf(row: InventoryRow, c: ContainerData | undefined, entry: ProposedEntry): Recording {
-  const findings = row.findings.map((x) => ({ ruleId: x.ruleId, severity: x.severity })).sort((a, b) => severityRank(b.severity) - severityRank(a.severity) || compareText(a.ruleId, b.ruleId));
+  const findings = row.findings
+    .map((x) => ({ ruleId: x.ruleId, severity: x.severity }))
+    .sort((a, b) => severityRank(b.severity) - severityRank(a.severity) || compareText(a.ruleId, b.ruleId));
   const severity = findings[0]?.severity ?? null;
   const exposure = c ? c.exposure : null;
   const exposedEndpoints = c ? c.exposed_endpoints : [];
   const errors = findings.filter((x) => x.severity === 'error').map((x) => x.ruleId);
   const reach =
-    exposure === 'all-interfaces' ? `exposed on all interfaces (${exposedEndpoints.join(', ')})`
-    : exposure === 'address' ? `exposed on ${exposedEndpoints.join(', ')}`
-    : exposure === 'unknown' ? 'on the host network with its sockets not read: it may be exposed'
-    : null;
+    exposure === 'all-interfaces'
+      ? `exposed on all interfaces (${exposedEndpoints.join(', ')})`
+      : exposure === 'address'
+        ? `exposed on ${exposedEndpoints.join(', ')}`
+        : exposure === 'unknown'
+          ? 'on the host network with its sockets not read: it may be exposed'
+          : null;
   const warning =
-    reach !== null ? `${reach}; recorded as found it is held for ever, reachable as it is now: find out what it is and whether it must listen there before recording it`
-    : errors.length > 0 ? `an error finding (${[...new Set(errors)].join(', ')}): resolve it before recording`
-    : null;
+    reach !== null
+      ? `${reach}; recorded as found it is held for ever, reachable as it is now: find out what it is and whether it must listen there before recording it`
+      : errors.length > 0
+        ? `an error finding (${[...new Set(errors)].join(', ')}): resolve it before recording`
+        : null;
   return { entry, severity, findings, exposure, exposedEndpoints, warning };
 }
 
-function removalOf(row: InventoryRow, standing: Removal['standing'], c: ContainerData | undefined, f: FileData | undefined, reason: string[]): Removal {
-  const former = (c ?? f)!.formerly_claimed_by.map((x) => ({ id: x.id, moved_to: x.current_target, changed_at: x.changed_at, last_seen: x.last_seen }));
+function removalOf(
+  row: InventoryRow,
+  standing: Removal['standing'],
+  c: ContainerData | undefined,
+  f: FileData | undefined,
+  reason: string[],
+): Removal {
+  const former = (c ?? f)!.formerly_claimed_by.map((x) => ({
+    id: x.id,
+    moved_to: x.current_target,
+    changed_at: x.changed_at,
+    last_seen: x.last_seen,
+  }));
   return {
     kind: row.kind,
     target: row.id,

@@ -63,7 +63,9 @@ export function alertsOf(report: Report, options: { ttlHours: number }): Postabl
     alerts.push({
       labels: { alertname: INCOMPLETE_ALERT, severity: 'error', host: e.host },
       annotations: {
-        summary: e.complete ? `${e.host}: the mesh-audit scan is complete again` : `${e.host}: the mesh-audit scan was incomplete (${notChecked.length} not checked)`,
+        summary: e.complete
+          ? `${e.host}: the mesh-audit scan is complete again`
+          : `${e.host}: the mesh-audit scan was incomplete (${notChecked.length} not checked)`,
         description: message,
         message,
         runbook_url: `${report.tool.uri}#exit-codes`,

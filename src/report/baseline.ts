@@ -2,10 +2,25 @@ import { compareFindings } from '../evaluate/evaluate.js';
 import type { BaselineState, Evaluation, Finding } from '../evaluate/finding.js';
 
 /** What a baseline keeps of a finding: what the earlier report said (its JSON findings). */
-export type BaselineFinding = Pick<Finding, 'host' | 'ruleId' | 'ruleName' | 'severity' | 'fingerprint' | 'subject' | 'discriminator' | 'message' | 'locations' | 'firstSeen'>;
+export type BaselineFinding = Pick<
+  Finding,
+  | 'host'
+  | 'ruleId'
+  | 'ruleName'
+  | 'severity'
+  | 'fingerprint'
+  | 'subject'
+  | 'discriminator'
+  | 'message'
+  | 'locations'
+  | 'firstSeen'
+>;
 
 /** A finding's state against the earlier findings, by fingerprint. */
-function stateAgainst(before: ReadonlyMap<string, BaselineFinding>, f: BaselineFinding): Exclude<BaselineState, 'absent'> {
+function stateAgainst(
+  before: ReadonlyMap<string, BaselineFinding>,
+  f: BaselineFinding,
+): Exclude<BaselineState, 'absent'> {
   const old = before.get(f.fingerprint);
   return old === undefined ? 'new' : old.message === f.message && old.severity === f.severity ? 'unchanged' : 'updated';
 }
@@ -33,15 +48,26 @@ export function diffFindings(
   const after = new Set(newer.map((f) => f.fingerprint));
   const missing = older.filter((f) => !after.has(f.fingerprint));
   const unseen = (f: BaselineFinding): boolean =>
-    newerCoverage !== undefined && (newerCoverage.incompleteHosts.has(f.host) || (newerCoverage.rulesRun !== undefined && !newerCoverage.rulesRun.has(f.ruleId)));
-  const diff: FindingsDiff = { new: [], updated: [], unchanged: [], absent: missing.filter((f) => !unseen(f)), notChecked: missing.filter(unseen) };
+    newerCoverage !== undefined &&
+    (newerCoverage.incompleteHosts.has(f.host) ||
+      (newerCoverage.rulesRun !== undefined && !newerCoverage.rulesRun.has(f.ruleId)));
+  const diff: FindingsDiff = {
+    new: [],
+    updated: [],
+    unchanged: [],
+    absent: missing.filter((f) => !unseen(f)),
+    notChecked: missing.filter(unseen),
+  };
   for (const f of newer) diff[stateAgainst(before, f)].push(f);
   return diff;
 }
 
 /** Each finding with the time it was first seen: the snapshot's time, for a finding seen for the first time. */
 export function withFirstSeen(evaluations: readonly Evaluation[]): Evaluation[] {
-  return evaluations.map((e) => ({ ...e, findings: e.findings.map((f) => (f.firstSeen !== undefined ? f : { ...f, firstSeen: e.takenAt })) }));
+  return evaluations.map((e) => ({
+    ...e,
+    findings: e.findings.map((f) => (f.firstSeen !== undefined ? f : { ...f, firstSeen: e.takenAt })),
+  }));
 }
 
 /**
@@ -72,21 +98,37 @@ export function applyBaseline(
     ...e,
     findings: e.findings.map((f): Finding => {
       seen.add(f.fingerprint);
-      return { ...f, state: stateAgainst(before, f), firstSeen: firstSeenOf(before.get(f.fingerprint), f.firstSeen ?? e.takenAt) };
+      return {
+        ...f,
+        state: stateAgainst(before, f),
+        firstSeen: firstSeenOf(before.get(f.fingerprint), f.firstSeen ?? e.takenAt),
+      };
     }),
   }));
   const completeHosts = new Set(evaluations.filter((e) => e.complete).map((e) => e.host));
   const incompleteHosts = new Set(evaluations.filter((e) => !e.complete).map((e) => e.host));
   // A subject the scope left out is not checked, so its findings are not gone either.
-  const outOfScope = new Set(evaluations.flatMap((e) => (e.outOfScope ?? []).map((s) => `${e.host}\u0000${s.kind}\u0000${s.id}`)));
-  const gone = baseline.filter((f) => !seen.has(f.fingerprint) && !outOfScope.has(`${f.host}\u0000${f.subject.kind}\u0000${f.subject.id}`));
+  const outOfScope = new Set(
+    evaluations.flatMap((e) => (e.outOfScope ?? []).map((s) => `${e.host}\u0000${s.kind}\u0000${s.id}`)),
+  );
+  const gone = baseline.filter(
+    (f) => !seen.has(f.fingerprint) && !outOfScope.has(`${f.host}\u0000${f.subject.kind}\u0000${f.subject.id}`),
+  );
   const asBefore = (f: BaselineFinding, state: BaselineState): Finding => {
     const firstSeen = f.firstSeen ?? baselineTime;
-    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- an older or hand-edited report may lack the field, whatever its type says
-    return { ...f, locations: f.locations ?? { physical: [], logical: [] }, state, ...(firstSeen ? { firstSeen } : {}) };
+    return {
+      ...f,
+      // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- an older or hand-edited report may lack the field, whatever its type says
+      locations: f.locations ?? { physical: [], logical: [] },
+      state,
+      ...(firstSeen ? { firstSeen } : {}),
+    };
   };
   const ran = (f: BaselineFinding): boolean => ranRules === undefined || ranRules.has(f.ruleId);
-  const absent = gone.filter((f) => completeHosts.has(f.host) && ran(f)).map((f) => asBefore(f, 'absent')).sort(compareFindings);
+  const absent = gone
+    .filter((f) => completeHosts.has(f.host) && ran(f))
+    .map((f) => asBefore(f, 'absent'))
+    .sort(compareFindings);
   const notChecked = gone
     .filter((f) => incompleteHosts.has(f.host) || (completeHosts.has(f.host) && !ran(f)))
     .map((f) => asBefore(f, 'unchanged'))

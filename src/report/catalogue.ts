@@ -8,7 +8,10 @@ const cell = (s: string): string => s.replace(/\|/g, '\\|').replace(/\s*\n\s*/g,
 export function ruleCatalogue(rules: readonly LoadedRule[]): string {
   const rows = [...rules]
     .sort((a, b) => (a.id < b.id ? -1 : 1))
-    .map((r) => `| ${r.id} | \`${r.name}\` | ${r.severity}${r.escalate ? ' (raised)' : ''} | ${r.subject} | ${r.profiles.join(', ')} | ${cell(r.title)} |`);
+    .map(
+      (r) =>
+        `| ${r.id} | \`${r.name}\` | ${r.severity}${r.escalate ? ' (raised)' : ''} | ${r.subject} | ${r.profiles.join(', ')} | ${cell(r.title)} |`,
+    );
   return ['| id | name | severity | subject | profiles | title |', '|---|---|---|---|---|---|', ...rows, ''].join('\n');
 }
 
@@ -28,6 +31,8 @@ function fieldRows(fields: Readonly<Record<string, FieldDoc>>, prefix = ''): str
 /** Each subject set's fields with what each means (src/policy/fields.ts): for the README and `rules docs`. */
 export function subjectCatalogue(): string {
   return Object.entries(SUBJECT_FIELD_DOCS)
-    .map(([set, fields]) => [`**\`${set}\`**`, '', '| field | what it is |', '|---|---|', ...fieldRows(fields), ''].join('\n'))
+    .map(([set, fields]) =>
+      [`**\`${set}\`**`, '', '| field | what it is |', '|---|---|', ...fieldRows(fields), ''].join('\n'),
+    )
     .join('\n');
 }

@@ -17,7 +17,9 @@ export function renderJson(report: Report): string {
     ...(report.baseline ? { absent: report.baseline.absent } : {}),
     // Carried forward from the baseline, not checked tonight: the next run's baseline reads them as findings.
     ...(report.baseline?.notChecked?.length ? { notCheckedFindings: report.baseline.notChecked } : {}),
-    ...(report.evaluations.some((e) => e.notChecked?.length) ? { notChecked: report.evaluations.flatMap((e) => (e.notChecked ?? []).map((n) => ({ host: e.host, ...n }))) } : {}),
+    ...(report.evaluations.some((e) => e.notChecked?.length)
+      ? { notChecked: report.evaluations.flatMap((e) => (e.notChecked ?? []).map((n) => ({ host: e.host, ...n }))) }
+      : {}),
     notifications: allNotifications(report),
   };
   return JSON.stringify(doc, null, 2) + '\n';

@@ -11,10 +11,26 @@ import { helpUriOf } from './rule-docs.js';
 export function renderJsonl(report: Report): string {
   const carried = (report.baseline?.notChecked ?? []).map((f) => ({ ...f, state: 'not-checked' as const }));
   const findings = [...allFindings(report), ...(report.baseline?.absent ?? []), ...carried];
-  const helpUri = new Map(report.rules.flatMap((r) => { const uri = helpUriOf(r); return uri === undefined ? [] : [[r.id, uri] as const]; }));
+  const helpUri = new Map(
+    report.rules.flatMap((r) => {
+      const uri = helpUriOf(r);
+      return uri === undefined ? [] : [[r.id, uri] as const];
+    }),
+  );
   const notChecked = allNotifications(report)
     .filter((n) => n.level === 'error')
-    .map((n) => JSON.stringify({ time: report.generatedAt, host: n.host, notChecked: true, kind: n.kind, source: n.source, ...(n.subject !== undefined ? { subject: n.subject } : {}), message: n.message }) + '\n');
+    .map(
+      (n) =>
+        JSON.stringify({
+          time: report.generatedAt,
+          host: n.host,
+          notChecked: true,
+          kind: n.kind,
+          source: n.source,
+          ...(n.subject !== undefined ? { subject: n.subject } : {}),
+          message: n.message,
+        }) + '\n',
+    );
   return findings
     .map(
       (f) =>

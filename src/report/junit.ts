@@ -73,7 +73,11 @@ function suiteOf(e: Evaluation, rules: Map<string, LoadedRule>) {
       name,
       failures: standing.map((f) => failureOf(f, rules.get(f.ruleId))),
       ...(waived.length > 0
-        ? { out: waived.map((f) => `waived until ${f.suppressed!.expires} (${f.suppressed!.justification}): ${f.message}`).join('\n') }
+        ? {
+            out: waived
+              .map((f) => `waived until ${f.suppressed!.expires} (${f.suppressed!.justification}): ${f.message}`)
+              .join('\n'),
+          }
         : {}),
     };
   };
@@ -83,7 +87,8 @@ function suiteOf(e: Evaluation, rules: Map<string, LoadedRule>) {
     cases.push(caseOf(className(check.ruleId), check.subject, findings));
   }
   // Findings no check holds (built-in rules such as waiver-expired, or a report made without checks).
-  for (const f of e.findings) if (!inCases.has(f.fingerprint)) cases.push(caseOf(className(f.ruleId), `${f.subject.kind} ${f.subject.id}`, [f]));
+  for (const f of e.findings)
+    if (!inCases.has(f.fingerprint)) cases.push(caseOf(className(f.ruleId), `${f.subject.kind} ${f.subject.id}`, [f]));
   for (const n of e.notifications.filter((x) => x.level === 'error')) {
     const classname = n.kind === 'evaluation' ? className(n.source) : `not checked: ${n.source}`;
     cases.push({ classname, name: n.subject ?? n.source, failures: [], skipped: n.message });

@@ -7,7 +7,11 @@ import { severitiesOf } from './rule-docs.js';
 /** Label values escaped as the text exposition format wants: backslash, double quote, newline. */
 const label = (value: string): string => value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
 const labels = (pairs: Record<string, string>): string =>
-  '{' + Object.entries(pairs).map(([k, v]) => `${k}="${label(v)}"`).join(',') + '}';
+  '{' +
+  Object.entries(pairs)
+    .map(([k, v]) => `${k}="${label(v)}"`)
+    .join(',') +
+  '}';
 
 interface Family {
   name: string;
@@ -56,7 +60,8 @@ export function renderProm(report: Report): string {
   const waived = count((f) => f.suppressed !== undefined);
   const fresh = count((f) => f.state === 'new' && f.suppressed === undefined);
   const sorted = [...keys.entries()].sort(([a], [b]) => compareText(a, b));
-  const perKey = (counts: Map<string, number>) => sorted.map(([key, l]) => ({ labels: l, value: counts.get(key) ?? 0 }));
+  const perKey = (counts: Map<string, number>) =>
+    sorted.map(([key, l]) => ({ labels: l, value: counts.get(key) ?? 0 }));
   const perHost = (value: (e: Report['evaluations'][number]) => number) => {
     // One sample per host: the same host evaluated twice in one report keeps its last evaluation.
     const last = new Map(report.evaluations.map((e) => [e.host, e]));
@@ -64,20 +69,50 @@ export function renderProm(report: Report): string {
   };
   const at = Date.parse(report.generatedAt) / 1000;
   const families: Family[] = [
-    { name: 'mesh_audit_findings', help: 'Standing findings of the last mesh-audit run (waived ones not counted), by host, rule and severity.', samples: perKey(standing) },
-    { name: 'mesh_audit_findings_waived', help: 'Findings of the last mesh-audit run that a waiver accepts, by host, rule and severity.', samples: perKey(waived) },
+    {
+      name: 'mesh_audit_findings',
+      help: 'Standing findings of the last mesh-audit run (waived ones not counted), by host, rule and severity.',
+      samples: perKey(standing),
+    },
+    {
+      name: 'mesh_audit_findings_waived',
+      help: 'Findings of the last mesh-audit run that a waiver accepts, by host, rule and severity.',
+      samples: perKey(waived),
+    },
     ...(report.baseline
-      ? [{ name: 'mesh_audit_findings_new', help: 'Standing findings of the last mesh-audit run that were not in its baseline, by host, rule and severity.', samples: perKey(fresh) }]
+      ? [
+          {
+            name: 'mesh_audit_findings_new',
+            help: 'Standing findings of the last mesh-audit run that were not in its baseline, by host, rule and severity.',
+            samples: perKey(fresh),
+          },
+        ]
       : []),
-    { name: 'mesh_audit_last_run_timestamp_seconds', help: 'When the last mesh-audit run ended, in seconds since the epoch.', samples: perHost(() => at) },
-    { name: 'mesh_audit_run_complete', help: '1 when every source was read and every rule ran in the last mesh-audit run, 0 when something was not checked.', samples: perHost((e) => (e.complete ? 1 : 0)) },
+    {
+      name: 'mesh_audit_last_run_timestamp_seconds',
+      help: 'When the last mesh-audit run ended, in seconds since the epoch.',
+      samples: perHost(() => at),
+    },
+    {
+      name: 'mesh_audit_run_complete',
+      help: '1 when every source was read and every rule ran in the last mesh-audit run, 0 when something was not checked.',
+      samples: perHost((e) => (e.complete ? 1 : 0)),
+    },
     {
       name: 'mesh_audit_not_checked',
       help: 'Things the last mesh-audit run could not check (sources not read, rules that failed on a subject).',
       samples: perHost((e) => e.notifications.filter((n) => n.level === 'error').length),
     },
-    { name: 'mesh_audit_run_duration_seconds', help: 'How long the last mesh-audit run took, collection included.', samples: perHost(() => report.durationSeconds) },
+    {
+      name: 'mesh_audit_run_duration_seconds',
+      help: 'How long the last mesh-audit run took, collection included.',
+      samples: perHost(() => report.durationSeconds),
+    },
   ];
-  const lines = families.flatMap((f) => [`# HELP ${f.name} ${f.help}`, `# TYPE ${f.name} gauge`, ...f.samples.map((s) => `${f.name}${labels(s.labels)} ${s.value}`)]);
+  const lines = families.flatMap((f) => [
+    `# HELP ${f.name} ${f.help}`,
+    `# TYPE ${f.name} gauge`,
+    ...f.samples.map((s) => `${f.name}${labels(s.labels)} ${s.value}`),
+  ]);
   return lines.join('\n') + '\n';
 }

@@ -8,12 +8,22 @@ import { WAIVER_EXPIRED_RULE } from './waivers.js';
  * the link in the text report: `#### MA2001 \`no-unclaimed-container\`` (anchor `ma2001-no-unclaimed-container`).
  */
 export function ruleReference(rules: readonly LoadedRule[]): string {
-  const all = [...rules, ...(rules.some((r) => r.id === WAIVER_EXPIRED_RULE.id) ? [] : [WAIVER_EXPIRED_RULE])].sort((a, b) => (a.id < b.id ? -1 : 1));
+  const all = [...rules, ...(rules.some((r) => r.id === WAIVER_EXPIRED_RULE.id) ? [] : [WAIVER_EXPIRED_RULE])].sort(
+    (a, b) => (a.id < b.id ? -1 : 1),
+  );
   return all
     .map((r) => {
       const facts = `*${r.title}.* Severity ${r.severity}${r.escalate ? ` (raised to ${[...new Set(r.escalate.map((e) => e.severity))].join(' or ')} when it applies)` : ''}; subject \`${r.subject}\`; tags ${r.tags.map((t) => `\`${t}\``).join(', ')}.`;
       const help = r.help.trim();
-      return [`#### ${r.id} \`${r.name}\``, '', facts, '', help, ...(remediationOf(r) ? [] : ['', '**Remediation:** see the rule\'s help above.']), ''].join('\n');
+      return [
+        `#### ${r.id} \`${r.name}\``,
+        '',
+        facts,
+        '',
+        help,
+        ...(remediationOf(r) ? [] : ['', "**Remediation:** see the rule's help above."]),
+        '',
+      ].join('\n');
     })
     .join('\n');
 }

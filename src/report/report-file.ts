@@ -22,7 +22,11 @@ export const reportSchema = {
           ruleName: { type: 'string' },
           severity: { enum: ['error', 'warning', 'note'] },
           fingerprint: { type: 'string', minLength: 1 },
-          subject: { type: 'object', required: ['kind', 'id'], properties: { kind: { type: 'string' }, id: { type: 'string' } } },
+          subject: {
+            type: 'object',
+            required: ['kind', 'id'],
+            properties: { kind: { type: 'string' }, id: { type: 'string' } },
+          },
           message: { type: 'string' },
         },
       },
@@ -44,21 +48,39 @@ export async function loadReportFile(path: string): Promise<ReportFile> {
   const json = parseJsonInput(await readInput(path, 'report'), path, 'report');
   if (!validateReport(json)) {
     const e = validateReport.errors![0]!;
-    throw new MeshAuditError(`${path}: not a mesh-audit JSON report (${JSON_REPORT_SCHEMA}): ${e.instancePath || '(root)'} ${e.message ?? 'is invalid'}`);
+    throw new MeshAuditError(
+      `${path}: not a mesh-audit JSON report (${JSON_REPORT_SCHEMA}): ${e.instancePath || '(root)'} ${e.message ?? 'is invalid'}`,
+    );
   }
-  const doc = json as { generatedAt: string; findings: BaselineFinding[]; notCheckedFindings?: BaselineFinding[]; policy?: { rulesRun?: unknown }; hosts?: unknown };
+  const doc = json as {
+    generatedAt: string;
+    findings: BaselineFinding[];
+    notCheckedFindings?: BaselineFinding[];
+    policy?: { rulesRun?: unknown };
+    hosts?: unknown;
+  };
   // Findings the earlier run carried forward without checking them are still its standing findings.
-  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- a report file's entries are not checked one by one
-  const carried = Array.isArray(doc.notCheckedFindings) ? doc.notCheckedFindings.filter((f) => typeof f?.fingerprint === 'string') : [];
-  const rulesRun = Array.isArray(doc.policy?.rulesRun) ? new Set(doc.policy.rulesRun.filter((r): r is string => typeof r === 'string')) : undefined;
+  const carried = Array.isArray(doc.notCheckedFindings)
+    ? // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- a report file's entries are not checked one by one
+      doc.notCheckedFindings.filter((f) => typeof f?.fingerprint === 'string')
+    : [];
+  const rulesRun = Array.isArray(doc.policy?.rulesRun)
+    ? new Set(doc.policy.rulesRun.filter((r): r is string => typeof r === 'string'))
+    : undefined;
   const hosts = Array.isArray(doc.hosts) ? (doc.hosts as { hostname?: unknown; complete?: unknown }[]) : [];
-  const incompleteHosts = new Set(hosts.filter((h) => h.complete === false && typeof h.hostname === 'string').map((h) => h.hostname as string));
+  const incompleteHosts = new Set(
+    hosts.filter((h) => h.complete === false && typeof h.hostname === 'string').map((h) => h.hostname as string),
+  );
   return {
     source: path,
     generatedAt: doc.generatedAt,
     coverage: { ...(rulesRun ? { rulesRun } : {}), incompleteHosts },
-    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- an older or hand-edited report may lack the field, whatever its type says
-    findings: [...doc.findings, ...carried].map((f) => ({ ...f, discriminator: f.discriminator ?? null, locations: f.locations ?? { physical: [], logical: [] } })),
+    findings: [...doc.findings, ...carried].map((f) => ({
+      ...f,
+      discriminator: f.discriminator ?? null,
+      // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- an older or hand-edited report may lack the field, whatever its type says
+      locations: f.locations ?? { physical: [], logical: [] },
+    })),
   };
 }
 

@@ -14,7 +14,13 @@ export interface PolicyUsed {
 export function policyUsed(packs: readonly PolicyPack[]): PolicyUsed {
   return {
     shippedPack: packs.some((p) => p.shipped === true),
-    packs: packs.map((p) => ({ id: p.pack.id, version: p.pack.version, shipped: p.shipped === true, ...(p.shipped === true ? {} : { file: p.file }), rules: p.rules.length })),
+    packs: packs.map((p) => ({
+      id: p.pack.id,
+      version: p.pack.version,
+      shipped: p.shipped === true,
+      ...(p.shipped === true ? {} : { file: p.file }),
+      rules: p.rules.length,
+    })),
   };
 }
 

@@ -37,7 +37,11 @@ function physicalLocation(path: string, line: number | undefined) {
  * not claim it — with its logical location kept.
  */
 function locationsOf(finding: Finding, ledgerPath: string) {
-  const logical = finding.locations.logical.map((l) => ({ name: l.name, fullyQualifiedName: l.fullyQualifiedName, kind: 'resource' }));
+  const logical = finding.locations.logical.map((l) => ({
+    name: l.name,
+    fullyQualifiedName: l.fullyQualifiedName,
+    kind: 'resource',
+  }));
   const physical = finding.locations.physical.length > 0 ? finding.locations.physical : [{ path: ledgerPath, line: 1 }];
   return physical.map((p, i) => ({
     physicalLocation: physicalLocation(p.path, p.line),
@@ -135,7 +139,9 @@ function hostRuns(report: Report): HostRuns[] {
     informationUri: report.tool.uri,
     rules: rules.map(ruleDescriptor),
   };
-  const startTimeUtc = new Date(Date.parse(report.generatedAt) - Math.round(report.durationSeconds * 1000)).toISOString();
+  const startTimeUtc = new Date(
+    Date.parse(report.generatedAt) - Math.round(report.durationSeconds * 1000),
+  ).toISOString();
   const seen = new Map<string, number>();
   const byHost = new Map<string, HostRuns>();
   for (const e of report.evaluations) {
@@ -147,20 +153,43 @@ function hostRuns(report: Report): HostRuns[] {
     // Findings carried forward unchecked stay results (a result missing from an upload closes the
     // code-scanning alert): what was not read tonight is not gone.
     const carried = n === 1 ? carriedFindings(report).filter((f) => f.host === e.host) : [];
-    const all = [...e.findings, ...carried, ...(n === 1 ? (report.baseline?.absent ?? []).filter((f) => f.host === e.host) : [])];
+    const all = [
+      ...e.findings,
+      ...carried,
+      ...(n === 1 ? (report.baseline?.absent ?? []).filter((f) => f.host === e.host) : []),
+    ];
     const waived = all.filter((f) => f.suppressed !== undefined);
     const run = (id: string, findings: Finding[], options: RunOptions, notifications: Notification[]) => ({
       tool: { driver },
       automationDetails: { id },
-      originalUriBaseIds: { [HOST_ROOT]: { uri: 'file:///', description: { text: `The root folder of host ${e.host}: every path is the host's own.` } } },
+      originalUriBaseIds: {
+        [HOST_ROOT]: {
+          uri: 'file:///',
+          description: { text: `The root folder of host ${e.host}: every path is the host's own.` },
+        },
+      },
       invocations: [invocationOf(e, notifications, ruleIndex, startTimeUtc, report.generatedAt)],
-      properties: { host: e.host, snapshotTakenAt: e.takenAt, ...(report.policy ? { policy: report.policy } : {}), ...(e.excluded ? { excludedByScope: e.excluded } : {}), ...(options.waived ? { waived: true } : {}) },
+      properties: {
+        host: e.host,
+        snapshotTakenAt: e.takenAt,
+        ...(report.policy ? { policy: report.policy } : {}),
+        ...(e.excluded ? { excludedByScope: e.excluded } : {}),
+        ...(options.waived ? { waived: true } : {}),
+      },
       results: findings.map((f) => result(f, ruleIndex.get(f.ruleId) ?? -1, ledgerPath, options)),
     });
     const baseline = report.baseline !== undefined;
     const carriedFps = new Set(carried.map((f) => f.fingerprint));
-    const runs: unknown[] = [run(category, all.filter((f) => f.suppressed === undefined), { baseline, waived: false, carried: carriedFps }, e.notifications)];
-    if (waived.length > 0) runs.push(run(`${category}waived/`, waived, { baseline, waived: true, carried: carriedFps }, []));
+    const runs: unknown[] = [
+      run(
+        category,
+        all.filter((f) => f.suppressed === undefined),
+        { baseline, waived: false, carried: carriedFps },
+        e.notifications,
+      ),
+    ];
+    if (waived.length > 0)
+      runs.push(run(`${category}waived/`, waived, { baseline, waived: true, carried: carriedFps }, []));
     const entry = byHost.get(e.host) ?? { host: e.host, runs: [] };
     entry.runs.push(...runs);
     byHost.set(e.host, entry);
@@ -168,7 +197,13 @@ function hostRuns(report: Report): HostRuns[] {
   return [...byHost.values()];
 }
 
-function invocationOf(e: Evaluation, notifications: Notification[], ruleIndex: Map<string, number>, startTimeUtc: string, endTimeUtc: string) {
+function invocationOf(
+  e: Evaluation,
+  notifications: Notification[],
+  ruleIndex: Map<string, number>,
+  startTimeUtc: string,
+  endTimeUtc: string,
+) {
   return {
     executionSuccessful: e.complete,
     startTimeUtc,
@@ -176,7 +211,9 @@ function invocationOf(e: Evaluation, notifications: Notification[], ruleIndex: M
     toolExecutionNotifications: notifications.map((n) => ({
       level: n.level,
       message: { text: notificationText(n) },
-      ...(n.kind === 'evaluation' && ruleIndex.has(n.source) ? { associatedRule: { id: n.source, index: ruleIndex.get(n.source)! } } : {}),
+      ...(n.kind === 'evaluation' && ruleIndex.has(n.source)
+        ? { associatedRule: { id: n.source, index: ruleIndex.get(n.source)! } }
+        : {}),
       properties: { kind: n.kind, source: n.source, ...(n.subject !== undefined ? { subject: n.subject } : {}) },
     })),
   };

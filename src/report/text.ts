@@ -26,7 +26,10 @@ const COLORS: Record<Severity | 'dim' | 'bold', [number, number]> = {
 
 /** `[new]`, `[updated]` against a baseline, `[waived until DATE]` under a waiver. */
 function tagsOf(f: Finding): string {
-  const tags = [f.state === 'new' || f.state === 'updated' ? f.state : null, f.suppressed ? `waived until ${f.suppressed.expires}` : null].filter((t) => t !== null);
+  const tags = [
+    f.state === 'new' || f.state === 'updated' ? f.state : null,
+    f.suppressed ? `waived until ${f.suppressed.expires}` : null,
+  ].filter((t) => t !== null);
   return tags.length > 0 ? `  [${tags.join(', ')}]` : '';
 }
 
@@ -51,11 +54,14 @@ export function renderText(report: Report, options: TextOptions): string {
   const paint = (style: keyof typeof COLORS, s: string): string =>
     options.color ? `\u001b[${COLORS[style][0]}m${s}\u001b[${COLORS[style][1]}m` : s;
   const quiet = options.quiet === true;
-  const shown = (e: Report['evaluations'][number]): Finding[] => e.findings.filter((f) => printed(f, options)).sort(bySeverityThenRule);
+  const shown = (e: Report['evaluations'][number]): Finding[] =>
+    e.findings.filter((f) => printed(f, options)).sort(bySeverityThenRule);
   const carriedOf = (host: string) => (report.baseline?.notChecked ?? []).filter((f) => f.host === host);
   const problemsOf = (e: Report['evaluations'][number]) => e.notifications.filter((n) => n.level === 'error');
   // Under --quiet a host with nothing to act on is left out, and a run with nothing to act on prints nothing.
-  const hosts = report.evaluations.filter((e) => !quiet || shown(e).length > 0 || !e.complete || problemsOf(e).length > 0 || carriedOf(e.host).length > 0);
+  const hosts = report.evaluations.filter(
+    (e) => !quiet || shown(e).length > 0 || !e.complete || problemsOf(e).length > 0 || carriedOf(e.host).length > 0,
+  );
   if (quiet && hosts.length === 0) return '';
 
   const policy = policyLine(report);
@@ -65,7 +71,12 @@ export function renderText(report: Report, options: TextOptions): string {
     const findings = shown(e);
     printedFindings.push(...findings);
     lines.push(paint('bold', e.host) + paint('dim', `  snapshot ${e.takenAt}${e.complete ? '' : '  INCOMPLETE'}`));
-    if (findings.length === 0) lines.push(e.findings.length === 0 ? '  no findings' : `  no ${options.onlyNew === true ? 'new ' : ''}findings to show (${plural(e.findings.length, 'finding')} in the reports)`);
+    if (findings.length === 0)
+      lines.push(
+        e.findings.length === 0
+          ? '  no findings'
+          : `  no ${options.onlyNew === true ? 'new ' : ''}findings to show (${plural(e.findings.length, 'finding')} in the reports)`,
+      );
     const rows = findings.map((f) => ({
       severity: f.severity,
       rule: `${f.ruleId} ${f.ruleName}`,
@@ -80,18 +91,24 @@ export function renderText(report: Report, options: TextOptions): string {
       lines.push(paint('dim', `  ${'SEVERITY'.padEnd(width.severity)}  ${'RULE'.padEnd(width.rule)}  SUBJECT`));
     }
     for (const r of rows) {
-      lines.push(`  ${paint(r.severity, r.severity.padEnd(width.severity))}  ${r.rule.padEnd(width.rule)}  ${r.subject}`);
+      lines.push(
+        `  ${paint(r.severity, r.severity.padEnd(width.severity))}  ${r.rule.padEnd(width.rule)}  ${r.subject}`,
+      );
       lines.push(`  ${' '.repeat(width.severity)}  ${paint('dim', '└')} ${r.message}`);
     }
     const carried = carriedOf(e.host);
     if (carried.length > 0) {
       lines.push('', paint('warning', `  Not checked this run, still standing from earlier runs (${carried.length}):`));
-      for (const f of carried) lines.push(`  - ${f.severity} ${f.ruleId} ${f.ruleName} ${f.subject.kind} ${shortenDigests(f.subject.id)}: ${shortenDigests(f.message)}`);
+      for (const f of carried)
+        lines.push(
+          `  - ${f.severity} ${f.ruleId} ${f.ruleName} ${f.subject.kind} ${shortenDigests(f.subject.id)}: ${shortenDigests(f.message)}`,
+        );
     }
     const gone = quiet ? [] : (report.baseline?.absent ?? []).filter((f) => f.host === e.host);
     if (gone.length > 0) {
       lines.push('', paint('dim', `  Gone since the baseline (${gone.length}):`));
-      for (const f of gone) lines.push(`  - ${f.ruleId} ${f.ruleName} ${f.subject.kind} ${shortenDigests(f.subject.id)}`);
+      for (const f of gone)
+        lines.push(`  - ${f.ruleId} ${f.ruleName} ${f.subject.kind} ${shortenDigests(f.subject.id)}`);
     }
     const errors = problemsOf(e);
     const notes = quiet ? [] : e.notifications.filter((n) => n.level === 'note');
@@ -127,17 +144,27 @@ function policyLine(report: Report): string | null {
   const used = report.policy;
   if (used === undefined || (used.shippedPack && used.packs.length === 1)) return null;
   const packs = used.packs.map((p) => `${p.id} ${p.version}${p.shipped ? ' (shipped)' : ''}`).join(' + ');
-  return used.shippedPack ? `Rules: ${packs}` : `Rules: ${packs} — the shipped pack was NOT loaded (--no-default-policy): its findings are not checked`;
+  return used.shippedPack
+    ? `Rules: ${packs}`
+    : `Rules: ${packs} — the shipped pack was NOT loaded (--no-default-policy): its findings are not checked`;
 }
 
 /** The run in one line: counts by severity, against the baseline, waived, out of scope; INCOMPLETE when it was. */
 function summaryLine(report: Report, options: TextOptions): string {
   const s = summarize(report);
-  const counts = [plural(s.bySeverity.error, 'error'), plural(s.bySeverity.warning, 'warning'), plural(s.bySeverity.note, 'note')];
+  const counts = [
+    plural(s.bySeverity.error, 'error'),
+    plural(s.bySeverity.warning, 'warning'),
+    plural(s.bySeverity.note, 'note'),
+  ];
   const extra = [
-    s.byState ? `${s.byState.new} new, ${s.byState.absent} gone${s.notCheckedFindings ? `, ${s.notCheckedFindings} not checked` : ''}` : null,
+    s.byState
+      ? `${s.byState.new} new, ${s.byState.absent} gone${s.notCheckedFindings ? `, ${s.notCheckedFindings} not checked` : ''}`
+      : null,
     s.suppressed > 0 ? `${s.suppressed} waived${options.quiet === true ? ' (not shown)' : ''}` : null,
-    s.excluded ? `${s.excluded.total} out of scope (${plural(s.excluded.containers, 'container')}, ${plural(s.excluded.files, 'file')}, ${plural(s.excluded.ledger, 'ledger entry', 'ledger entries')})` : null,
+    s.excluded
+      ? `${s.excluded.total} out of scope (${plural(s.excluded.containers, 'container')}, ${plural(s.excluded.files, 'file')}, ${plural(s.excluded.ledger, 'ledger entry', 'ledger entries')})`
+      : null,
   ].filter((t) => t !== null);
   return (
     `${plural(s.findings, 'finding')} (${counts.join(', ')}${extra.length > 0 ? '; ' + extra.join(', ') : ''}) on ${plural(report.evaluations.length, 'host')}` +

@@ -34,7 +34,8 @@ const validateWaivers = validatorFor('waivers', waiversSchema);
 export async function loadWaivers(file: string, rules: readonly LoadedRule[]): Promise<Waiver[]> {
   const { doc, lines, value } = parseYaml(await readInput(file, 'waivers'), file);
   // Every mistake at once, each with its line: a bad file is fixed in one pass.
-  if (!validateWaivers(value)) throw new MeshAuditError(schemaErrors(file, doc, lines, validateWaivers.errors ?? [], waiversSchema).join('\n'));
+  if (!validateWaivers(value))
+    throw new MeshAuditError(schemaErrors(file, doc, lines, validateWaivers.errors ?? [], waiversSchema).join('\n'));
   const entries = (value as { waivers: Omit<Waiver, 'source'>[] }).waivers;
   const errors: string[] = [];
   const names = rules.flatMap((r) => [r.id, r.name]);
@@ -42,7 +43,9 @@ export async function loadWaivers(file: string, rules: readonly LoadedRule[]): P
     const line = lineAt(doc, lines, `/waivers/${i}`);
     if (!names.includes(w.rule)) {
       const near = closest(w.rule, names);
-      errors.push(`${file}:${line}: waiver names rule '${w.rule}', which no loaded pack has${distance(w.rule, near) <= 3 ? ` (did you mean '${near}'?)` : ''} (see \`mesh-audit rules list\`)`);
+      errors.push(
+        `${file}:${line}: waiver names rule '${w.rule}', which no loaded pack has${distance(w.rule, near) <= 3 ? ` (did you mean '${near}'?)` : ''} (see \`mesh-audit rules list\`)`,
+      );
     }
     return { ...w, source: `${file}:${line}` };
   });

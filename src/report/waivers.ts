@@ -37,12 +37,13 @@ export const WAIVER_EXPIRED_RULE: LoadedRule = {
   shipped: true,
 };
 
-
 /** A waiver holds through the whole of its expiry day, UTC. */
 export const isExpired = (waiver: Waiver, now: Date): boolean => now.toISOString().slice(0, 10) > waiver.expires;
 
 const matches = (w: Waiver, f: Finding): boolean =>
-  (w.rule === f.ruleId || w.rule === f.ruleName) && globMatcher(w.subject)(f.subject.id) && (w.host === undefined || globMatcher(w.host)(f.host));
+  (w.rule === f.ruleId || w.rule === f.ruleName) &&
+  globMatcher(w.subject)(f.subject.id) &&
+  (w.host === undefined || globMatcher(w.host)(f.host));
 
 /**
  * Applies waivers to findings (pure): a live waiver marks matching findings suppressed; an expired
@@ -59,30 +60,40 @@ export function applyWaivers(evaluations: readonly Evaluation[], waivers: readon
       used.add(w);
       return { ...f, suppressed: { justification: w.justification, expires: w.expires, waiver: w.source } };
     });
-    const expired = forHost.filter((w) => isExpired(w, now)).map((w): Finding => {
-      const id = `${w.rule} ${w.subject}`;
-      const [file, line] = splitSource(w.source);
-      return {
-        host: e.host,
-        ruleId: WAIVER_EXPIRED_RULE.id,
-        ruleName: WAIVER_EXPIRED_RULE.name,
-        severity: WAIVER_EXPIRED_RULE.severity,
-        fingerprint: fingerprintOf(e.host, WAIVER_EXPIRED_RULE.id, { kind: 'waiver', id }, null),
-        subject: { kind: 'waiver', id },
-        discriminator: null,
-        message: `the waiver of ${w.rule} for ${w.subject} expired on ${w.expires}; its findings count again (${w.justification})`,
-        locations: { physical: [{ path: file, ...(line !== undefined ? { line } : {}) }], logical: [] },
-      };
-    });
-    const unmatched = live.filter((w) => !used.has(w)).map((w): Notification => ({
-      host: e.host,
-      level: 'note',
-      kind: 'evaluation',
-      source: 'waivers',
-      subject: w.source,
-      message: `waiver ${w.source} (${w.rule} for ${w.subject}) matched no finding; remove it if the risk is gone`,
-    }));
-    return { ...e, findings: [...findings, ...expired].sort(compareFindings), notifications: [...e.notifications, ...unmatched] };
+    const expired = forHost
+      .filter((w) => isExpired(w, now))
+      .map((w): Finding => {
+        const id = `${w.rule} ${w.subject}`;
+        const [file, line] = splitSource(w.source);
+        return {
+          host: e.host,
+          ruleId: WAIVER_EXPIRED_RULE.id,
+          ruleName: WAIVER_EXPIRED_RULE.name,
+          severity: WAIVER_EXPIRED_RULE.severity,
+          fingerprint: fingerprintOf(e.host, WAIVER_EXPIRED_RULE.id, { kind: 'waiver', id }, null),
+          subject: { kind: 'waiver', id },
+          discriminator: null,
+          message: `the waiver of ${w.rule} for ${w.subject} expired on ${w.expires}; its findings count again (${w.justification})`,
+          locations: { physical: [{ path: file, ...(line !== undefined ? { line } : {}) }], logical: [] },
+        };
+      });
+    const unmatched = live
+      .filter((w) => !used.has(w))
+      .map(
+        (w): Notification => ({
+          host: e.host,
+          level: 'note',
+          kind: 'evaluation',
+          source: 'waivers',
+          subject: w.source,
+          message: `waiver ${w.source} (${w.rule} for ${w.subject}) matched no finding; remove it if the risk is gone`,
+        }),
+      );
+    return {
+      ...e,
+      findings: [...findings, ...expired].sort(compareFindings),
+      notifications: [...e.notifications, ...unmatched],
+    };
   });
 }
 

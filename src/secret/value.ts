@@ -17,7 +17,11 @@ export interface SafeValueMaker {
 
 export function createSafeValueMaker(key: Buffer = randomBytes(32)): SafeValueMaker {
   return (raw: string | Uint8Array): SafeValue => ({
-    digest: 'hmac-sha256:' + createHmac('sha256', key).update(typeof raw === 'string' ? Buffer.from(raw, 'utf8') : raw).digest('hex'),
+    digest:
+      'hmac-sha256:' +
+      createHmac('sha256', key)
+        .update(typeof raw === 'string' ? Buffer.from(raw, 'utf8') : raw)
+        .digest('hex'),
     shape: shapeOf(typeof raw === 'string' ? raw : Buffer.from(raw).toString('utf8')),
   });
 }
@@ -65,7 +69,9 @@ function splitHostPort(hostPort: string): { host: string; port: string | undefin
   const close = hostPort.startsWith('[') ? hostPort.indexOf(']') : -1;
   const colon = hostPort.indexOf(':', close < 0 ? 0 : close);
   if (hostPort.startsWith('[') && close < 0) return { host: hostPort, port: undefined };
-  return colon < 0 ? { host: hostPort, port: undefined } : { host: hostPort.slice(0, colon), port: hostPort.slice(colon + 1) };
+  return colon < 0
+    ? { host: hostPort, port: undefined }
+    : { host: hostPort.slice(0, colon), port: hostPort.slice(colon + 1) };
 }
 
 const OCTET = '(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])';
@@ -78,12 +84,17 @@ function shownHost(host: string): string {
   return '…';
 }
 
-const shownPort = (port: string): string => (port === '' || (/^[0-9]{1,5}$/.test(port) && Number(port) <= 65535) ? port : '…');
+const shownPort = (port: string): string =>
+  port === '' || (/^[0-9]{1,5}$/.test(port) && Number(port) <= 65535) ? port : '…';
 
 function tailShape(tail: string): string {
   const query = tail.indexOf('?');
   const fragment = tail.indexOf('#');
   const pathEnd = Math.min(query < 0 ? tail.length : query, fragment < 0 ? tail.length : fragment);
   const path = tail.slice(0, pathEnd);
-  return (path === '' || path === '/' ? path : '/…') + (query >= 0 && (fragment < 0 || query < fragment) ? '?…' : '') + (fragment >= 0 ? '#…' : '');
+  return (
+    (path === '' || path === '/' ? path : '/…') +
+    (query >= 0 && (fragment < 0 || query < fragment) ? '?…' : '') +
+    (fragment >= 0 ? '#…' : '')
+  );
 }

@@ -11,15 +11,22 @@ import type { Problem, Snapshot } from './types.js';
  * named `snapshot-<run number>-<time>.json`: the run number of the output folder orders them (the
  * time is shown, not relied on: a clock moved back must not make the newest look oldest).
  */
-export const historyDirOf = (out: string, hostname: string): string => join(out, 'history', hostname.replace(/[^A-Za-z0-9._-]/g, '_'));
+export const historyDirOf = (out: string, hostname: string): string =>
+  join(out, 'history', hostname.replace(/[^A-Za-z0-9._-]/g, '_'));
 
 /** Names this store wrote, before and since the run number: only these are ever pruned. */
 const SNAPSHOT_FILE = /^snapshot-(\d{6,}-)?\d{8}T\d{6}(\d{3})?Z\.json$/;
 const fileNameOf = (sequence: number, takenAt: string): string =>
-  `snapshot-${String(sequence).padStart(6, '0')}-${takenAt.replace(/[-:]/g, '').replace(/\.(\d{3})\d*Z$/, '$1Z').replace(/\.\d*Z$/, 'Z')}.json`;
+  `snapshot-${String(sequence).padStart(6, '0')}-${takenAt
+    .replace(/[-:]/g, '')
+    .replace(/\.(\d{3})\d*Z$/, '$1Z')
+    .replace(/\.\d*Z$/, 'Z')}.json`;
 
 /** This host's kept snapshots, oldest first by run number. */
-export async function readOwnHistory(out: string, hostname: string): Promise<{ snapshots: Snapshot[]; problems: Problem[] }> {
+export async function readOwnHistory(
+  out: string,
+  hostname: string,
+): Promise<{ snapshots: Snapshot[]; problems: Problem[] }> {
   const dir = historyDirOf(out, hostname);
   try {
     await readdir(dir);
@@ -27,7 +34,16 @@ export async function readOwnHistory(out: string, hostname: string): Promise<{ s
     const code = (err as NodeJS.ErrnoException).code;
     // No folder yet is a first run; a folder that cannot be read may hide former targets: not a first run.
     if (code === 'ENOENT') return { snapshots: [], problems: [] };
-    return { snapshots: [], problems: [{ source: 'history', subject: dir, message: `${dir}: cannot read the history of this host (${code ?? 'error'}); former targets not checked` }] };
+    return {
+      snapshots: [],
+      problems: [
+        {
+          source: 'history',
+          subject: dir,
+          message: `${dir}: cannot read the history of this host (${code ?? 'error'}); former targets not checked`,
+        },
+      ],
+    };
   }
   return loadHistory(dir);
 }

@@ -29,7 +29,10 @@ async function snapshotFilesOf(dir: string): Promise<string[]> {
   const own = jsonFiles(entries.map((e) => e.name)).map((n) => join(dir, n));
   if (own.length > 0) return own;
   const files: string[] = [];
-  for (const sub of entries.filter((e) => e.isDirectory).map((e) => e.name).sort()) {
+  for (const sub of entries
+    .filter((e) => e.isDirectory)
+    .map((e) => e.name)
+    .sort()) {
     files.push(...jsonFiles((await entriesOf(join(dir, sub))).map((e) => e.name)).map((n) => join(dir, sub, n)));
   }
   return files;

@@ -13,13 +13,18 @@ export function parseSnapshot(json: unknown, source: string): Snapshot {
   if (validateSnapshot(json)) {
     const raw = rawStringIn(json);
     if (raw === null) return json;
-    throw new MeshAuditError(`${source}: not a valid mesh-audit/snapshot@1\n  at ${raw}: is not a value's digest and shape (a snapshot holds those, never values)`);
+    throw new MeshAuditError(
+      `${source}: not a valid mesh-audit/snapshot@1\n  at ${raw}: is not a value's digest and shape (a snapshot holds those, never values)`,
+    );
   }
   const errors = (validateSnapshot.errors ?? []).slice(0, 5).map((e) => {
     const where = e.instancePath === '' ? '(root)' : e.instancePath;
     const extra = e.keyword === 'additionalProperties' ? ` '${String(e.params['additionalProperty'])}'` : '';
     // A shape that is not one shapeOf makes may be a raw value: say so without quoting it or the pattern.
-    const message = e.keyword === 'pattern' && where.endsWith('/shape') ? "is not a value's shape (a snapshot holds shapes and digests, never values)" : (e.message ?? 'invalid');
+    const message =
+      e.keyword === 'pattern' && where.endsWith('/shape')
+        ? "is not a value's shape (a snapshot holds shapes and digests, never values)"
+        : (e.message ?? 'invalid');
     return `  at ${where}: ${message}${extra}`;
   });
   throw new MeshAuditError(`${source}: not a valid mesh-audit/snapshot@1\n${errors.join('\n')}`);
@@ -30,7 +35,12 @@ const DIGEST = /^hmac-sha256:[0-9a-f]{64}$/;
 
 const isSafeValue = (v: object): v is { digest: string; shape: string } => {
   const keys = Object.keys(v);
-  return keys.length === 2 && keys.includes('digest') && keys.includes('shape') && DIGEST.test(String((v as { digest: unknown }).digest));
+  return (
+    keys.length === 2 &&
+    keys.includes('digest') &&
+    keys.includes('shape') &&
+    DIGEST.test(String((v as { digest: unknown }).digest))
+  );
 };
 
 /**
@@ -52,7 +62,11 @@ function rawStringIn(snapshot: Snapshot): string | null {
     for (; s.parent !== null; s = s.parent) keys.push(s.key.replace(/~/g, '~0').replace(/\//g, '~1'));
     return [s.key, ...keys.reverse()].join('/');
   };
-  const pending: Step[] = snapshot.ledger.entries.map((record, i) => ({ value: record.entry.extra, key: `/ledger/entries/${i}/entry/extra`, parent: null }));
+  const pending: Step[] = snapshot.ledger.entries.map((record, i) => ({
+    value: record.entry.extra,
+    key: `/ledger/entries/${i}/entry/extra`,
+    parent: null,
+  }));
   for (let step = pending.pop(); step !== undefined; step = pending.pop()) {
     const { value } = step;
     if (typeof value === 'string') return pathOf(step);

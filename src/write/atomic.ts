@@ -14,7 +14,12 @@ import { trackPending, untrackPending } from './pending.js';
 async function makeFolders(dir: string): Promise<void> {
   const missing: string[] = [];
   let current = resolve(dir);
-  while (!(await lstat(current).then(() => true, () => false))) {
+  while (
+    !(await lstat(current).then(
+      () => true,
+      () => false,
+    ))
+  ) {
     missing.unshift(current);
     const parent = dirname(current);
     if (parent === current) break;
@@ -41,7 +46,10 @@ export async function resolvedOutputPath(dir: string): Promise<string> {
     if (part === '' || part === '.') continue;
     if (part === '..') {
       if ((await lstat(walked).catch(() => null))?.isSymbolicLink()) {
-        throw new MeshAuditError(`${dir}: '..' after the symlink ${walked}; refusing an output folder reached through a symlink`, ExitCode.Incomplete);
+        throw new MeshAuditError(
+          `${dir}: '..' after the symlink ${walked}; refusing an output folder reached through a symlink`,
+          ExitCode.Incomplete,
+        );
       }
       walked = dirname(walked);
     } else walked = join(walked, part);
@@ -65,19 +73,27 @@ export async function prepareOutputDir(named: string): Promise<string> {
     throw new MeshAuditError(`${dir}: cannot create output folder: ${osErrorText(err)}`, ExitCode.Incomplete);
   }
   const info = await lstat(dir);
-  if (info.isSymbolicLink()) throw new MeshAuditError(`${dir}: output folder is a symlink; refusing to write through it`, ExitCode.Incomplete);
+  if (info.isSymbolicLink())
+    throw new MeshAuditError(`${dir}: output folder is a symlink; refusing to write through it`, ExitCode.Incomplete);
   if (!info.isDirectory()) throw new MeshAuditError(`${dir}: output path is not a folder`, ExitCode.Incomplete);
-  if ((info.mode & 0o002) !== 0) throw new MeshAuditError(`${dir}: output folder is world-writable; refusing to write there`, ExitCode.Incomplete);
+  if ((info.mode & 0o002) !== 0)
+    throw new MeshAuditError(`${dir}: output folder is world-writable; refusing to write there`, ExitCode.Incomplete);
   const uid = process.getuid?.();
   if (uid !== undefined && info.uid !== uid) {
-    throw new MeshAuditError(`${dir}: output folder is owned by uid ${info.uid}, not by this user (uid ${uid}); refusing to write there`, ExitCode.Incomplete);
+    throw new MeshAuditError(
+      `${dir}: output folder is owned by uid ${info.uid}, not by this user (uid ${uid}); refusing to write there`,
+      ExitCode.Incomplete,
+    );
   }
   return dir;
 }
 
 /** A write that failed: exit 3 with the path and the OS error (a full disk is not an internal error). */
 export class WriteFailure extends MeshAuditError {
-  constructor(readonly path: string, error: unknown) {
+  constructor(
+    readonly path: string,
+    error: unknown,
+  ) {
     super(`${path}: cannot write: ${osErrorText(error)}`, ExitCode.Incomplete);
   }
 }
@@ -87,7 +103,13 @@ export class WriteFailure extends MeshAuditError {
  * same folder (mode 0640 unless told, set on the open file so the umask does not change it), fsync,
  * rename. A run killed mid-write leaves the previous file intact.
  */
-export async function writeFileAtomic(dir: string, name: string, data: string, tempName: () => string = randomTempName, mode = 0o640): Promise<string> {
+export async function writeFileAtomic(
+  dir: string,
+  name: string,
+  data: string,
+  tempName: () => string = randomTempName,
+  mode = 0o640,
+): Promise<string> {
   const target = join(dir, name);
   let opened;
   try {
@@ -126,7 +148,11 @@ async function openExclusive(dir: string, name: string, tempName: () => string) 
     // Tracked before it exists: a signal handled while the open is in flight still finds it.
     trackPending(temp);
     try {
-      const handle = await open(temp, constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY | constants.O_NOFOLLOW, 0o640);
+      const handle = await open(
+        temp,
+        constants.O_CREAT | constants.O_EXCL | constants.O_WRONLY | constants.O_NOFOLLOW,
+        0o640,
+      );
       return { handle, temp };
     } catch (err) {
       untrackPending(temp);
@@ -145,7 +171,12 @@ export async function syncFolder(dir: string): Promise<void> {
 }
 
 /** Points `dir/name` at `target` (a relative path) atomically: a new link under a temp name, renamed over. */
-export async function replaceWithSymlink(dir: string, name: string, target: string, tempName: () => string = randomTempName): Promise<void> {
+export async function replaceWithSymlink(
+  dir: string,
+  name: string,
+  target: string,
+  tempName: () => string = randomTempName,
+): Promise<void> {
   for (let attempt = 0; ; attempt++) {
     const temp = tempPath(dir, name, tempName());
     trackPending(temp);
@@ -153,7 +184,8 @@ export async function replaceWithSymlink(dir: string, name: string, target: stri
       await symlink(target, temp);
     } catch (err) {
       untrackPending(temp);
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || attempt >= 5) throw new WriteFailure(join(dir, name), err);
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST' || attempt >= 5)
+        throw new WriteFailure(join(dir, name), err);
       continue;
     }
     try {

@@ -85,7 +85,9 @@ function dlopen(path: string, dir: string): unknown {
     process.dlopen(module, path);
   } catch (err) {
     // dlopen's own words; "failed to map segment" is what a file system mounted noexec answers.
-    throw new Error(`the addon could not be loaded through a file in ${dir}, whose file system must allow executable mappings (not mounted noexec): ${(err as Error).message}`);
+    throw new Error(
+      `the addon could not be loaded through a file in ${dir}, whose file system must allow executable mappings (not mounted noexec): ${(err as Error).message}`,
+    );
   }
   return module.exports;
 }

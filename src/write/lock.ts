@@ -32,11 +32,21 @@ const tryFlock = (flock: Flock, fd: number, mode: 'exnb' | 'shnb' = 'exnb'): Pro
   );
 
 /** Polls for the lock until it is had or `timeoutSeconds` pass; then exit 3 naming the holder's pid. */
-async function waitForFlock(flock: Flock, handle: FileHandle, mode: 'exnb' | 'shnb', timeoutSeconds: number, who: string, doing: string): Promise<void> {
+async function waitForFlock(
+  flock: Flock,
+  handle: FileHandle,
+  mode: 'exnb' | 'shnb',
+  timeoutSeconds: number,
+  who: string,
+  doing: string,
+): Promise<void> {
   const deadline = Date.now() + timeoutSeconds * 1000;
   while (!(await tryFlock(flock, handle.fd, mode))) {
     if (Date.now() >= deadline) {
-      throw new MeshAuditError(`${who} (${await holderOf(handle)}) ${doing}; gave up after waiting ${timeoutSeconds} s (--lock-timeout)`, ExitCode.Incomplete);
+      throw new MeshAuditError(
+        `${who} (${await holderOf(handle)}) ${doing}; gave up after waiting ${timeoutSeconds} s (--lock-timeout)`,
+        ExitCode.Incomplete,
+      );
     }
     await new Promise((r) => setTimeout(r, POLL_MS));
   }
@@ -57,17 +67,35 @@ export async function lockOutputFolder(dir: string, timeoutSeconds: number): Pro
   try {
     flock = loadFlock(dir);
   } catch (err) {
-    throw new MeshAuditError(`${dir}: cannot lock the output folder: flock(2) support (fs-ext) did not load: ${(err as Error).message}`, ExitCode.Incomplete);
+    throw new MeshAuditError(
+      `${dir}: cannot lock the output folder: flock(2) support (fs-ext) did not load: ${(err as Error).message}`,
+      ExitCode.Incomplete,
+    );
   }
   let handle: FileHandle;
   try {
-    handle = await open(path, constants.O_RDWR | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK, 0o640);
+    handle = await open(
+      path,
+      constants.O_RDWR | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK,
+      0o640,
+    );
   } catch (err) {
     throw new MeshAuditError(`${path}: cannot open the lock file: ${osErrorText(err)}`, ExitCode.Incomplete);
   }
   try {
-    if (!(await handle.stat()).isFile()) throw new MeshAuditError(`${path}: the lock file is not a regular file; refusing to use the folder`, ExitCode.Incomplete);
-    await waitForFlock(flock, handle, 'exnb', timeoutSeconds, `${dir}: another mesh-audit run`, 'is writing this output folder');
+    if (!(await handle.stat()).isFile())
+      throw new MeshAuditError(
+        `${path}: the lock file is not a regular file; refusing to use the folder`,
+        ExitCode.Incomplete,
+      );
+    await waitForFlock(
+      flock,
+      handle,
+      'exnb',
+      timeoutSeconds,
+      `${dir}: another mesh-audit run`,
+      'is writing this output folder',
+    );
     await handle.truncate(0);
     await handle.write(`${process.pid}\n`, 0);
   } catch (err) {
@@ -90,7 +118,11 @@ export async function lockOutputFolder(dir: string, timeoutSeconds: number): Pro
  * folder, and no lock is taken. The file is opened read-only, never followed if it is a symlink.
  * `scratchDir`: this run's own checked output folder, if it has one.
  */
-export async function lockForReading(historyDir: string, timeoutSeconds: number, scratchDir: string | undefined): Promise<OutputLock | undefined> {
+export async function lockForReading(
+  historyDir: string,
+  timeoutSeconds: number,
+  scratchDir: string | undefined,
+): Promise<OutputLock | undefined> {
   // The single executable loads flock(2) through an unnamed file in a folder this run has checked and
   // may write (./flock.ts): never in the scan's folder. With no output folder of its own (`--out -`)
   // it reads the history without the lock (README, --history).
@@ -101,17 +133,35 @@ export async function lockForReading(historyDir: string, timeoutSeconds: number,
     try {
       handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR') continue;
-      throw new MeshAuditError(`${path}: cannot open the lock file of the folder holding ${historyDir}: ${osErrorText(err)}`, ExitCode.Incomplete);
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR')
+        continue;
+      throw new MeshAuditError(
+        `${path}: cannot open the lock file of the folder holding ${historyDir}: ${osErrorText(err)}`,
+        ExitCode.Incomplete,
+      );
     }
     try {
-      if (!(await handle.stat()).isFile()) throw new MeshAuditError(`${path}: the lock file is not a regular file; refusing to read ${historyDir}`, ExitCode.Incomplete);
+      if (!(await handle.stat()).isFile())
+        throw new MeshAuditError(
+          `${path}: the lock file is not a regular file; refusing to read ${historyDir}`,
+          ExitCode.Incomplete,
+        );
       const flock = loadFlock(scratchDir ?? dir);
-      await waitForFlock(flock, handle, 'shnb', timeoutSeconds, `${historyDir}: another mesh-audit run`, 'is writing this history');
+      await waitForFlock(
+        flock,
+        handle,
+        'shnb',
+        timeoutSeconds,
+        `${historyDir}: another mesh-audit run`,
+        'is writing this history',
+      );
     } catch (err) {
       await handle.close().catch(() => undefined);
       if (err instanceof MeshAuditError) throw err;
-      throw new MeshAuditError(`${path}: cannot lock ${historyDir} for reading: ${osErrorText(err)}`, ExitCode.Incomplete);
+      throw new MeshAuditError(
+        `${path}: cannot lock ${historyDir} for reading: ${osErrorText(err)}`,
+        ExitCode.Incomplete,
+      );
     }
     return { release: () => handle.close().catch(() => undefined) };
   }

@@ -19,8 +19,11 @@ export async function writeTextfile(path: string, data: string): Promise<string>
   const refuse = (why: string): never => {
     throw new MeshAuditError(`--prom-file ${path}: ${why}`, ExitCode.Incomplete);
   };
-  if (!name.endsWith('.prom') || name === '.prom') refuse("the name must end in '.prom' (node_exporter's textfile collector reads only those)");
-  const folder = await lstat(dir).catch((err: unknown) => refuse(`cannot use folder ${dir} (${(err as NodeJS.ErrnoException).code ?? 'error'})`));
+  if (!name.endsWith('.prom') || name === '.prom')
+    refuse("the name must end in '.prom' (node_exporter's textfile collector reads only those)");
+  const folder = await lstat(dir).catch((err: unknown) =>
+    refuse(`cannot use folder ${dir} (${(err as NodeJS.ErrnoException).code ?? 'error'})`),
+  );
   if (folder.isSymbolicLink()) refuse(`folder ${dir} is a symlink; refusing to write through it`);
   if (!folder.isDirectory()) refuse(`${dir} is not a folder`);
   if ((folder.mode & 0o002) !== 0) refuse(`folder ${dir} is world-writable; refusing to write there`);

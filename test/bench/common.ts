@@ -29,13 +29,26 @@ export function median(values: readonly number[]): number {
  * Runs a command to completion and returns its wall time in milliseconds (throws on an unexpected exit
  * code). `env` is added to this process's environment, or with `inheritEnv` false is the whole of it.
  */
-export function timed(cmd: string, args: string[], okCodes: number[] = [0], env: NodeJS.ProcessEnv = {}, inheritEnv = true): { ms: number; code: number; stderr: string } {
+export function timed(
+  cmd: string,
+  args: string[],
+  okCodes: number[] = [0],
+  env: NodeJS.ProcessEnv = {},
+  inheritEnv = true,
+): { ms: number; code: number; stderr: string } {
   const start = process.hrtime.bigint();
-  const r = spawnSync(cmd, args, { encoding: 'utf8', env: inheritEnv ? { ...process.env, ...env } : env, maxBuffer: 1024 * 1024 * 1024, timeout: 600_000, stdio: ['ignore', 'ignore', 'pipe'] });
+  const r = spawnSync(cmd, args, {
+    encoding: 'utf8',
+    env: inheritEnv ? { ...process.env, ...env } : env,
+    maxBuffer: 1024 * 1024 * 1024,
+    timeout: 600_000,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   const ms = Number(process.hrtime.bigint() - start) / 1e6;
   const code = r.status ?? -1;
   /* eslint-disable @typescript-eslint/no-unnecessary-condition -- spawnSync's output is null when the command could not start */
-  if (!okCodes.includes(code)) throw new Error(`${cmd} ${args.join(' ')} exited ${r.status ?? r.signal}: ${(r.stderr ?? '').slice(-2000)}`);
+  if (!okCodes.includes(code))
+    throw new Error(`${cmd} ${args.join(' ')} exited ${r.status ?? r.signal}: ${(r.stderr ?? '').slice(-2000)}`);
   return { ms, code, stderr: r.stderr ?? '' };
   /* eslint-enable @typescript-eslint/no-unnecessary-condition */
 }
@@ -49,12 +62,18 @@ export function run(cmd: string, args: string[]): Promise<string> {
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolvePromise(out) : reject(new Error(`${cmd} ${args.join(' ')} exited ${code}: ${err}`))));
+    child.on('close', (code) =>
+      code === 0 ? resolvePromise(out) : reject(new Error(`${cmd} ${args.join(' ')} exited ${code}: ${err}`)),
+    );
   });
 }
 
 /** Runs `work` over `items`, at most `limit` at a time. */
-export async function parallel<T>(items: readonly T[], limit: number, work: (item: T) => Promise<unknown>): Promise<void> {
+export async function parallel<T>(
+  items: readonly T[],
+  limit: number,
+  work: (item: T) => Promise<unknown>,
+): Promise<void> {
   let next = 0;
   const worker = async (): Promise<void> => {
     while (next < items.length) await work(items[next++]!);
@@ -62,7 +81,14 @@ export async function parallel<T>(items: readonly T[], limit: number, work: (ite
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }
 
-export function ratioFigure(label: string, values: number[], refLabel: string, refValues: number[], targetRatio: number, notes?: string): Figure {
+export function ratioFigure(
+  label: string,
+  values: number[],
+  refLabel: string,
+  refValues: number[],
+  targetRatio: number,
+  notes?: string,
+): Figure {
   const value = round(median(values));
   const ref = round(median(refValues));
   const ratio = Math.round((value / ref) * 100) / 100;
@@ -80,7 +106,11 @@ export function ratioFigure(label: string, values: number[], refLabel: string, r
 
 export const round = (value: number, digits = 2): number => Number(value.toFixed(digits));
 
-export function linearFit(points: readonly { x: number; y: number }[]): { slope: number; intercept: number; r2: number } {
+export function linearFit(points: readonly { x: number; y: number }[]): {
+  slope: number;
+  intercept: number;
+  r2: number;
+} {
   const n = points.length;
   const mx = points.reduce((a, p) => a + p.x, 0) / n;
   const my = points.reduce((a, p) => a + p.y, 0) / n;
@@ -92,10 +122,18 @@ export function linearFit(points: readonly { x: number; y: number }[]): { slope:
 }
 
 /** Runs a command to its end; resolves with its wall time in ms (process.hrtime), stdout, and exit code. */
-export function timeProcess(command: string, args: readonly string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<{ ms: number; code: number | null; stdout: string; stderr: string }> {
+export function timeProcess(
+  command: string,
+  args: readonly string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
+): Promise<{ ms: number; code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const start = process.hrtime.bigint();
-    const child = spawn(command, args, { cwd: options.cwd ?? ROOT, env: options.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, {
+      cwd: options.cwd ?? ROOT,
+      env: options.env ?? process.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -104,8 +142,6 @@ export function timeProcess(command: string, args: readonly string[], options: {
     child.on('close', (code) => resolve({ ms: Number(process.hrtime.bigint() - start) / 1e6, code, stdout, stderr }));
   });
 }
-
-
 
 /** The last stdout line the orchestrator parses. */
 export function report(name: string, figures: Figure[]): void {

@@ -63,7 +63,16 @@ async function child(file: string, size: number, runs: number): Promise<ChildRes
     JSON.parse(text);
     parseMs.push(Number(process.hrtime.bigint() - t) / 1e6);
   }
-  return { size, runs, ms, parseMs, findings, maxRssMB, snapshotHeapMB, snapshotTextMB: Buffer.byteLength(text) / 1024 / 1024 };
+  return {
+    size,
+    runs,
+    ms,
+    parseMs,
+    findings,
+    maxRssMB,
+    snapshotHeapMB,
+    snapshotTextMB: Buffer.byteLength(text) / 1024 / 1024,
+  };
 }
 
 interface CliResult {
@@ -81,22 +90,54 @@ async function runCli(dir: string, file: string, historyDir: string): Promise<Cl
   const started = process.hrtime.bigint();
   const r = spawnSync(
     process.execPath,
-    ['--import', pathToFileURL(join(dirname(fileURLToPath(import.meta.url)), 'rss-probe.js')).href, join(PACKAGE_ROOT, 'bin', 'mesh-audit.js'), 'evaluate', file, '--history', historyDir, '--out', join(dir, 'out'), '--format', 'sarif,json', '--fail-on', 'none'],
+    [
+      '--import',
+      pathToFileURL(join(dirname(fileURLToPath(import.meta.url)), 'rss-probe.js')).href,
+      join(PACKAGE_ROOT, 'bin', 'mesh-audit.js'),
+      'evaluate',
+      file,
+      '--history',
+      historyDir,
+      '--out',
+      join(dir, 'out'),
+      '--format',
+      'sarif,json',
+      '--fail-on',
+      'none',
+    ],
     { encoding: 'utf8', env: { ...process.env, MA_RSS_PROBE: probe }, maxBuffer: 64 * 1024 * 1024 },
   );
   const ms = Number(process.hrtime.bigint() - started) / 1e6;
-  if (r.status !== 0 && r.status !== 3) throw new Error(`mesh-audit evaluate failed (${r.status}): ${r.stderr.slice(-2000)}`);
+  if (r.status !== 0 && r.status !== 3)
+    throw new Error(`mesh-audit evaluate failed (${r.status}): ${r.stderr.slice(-2000)}`);
   return { ms, maxRssMB: Number(await readFile(probe, 'utf8')) / 1024, code: r.status };
 }
 
-async function runChild(dir: string, size: number, runs: number, withCli = false): Promise<ChildResult & { cli?: CliResult }> {
+async function runChild(
+  dir: string,
+  size: number,
+  runs: number,
+  withCli = false,
+): Promise<ChildResult & { cli?: CliResult }> {
   const file = join(dir, `snapshot-${size}.json`);
   const { snapshot, history } = syntheticSnapshot(size, 7);
   await writeFile(file, JSON.stringify({ snapshot, history }));
-  const r = spawnSync(process.execPath, ['--expose-gc', '--max-old-space-size=4096', fileURLToPath(import.meta.url), '--child', file, String(size), String(runs)], {
-    encoding: 'utf8',
-    maxBuffer: 64 * 1024 * 1024,
-  });
+  const r = spawnSync(
+    process.execPath,
+    [
+      '--expose-gc',
+      '--max-old-space-size=4096',
+      fileURLToPath(import.meta.url),
+      '--child',
+      file,
+      String(size),
+      String(runs),
+    ],
+    {
+      encoding: 'utf8',
+      maxBuffer: 64 * 1024 * 1024,
+    },
+  );
   if (r.status !== 0) throw new Error(`child ${size} failed: ${r.stderr}`);
   const result = JSON.parse(r.stdout.trim().split('\n').at(-1)!) as ChildResult;
   let cli: CliResult | undefined;
@@ -129,7 +170,9 @@ async function main(): Promise<void> {
     await rm(dir, { recursive: true, force: true });
   }
   for (const r of results) {
-    process.stderr.write(`evaluate ${r.size}: median ${round(median(r.ms))} ms (runs ${r.ms.map((m) => round(m, 0)).join(', ')}), JSON.parse ${round(median(r.parseMs))} ms, ${r.findings} findings, max RSS ${round(r.maxRssMB, 0)} MB (snapshot: ${round(r.snapshotTextMB, 0)} MB of JSON, ${round(r.snapshotHeapMB, 0)} MB of heap)\n`);
+    process.stderr.write(
+      `evaluate ${r.size}: median ${round(median(r.ms))} ms (runs ${r.ms.map((m) => round(m, 0)).join(', ')}), JSON.parse ${round(median(r.parseMs))} ms, ${r.findings} findings, max RSS ${round(r.maxRssMB, 0)} MB (snapshot: ${round(r.snapshotTextMB, 0)} MB of JSON, ${round(r.snapshotHeapMB, 0)} MB of heap)\n`,
+    );
   }
   const figures: Figure[] = results.map((r) => {
     const value = median(r.ms);

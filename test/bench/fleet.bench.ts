@@ -21,7 +21,17 @@ try {
     await writeFile(path, JSON.stringify(syntheticSnapshot(containers, 1000 + i, `bench-host-${i}`).snapshot));
     paths.push(path);
   }
-  const args = (inputs: string[], out: string) => [BIN, 'evaluate', ...inputs, '--format', 'json', '--out', out, '--fail-on', 'none'];
+  const args = (inputs: string[], out: string) => [
+    BIN,
+    'evaluate',
+    ...inputs,
+    '--format',
+    'json',
+    '--out',
+    out,
+    '--fail-on',
+    'none',
+  ];
   const check = (r: { code: number | null; stderr: string }, what: string) => {
     // 3: incomplete, as the synthetic hosts are (a stopped container's /proc, a file not read): still evaluated whole.
     if (r.code !== 0 && r.code !== 3) throw new Error(`${what} exited ${r.code}: ${r.stderr.slice(-2000)}`);
@@ -46,13 +56,18 @@ try {
   const one = median(single);
   const perProcess = median(each);
   const scaled = perProcess * count;
-  process.stderr.write(`fleet: one process per snapshot: median ${round(perProcess)} ms x ${count} = ${round(scaled, 0)} ms\n`);
+  process.stderr.write(
+    `fleet: one process per snapshot: median ${round(perProcess)} ms x ${count} = ${round(scaled, 0)} ms\n`,
+  );
   report('fleet', [
     {
       label: `evaluate ${count.toLocaleString('en')} snapshots of ${containers} containers in one process`,
       value: round(one, 0),
       unit: 'ms',
-      reference: { label: `one process per snapshot (median of ${sample} processes x ${count.toLocaleString('en')})`, value: round(scaled, 0) },
+      reference: {
+        label: `one process per snapshot (median of ${sample} processes x ${count.toLocaleString('en')})`,
+        value: round(scaled, 0),
+      },
       ratio: round(scaled / one, 1),
       target: '>= 20x',
       met: scaled / one >= 20,

@@ -22,7 +22,16 @@ const dir = await mkdtemp(join(tmpdir(), 'ma-bench-package-'));
 try {
   const tiny = join(dir, 'tiny.json');
   await writeFile(tiny, JSON.stringify(syntheticSnapshot(3, 5).snapshot));
-  const evaluate = (out: string) => ['evaluate', tiny, '--format', 'json', '--out', join(dir, out), '--fail-on', 'none'];
+  const evaluate = (out: string) => [
+    'evaluate',
+    tiny,
+    '--format',
+    'json',
+    '--out',
+    join(dir, out),
+    '--fail-on',
+    'none',
+  ];
   const commands = {
     node: [process.execPath, '-e', '0'],
     exeVersion: [exe, '--version'],
@@ -52,7 +61,13 @@ try {
     notes: `median of ${runs}, interleaved; the npm install (node bin/mesh-audit.js) ${round(median(times[npm]), 1)} ms`,
   });
   const figures: Figure[] = [
-    { label: 'single executable `mesh-audit-linux-x64`', value: mib(statSync(exe).size), unit: 'MiB', reference: { label: 'node binary', value: mib(statSync(process.execPath).size) }, ratio: round(statSync(exe).size / statSync(process.execPath).size) },
+    {
+      label: 'single executable `mesh-audit-linux-x64`',
+      value: mib(statSync(exe).size),
+      unit: 'MiB',
+      reference: { label: 'node binary', value: mib(statSync(process.execPath).size) },
+      ratio: round(statSync(exe).size / statSync(process.execPath).size),
+    },
     ...(deb ? [{ label: `\`${deb}\``, value: mib(statSync(join(pkg, deb)).size), unit: 'MiB' }] : []),
     startup('exeVersion', 'single executable `--version`', 'npmVersion'),
     startup('exeEvaluate', 'single executable `evaluate` of a 3-container snapshot (JSON report)', 'npmEvaluate'),

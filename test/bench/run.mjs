@@ -20,7 +20,9 @@ function out(cmd, args) {
 function machine() {
   let model = cpus()[0]?.model ?? 'unknown';
   try {
-    const line = readFileSync('/proc/cpuinfo', 'utf8').split('\n').find((l) => l.startsWith('model name'));
+    const line = readFileSync('/proc/cpuinfo', 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('model name'));
     if (line) model = line.split(':').slice(1).join(':').trim();
   } catch {
     // no /proc/cpuinfo: the model stays as os.cpus() gave it
@@ -32,7 +34,11 @@ function machine() {
   } catch {
     // no /proc/meminfo: os.totalmem() stands
   }
-  const dockerd = existsSync('/usr/sbin/dockerd') ? '/usr/sbin/dockerd' : existsSync('/usr/bin/dockerd') ? '/usr/bin/dockerd' : 'dockerd';
+  const dockerd = existsSync('/usr/sbin/dockerd')
+    ? '/usr/sbin/dockerd'
+    : existsSync('/usr/bin/dockerd')
+      ? '/usr/bin/dockerd'
+      : 'dockerd';
   return {
     nproc: out('nproc', []) ?? String(cpus().length),
     cpu: model,
@@ -49,7 +55,11 @@ function cell(v) {
   return String(v).replace(/\|/g, '\\|').replace(/\n/g, ' ');
 }
 
-const files = existsSync(benchDir) ? readdirSync(benchDir).filter((f) => f.endsWith('.bench.js')).sort() : [];
+const files = existsSync(benchDir)
+  ? readdirSync(benchDir)
+      .filter((f) => f.endsWith('.bench.js'))
+      .sort()
+  : [];
 const selected = only.length > 0 ? files.filter((f) => only.some((o) => f.startsWith(o))) : files;
 if (selected.length === 0) {
   console.error(`no benchmarks in ${benchDir} (run \`npm run -s build\` first)`);
@@ -101,7 +111,9 @@ for (const r of results) {
   const name = r.result?.name ?? r.file.replace(/\.bench\.js$/, '');
   const targeted = r.result ? r.result.figures.filter((f) => typeof f.met === 'boolean') : [];
   const met = targeted.filter((f) => f.met).length;
-  md.push(`| ${cell(name)} | ${r.result ? 'ok' : '**failed**'} | ${r.result ? `${met}/${targeted.length}` : ''} | ${r.seconds} s |`);
+  md.push(
+    `| ${cell(name)} | ${r.result ? 'ok' : '**failed**'} | ${r.result ? `${met}/${targeted.length}` : ''} | ${r.seconds} s |`,
+  );
 }
 md.push('');
 for (const r of results) {
@@ -115,7 +127,9 @@ for (const r of results) {
   const notes = [];
   for (const f of r.result.figures) {
     const ref = f.reference ? `${cell(f.reference.value)} ${cell(f.unit)} (${cell(f.reference.label)})` : '';
-    md.push(`| ${cell(f.label)} | ${cell(f.value)} ${cell(f.unit)} | ${ref} | ${f.ratio !== undefined ? cell(f.ratio) + 'x' : ''} | ${cell(f.target)} | ${cell(f.met)} |`);
+    md.push(
+      `| ${cell(f.label)} | ${cell(f.value)} ${cell(f.unit)} | ${ref} | ${f.ratio !== undefined ? cell(f.ratio) + 'x' : ''} | ${cell(f.target)} | ${cell(f.met)} |`,
+    );
     if (f.notes) notes.push(`- ${f.label}: ${f.notes}`);
   }
   md.push('');

@@ -30,7 +30,22 @@ async function main(): Promise<void> {
   const names = Array.from({ length: RUNNING + STOPPED }, (_, i) => `${bench}-${String(i).padStart(3, '0')}`);
   try {
     await parallel(names, 16, async (name) => {
-      const id = (await run(DOCKER, ['-H', host, 'create', '--name', name, '--network', 'none', '--label', `${LABEL}=${e.run}`, e.image, 'sleep', '3600'])).trim();
+      const id = (
+        await run(DOCKER, [
+          '-H',
+          host,
+          'create',
+          '--name',
+          name,
+          '--network',
+          'none',
+          '--label',
+          `${LABEL}=${e.run}`,
+          e.image,
+          'sleep',
+          '3600',
+        ])
+      ).trim();
       ids.push(id);
     });
     const toStart = names.slice(0, RUNNING);
@@ -41,31 +56,55 @@ async function main(): Promise<void> {
 
     const dir = tempDir('ma-bench-scan-');
     const ledger = join(dir, 'ledger.json');
-    writeFileSync(ledger, JSON.stringify([
-      { id: 'app.env', type: 'file', target: join(dir, 'etc', 'app.env') },
-      { id: `${bench}-000`, type: 'container', target: `${bench}-000` },
-    ]));
+    writeFileSync(
+      ledger,
+      JSON.stringify([
+        { id: 'app.env', type: 'file', target: join(dir, 'etc', 'app.env') },
+        { id: `${bench}-000`, type: 'container', target: `${bench}-000` },
+      ]),
+    );
     mkdirSync(join(dir, 'etc'));
     writeFileSync(join(dir, 'etc', 'app.env'), 'A=1\nB=2\n');
     const bin = join(PACKAGE_ROOT, 'bin', 'mesh-audit.js');
     const executable = join(PACKAGE_ROOT, 'dist', 'package', 'mesh-audit-linux-x64');
-    if (!existsSync(executable)) throw new Error(`${executable} is missing: run \`npm run bench\` (it runs \`npm run package\` first)`);
-    const scanArgs = (out: string) => ['scan', '--docker-host', host, '--ledger', ledger, '--out', out, '--format', 'sarif,json', '--hostname', 'bench'];
+    if (!existsSync(executable))
+      throw new Error(`${executable} is missing: run \`npm run bench\` (it runs \`npm run package\` first)`);
+    const scanArgs = (out: string) => [
+      'scan',
+      '--docker-host',
+      host,
+      '--ledger',
+      ledger,
+      '--out',
+      out,
+      '--format',
+      'sarif,json',
+      '--hostname',
+      'bench',
+    ];
     const forms = [
       { name: 'single executable', cmd: executable, args: scanArgs },
-      { name: 'from source (node bin/mesh-audit.js)', cmd: process.execPath, args: (out: string) => [bin, ...scanArgs(out)] },
+      {
+        name: 'from source (node bin/mesh-audit.js)',
+        cmd: process.execPath,
+        args: (out: string) => [bin, ...scanArgs(out)],
+      },
     ];
     const refScript = `${DOCKER} -H '${host}' inspect $(${DOCKER} -H '${host}' ps -aq) > /dev/null`;
     // Both sides run with the environment of a nightly job (a systemd unit has PATH and little else),
     // not this shell's: NODE_EXTRA_CA_CERTS, where a machine sets it, makes every Node process read a
     // whole CA bundle at start (~75 ms on a 2-CPU VM), which the docker CLI never does for a socket.
-    const jobEnv = { PATH: process.env['PATH'] ?? '/usr/sbin:/usr/bin:/sbin:/bin', HOME: process.env['HOME'] ?? '/root' };
+    const jobEnv = {
+      PATH: process.env['PATH'] ?? '/usr/sbin:/usr/bin:/sbin:/bin',
+      HOME: process.env['HOME'] ?? '/root',
+    };
 
     // The engine settles after starting 100 containers, and each command runs once unmeasured (file
     // cache, the engine's first answers), so that neither side is timed on a machine still busy.
     await new Promise((resolve) => setTimeout(resolve, 10_000));
     timed('bash', ['-c', refScript], [0], jobEnv, false);
-    for (const [f, form] of forms.entries()) timed(form.cmd, form.args(join(dir, `warm-${f}`)), [0, 1, 3], jobEnv, false);
+    for (const [f, form] of forms.entries())
+      timed(form.cmd, form.args(join(dir, `warm-${f}`)), [0, 1, 3], jobEnv, false);
     const scans: number[][] = forms.map(() => []);
     const refs: number[] = [];
     const codes = new Set<number>();
@@ -77,20 +116,44 @@ async function main(): Promise<void> {
         const s = timed(form.cmd, form.args(out), [0, 1, 3], jobEnv, false);
         codes.add(s.code);
         const written = readdirSync(out);
-        if (!written.some((n) => n.endsWith('.sarif')) || !written.some((n) => n.endsWith('.json'))) throw new Error(`${form.name}: scan wrote no SARIF/JSON in ${out}: ${written.join(', ')}\n${s.stderr.slice(-2000)}`);
+        if (!written.some((n) => n.endsWith('.sarif')) || !written.some((n) => n.endsWith('.json')))
+          throw new Error(
+            `${form.name}: scan wrote no SARIF/JSON in ${out}: ${written.join(', ')}\n${s.stderr.slice(-2000)}`,
+          );
         scans[f]!.push(s.ms);
       }
     }
     const profileDir = process.env['MA_BENCH_PROFILE'];
-    if (profileDir) timed(process.execPath, ['--cpu-prof', '--cpu-prof-dir', profileDir, bin, ...scanArgs(join(dir, 'out-profile'))], [0, 1, 3]);
+    if (profileDir)
+      timed(
+        process.execPath,
+        ['--cpu-prof', '--cpu-prof-dir', profileDir, bin, ...scanArgs(join(dir, 'out-profile'))],
+        [0, 1, 3],
+      );
     const version = e.docker(['version', '--format', '{{.Server.Version}}']).trim();
     const figures: Figure[] = [
       ...forms.map((form, f) =>
-        ratioFigure(`scan, ${RUNNING + STOPPED} containers (${RUNNING} running), SARIF + JSON: ${form.name}`, scans[f]!, 'docker inspect $(docker ps -aq)', refs, 1.5,
-          `median of ${ROUNDS}, interleaved, both with PATH and HOME only; scan runs ms: ${scans[f]!.map((ms) => round(ms)).join(', ')}; docker runs ms: ${refs.map((ms) => round(ms)).join(', ')}; scan exit ${[...codes].join('/')}; engine ${version}`),
+        ratioFigure(
+          `scan, ${RUNNING + STOPPED} containers (${RUNNING} running), SARIF + JSON: ${form.name}`,
+          scans[f]!,
+          'docker inspect $(docker ps -aq)',
+          refs,
+          1.5,
+          `median of ${ROUNDS}, interleaved, both with PATH and HOME only; scan runs ms: ${scans[f]!.map((ms) => round(ms)).join(', ')}; docker runs ms: ${refs.map((ms) => round(ms)).join(', ')}; scan exit ${[...codes].join('/')}; engine ${version}`,
+        ),
       ),
-      { label: 'fixture set-up (300 create + 100 start)', value: round(setupMs), unit: 'ms', notes: 'not a target, for orientation' },
-      { label: 'docker CLI spread (max-min)', value: round(Math.max(...refs) - Math.min(...refs)), unit: 'ms', notes: `median ${round(median(refs))} ms` },
+      {
+        label: 'fixture set-up (300 create + 100 start)',
+        value: round(setupMs),
+        unit: 'ms',
+        notes: 'not a target, for orientation',
+      },
+      {
+        label: 'docker CLI spread (max-min)',
+        value: round(Math.max(...refs) - Math.min(...refs)),
+        unit: 'ms',
+        notes: `median ${round(median(refs))} ms`,
+      },
     ];
     rmSync(dir, { recursive: true, force: true });
     report('scan', figures);

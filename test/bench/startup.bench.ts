@@ -27,11 +27,33 @@ try {
   const commands = {
     node: [process.execPath, '-e', '0'],
     version: [process.execPath, BIN, '--version'],
-    evaluate: [process.execPath, BIN, 'evaluate', tiny, '--format', 'json', '--out', join(dir, 'out'), '--fail-on', 'none'],
-    dockerode: [process.execPath, '--input-type=module', '-e', `await (await import(${JSON.stringify(DOCKER_API)})).loadDockerode()`],
+    evaluate: [
+      process.execPath,
+      BIN,
+      'evaluate',
+      tiny,
+      '--format',
+      'json',
+      '--out',
+      join(dir, 'out'),
+      '--fail-on',
+      'none',
+    ],
+    dockerode: [
+      process.execPath,
+      '--input-type=module',
+      '-e',
+      `await (await import(${JSON.stringify(DOCKER_API)})).loadDockerode()`,
+    ],
     dockerodeWhole: [process.execPath, '--input-type=module', '-e', `await import(${JSON.stringify(DOCKERODE)})`],
   } as const;
-  const times: Record<keyof typeof commands, number[]> = { node: [], version: [], evaluate: [], dockerode: [], dockerodeWhole: [] };
+  const times: Record<keyof typeof commands, number[]> = {
+    node: [],
+    version: [],
+    evaluate: [],
+    dockerode: [],
+    dockerodeWhole: [],
+  };
   for (const cmd of Object.values(commands)) await timeProcess(cmd[0], cmd.slice(1)); // warm the file cache
   for (let i = 0; i < runs; i++) {
     for (const name of Object.keys(commands) as (keyof typeof commands)[]) {
@@ -53,14 +75,25 @@ try {
       notes: `median of ${runs}, interleaved with the reference`,
     };
   };
-  process.stderr.write(`startup: node -e 0 ${round(node, 1)} ms, --version ${round(median(times.version), 1)} ms, evaluate ${round(median(times.evaluate), 1)} ms, load dockerode ${round(median(times.dockerode), 1)} ms (whole: ${round(median(times.dockerodeWhole), 1)} ms)\n`);
+  process.stderr.write(
+    `startup: node -e 0 ${round(node, 1)} ms, --version ${round(median(times.version), 1)} ms, evaluate ${round(median(times.evaluate), 1)} ms, load dockerode ${round(median(times.dockerode), 1)} ms (whole: ${round(median(times.dockerodeWhole), 1)} ms)\n`,
+  );
   const dockerodeCost = round(median(times.dockerode) - node, 1);
   const wholeCost = round(median(times.dockerodeWhole) - node, 1);
   report('startup', [
     figure('version', '`mesh-audit --version`'),
     figure('evaluate', '`mesh-audit evaluate` of a 3-container snapshot (JSON report)'),
-    { ...figure('dockerode', '`node` loading dockerode as mesh-audit does (what `scan`/`snapshot`/`premigrate` add when they connect)'), notes: `median of ${runs}, interleaved; the load itself costs ${dockerodeCost} ms over \`node -e 0\` (docker-api.js included)` },
-    { ...figure('dockerodeWhole', '`node` importing all of dockerode (for comparison)'), notes: `median of ${runs}, interleaved; the import itself costs ${wholeCost} ms over \`node -e 0\`` },
+    {
+      ...figure(
+        'dockerode',
+        '`node` loading dockerode as mesh-audit does (what `scan`/`snapshot`/`premigrate` add when they connect)',
+      ),
+      notes: `median of ${runs}, interleaved; the load itself costs ${dockerodeCost} ms over \`node -e 0\` (docker-api.js included)`,
+    },
+    {
+      ...figure('dockerodeWhole', '`node` importing all of dockerode (for comparison)'),
+      notes: `median of ${runs}, interleaved; the import itself costs ${wholeCost} ms over \`node -e 0\``,
+    },
   ]);
 } finally {
   await rm(dir, { recursive: true, force: true });

@@ -38,7 +38,10 @@ function main(): void {
       mkdirSync(folder);
       for (let f = 0; f < PER_FOLDER; f++) {
         const size = 64 + ((d * PER_FOLDER + f) % 1024);
-        writeFileSync(join(folder, f % 50 === 0 ? `f${f}.env` : `f${f}.txt`), f % 50 === 0 ? `KEY_${f}=value-${d}\n` : small.subarray(0, size));
+        writeFileSync(
+          join(folder, f % 50 === 0 ? `f${f}.env` : `f${f}.txt`),
+          f % 50 === 0 ? `KEY_${f}=value-${d}\n` : small.subarray(0, size),
+        );
       }
     }
     const setupMs = Date.now() - setupStart;
@@ -48,7 +51,24 @@ function main(): void {
     const total = FOLDERS * PER_FOLDER + LARGE;
     // Room for every file (and the folders): the scan hashes what the reference hashes.
     const maxFiles = String(total + FOLDERS + 10);
-    const snapshotArgs = (out: string) => [bin, 'scan', '--managed-root', root, '--max-files', maxFiles, '--docker-host', 'unix:///nonexistent.sock', '--ledger', ledger, '--out', out, '--format', 'json', '--hostname', 'bench'];
+    const snapshotArgs = (out: string) => [
+      bin,
+      'scan',
+      '--managed-root',
+      root,
+      '--max-files',
+      maxFiles,
+      '--docker-host',
+      'unix:///nonexistent.sock',
+      '--ledger',
+      ledger,
+      '--out',
+      out,
+      '--format',
+      'json',
+      '--hostname',
+      'bench',
+    ];
     const refArgs = ['-c', `find '${root}' -type f -print0 | xargs -0 sha256sum > /dev/null`];
 
     // Warm-up: the page cache holds the tree for both after this.
@@ -62,15 +82,43 @@ function main(): void {
     }
     // How many files the scan actually hashed.
     const snap = join(dir, 'count.json');
-    timed(process.execPath, [bin, 'snapshot', '-o', snap, '--managed-root', root, '--max-files', maxFiles, '--docker-host', 'unix:///nonexistent.sock', '--ledger', ledger], [0, 3]);
+    timed(
+      process.execPath,
+      [
+        bin,
+        'snapshot',
+        '-o',
+        snap,
+        '--managed-root',
+        root,
+        '--max-files',
+        maxFiles,
+        '--docker-host',
+        'unix:///nonexistent.sock',
+        '--ledger',
+        ledger,
+      ],
+      [0, 3],
+    );
     const parsed = JSON.parse(readFileSync(snap, 'utf8')) as { files: Array<{ kind: string; sha256?: string }> };
     const hashed = parsed.files.filter((f) => f.sha256 !== undefined).length;
     if (hashed !== total) throw new Error(`the scan hashed ${hashed} of ${total} files: not the reference's work`);
     const figures: Figure[] = [
-      ratioFigure(`scan --managed-root, ${total} files (${LARGE} × 200 MB)`, scans, 'find -type f | xargs sha256sum', refs, 1.5,
+      ratioFigure(
+        `scan --managed-root, ${total} files (${LARGE} × 200 MB)`,
+        scans,
+        'find -type f | xargs sha256sum',
+        refs,
+        1.5,
         `median of ${ROUNDS} after one warm-up each, interleaved; scan ms: ${scans.map((ms) => round(ms)).join(', ')}; reference ms: ${refs.map((ms) => round(ms)).join(', ')}; ` +
-          `the scan (--max-files ${maxFiles}) hashed ${hashed} of ${total} files (${parsed.files.length} records), as the reference does, then evaluated them (one finding per file: none is claimed) and wrote its JSON report and its snapshot`),
-      { label: 'files hashed by the scan', value: hashed, unit: 'files', notes: `of ${total}; records ${parsed.files.length}` },
+          `the scan (--max-files ${maxFiles}) hashed ${hashed} of ${total} files (${parsed.files.length} records), as the reference does, then evaluated them (one finding per file: none is claimed) and wrote its JSON report and its snapshot`,
+      ),
+      {
+        label: 'files hashed by the scan',
+        value: hashed,
+        unit: 'files',
+        notes: `of ${total}; records ${parsed.files.length}`,
+      },
       { label: 'tree set-up (write)', value: round(setupMs), unit: 'ms', notes: 'not a target, for orientation' },
     ];
     report('sweep', figures);

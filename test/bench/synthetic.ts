@@ -25,11 +25,25 @@ function rng(seed: number): () => number {
 
 function hex(random: () => number, length: number): string {
   let s = '';
-  while (s.length < length) s += Math.floor(random() * 0x100000000).toString(16).padStart(8, '0');
+  while (s.length < length)
+    s += Math.floor(random() * 0x100000000)
+      .toString(16)
+      .padStart(8, '0');
   return s.slice(0, length);
 }
 
-const ENV_KEYS = ['PATH', 'HOME', 'LANG', 'TZ', 'LOG_LEVEL', 'DATABASE_URL', 'REDIS_URL', 'API_TOKEN', 'WORKERS', 'MODE'];
+const ENV_KEYS = [
+  'PATH',
+  'HOME',
+  'LANG',
+  'TZ',
+  'LOG_LEVEL',
+  'DATABASE_URL',
+  'REDIS_URL',
+  'API_TOKEN',
+  'WORKERS',
+  'MODE',
+];
 
 export interface Synthetic {
   snapshot: Snapshot;
@@ -41,7 +55,10 @@ export interface Synthetic {
 export function syntheticSnapshot(count: number, seed = 1, hostname = 'bench-host'): Synthetic {
   const random = rng(seed);
   const pick = (p: number) => random() < p;
-  const digest = (): SafeValue => ({ digest: `hmac-sha256:${hex(random, 64)}`, shape: `<${8 + Math.floor(random() * 24)} chars>` });
+  const digest = (): SafeValue => ({
+    digest: `hmac-sha256:${hex(random, 64)}`,
+    shape: `<${8 + Math.floor(random() * 24)} chars>`,
+  });
   const sha = () => `sha256:${hex(random, 64)}`;
   const containers: Container[] = [];
   const files: FileRecord[] = [];
@@ -49,7 +66,12 @@ export function syntheticSnapshot(count: number, seed = 1, hostname = 'bench-hos
   const oldEntries: LedgerRecord[] = [];
   let line = 2;
   let inode = 100000;
-  const entry = (e: LedgerRecord['entry'], valid = true): LedgerRecord => ({ line: line++, valid, errors: valid ? [] : ['missing field: type'], entry: e });
+  const entry = (e: LedgerRecord['entry'], valid = true): LedgerRecord => ({
+    line: line++,
+    valid,
+    errors: valid ? [] : ['missing field: type'],
+    entry: e,
+  });
 
   for (let i = 0; i < count; i++) {
     const mod = `mod${Math.floor(i / 4)}`;
@@ -73,23 +95,89 @@ export function syntheticSnapshot(count: number, seed = 1, hostname = 'bench-hos
     });
     const envSha = sha();
     const envInode = inode++;
-    files.push({ path: envPath, kind: 'file', size: 400, mode: '0640', uid: 0, gid: 0, mtime: '2026-09-24T02:00:00Z', inode: envInode, sha256: envSha, env: envEntries });
+    files.push({
+      path: envPath,
+      kind: 'file',
+      size: 400,
+      mode: '0640',
+      uid: 0,
+      gid: 0,
+      mtime: '2026-09-24T02:00:00Z',
+      inode: envInode,
+      sha256: envSha,
+      env: envEntries,
+    });
     const iniSha = sha();
     const iniInode = inode++;
     const iniReplaced = pick(0.05);
-    files.push({ path: iniPath, kind: 'file', size: 120, mode: '0644', uid: 0, gid: 0, mtime: '2026-09-24T02:00:00Z', inode: iniInode, sha256: iniSha });
+    files.push({
+      path: iniPath,
+      kind: 'file',
+      size: 120,
+      mode: '0644',
+      uid: 0,
+      gid: 0,
+      mtime: '2026-09-24T02:00:00Z',
+      inode: iniInode,
+      sha256: iniSha,
+    });
     // an unclaimed file under the managed root, sometimes
-    if (pick(0.2)) files.push({ path: `${root}/leftover.conf`, kind: 'file', size: 10, mode: '0644', uid: 0, gid: 0, mtime: '2026-09-01T00:00:00Z', inode: inode++, sha256: sha() });
+    if (pick(0.2))
+      files.push({
+        path: `${root}/leftover.conf`,
+        kind: 'file',
+        size: 10,
+        mode: '0644',
+        uid: 0,
+        gid: 0,
+        mtime: '2026-09-01T00:00:00Z',
+        inode: inode++,
+        sha256: sha(),
+      });
     // a file at an old target (MA2002), sometimes
     const fileMoved = claimed && pick(0.03);
-    if (fileMoved) files.push({ path: `${root}/old.ini`, kind: 'file', size: 120, mode: '0644', uid: 0, gid: 0, mtime: '2026-08-01T00:00:00Z', inode: inode++, sha256: sha() });
+    if (fileMoved)
+      files.push({
+        path: `${root}/old.ini`,
+        kind: 'file',
+        size: 120,
+        mode: '0644',
+        uid: 0,
+        gid: 0,
+        mtime: '2026-08-01T00:00:00Z',
+        inode: inode++,
+        sha256: sha(),
+      });
     const dataDir = `/srv/${name}`;
-    files.push({ path: dataDir, kind: 'directory', mode: '0755', uid: 0, gid: 0, mtime: '2026-09-01T00:00:00Z', inode: inode++ });
+    files.push({
+      path: dataDir,
+      kind: 'directory',
+      mode: '0755',
+      uid: 0,
+      gid: 0,
+      mtime: '2026-09-01T00:00:00Z',
+      inode: inode++,
+    });
 
     const holds = [8000 + (i % 1000)];
-    const ports: Container['ports'] = hostNetwork ? [] : [{ containerPort: 80, protocol: 'tcp', hostIp: pick(0.5) ? '0.0.0.0' : '127.0.0.1', hostPort: pick(0.95) ? holds[0]! : 9000 + (i % 1000) }];
+    const ports: Container['ports'] = hostNetwork
+      ? []
+      : [
+          {
+            containerPort: 80,
+            protocol: 'tcp',
+            hostIp: pick(0.5) ? '0.0.0.0' : '127.0.0.1',
+            hostPort: pick(0.95) ? holds[0]! : 9000 + (i % 1000),
+          },
+        ];
     const labels: Record<string, string> = labelled
-      ? { 'mesh.module': mod, 'mesh.resource': `${mod}.${name}`, 'mesh.sources': envPath, 'mesh.source-digests': pick(0.05) ? sha() : envSha, 'com.example.team': 'bench' }
+      ? {
+          'mesh.module': mod,
+          'mesh.resource': `${mod}.${name}`,
+          'mesh.sources': envPath,
+          'mesh.source-digests': pick(0.05) ? sha() : envSha,
+          'com.example.team': 'bench',
+        }
       : { 'com.example.team': 'bench' };
     containers.push({
       id,
@@ -98,7 +186,14 @@ export function syntheticSnapshot(count: number, seed = 1, hostname = 'bench-hos
       imageId: `sha256:${hex(random, 64)}`,
       created: '2026-09-01T10:00:00Z',
       labels,
-      state: { status: running ? 'running' : 'exited', running, pid: running ? 10000 + i : 0, startedAt: '2026-09-01T10:00:01Z', finishedAt: running ? null : '2026-09-02T00:00:00Z', restartCount: 0 },
+      state: {
+        status: running ? 'running' : 'exited',
+        running,
+        pid: running ? 10000 + i : 0,
+        startedAt: '2026-09-01T10:00:01Z',
+        finishedAt: running ? null : '2026-09-02T00:00:00Z',
+        restartCount: 0,
+      },
       env,
       networkMode: hostNetwork ? 'host' : 'bridge',
       mounts: [
@@ -111,22 +206,88 @@ export function syntheticSnapshot(count: number, seed = 1, hostname = 'bench-hos
         ? {
             available: true,
             env,
-            listening: hostNetwork ? [{ protocol: 'tcp', address: pick(0.5) ? '0.0.0.0' : '127.0.0.1', port: holds[0]! }] : [],
-            boundFiles: [{ destination: '/app/app.ini', source: iniPath, inode: iniReplaced ? inode++ : iniInode, sha256: iniReplaced ? sha() : iniSha }],
+            listening: hostNetwork
+              ? [{ protocol: 'tcp', address: pick(0.5) ? '0.0.0.0' : '127.0.0.1', port: holds[0]! }]
+              : [],
+            boundFiles: [
+              {
+                destination: '/app/app.ini',
+                source: iniPath,
+                inode: iniReplaced ? inode++ : iniInode,
+                sha256: iniReplaced ? sha() : iniSha,
+              },
+            ],
           }
         : { available: false, reason: 'container not running' },
     });
 
     if (claimed) {
       const cid = `${mod}.${name}`;
-      entries.push(entry({ id: cid, type: 'container', target: name, origin: 'declared', module: mod, holds, sources: [envPath], applied_at: '2026-09-13T08:00:00Z' }));
-      entries.push(entry({ id: `${cid}.env`, type: 'file', target: envPath, origin: 'declared', module: mod, digest: pick(0.05) ? sha() : envSha, applied_at: '2026-09-13T08:00:00Z' }));
-      entries.push(entry({ id: `${cid}.ini`, type: 'file', target: iniPath, origin: pick(0.02) ? 'found' : 'declared', module: mod, digest: iniSha, applied_at: '2026-09-13T08:00:00Z' }));
-      oldEntries.push({ line: oldEntries.length + 2, valid: true, errors: [], entry: { id: cid, type: 'container', target: pick(0.03) ? `${name}-old` : name, origin: 'declared', module: mod } });
-      oldEntries.push({ line: oldEntries.length + 2, valid: true, errors: [], entry: { id: `${cid}.ini`, type: 'file', target: fileMoved ? `${root}/old.ini` : iniPath, origin: 'declared', module: mod } });
+      entries.push(
+        entry({
+          id: cid,
+          type: 'container',
+          target: name,
+          origin: 'declared',
+          module: mod,
+          holds,
+          sources: [envPath],
+          applied_at: '2026-09-13T08:00:00Z',
+        }),
+      );
+      entries.push(
+        entry({
+          id: `${cid}.env`,
+          type: 'file',
+          target: envPath,
+          origin: 'declared',
+          module: mod,
+          digest: pick(0.05) ? sha() : envSha,
+          applied_at: '2026-09-13T08:00:00Z',
+        }),
+      );
+      entries.push(
+        entry({
+          id: `${cid}.ini`,
+          type: 'file',
+          target: iniPath,
+          origin: pick(0.02) ? 'found' : 'declared',
+          module: mod,
+          digest: iniSha,
+          applied_at: '2026-09-13T08:00:00Z',
+        }),
+      );
+      oldEntries.push({
+        line: oldEntries.length + 2,
+        valid: true,
+        errors: [],
+        entry: {
+          id: cid,
+          type: 'container',
+          target: pick(0.03) ? `${name}-old` : name,
+          origin: 'declared',
+          module: mod,
+        },
+      });
+      oldEntries.push({
+        line: oldEntries.length + 2,
+        valid: true,
+        errors: [],
+        entry: {
+          id: `${cid}.ini`,
+          type: 'file',
+          target: fileMoved ? `${root}/old.ini` : iniPath,
+          origin: 'declared',
+          module: mod,
+        },
+      });
       // a target that is gone (MA3001), a second claimant (MA3002), an invalid entry (MA3005)
-      if (pick(0.02)) entries.push(entry({ id: `${cid}.gone`, type: 'file', target: `${root}/gone.conf`, origin: 'declared', module: mod }));
-      if (pick(0.02)) entries.push(entry({ id: `${cid}.twin`, type: 'container', target: name, origin: 'declared', module: mod }));
+      if (pick(0.02))
+        entries.push(
+          entry({ id: `${cid}.gone`, type: 'file', target: `${root}/gone.conf`, origin: 'declared', module: mod }),
+        );
+      if (pick(0.02))
+        entries.push(entry({ id: `${cid}.twin`, type: 'container', target: name, origin: 'declared', module: mod }));
       if (pick(0.01)) entries.push(entry({ id: `${cid}.broken`, target: name }, false));
     }
   }
@@ -137,13 +298,22 @@ export function syntheticSnapshot(count: number, seed = 1, hostname = 'bench-hos
       if (base) containers.push({ ...base, id: hex(random, 64), name: r.entry.target!, mounts: [], ports: [] });
     }
   }
-  for (const [i, f] of files.entries()) if (f.kind === 'file' && i % 97 === 0) files[i] = { path: f.path, kind: 'missing' };
+  for (const [i, f] of files.entries())
+    if (f.kind === 'file' && i % 97 === 0) files[i] = { path: f.path, kind: 'missing' };
 
   const base = {
     schema: 'mesh-audit/snapshot@1' as const,
     tool: { name: 'mesh-audit', version: '0.1.0' },
     host: { hostname },
-    config: { managedRoots: ['/etc/mesh'], labels: { module: 'mesh.module', resource: 'mesh.resource', sources: 'mesh.sources', sourceDigests: 'mesh.source-digests' } },
+    config: {
+      managedRoots: ['/etc/mesh'],
+      labels: {
+        module: 'mesh.module',
+        resource: 'mesh.resource',
+        sources: 'mesh.sources',
+        sourceDigests: 'mesh.source-digests',
+      },
+    },
     docker: { endpoint: 'unix:///var/run/docker.sock', serverVersion: '26.1.5', apiVersion: '1.45', local: true },
     problems: [],
   };
@@ -159,7 +329,13 @@ export function syntheticSnapshot(count: number, seed = 1, hostname = 'bench-hos
     takenAt: '2026-09-10T03:00:00Z',
     containers: [],
     files: [],
-    ledger: { path: '/var/lib/mesh-host/ledger.json', available: true, node: hostname, adopted: true, entries: oldEntries },
+    ledger: {
+      path: '/var/lib/mesh-host/ledger.json',
+      available: true,
+      node: hostname,
+      adopted: true,
+      entries: oldEntries,
+    },
   };
   return { snapshot, history: [earlier] };
 }

@@ -45,37 +45,73 @@ function onExit(undo: () => void): void {
 }
 
 function dockerCli(): string {
-  for (const candidate of [process.env['MA_DOCKER_CLI'], '/usr/bin/docker']) if (candidate && existsSync(candidate)) return candidate;
+  for (const candidate of [process.env['MA_DOCKER_CLI'], '/usr/bin/docker'])
+    if (candidate && existsSync(candidate)) return candidate;
   return 'docker';
 }
 
 /** The environment of every engine tool run here: never the developer's own engine. */
 function toolEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   const env = { ...process.env, ...extra };
-  for (const key of ['DOCKER_HOST', 'DOCKER_CONTEXT', 'DOCKER_TLS_VERIFY', 'DOCKER_CERT_PATH', 'CONTAINER_HOST', 'CONTAINER_CONNECTION']) if (!(key in extra)) delete env[key];
+  for (const key of [
+    'DOCKER_HOST',
+    'DOCKER_CONTEXT',
+    'DOCKER_TLS_VERIFY',
+    'DOCKER_CERT_PATH',
+    'CONTAINER_HOST',
+    'CONTAINER_CONNECTION',
+  ])
+    if (!(key in extra)) delete env[key];
   return env;
 }
 
 function sh(cmd: string, args: string[], env: NodeJS.ProcessEnv = {}): string {
   // Big enough for any answer of these tools (the default 1 MiB cut a 2 MiB tar once).
-  const r = spawnSync(cmd, args, { encoding: 'utf8', env: toolEnv(env), timeout: 120_000, maxBuffer: 64 * 1024 * 1024 });
-  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed (${r.status ?? r.signal ?? r.error?.message}): ${r.stderr}`);
+  const r = spawnSync(cmd, args, {
+    encoding: 'utf8',
+    env: toolEnv(env),
+    timeout: 120_000,
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  if (r.status !== 0)
+    throw new Error(`${cmd} ${args.join(' ')} failed (${r.status ?? r.signal ?? r.error?.message}): ${r.stderr}`);
   return r.stdout;
 }
 
 /** The fixture image, from engine-harness.sh's rootfs tar, into an engine the tests were pointed at. */
 function importImage(dockerHost: string): void {
   const docker = dockerCli();
-  const present = spawnSync(docker, ['-H', dockerHost, 'image', 'inspect', IMAGE], { encoding: 'utf8', env: toolEnv() });
+  const present = spawnSync(docker, ['-H', dockerHost, 'image', 'inspect', IMAGE], {
+    encoding: 'utf8',
+    env: toolEnv(),
+  });
   if (present.status === 0) return;
   const tar = join(tempDir('ma-rootfs-', '/tmp'), 'rootfs.tar');
   sh('bash', [HARNESS, 'rootfs', tar]);
-  sh(docker, ['-H', dockerHost, 'import', '--change', 'ENV PATH=/bin', '--change', 'WORKDIR /', '--change', 'CMD ["/bin/sh"]', tar, IMAGE]);
+  sh(docker, [
+    '-H',
+    dockerHost,
+    'import',
+    '--change',
+    'ENV PATH=/bin',
+    '--change',
+    'WORKDIR /',
+    '--change',
+    'CMD ["/bin/sh"]',
+    tar,
+    IMAGE,
+  ]);
 }
 
 /** What a named engine is: Podman's compatible API says so among its components. */
 function kindOf(dockerHost: string): Engine['kind'] {
-  const components = sh(dockerCli(), ['-H', dockerHost, 'version', '--format', '{{range .Server.Components}}{{.Name}};{{end}}']);
+  const components = sh(dockerCli(), [
+    '-H',
+    dockerHost,
+    'version',
+    '--format',
+    '{{range .Server.Components}}{{.Name}};{{end}}',
+  ]);
   return components.split(';').includes('Podman Engine') ? 'podman' : 'docker';
 }
 
@@ -91,7 +127,13 @@ function made(kind: Engine['kind'], dockerHost: string): Engine {
 }
 
 /** Starts an engine with `harness` in a fresh folder, removed (with its containers) when this process exits. */
-function privateEngine(kind: Engine['kind'], harness: string, dirVariable: string, prefix: string, serviceEnv: NodeJS.ProcessEnv = {}): string {
+function privateEngine(
+  kind: Engine['kind'],
+  harness: string,
+  dirVariable: string,
+  prefix: string,
+  serviceEnv: NodeJS.ProcessEnv = {},
+): string {
   const dir = mkdtempSync(join('/tmp', prefix));
   const env = { ...serviceEnv, [dirVariable]: dir };
   const socket = sh('bash', [harness, 'start'], env).trim();
@@ -187,7 +229,10 @@ export function podmanEngine(): Engine | null {
  * other engine's tests still run; outside CI an engine that is not installed is a skipped test.
  */
 export function forEachEngine(what: string, body: (e: Engine, it: Test, index: number) => void): void {
-  const kinds = [['docker', engine], ['podman', podmanEngine]] as const;
+  const kinds = [
+    ['docker', engine],
+    ['podman', podmanEngine],
+  ] as const;
   kinds.forEach(([kind, get], index) => {
     let e: Engine | null = null;
     let error: unknown;
@@ -210,19 +255,54 @@ export function forEachEngine(what: string, body: (e: Engine, it: Test, index: n
 
 function removeOurContainers(dockerHost: string): void {
   const docker = dockerCli();
+  const listed = spawnSync(docker, ['-H', dockerHost, 'ps', '-aq', '--filter', `label=${TEST_LABEL}=${RUN_ID}`], {
+    encoding: 'utf8',
+    env: toolEnv(),
+  });
   // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- spawnSync's output is null when the command could not start
-  const ids = (spawnSync(docker, ['-H', dockerHost, 'ps', '-aq', '--filter', `label=${TEST_LABEL}=${RUN_ID}`], { encoding: 'utf8', env: toolEnv() }).stdout ?? '').split('\n').filter(Boolean);
+  const ids = (listed.stdout ?? '').split('\n').filter(Boolean);
   if (ids.length > 0) spawnSync(docker, ['-H', dockerHost, 'rm', '-f', ...ids], { timeout: 60_000, env: toolEnv() });
 }
 
 /** `docker run -d` of the fixture image (or `image`), labelled as ours; returns the container id. */
 export function runContainer(e: Engine, name: string, options: string[], command: string[], image = e.image): string {
-  return e.docker(['run', '-d', '--name', name, '--label', `${TEST_LABEL}=${e.run}`, ...e.runOptions, ...options, image, ...command]).trim();
+  return e
+    .docker([
+      'run',
+      '-d',
+      '--name',
+      name,
+      '--label',
+      `${TEST_LABEL}=${e.run}`,
+      ...e.runOptions,
+      ...options,
+      image,
+      ...command,
+    ])
+    .trim();
 }
 
 /** `docker create` of `image` (never started), labelled as ours; returns the container id. */
-export function createContainer(e: Engine, name: string, options: string[], command: string[], image = e.image): string {
-  return e.docker(['create', '--name', name, '--label', `${TEST_LABEL}=${e.run}`, ...e.runOptions, ...options, image, ...command]).trim();
+export function createContainer(
+  e: Engine,
+  name: string,
+  options: string[],
+  command: string[],
+  image = e.image,
+): string {
+  return e
+    .docker([
+      'create',
+      '--name',
+      name,
+      '--label',
+      `${TEST_LABEL}=${e.run}`,
+      ...e.runOptions,
+      ...options,
+      image,
+      ...command,
+    ])
+    .trim();
 }
 
 /**
@@ -230,8 +310,27 @@ export function createContainer(e: Engine, name: string, options: string[], comm
  * socket), labelled as ours: what a container made with the podman command gets, which is not always
  * what one made through the Docker-compatible API gets. Returns the container id.
  */
-export function createWithPodman(e: Engine, name: string, options: string[], command: string[], image = e.image): string {
-  return sh('podman', ['--remote', '--url', e.dockerHost, 'create', '--name', name, '--label', `${TEST_LABEL}=${e.run}`, ...e.runOptions, ...options, image, ...command]).trim();
+export function createWithPodman(
+  e: Engine,
+  name: string,
+  options: string[],
+  command: string[],
+  image = e.image,
+): string {
+  return sh('podman', [
+    '--remote',
+    '--url',
+    e.dockerHost,
+    'create',
+    '--name',
+    name,
+    '--label',
+    `${TEST_LABEL}=${e.run}`,
+    ...e.runOptions,
+    ...options,
+    image,
+    ...command,
+  ]).trim();
 }
 
 const BARE_IMAGE = 'mesh-audit-bare:1';
@@ -241,7 +340,10 @@ const BARE_IMAGE = 'mesh-audit-bare:1';
  * image is (static Go services). Imported into the engine once, on first use.
  */
 export function bareImage(e: Engine): string {
-  const present = spawnSync(dockerCli(), ['-H', e.dockerHost, 'image', 'inspect', BARE_IMAGE], { encoding: 'utf8', env: toolEnv() });
+  const present = spawnSync(dockerCli(), ['-H', e.dockerHost, 'image', 'inspect', BARE_IMAGE], {
+    encoding: 'utf8',
+    env: toolEnv(),
+  });
   if (present.status === 0) return BARE_IMAGE;
   const tar = join(tempDir('ma-rootfs-', '/tmp'), 'rootfs.tar');
   sh('bash', [HARNESS, 'rootfs', tar]);
@@ -250,5 +352,6 @@ export function bareImage(e: Engine): string {
 }
 
 export function removeContainers(e: Engine, names: string[]): void {
-  if (names.length > 0) spawnSync(dockerCli(), ['-H', e.dockerHost, 'rm', '-f', ...names], { timeout: 60_000, env: toolEnv() });
+  if (names.length > 0)
+    spawnSync(dockerCli(), ['-H', e.dockerHost, 'rm', '-f', ...names], { timeout: 60_000, env: toolEnv() });
 }

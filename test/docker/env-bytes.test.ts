@@ -17,14 +17,36 @@ forEachEngine('env-bytes', (e, it) => {
     const envPath = host.path('app', 'app.env');
     host.write(envPath, '');
     // APP_NAME: Latin-1 "café" (0xE9 alone is no UTF-8); CITY: UTF-8 "café"; MODE: ASCII.
-    const bytes = Buffer.concat([Buffer.from('APP_NAME=caf'), Buffer.from([0xe9]), Buffer.from('\nCITY=caf\u00e9\nMODE=prod\n', 'utf8')]);
+    const bytes = Buffer.concat([
+      Buffer.from('APP_NAME=caf'),
+      Buffer.from([0xe9]),
+      Buffer.from('\nCITY=caf\u00e9\nMODE=prod\n', 'utf8'),
+    ]);
     writeFileSync(envPath, bytes);
     const digest = 'sha256:' + createHash('sha256').update(bytes).digest('hex');
-    runContainer(eng, APP, [
-      '--network', 'none',
-      '-e', 'APP_NAME=caf\uFFFD', '-e', 'CITY=caf\u00e9', '-e', 'MODE=prod',
-      '--label', 'mesh.module=app', '--label', 'mesh.resource=app.server', '--label', `mesh.sources=${envPath}`, '--label', `mesh.source-digests=${digest}`,
-    ], ['sleep', '3600']);
+    runContainer(
+      eng,
+      APP,
+      [
+        '--network',
+        'none',
+        '-e',
+        'APP_NAME=caf\uFFFD',
+        '-e',
+        'CITY=caf\u00e9',
+        '-e',
+        'MODE=prod',
+        '--label',
+        'mesh.module=app',
+        '--label',
+        'mesh.resource=app.server',
+        '--label',
+        `mesh.sources=${envPath}`,
+        '--label',
+        `mesh.source-digests=${digest}`,
+      ],
+      ['sleep', '3600'],
+    );
     host.ledger([
       { id: 'app.server', type: 'container', origin: 'declared', target: APP, sources: [envPath] },
       { id: 'app.env', type: 'file', origin: 'declared', target: envPath, digest },
@@ -32,11 +54,16 @@ forEachEngine('env-bytes', (e, it) => {
     try {
       const { report, stderr } = host.scan(eng.dockerHost, 'live-bytes');
       assert.ok(report.summary.complete, `complete scan: ${stderr}`);
-      const drift = report.findings.filter((f) => f.subject.id === APP && f.ruleName === 'container-env-matches-composed-file');
-      assert.equal(drift.map((f) => f.discriminator), [`${envPath}#APP_NAME`], JSON.stringify(report.findings.map((f) => [f.ruleName, f.discriminator])));
+      const drift = report.findings.filter(
+        (f) => f.subject.id === APP && f.ruleName === 'container-env-matches-composed-file',
+      );
+      assert.equal(
+        drift.map((f) => f.discriminator),
+        [`${envPath}#APP_NAME`],
+        JSON.stringify(report.findings.map((f) => [f.ruleName, f.discriminator])),
+      );
     } finally {
       removeContainers(eng, [APP]);
     }
   });
-
 });

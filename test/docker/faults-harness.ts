@@ -51,7 +51,8 @@ function cliReadableByAll(): string {
   if (readableCopy !== undefined) return readableCopy;
   const root = tempDir('ma-cli-copy-', '/tmp');
   chmodSync(root, 0o755);
-  const copy = (rel: string) => cpSync(join(PACKAGE_ROOT, rel), join(root, rel), { recursive: true, dereference: true });
+  const copy = (rel: string) =>
+    cpSync(join(PACKAGE_ROOT, rel), join(root, rel), { recursive: true, dereference: true });
   for (const rel of ['package.json', 'bin', join('dist', 'src'), 'policies']) copy(rel);
   const seen = new Set<string>();
   const visit = (name: string) => {
@@ -60,10 +61,15 @@ function cliReadableByAll(): string {
     const dir = join('node_modules', name);
     if (!existsSync(join(PACKAGE_ROOT, dir, 'package.json'))) return; // an optional dependency not installed
     copy(dir);
-    const pkg = JSON.parse(readFileSync(join(PACKAGE_ROOT, dir, 'package.json'), 'utf8')) as { dependencies?: Record<string, string>; optionalDependencies?: Record<string, string> };
+    const pkg = JSON.parse(readFileSync(join(PACKAGE_ROOT, dir, 'package.json'), 'utf8')) as {
+      dependencies?: Record<string, string>;
+      optionalDependencies?: Record<string, string>;
+    };
     for (const dep of Object.keys({ ...pkg.dependencies, ...pkg.optionalDependencies })) visit(dep);
   };
-  const own = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
+  const own = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')) as {
+    dependencies?: Record<string, string>;
+  };
   for (const dep of Object.keys(own.dependencies ?? {})) visit(dep);
   // Folders a+rx, files a+r (umask and the checkout's own modes aside).
   spawnSync('chmod', ['-R', 'a+rX', root]);
@@ -78,18 +84,23 @@ export function runCliAsync(args: string[], options: ChildOptions): Promise<Chil
   const rssFile = join(options.workDir, `rss-${process.pid}-${++runs}.txt`);
   // The engine is only ever the one the test names: nothing inherited from this process's environment.
   const inherited = { ...process.env };
-  for (const key of ['DOCKER_HOST', 'DOCKER_TLS_VERIFY', 'DOCKER_CERT_PATH', 'DOCKER_CONTEXT', 'DEBUG', 'NODE_DEBUG']) delete inherited[key];
+  for (const key of ['DOCKER_HOST', 'DOCKER_TLS_VERIFY', 'DOCKER_CERT_PATH', 'DOCKER_CONTEXT', 'DEBUG', 'NODE_DEBUG'])
+    delete inherited[key];
   const started = process.hrtime.bigint();
   return new Promise((resolve, reject) => {
     // Another user runs its own readable copy of the CLI; this one runs the checkout.
     const packageRoot = options.uid !== undefined ? cliReadableByAll() : PACKAGE_ROOT;
-    const child = spawn(process.execPath, ['--import', pathToFileURL(preload).href, join(packageRoot, 'bin', 'mesh-audit.js'), ...args], {
-      cwd: options.workDir,
-      env: { ...inherited, NO_COLOR: '1', ...options.env, MA_TEST_RSS_FILE: rssFile },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      ...(options.uid !== undefined ? { uid: options.uid } : {}),
-      ...(options.gid !== undefined ? { gid: options.gid } : {}),
-    });
+    const child = spawn(
+      process.execPath,
+      ['--import', pathToFileURL(preload).href, join(packageRoot, 'bin', 'mesh-audit.js'), ...args],
+      {
+        cwd: options.workDir,
+        env: { ...inherited, NO_COLOR: '1', ...options.env, MA_TEST_RSS_FILE: rssFile },
+        stdio: ['ignore', 'pipe', 'pipe'],
+        ...(options.uid !== undefined ? { uid: options.uid } : {}),
+        ...(options.gid !== undefined ? { gid: options.gid } : {}),
+      },
+    );
     let stdout = '';
     let stderr = '';
     let killed = false;
@@ -111,7 +122,15 @@ export function runCliAsync(args: string[], options: ChildOptions): Promise<Chil
       } catch {
         // killed before its exit handler ran
       }
-      resolve({ code, signal, stdout, stderr, seconds: Number(process.hrtime.bigint() - started) / 1e9, maxRssMb, killed });
+      resolve({
+        code,
+        signal,
+        stdout,
+        stderr,
+        seconds: Number(process.hrtime.bigint() - started) / 1e9,
+        maxRssMb,
+        killed,
+      });
     });
   });
 }
@@ -138,7 +157,15 @@ export function engineState(e: Engine): ContainerState[] {
     Id: string;
     Name: string;
     RestartCount: number;
-    State: { Status: string; Running: boolean; Paused: boolean; Pid: number; ExitCode: number; StartedAt: string; FinishedAt: string };
+    State: {
+      Status: string;
+      Running: boolean;
+      Paused: boolean;
+      Pid: number;
+      ExitCode: number;
+      StartedAt: string;
+      FinishedAt: string;
+    };
   }[];
   return inspected
     .map((c) => ({

@@ -61,35 +61,76 @@ forEachEngine('faults', (e, it) => {
     mkdirSync(out, { mode: 0o750 });
     if (options.uid !== undefined) chownSync(out, options.uid, options.uid);
     const run = await runCliAsync(
-      ['scan', '--docker-host', dockerHost, '--ledger', options.ledger ?? host.ledgerPath, '--managed-root', options.managedRoot ?? host.managedRoot,
-        '--hostname', 'faults', '--config', options.config ?? config, '--out', out, '--format', 'json,text'],
-      { workDir, env: { HOME: workDir, ...options.env }, ...(options.uid !== undefined ? { uid: options.uid, gid: options.uid } : {}) },
+      [
+        'scan',
+        '--docker-host',
+        dockerHost,
+        '--ledger',
+        options.ledger ?? host.ledgerPath,
+        '--managed-root',
+        options.managedRoot ?? host.managedRoot,
+        '--hostname',
+        'faults',
+        '--config',
+        options.config ?? config,
+        '--out',
+        out,
+        '--format',
+        'json,text',
+      ],
+      {
+        workDir,
+        env: { HOME: workDir, ...options.env },
+        ...(options.uid !== undefined ? { uid: options.uid, gid: options.uid } : {}),
+      },
     );
     let report: LiveReport;
     try {
       report = JSON.parse(readFileSync(join(out, 'mesh-audit.json'), 'utf8')) as LiveReport;
     } catch {
-      throw new Error(`scan wrote no report (exit ${run.code}, ${run.seconds.toFixed(1)} s, killed ${run.killed}):\n${run.stderr}`);
+      throw new Error(
+        `scan wrote no report (exit ${run.code}, ${run.seconds.toFixed(1)} s, killed ${run.killed}):\n${run.stderr}`,
+      );
     }
     return { run, report };
   }
 
   /** Findings that do not come from Docker: the ledger's and the files'. */
-  const notDocker = (fs: LiveFinding[]) => fs.filter((f) => f.subject.kind !== 'container').map((f) => f.fingerprint).sort();
-  const aboutContainer = (fs: LiveFinding[], name: string) => fs.filter((f) => f.subject.kind === 'container' && f.subject.id === name).map((f) => f.fingerprint).sort();
+  const notDocker = (fs: LiveFinding[]) =>
+    fs
+      .filter((f) => f.subject.kind !== 'container')
+      .map((f) => f.fingerprint)
+      .sort();
+  const aboutContainer = (fs: LiveFinding[], name: string) =>
+    fs
+      .filter((f) => f.subject.kind === 'container' && f.subject.id === name)
+      .map((f) => f.fingerprint)
+      .sort();
 
   /** What every faulted scan must show: bounded, reported, incomplete, exit 3, the rest kept. */
-  function assertIncomplete(s: Scan, expect: { problem: RegExp; lost: 'engine' | 'list' | 'one'; maxRssMb?: number }): void {
+  function assertIncomplete(
+    s: Scan,
+    expect: { problem: RegExp; lost: 'engine' | 'list' | 'one'; maxRssMb?: number },
+  ): void {
     const base = baseline!;
     const why = `exit ${s.run.code} in ${s.run.seconds.toFixed(1)} s, ${s.run.maxRssMb?.toFixed(0)} MB\n${s.run.stderr}`;
     assert.not.ok(s.run.killed, `killed by the safety limit: ${why}`);
     assert.ok(s.run.seconds < DEADLINE_S + MARGIN_S, `took ${s.run.seconds.toFixed(1)} s: ${why}`);
-    assert.ok(s.run.maxRssMb !== null && s.run.maxRssMb < (expect.maxRssMb ?? MAX_RSS_MB), `peak memory ${s.run.maxRssMb} MB: ${why}`);
+    assert.ok(
+      s.run.maxRssMb !== null && s.run.maxRssMb < (expect.maxRssMb ?? MAX_RSS_MB),
+      `peak memory ${s.run.maxRssMb} MB: ${why}`,
+    );
     assert.is(s.run.code, 3, why);
     assert.is(s.report.summary.complete, false, why);
     const errors = s.report.notifications.filter((n) => n.level === 'error').map((n) => n.message);
-    assert.ok(errors.some((m) => expect.problem.test(m)), `a notification saying ${expect.problem}: ${JSON.stringify(s.report.notifications)}`);
-    assert.ok(s.run.stderr.split('\n').some((l) => l.startsWith('mesh-audit: ') && expect.problem.test(l)), `one clear line on stderr: ${why}`);
+    assert.ok(
+      errors.some((m) => expect.problem.test(m)),
+      `a notification saying ${expect.problem}: ${JSON.stringify(s.report.notifications)}`,
+    );
+    assert.ok(
+      s.run.stderr.split('\n').some((l) => l.startsWith('mesh-audit: ') && expect.problem.test(l)),
+      `one clear line on stderr: ${why}`,
+    );
     assert.not.ok(s.run.stderr.includes(CANARY) || s.run.stdout.includes(CANARY), 'no response body printed');
     assert.not.ok(JSON.stringify(s.report).includes(CANARY), 'no response body in the report');
     // What was read is still reported: ledger and file findings exactly as in the clean scan.
@@ -97,9 +138,15 @@ forEachEngine('faults', (e, it) => {
     assert.ok(notDocker(s.report.findings).length >= 3);
     if (expect.lost === 'one') {
       assert.equal(aboutContainer(s.report.findings, A), [], `nothing claimed about ${A}, which was not read`);
-      for (const other of [B, C]) assert.equal(aboutContainer(s.report.findings, other), aboutContainer(base.report.findings, other), `${other} kept`);
+      for (const other of [B, C])
+        assert.equal(
+          aboutContainer(s.report.findings, other),
+          aboutContainer(base.report.findings, other),
+          `${other} kept`,
+        );
     } else {
-      for (const name of [A, B, C]) assert.equal(aboutContainer(s.report.findings, name), [], `no container read: ${name}`);
+      for (const name of [A, B, C])
+        assert.equal(aboutContainer(s.report.findings, name), [], `no container read: ${name}`);
     }
   }
 
@@ -110,7 +157,10 @@ forEachEngine('faults', (e, it) => {
     p.clearRecord();
     try {
       const s = await scan(p.dockerHost);
-      assert.ok(p.requests.some((q) => q.fault !== null), `the fault was applied: ${p.requests.map((q) => `${q.method} ${q.url}`).join(', ')}`);
+      assert.ok(
+        p.requests.some((q) => q.fault !== null),
+        `the fault was applied: ${p.requests.map((q) => `${q.method} ${q.url}`).join(', ')}`,
+      );
       return s;
     } finally {
       p.setFaults([]);
@@ -140,7 +190,11 @@ forEachEngine('faults', (e, it) => {
     const s = await scan(proxy!.dockerHost);
     assert.ok(s.report.summary.complete, s.run.stderr);
     assert.ok(s.run.code === 0 || s.run.code === 1, s.run.stderr);
-    for (const name of [A, B, C]) assert.ok(aboutContainer(s.report.findings, name).length > 0, `a finding about ${name}: ${JSON.stringify(s.report.findings)}`);
+    for (const name of [A, B, C])
+      assert.ok(
+        aboutContainer(s.report.findings, name).length > 0,
+        `a finding about ${name}: ${JSON.stringify(s.report.findings)}`,
+      );
     assert.ok(notDocker(s.report.findings).length >= 3, JSON.stringify(s.report.findings));
     assert.ok(s.run.maxRssMb !== null && s.run.maxRssMb < MAX_RSS_MB);
     baseline = { code: s.run.code, report: s.report };
@@ -149,8 +203,19 @@ forEachEngine('faults', (e, it) => {
   it('a container gone between list and inspect (404): a note, complete, exit as the findings say', async () => {
     const s = await faulted([{ match: on.inspect(ids[A]!), fault: { kind: 'not-found' } }]);
     assert.ok(s.report.summary.complete, s.run.stderr);
-    assert.ok(s.report.notifications.some((n) => n.level === 'note' && n.message.includes(`${A} went away between list and inspect`)), JSON.stringify(s.report.notifications));
-    assert.equal(s.report.findings.map((f) => f.fingerprint).sort(), baseline!.report.findings.filter((f) => f.subject.id !== A).map((f) => f.fingerprint).sort());
+    assert.ok(
+      s.report.notifications.some(
+        (n) => n.level === 'note' && n.message.includes(`${A} went away between list and inspect`),
+      ),
+      JSON.stringify(s.report.notifications),
+    );
+    assert.equal(
+      s.report.findings.map((f) => f.fingerprint).sort(),
+      baseline!.report.findings
+        .filter((f) => f.subject.id !== A)
+        .map((f) => f.fingerprint)
+        .sort(),
+    );
     assert.is(s.run.code, baseline!.code, s.run.stderr);
   });
 
@@ -186,7 +251,10 @@ forEachEngine('faults', (e, it) => {
 
   it('connection reset on one inspect, before any answer', async () => {
     const s = await faulted([{ match: on.inspect(ids[A]!), fault: { kind: 'reset' } }]);
-    assertIncomplete(s, { problem: new RegExp(`cannot inspect container ${A}: .*closed the connection.*ECONNRESET`), lost: 'one' });
+    assertIncomplete(s, {
+      problem: new RegExp(`cannot inspect container ${A}: .*closed the connection.*ECONNRESET`),
+      lost: 'one',
+    });
   });
 
   it('connection reset in the middle of the list', async () => {
@@ -196,7 +264,10 @@ forEachEngine('faults', (e, it) => {
     // the per-request limit would have said "no answer in time"). No wall-clock bound: a busy machine
     // once took 4.7 s here, past the 3 s deadline, and the reset was still what ended it.
     const errors = s.report.notifications.filter((n) => n.level === 'error').map((n) => n.message);
-    assert.not.ok(errors.some((m) => m.includes('no answer in time')), `a timer ended the list, not the reset: ${JSON.stringify(errors)}`);
+    assert.not.ok(
+      errors.some((m) => m.includes('no answer in time')),
+      `a timer ended the list, not the reset: ${JSON.stringify(errors)}`,
+    );
   });
 
   it('truncated JSON (a clean, short reply) for one inspect', async () => {
@@ -230,7 +301,9 @@ forEachEngine('faults', (e, it) => {
   });
 
   it('a 50 MB list (valid JSON, Content-Length declared): refused by size, memory bounded', async () => {
-    const s = await faulted([{ match: on.list(), fault: { kind: 'huge', bytes: 50 * 1024 * 1024, declareLength: true } }]);
+    const s = await faulted([
+      { match: on.list(), fault: { kind: 'huge', bytes: 50 * 1024 * 1024, declareLength: true } },
+    ]);
     assertIncomplete(s, { problem: /cannot list containers: .*too large/, lost: 'list' });
   });
 
@@ -256,25 +329,46 @@ forEachEngine('faults', (e, it) => {
       writeFileSync(join(managed, 'stray.conf'), 'nobody claims me\n');
       writeFileSync(join(managed, 'kept.conf'), 'claimed\n');
       const ledger = join(own, 'ledger.json');
-      writeFileSync(ledger, JSON.stringify([
-        { id: 'kept.conf', type: 'file', origin: 'declared', target: join(managed, 'kept.conf') },
-        { id: 'gone.conf', type: 'file', origin: 'declared', target: join(managed, 'gone.conf') },
-        { id: 7, type: 'nonsense' },
-      ]));
+      writeFileSync(
+        ledger,
+        JSON.stringify([
+          { id: 'kept.conf', type: 'file', origin: 'declared', target: join(managed, 'kept.conf') },
+          { id: 'gone.conf', type: 'file', origin: 'declared', target: join(managed, 'gone.conf') },
+          { id: 7, type: 'nonsense' },
+        ]),
+      );
       const ownConfig = join(own, 'config.yaml');
       writeFileSync(ownConfig, `dockerTimeoutSeconds: ${DEADLINE_S}\n`);
       if (uid !== undefined) {
-        for (const path of [own, join(own, 'etc'), managed, join(managed, 'stray.conf'), join(managed, 'kept.conf'), ledger, ownConfig]) chownSync(path, uid, uid);
+        for (const path of [
+          own,
+          join(own, 'etc'),
+          managed,
+          join(managed, 'stray.conf'),
+          join(managed, 'kept.conf'),
+          ledger,
+          ownConfig,
+        ])
+          chownSync(path, uid, uid);
         chmodSync(p.dir, 0o711);
         chownSync(p.socketPath, 0, 0);
       }
-      const options = { workDir: own, ledger, managedRoot: managed, config: ownConfig, ...(uid !== undefined ? { uid } : {}) };
+      const options = {
+        workDir: own,
+        ledger,
+        managedRoot: managed,
+        config: ownConfig,
+        ...(uid !== undefined ? { uid } : {}),
+      };
 
       chmodSync(p.socketPath, 0o666);
       p.clearRecord();
       const control = await scan(p.dockerHost, options);
       assert.ok(p.requests.length > 0, `with the socket open to all, the engine is reached: ${control.run.stderr}`);
-      assert.ok(!control.report.notifications.some((n) => n.level === 'error' && n.message.includes('Docker engine')), JSON.stringify(control.report.notifications));
+      assert.ok(
+        !control.report.notifications.some((n) => n.level === 'error' && n.message.includes('Docker engine')),
+        JSON.stringify(control.report.notifications),
+      );
 
       chmodSync(p.socketPath, asRoot ? 0o660 : 0o000);
       p.clearRecord();
@@ -285,11 +379,21 @@ forEachEngine('faults', (e, it) => {
       assert.is(s.report.summary.complete, false);
       assert.ok(s.run.seconds < DEADLINE_S + MARGIN_S, why);
       assert.ok(s.run.maxRssMb !== null && s.run.maxRssMb < MAX_RSS_MB, why);
-      assert.match(s.run.stderr, /cannot reach the Docker engine at .*permission denied on the engine socket \(EACCES\)/);
+      assert.match(
+        s.run.stderr,
+        /cannot reach the Docker engine at .*permission denied on the engine socket \(EACCES\)/,
+      );
       // The findings are about this test's own tree here, so compare their rules rather than fingerprints.
-      const rules = (fs: LiveFinding[]) => fs.filter((f) => f.subject.kind !== 'container').map((f) => f.ruleId).sort();
+      const rules = (fs: LiveFinding[]) =>
+        fs
+          .filter((f) => f.subject.kind !== 'container')
+          .map((f) => f.ruleId)
+          .sort();
       assert.equal(rules(s.report.findings), rules(baseline!.report.findings), 'ledger and file findings kept');
-      assert.equal(s.report.findings.filter((f) => f.subject.kind === 'container'), []);
+      assert.equal(
+        s.report.findings.filter((f) => f.subject.kind === 'container'),
+        [],
+      );
     } finally {
       chmodSync(p.dir, 0o700);
       chmodSync(p.socketPath, 0o600);
@@ -306,13 +410,29 @@ forEachEngine('faults', (e, it) => {
       p.setFaults([{ match: on.inspect(ids[A]!), fault }]);
       p.clearRecord();
       const started = Date.now();
-      const r = await collectDocker({ endpoint: resolveEndpoint(p.dockerHost), safe: createSafeValueMaker(), requestTimeoutMs: REQUEST_LIMIT_MS, deadlineMs: COLLECTOR_DEADLINE_MS });
+      const r = await collectDocker({
+        endpoint: resolveEndpoint(p.dockerHost),
+        safe: createSafeValueMaker(),
+        requestTimeoutMs: REQUEST_LIMIT_MS,
+        deadlineMs: COLLECTOR_DEADLINE_MS,
+      });
       const seconds = (Date.now() - started) / 1000;
       p.setFaults([]);
-      assert.ok(seconds < COLLECTOR_DEADLINE_MS / 2000, `${fault.kind}: took ${seconds} s, so the deadline, not the per-request limit, ended it`);
-      assert.equal(r.problems.map((x) => x.subject), [A], `${fault.kind}: ${JSON.stringify(r.problems)}`);
+      assert.ok(
+        seconds < COLLECTOR_DEADLINE_MS / 2000,
+        `${fault.kind}: took ${seconds} s, so the deadline, not the per-request limit, ended it`,
+      );
+      assert.equal(
+        r.problems.map((x) => x.subject),
+        [A],
+        `${fault.kind}: ${JSON.stringify(r.problems)}`,
+      );
       assert.match(r.problems[0]!.message, 'no answer in time');
-      for (const name of [B, C]) assert.ok(r.containers.some((c) => c.name === name), `${fault.kind}: ${name} kept`);
+      for (const name of [B, C])
+        assert.ok(
+          r.containers.some((c) => c.name === name),
+          `${fault.kind}: ${name} kept`,
+        );
       assert.ok(p.requests.some((q) => q.fault === fault.kind));
     }
   });
@@ -324,7 +444,9 @@ forEachEngine('faults', (e, it) => {
     const sizes = await (async () => {
       const api = await ReadOnlyDocker.connect(resolveEndpoint(p.dockerHost), limits);
       try {
-        return await Promise.all([A, B, C].map(async (name) => JSON.stringify(await api.inspectContainer(ids[name]!)).length));
+        return await Promise.all(
+          [A, B, C].map(async (name) => JSON.stringify(await api.inspectContainer(ids[name]!)).length),
+        );
       } finally {
         api.close();
       }
@@ -335,15 +457,23 @@ forEachEngine('faults', (e, it) => {
     try {
       p.clearRecord();
       for (let round = 0; round < 10; round++) {
-        for (const name of [A, B, C]) assert.is((await api.inspectContainer(ids[name]!)).Id, ids[name], `round ${round}: ${name}`);
+        for (const name of [A, B, C])
+          assert.is((await api.inspectContainer(ids[name]!)).Id, ids[name], `round ${round}: ${name}`);
       }
       assert.is(p.requests.length, 30);
-      assert.is(new Set(p.requests.map((r) => r.connection)).size, 1, 'one after the other, the 30 requests share one connection');
+      assert.is(
+        new Set(p.requests.map((r) => r.connection)).size,
+        1,
+        'one after the other, the 30 requests share one connection',
+      );
       assert.ok(30 * Math.min(...sizes) > limit, 'together the answers pass the limit many times');
     } finally {
       api.close();
     }
-    const tooSmall = await ReadOnlyDocker.connect(resolveEndpoint(p.dockerHost), { ...limits, maxResponseBytes: Math.min(...sizes) - 1 });
+    const tooSmall = await ReadOnlyDocker.connect(resolveEndpoint(p.dockerHost), {
+      ...limits,
+      maxResponseBytes: Math.min(...sizes) - 1,
+    });
     try {
       await tooSmall.inspectContainer(ids[A]!).then(
         () => assert.unreachable('an answer larger than the limit was read'),
@@ -358,5 +488,4 @@ forEachEngine('faults', (e, it) => {
     await proxy?.close();
     removeContainers(e, [A, B, C]);
   });
-
 });

@@ -32,12 +32,32 @@ export class LiveHost {
     this.replaceByRename(this.ledgerPath, '[\n' + entries.map((e) => '  ' + JSON.stringify(e)).join(',\n') + '\n]\n');
   }
 
-  scan(dockerHost: string, hostname: string, extra: string[] = [], env: NodeJS.ProcessEnv = {}): CliRun & { report: LiveReport } {
+  scan(
+    dockerHost: string,
+    hostname: string,
+    extra: string[] = [],
+    env: NodeJS.ProcessEnv = {},
+  ): CliRun & { report: LiveReport } {
     mkdirSync(this.out, { recursive: true, mode: 0o750 });
-    const run = spawnCli([
-      'scan', '--docker-host', dockerHost, '--ledger', this.ledgerPath, '--managed-root', this.managedRoot,
-      '--hostname', hostname, '--out', this.out, '--format', 'json', ...extra,
-    ], env);
+    const run = spawnCli(
+      [
+        'scan',
+        '--docker-host',
+        dockerHost,
+        '--ledger',
+        this.ledgerPath,
+        '--managed-root',
+        this.managedRoot,
+        '--hostname',
+        hostname,
+        '--out',
+        this.out,
+        '--format',
+        'json',
+        ...extra,
+      ],
+      env,
+    );
     let report: LiveReport;
     try {
       report = JSON.parse(readFileSync(join(this.out, 'mesh-audit.json'), 'utf8')) as LiveReport;
@@ -51,18 +71,34 @@ export class LiveHost {
    * `snapshot -o FILE` (with the scanner's memory: `--history` names the scan's output folder), then
    * `evaluate FILE`: what a saved snapshot gives, to compare with the live scan.
    */
-  snapshotThenEvaluate(dockerHost: string, hostname: string): { snapshot: CliRun; evaluate: CliRun; report: LiveReport } {
+  snapshotThenEvaluate(
+    dockerHost: string,
+    hostname: string,
+  ): { snapshot: CliRun; evaluate: CliRun; report: LiveReport } {
     const file = join(this.dir, `saved-${hostname}.json`);
     const snapshot = spawnCli([
-      'snapshot', '-o', file, '--docker-host', dockerHost, '--ledger', this.ledgerPath, '--managed-root', this.managedRoot,
-      '--hostname', hostname, '--history', this.out,
+      'snapshot',
+      '-o',
+      file,
+      '--docker-host',
+      dockerHost,
+      '--ledger',
+      this.ledgerPath,
+      '--managed-root',
+      this.managedRoot,
+      '--hostname',
+      hostname,
+      '--history',
+      this.out,
     ]);
     const evaluate = spawnCli(['evaluate', file, '--format', 'json', '--out', '-']);
     let report: LiveReport;
     try {
       report = JSON.parse(evaluate.stdout) as LiveReport;
     } catch {
-      throw new Error(`snapshot (exit ${snapshot.code}: ${snapshot.stderr}) then evaluate (exit ${evaluate.code}: ${evaluate.stderr}) wrote no report`);
+      throw new Error(
+        `snapshot (exit ${snapshot.code}: ${snapshot.stderr}) then evaluate (exit ${evaluate.code}: ${evaluate.stderr}) wrote no report`,
+      );
     }
     return { snapshot, evaluate, report };
   }
@@ -89,4 +125,7 @@ export interface LiveReport {
 }
 
 export const sha256 = (text: string): string => 'sha256:' + createHash('sha256').update(text).digest('hex');
-export const envText = (vars: Record<string, string>): string => Object.entries(vars).map(([k, v]) => `${k}=${v}`).join('\n') + '\n';
+export const envText = (vars: Record<string, string>): string =>
+  Object.entries(vars)
+    .map(([k, v]) => `${k}=${v}`)
+    .join('\n') + '\n';

@@ -18,7 +18,6 @@ import { envText, LiveHost } from './live-host.js';
  * forward as not checked) every night until it ends, and ends once, as absent.
  */
 forEachEngine('nights', (e, it, index) => {
-
   const host = new LiveHost();
   const APP = `manights-app-${process.pid}`;
   const OLD = `manights-forge-forge.server-${process.pid}`;
@@ -53,8 +52,27 @@ forEachEngine('nights', (e, it, index) => {
     mkdirSync(host.out, { recursive: true, mode: 0o750 });
     const r = spawnSync(
       'unshare',
-      ['--pid', '--fork', '--mount-proc', process.execPath, join(PACKAGE_ROOT, 'bin', 'mesh-audit.js'), 'scan', '--docker-host', dockerHost, '--ledger', host.ledgerPath,
-        '--managed-root', host.managedRoot, '--hostname', HOSTNAME, '--out', host.out, '--format', 'json', ...NIGHT_ARGS],
+      [
+        '--pid',
+        '--fork',
+        '--mount-proc',
+        process.execPath,
+        join(PACKAGE_ROOT, 'bin', 'mesh-audit.js'),
+        'scan',
+        '--docker-host',
+        dockerHost,
+        '--ledger',
+        host.ledgerPath,
+        '--managed-root',
+        host.managedRoot,
+        '--hostname',
+        HOSTNAME,
+        '--out',
+        host.out,
+        '--format',
+        'json',
+        ...NIGHT_ARGS,
+      ],
       { cwd: PACKAGE_ROOT, encoding: 'utf8', timeout: 60_000 },
     );
     if (r.error) throw new Error(`unshare could not run (CI runs as root with util-linux): ${r.error.message}`);
@@ -83,7 +101,8 @@ forEachEngine('nights', (e, it, index) => {
       if (f.state === 'new') t.fresh.push(n);
       if (f.firstSeen) t.firstSeen.add(f.firstSeen);
     }
-    for (const f of report.notCheckedFindings ?? []) track(f.fingerprint, `${f.ruleId} ${f.subject.id}`).carried.push(n);
+    for (const f of report.notCheckedFindings ?? [])
+      track(f.fingerprint, `${f.ruleId} ${f.subject.id}`).carried.push(n);
     for (const f of report.absent ?? []) track(f.fingerprint, `${f.ruleId} ${f.subject.id}`).absent.push(n);
   }
   const ledgerText = () => readFileSync(host.ledgerPath, 'utf8');
@@ -98,34 +117,77 @@ forEachEngine('nights', (e, it, index) => {
     appEnv = host.write(host.path('app', 'app.env'), envText({ DB: 'new' }));
     oldIni = host.write(host.path('forge', 'app.ini'), '[server]\n');
     host.write(forgeEnv, envText({ FORGE_MODE: 'prod' }));
-    runContainer(eng, APP, ['--network', 'none', '-e', 'DB=old', '--label', `mesh.sources=${appEnv}`], ['sleep', '3600']);
-    runContainer(eng, OLD, ['--network', 'host', ...meshLabels, ...fromFile], ['httpd', '-f', '-p', `0.0.0.0:${OLD_PORT}`, '-h', '/www'], bareImage(eng));
+    runContainer(
+      eng,
+      APP,
+      ['--network', 'none', '-e', 'DB=old', '--label', `mesh.sources=${appEnv}`],
+      ['sleep', '3600'],
+    );
+    runContainer(
+      eng,
+      OLD,
+      ['--network', 'host', ...meshLabels, ...fromFile],
+      ['httpd', '-f', '-p', `0.0.0.0:${OLD_PORT}`, '-h', '/www'],
+      bareImage(eng),
+    );
     host.ledger([
       { id: 'app.server', type: 'container', target: APP, origin: 'declared', sources: [appEnv] },
-      { id: 'forge.server', type: 'container', target: OLD, origin: 'declared', holds: [OLD_PORT], sources: [forgeEnv] },
+      {
+        id: 'forge.server',
+        type: 'container',
+        target: OLD,
+        origin: 'declared',
+        holds: [OLD_PORT],
+        sources: [forgeEnv],
+      },
       { id: 'forge.config', type: 'file', target: oldIni, origin: 'declared' },
     ]);
     const r = night(eng.dockerHost);
     record(1, r.report);
     assert.ok(r.report.summary.complete, r.stderr);
-    assert.equal(rulesOf(r.report), [`MA1001 ${APP}`], 'the claimed forge container has no finding: ' + JSON.stringify(r.report.findings));
+    assert.equal(
+      rulesOf(r.report),
+      [`MA1001 ${APP}`],
+      'the claimed forge container has no finding: ' + JSON.stringify(r.report.findings),
+    );
     assert.is(r.code, 1, r.stderr);
   });
 
   it('night 2, the rename (097): the old container and file are left behind; new findings (exit 1)', () => {
     const eng = e;
     newIni = host.write(host.path('forge', 'conf', 'app.ini'), '[server]\n');
-    runContainer(eng, NEW, ['--network', 'host', ...meshLabels, ...fromFile], ['httpd', '-f', '-p', `127.0.0.1:${NEW_PORT}`, '-h', '/www'], bareImage(eng));
+    runContainer(
+      eng,
+      NEW,
+      ['--network', 'host', ...meshLabels, ...fromFile],
+      ['httpd', '-f', '-p', `127.0.0.1:${NEW_PORT}`, '-h', '/www'],
+      bareImage(eng),
+    );
     host.ledger([
       { id: 'app.server', type: 'container', target: APP, origin: 'declared', sources: [appEnv] },
-      { id: 'forge.server', type: 'container', target: NEW, origin: 'declared', holds: [NEW_PORT], sources: [forgeEnv] },
+      {
+        id: 'forge.server',
+        type: 'container',
+        target: NEW,
+        origin: 'declared',
+        holds: [NEW_PORT],
+        sources: [forgeEnv],
+      },
       { id: 'forge.config', type: 'file', target: newIni, origin: 'declared' },
     ]);
     const r = night(eng.dockerHost);
     record(2, r.report);
     assert.ok(r.report.summary.complete, r.stderr);
-    assert.equal(rulesOf(r.report).sort(), [`MA1001 ${APP}`, `MA2001 ${OLD}`, `MA2002 ${oldIni}`, `MA2003 ${OLD}`].sort(), JSON.stringify(r.report.findings));
-    assert.equal(r.report.findings.filter((f) => f.subject.id === NEW), [], 'the claimed new container has no finding');
+    assert.equal(
+      rulesOf(r.report).sort(),
+      [`MA1001 ${APP}`, `MA2001 ${OLD}`, `MA2002 ${oldIni}`, `MA2003 ${OLD}`].sort(),
+      JSON.stringify(r.report.findings),
+    );
+    assert.equal(
+      r.report.findings.filter((f) => f.subject.id === NEW),
+      [],
+      'the claimed new container has no finding',
+    );
     assert.is(r.code, 1);
   });
 
@@ -134,7 +196,10 @@ forEachEngine('nights', (e, it, index) => {
     record(3, r.report);
     assert.is(r.code, 3, r.stderr);
     assert.is(r.report.summary.complete, false);
-    assert.not.ok(r.report.findings.some((f) => f.ruleId === 'MA3001'), JSON.stringify(r.report.findings));
+    assert.not.ok(
+      r.report.findings.some((f) => f.ruleId === 'MA3001'),
+      JSON.stringify(r.report.findings),
+    );
     assert.equal(r.report.absent ?? [], []);
     assert.ok(r.report.notifications.some((n) => n.level === 'error' && n.source === 'docker'));
   });
@@ -146,9 +211,16 @@ forEachEngine('nights', (e, it, index) => {
       const r = night(e.dockerHost);
       record(4, r.report);
       assert.is(r.code, 3, r.stderr);
-      for (const id of ['MA2001', 'MA2002', 'MA2003', 'MA3001']) assert.not.ok(r.report.findings.some((f) => f.ruleId === id), `${id}: ${JSON.stringify(r.report.findings)}`);
+      for (const id of ['MA2001', 'MA2002', 'MA2003', 'MA3001'])
+        assert.not.ok(
+          r.report.findings.some((f) => f.ruleId === id),
+          `${id}: ${JSON.stringify(r.report.findings)}`,
+        );
       assert.equal(r.report.absent ?? [], []);
-      assert.ok((r.report.notChecked ?? []).some((n) => n.ruleId === 'MA2003' && n.sources.includes('ledger')), JSON.stringify(r.report.notChecked));
+      assert.ok(
+        (r.report.notChecked ?? []).some((n) => n.ruleId === 'MA2003' && n.sources.includes('ledger')),
+        JSON.stringify(r.report.notChecked),
+      );
       // The drift that does not depend on the ledger is still reported, unchanged.
       assert.ok(r.report.findings.some((f) => f.ruleId === 'MA1001' && f.state === 'unchanged'));
     } finally {
@@ -160,19 +232,39 @@ forEachEngine('nights', (e, it, index) => {
     const r = night(e.dockerHost, { procHidden: true });
     record(5, r.report);
     assert.is(r.code, 3, r.stderr);
-    assert.ok(r.report.notifications.some((n) => /pid namespace/.test(n.message)), JSON.stringify(r.report.notifications));
-    assert.ok((r.report.notChecked ?? []).some((n) => n.ruleId === 'MA3003' && n.sources.includes('proc')), JSON.stringify(r.report.notChecked));
+    assert.ok(
+      r.report.notifications.some((n) => /pid namespace/.test(n.message)),
+      JSON.stringify(r.report.notifications),
+    );
+    assert.ok(
+      (r.report.notChecked ?? []).some((n) => n.ruleId === 'MA3003' && n.sources.includes('proc')),
+      JSON.stringify(r.report.notChecked),
+    );
     assert.equal(r.report.absent ?? [], []);
-    assert.equal(r.report.findings.filter((f) => f.state === 'new'), []);
+    assert.equal(
+      r.report.findings.filter((f) => f.state === 'new'),
+      [],
+    );
   });
 
   it('night 6, complete again (history pruned to two snapshots): every standing finding is still there, none new (exit 0)', () => {
     const r = night(e.dockerHost);
     record(6, r.report);
     assert.ok(r.report.summary.complete, r.stderr);
-    assert.equal(rulesOf(r.report).sort(), [`MA1001 ${APP}`, `MA2001 ${OLD}`, `MA2002 ${oldIni}`, `MA2003 ${OLD}`].sort(), JSON.stringify(r.report.findings));
-    assert.equal(r.report.findings.filter((f) => f.state === 'new'), []);
-    assert.equal(r.report.findings.filter((f) => f.subject.id === NEW), [], 'the claimed new container has no finding');
+    assert.equal(
+      rulesOf(r.report).sort(),
+      [`MA1001 ${APP}`, `MA2001 ${OLD}`, `MA2002 ${oldIni}`, `MA2003 ${OLD}`].sort(),
+      JSON.stringify(r.report.findings),
+    );
+    assert.equal(
+      r.report.findings.filter((f) => f.state === 'new'),
+      [],
+    );
+    assert.equal(
+      r.report.findings.filter((f) => f.subject.id === NEW),
+      [],
+      'the claimed new container has no finding',
+    );
     assert.is(r.code, 0, JSON.stringify(r.report.findings));
   });
 
@@ -181,7 +273,10 @@ forEachEngine('nights', (e, it, index) => {
     const r = night(e.dockerHost);
     record(7, r.report);
     assert.ok(r.report.summary.complete, r.stderr);
-    assert.equal((r.report.absent ?? []).map((f) => `${f.ruleId} ${f.subject.id}`).sort(), [`MA2001 ${OLD}`, `MA2003 ${OLD}`].sort());
+    assert.equal(
+      (r.report.absent ?? []).map((f) => `${f.ruleId} ${f.subject.id}`).sort(),
+      [`MA2001 ${OLD}`, `MA2003 ${OLD}`].sort(),
+    );
     assert.is(r.code, 0);
   });
 
@@ -192,12 +287,19 @@ forEachEngine('nights', (e, it, index) => {
       [`MA2002 ${oldIni}`, 2, null],
       [`MA2003 ${OLD}`, 2, 7],
     ];
-    assert.equal([...tracks.values()].map((t) => t.name).sort(), expectations.map(([n]) => n).sort(), 'no other finding on any night');
+    assert.equal(
+      [...tracks.values()].map((t) => t.name).sort(),
+      expectations.map(([n]) => n).sort(),
+      'no other finding on any night',
+    );
     for (const [name, start, end] of expectations) {
       const t = [...tracks.values()].find((x) => x.name === name)!;
       assert.equal(t.fresh, [start], `${name} new exactly once: ${JSON.stringify(t)}`);
       for (let n = start; n <= (end === null ? 7 : end - 1); n++) {
-        assert.ok(t.live.includes(n) !== t.carried.includes(n), `${name} on night ${n}: reported (live or not checked), once: ${JSON.stringify(t)}`);
+        assert.ok(
+          t.live.includes(n) !== t.carried.includes(n),
+          `${name} on night ${n}: reported (live or not checked), once: ${JSON.stringify(t)}`,
+        );
       }
       assert.equal(t.absent, end === null ? [] : [end], `${name} absent once, when it ends: ${JSON.stringify(t)}`);
       assert.is(t.firstSeen.size, 1, `${name} keeps its firstSeen: ${[...t.firstSeen].join(', ')}`);
@@ -207,5 +309,4 @@ forEachEngine('nights', (e, it, index) => {
   it('clean-up: remove the containers this test made', () => {
     removeContainers(e, [APP, OLD, NEW]);
   });
-
 });

@@ -10,16 +10,25 @@ import { LiveHost, envText, sha256 } from './live-host.js';
 // The pre-migration check on a real engine: a container the mesh wrote but no entry claims, and one
 // nothing records at all, beside a declared one and a found one.
 forEachEngine('premigrate-live', (e, it, index) => {
-
   it('premigrate on a live node: written-but-unclaimed and unknown-origin containers block the migration', () => {
     const eng = e;
     const host = new LiveHost();
     const tag = process.pid;
-    const names = { declared: `ma-pm-web-${tag}`, found: `ma-pm-legacy-${tag}`, unclaimed: `ma-pm-metrics-${tag}`, unknown: `ma-pm-adhoc-${tag}` };
+    const names = {
+      declared: `ma-pm-web-${tag}`,
+      found: `ma-pm-legacy-${tag}`,
+      unclaimed: `ma-pm-metrics-${tag}`,
+      unknown: `ma-pm-adhoc-${tag}`,
+    };
     try {
       runContainer(eng, names.declared, ['--network', 'none', '--label', 'mesh.module=web'], ['sleep', '3600']);
       runContainer(eng, names.found, ['--network', 'none'], ['sleep', '3600']);
-      runContainer(eng, names.unclaimed, ['--network', 'none', '--label', 'mesh.module=metrics', '--label', 'mesh.resource=metrics.agent'], ['sleep', '3600']);
+      runContainer(
+        eng,
+        names.unclaimed,
+        ['--network', 'none', '--label', 'mesh.module=metrics', '--label', 'mesh.resource=metrics.agent'],
+        ['sleep', '3600'],
+      );
       runContainer(eng, names.unknown, ['--network', 'none'], ['sleep', '3600']);
       host.write(host.path('web.conf'), 'x\n');
       host.ledger([
@@ -27,7 +36,21 @@ forEachEngine('premigrate-live', (e, it, index) => {
         { id: 'web.conf', type: 'file', origin: 'declared', target: host.path('web.conf') },
         { id: 'legacy.app', type: 'container', origin: 'found', target: names.found },
       ]);
-      const r = spawnCli(['premigrate', '--docker-host', eng.dockerHost, '--ledger', host.ledgerPath, '--managed-root', host.managedRoot, '--hostname', 'pm-live', '--out', host.out, '--format', 'text,json']);
+      const r = spawnCli([
+        'premigrate',
+        '--docker-host',
+        eng.dockerHost,
+        '--ledger',
+        host.ledgerPath,
+        '--managed-root',
+        host.managedRoot,
+        '--hostname',
+        'pm-live',
+        '--out',
+        host.out,
+        '--format',
+        'text,json',
+      ]);
       const doc = JSON.parse(readFileSync(join(host.out, 'premigration.json'), 'utf8')) as {
         nodes: { complete: boolean; ready: boolean; inventory: { kind: string; id: string; standing: string }[] }[];
       };
@@ -63,20 +86,56 @@ forEachEngine('premigrate-live', (e, it, index) => {
       adhocWeb: `ma-rt-adhoc-web-${tag}`, // unknown origin, on the host network, listening on a loopback port
     };
     const premigrate = (extra: string[] = []) =>
-      spawnCli(['premigrate', '--docker-host', eng.dockerHost, '--ledger', host.ledgerPath, '--managed-root', host.managedRoot, '--hostname', 'pm-roundtrip', '--out', host.out, '--format', 'text,json', ...extra]);
+      spawnCli([
+        'premigrate',
+        '--docker-host',
+        eng.dockerHost,
+        '--ledger',
+        host.ledgerPath,
+        '--managed-root',
+        host.managedRoot,
+        '--hostname',
+        'pm-roundtrip',
+        '--out',
+        host.out,
+        '--format',
+        'text,json',
+        ...extra,
+      ]);
     const webLabels = ['--label', 'mesh.module=web', '--label', 'mesh.resource=web.server'];
     const appLabels = (envFile: string) => [
-      '--label', 'mesh.module=app', '--label', 'mesh.resource=app.server',
-      '--label', `mesh.sources=${envFile}`, '--label', `mesh.source-digests=${sha256(readFileSync(envFile, 'utf8'))}`,
+      '--label',
+      'mesh.module=app',
+      '--label',
+      'mesh.resource=app.server',
+      '--label',
+      `mesh.sources=${envFile}`,
+      '--label',
+      `mesh.source-digests=${sha256(readFileSync(envFile, 'utf8'))}`,
     ];
     try {
       // Before: the web module's container and config at their first targets; app built from its env file.
       const oldConf = host.write(host.path('web', 'old.conf'), 'listen 8080\n');
-      const appEnv = host.write(host.path('app', 'app.env'), envText({ DATABASE_URL: 'postgresql://app:pw@:20000/app', APP_MODE: 'prod' }));
+      const appEnv = host.write(
+        host.path('app', 'app.env'),
+        envText({ DATABASE_URL: 'postgresql://app:pw@:20000/app', APP_MODE: 'prod' }),
+      );
       runContainer(eng, names.old, ['--network', 'none', ...webLabels], ['sleep', '3600']);
-      runContainer(eng, names.app, ['--network', 'none', '--env-file', appEnv, ...appLabels(appEnv)], ['sleep', '3600']);
+      runContainer(
+        eng,
+        names.app,
+        ['--network', 'none', '--env-file', appEnv, ...appLabels(appEnv)],
+        ['sleep', '3600'],
+      );
       const appEntries = [
-        { id: 'app.server', type: 'container', module: 'app', origin: 'declared', target: names.app, sources: [appEnv] },
+        {
+          id: 'app.server',
+          type: 'container',
+          module: 'app',
+          origin: 'declared',
+          target: names.app,
+          sources: [appEnv],
+        },
         { id: 'app.env', type: 'file', module: 'app', origin: 'declared', target: appEnv },
       ];
       host.ledger([
@@ -97,10 +156,23 @@ forEachEngine('premigrate-live', (e, it, index) => {
         ...appEntries,
       ];
       host.ledger(ledgerNow);
-      host.replaceByRename(appEnv, envText({ DATABASE_URL: 'postgresql://app:pw@db.mesh.internal:20000/app', APP_MODE: 'prod' }));
-      runContainer(eng, names.metrics, ['--network', 'none', '--label', 'mesh.module=metrics', '--label', 'mesh.resource=metrics.agent'], ['sleep', '3600']);
+      host.replaceByRename(
+        appEnv,
+        envText({ DATABASE_URL: 'postgresql://app:pw@db.mesh.internal:20000/app', APP_MODE: 'prod' }),
+      );
+      runContainer(
+        eng,
+        names.metrics,
+        ['--network', 'none', '--label', 'mesh.module=metrics', '--label', 'mesh.resource=metrics.agent'],
+        ['sleep', '3600'],
+      );
       runContainer(eng, names.adhoc, ['--network', 'none'], ['sleep', '3600']);
-      runContainer(eng, names.adhocWeb, ['--network', 'host'], ['httpd', '-f', '-p', `127.0.0.1:${port}`, '-h', '/www']);
+      runContainer(
+        eng,
+        names.adhocWeb,
+        ['--network', 'host'],
+        ['httpd', '-f', '-p', `127.0.0.1:${port}`, '-h', '/www'],
+      );
       const notes = host.write(host.path('notes.txt'), 'written by hand\n');
 
       const planFile = join(host.out, 'adoption-plan.json');
@@ -121,12 +193,25 @@ forEachEngine('premigrate-live', (e, it, index) => {
         'record: the unknown-origin containers and file, with the ports they really listen on',
       );
       const loopbackOnly = node.record.find((x) => x.entry.target === names.adhocWeb)!;
-      assert.equal([loopbackOnly.exposure, loopbackOnly.warning], ['loopback', null], 'listening on 127.0.0.1 only: offered without a warning');
-      assert.equal(node.remove.map((x) => x.command).sort(), [`docker rm -f ${names.metrics}`, `docker rm -f ${names.old}`, `rm ${oldConf}`].sort());
+      assert.equal(
+        [loopbackOnly.exposure, loopbackOnly.warning],
+        ['loopback', null],
+        'listening on 127.0.0.1 only: offered without a warning',
+      );
+      assert.equal(
+        node.remove.map((x) => x.command).sort(),
+        [`docker rm -f ${names.metrics}`, `docker rm -f ${names.old}`, `rm ${oldConf}`].sort(),
+      );
       const stale = node.remove.find((x) => x.target === names.old)!;
       assert.is(stale.standing, 'stale-former-target');
-      assert.ok(stale.reason.some((why) => why.includes(`web.server moved from ${names.old} to ${names.web}`)), JSON.stringify(stale));
-      assert.equal(node.recreate.map((x) => [x.container, x.module, x.entries]), [[names.app, 'app', ['app.server']]]);
+      assert.ok(
+        stale.reason.some((why) => why.includes(`web.server moved from ${names.old} to ${names.web}`)),
+        JSON.stringify(stale),
+      );
+      assert.equal(
+        node.recreate.map((x) => [x.container, x.module, x.entries]),
+        [[names.app, 'app', ['app.server']]],
+      );
       assert.equal(node.resolve, []);
       assert.equal(node.review, []);
       assert.ok(existsSync(oldConf), 'premigrate removed nothing itself');
@@ -137,13 +222,25 @@ forEachEngine('premigrate-live', (e, it, index) => {
       // ... run the `remove` commands (each checked to be about this test's own container or temp folder) ...
       const ours = new Set(Object.values(names).map((n) => `docker rm -f ${n}`));
       for (const { command } of node.remove) {
-        assert.ok(ours.has(command) || (command.startsWith(`rm ${host.dir}/`) && !command.includes('..')), `not this test's to run: ${command}`);
-        const run = spawnSync('sh', ['-c', command], { encoding: 'utf8', env: { ...process.env, DOCKER_HOST: eng.dockerHost }, timeout: 60_000 });
+        assert.ok(
+          ours.has(command) || (command.startsWith(`rm ${host.dir}/`) && !command.includes('..')),
+          `not this test's to run: ${command}`,
+        );
+        const run = spawnSync('sh', ['-c', command], {
+          encoding: 'utf8',
+          env: { ...process.env, DOCKER_HOST: eng.dockerHost },
+          timeout: 60_000,
+        });
         assert.is(run.status, 0, `${command}: ${run.stderr}`);
       }
       // ... and recreate the drifted container from the file as it is now (what re-applying its module does).
       eng.docker(['rm', '-f', names.app]);
-      runContainer(eng, names.app, ['--network', 'none', '--env-file', appEnv, ...appLabels(appEnv)], ['sleep', '3600']);
+      runContainer(
+        eng,
+        names.app,
+        ['--network', 'none', '--env-file', appEnv, ...appLabels(appEnv)],
+        ['sleep', '3600'],
+      );
 
       const after = premigrate(['--plan', 'adoption-plan.json']);
       assert.is(after.code, 0, after.stdout + after.stderr);
@@ -151,8 +248,14 @@ forEachEngine('premigrate-live', (e, it, index) => {
       const done = JSON.parse(readFileSync(planFile, 'utf8')) as { nodes: PlanNode[] };
       assert.equal(planSchemaErrors(done), []);
       const left = done.nodes[0]!;
-      assert.equal([left.record, left.remove, left.recreate, left.resolve, left.review], [[], [], [], [], []], 'nothing left to do');
-      const report = JSON.parse(readFileSync(join(host.out, 'premigration.json'), 'utf8')) as { nodes: { inventory: { id: string; standing: string }[] }[] };
+      assert.equal(
+        [left.record, left.remove, left.recreate, left.resolve, left.review],
+        [[], [], [], [], []],
+        'nothing left to do',
+      );
+      const report = JSON.parse(readFileSync(join(host.out, 'premigration.json'), 'utf8')) as {
+        nodes: { inventory: { id: string; standing: string }[] }[];
+      };
       const standingOf = (id: string) => report.nodes[0]!.inventory.find((row) => row.id === id)?.standing;
       assert.is(standingOf(names.adhocWeb), 'found-recorded');
       assert.is(standingOf(notes), 'found-recorded');
@@ -164,20 +267,62 @@ forEachEngine('premigrate-live', (e, it, index) => {
 
   // Issue 28, item 3: the config's `exclude:` scopes premigrate as it scopes scan, and a command-line
   // --exclude adds to it. The plan never tells the operator to remove (or record) another system's containers.
-  it('premigrate --plan honours the config\'s exclude, and a command-line --exclude adds to it', () => {
+  it("premigrate --plan honours the config's exclude, and a command-line --exclude adds to it", () => {
     const eng = e;
     const host = new LiveHost();
     const tag = process.pid;
     const names = { web: `ma-sc-web-${tag}`, ci: `ma-sc-ci-runner-${tag}`, scratch: `ma-sc-scratch-${tag}` };
     const config = host.write(join(host.dir, 'config.yaml'), 'exclude:\n  - label:com.example.system=ci\n');
     const premigrate = (plan: string, extra: string[]) =>
-      spawnCli(['premigrate', '--docker-host', eng.dockerHost, '--ledger', host.ledgerPath, '--managed-root', host.managedRoot, '--hostname', 'pm-scope', '--out', host.out, '--format', 'json', '--plan', plan, ...extra], { MESH_AUDIT_CONFIG: '' });
+      spawnCli(
+        [
+          'premigrate',
+          '--docker-host',
+          eng.dockerHost,
+          '--ledger',
+          host.ledgerPath,
+          '--managed-root',
+          host.managedRoot,
+          '--hostname',
+          'pm-scope',
+          '--out',
+          host.out,
+          '--format',
+          'json',
+          '--plan',
+          plan,
+          ...extra,
+        ],
+        { MESH_AUDIT_CONFIG: '' },
+      );
     const planOf = (plan: string) => JSON.parse(readFileSync(join(host.out, plan), 'utf8')) as { nodes: PlanNode[] };
-    const premigrationOf = () => JSON.parse(readFileSync(join(host.out, 'premigration.json'), 'utf8')) as { nodes: { complete: boolean; excluded?: { containers: number }; inventory: { id: string }[] }[] };
+    const premigrationOf = () =>
+      JSON.parse(readFileSync(join(host.out, 'premigration.json'), 'utf8')) as {
+        nodes: { complete: boolean; excluded?: { containers: number }; inventory: { id: string }[] }[];
+      };
     try {
-      runContainer(eng, names.web, ['--network', 'none', '--label', 'mesh.module=web', '--label', 'mesh.resource=web.server'], ['sleep', '3600']);
+      runContainer(
+        eng,
+        names.web,
+        ['--network', 'none', '--label', 'mesh.module=web', '--label', 'mesh.resource=web.server'],
+        ['sleep', '3600'],
+      );
       // Another system's runner carries mesh labels (the plan would say `docker rm -f` it); the scratch one none (the plan would record it).
-      runContainer(eng, names.ci, ['--network', 'none', '--label', 'com.example.system=ci', '--label', 'mesh.module=ci', '--label', 'mesh.resource=ci.runner'], ['sleep', '3600']);
+      runContainer(
+        eng,
+        names.ci,
+        [
+          '--network',
+          'none',
+          '--label',
+          'com.example.system=ci',
+          '--label',
+          'mesh.module=ci',
+          '--label',
+          'mesh.resource=ci.runner',
+        ],
+        ['sleep', '3600'],
+      );
       runContainer(eng, names.scratch, ['--network', 'none'], ['sleep', '3600']);
       host.ledger([{ id: 'web.server', type: 'container', module: 'web', origin: 'declared', target: names.web }]);
 
@@ -192,7 +337,10 @@ forEachEngine('premigrate-live', (e, it, index) => {
       const configPlan = planOf('plan-config.json');
       assert.equal(planSchemaErrors(configPlan), []);
       const configText = JSON.stringify(configPlan);
-      assert.not.ok(configText.includes(names.ci), `the config's exclude leaves the ci runner out of the plan (exit ${byConfig.code}: ${byConfig.stderr})`);
+      assert.not.ok(
+        configText.includes(names.ci),
+        `the config's exclude leaves the ci runner out of the plan (exit ${byConfig.code}: ${byConfig.stderr})`,
+      );
       assert.ok(configText.includes(names.scratch));
       const configNode = premigrationOf().nodes[0]!;
       assert.ok(configNode.complete, byConfig.stderr);
@@ -210,10 +358,13 @@ forEachEngine('premigrate-live', (e, it, index) => {
       assert.is(node.excluded?.containers, 2);
       assert.not.ok(node.inventory.some((r) => r.id === names.ci || r.id === names.scratch));
       assert.match(bothText, 'out of scope, so not in this plan: 2 containers');
-      assert.is(both.code, 0, `only our declared container is left, and it is present: ready (${both.stdout}${both.stderr})`);
+      assert.is(
+        both.code,
+        0,
+        `only our declared container is left, and it is present: ready (${both.stdout}${both.stderr})`,
+      );
     } finally {
       removeContainers(eng, Object.values(names));
     }
   });
-
 });

@@ -17,14 +17,31 @@ forEachEngine('quiet-live', (e, it) => {
 
   const scan = (extra: string[], ledger = host.ledgerPath): CliRun & { report: LiveReport } => {
     const run = spawnCli([
-      'scan', '--docker-host', e.dockerHost, '--ledger', ledger, '--managed-root', host.managedRoot,
-      '--hostname', 'quiet-live', '--out', host.out, '--format', 'text,json', ...extra,
+      'scan',
+      '--docker-host',
+      e.dockerHost,
+      '--ledger',
+      ledger,
+      '--managed-root',
+      host.managedRoot,
+      '--hostname',
+      'quiet-live',
+      '--out',
+      host.out,
+      '--format',
+      'text,json',
+      ...extra,
     ]);
     return { ...run, report: JSON.parse(readFileSync(join(host.out, 'mesh-audit.json'), 'utf8')) as LiveReport };
   };
 
   it('scan --quiet on a clean, complete host prints nothing on stdout or stderr', () => {
-    runContainer(e, names.web, ['--network', 'none', '--label', 'mesh.module=web', '--label', 'mesh.resource=web.server'], ['sleep', '3600']);
+    runContainer(
+      e,
+      names.web,
+      ['--network', 'none', '--label', 'mesh.module=web', '--label', 'mesh.resource=web.server'],
+      ['sleep', '3600'],
+    );
     host.ledger([
       { id: 'web.server', type: 'container', module: 'web', origin: 'declared', target: names.web },
       { id: 'web.conf', type: 'file', module: 'web', origin: 'declared', target: conf },
@@ -44,17 +61,27 @@ forEachEngine('quiet-live', (e, it) => {
       runContainer(e, names.first, ['--network', 'none'], ['sleep', '3600']);
       const one = scan(['--quiet', '--baseline', 'auto']);
       assert.ok(one.report.summary.complete, one.stderr);
-      assert.equal(one.report.findings.map((f) => [f.ruleName, f.subject.id]), [['no-unclaimed-container', names.first]]);
+      assert.equal(
+        one.report.findings.map((f) => [f.ruleName, f.subject.id]),
+        [['no-unclaimed-container', names.first]],
+      );
       assert.match(one.stdout, names.first, 'a standing finding is printed under --quiet');
       assert.is(one.stderr, '');
 
       runContainer(e, names.second, ['--network', 'none'], ['sleep', '3600']);
       const two = scan(['--quiet', '--only-new', '--baseline', 'auto']);
       assert.ok(two.report.summary.complete, two.stderr);
-      assert.equal(two.report.findings.map((f) => f.subject.id).sort(), [names.first, names.second].sort(), 'the report keeps every finding');
+      assert.equal(
+        two.report.findings.map((f) => f.subject.id).sort(),
+        [names.first, names.second].sort(),
+        'the report keeps every finding',
+      );
       assert.match(two.stdout, `container ${names.second}  [new]`);
       assert.not.match(two.stdout, names.first, 'the finding the baseline holds is not printed');
-      assert.match(two.stdout.split('\n')[0]!, '2 findings (0 errors, 0 warnings, 2 notes; 1 new, 0 gone) on 1 host; showing the new ones only');
+      assert.match(
+        two.stdout.split('\n')[0]!,
+        '2 findings (0 errors, 0 warnings, 2 notes; 1 new, 0 gone) on 1 host; showing the new ones only',
+      );
       assert.is(two.stderr, '');
 
       // The next night nothing is new: nothing is printed at all.

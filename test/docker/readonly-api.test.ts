@@ -12,7 +12,6 @@ import { LiveHost, envText, sha256, type LiveReport } from './live-host.js';
 // restarted containers. Only GET/HEAD requests on the allow-listed paths may reach the engine, and
 // the engine's own account of its containers must be the same afterwards.
 forEachEngine('readonly-api', (e, it) => {
-
   const host = new LiveHost();
   const tag = `${process.pid}`;
   const APP = `maro-app-${tag}`;
@@ -23,7 +22,8 @@ forEachEngine('readonly-api', (e, it) => {
   const NAMES = [APP, HOSTNET, STOPPED, CREATED, RESTARTED];
 
   /** The only requests a read-only scanner may make: ping, version, info, list, inspect (by id) and image inspect (by id). */
-  const ALLOWED_PATH = /^(?:\/v\d+\.\d+)?(?:\/_ping|\/version|\/info|\/containers\/json|\/containers\/[0-9a-f]{64}\/json|\/images\/sha256:[0-9a-f]{64}\/json)$/;
+  const ALLOWED_PATH =
+    /^(?:\/v\d+\.\d+)?(?:\/_ping|\/version|\/info|\/containers\/json|\/containers\/[0-9a-f]{64}\/json|\/images\/sha256:[0-9a-f]{64}\/json)$/;
   const ALLOWED_METHOD = new Set(['GET', 'HEAD']);
   /** The commands run through the proxy below; the next test checks no other command can reach Docker. */
   const DOCKER_COMMANDS = ['scan', 'snapshot', 'premigrate'];
@@ -37,7 +37,8 @@ forEachEngine('readonly-api', (e, it) => {
   const runs: { what: string; run: ChildRun }[] = [];
 
   /** Unix time for `docker events --since/--until`: seconds, then exactly nine digits of nanoseconds. */
-  const eventsTime = (ms: number): string => `${Math.floor(ms / 1000)}.${String((ms % 1000) * 1_000_000).padStart(9, '0')}`;
+  const eventsTime = (ms: number): string =>
+    `${Math.floor(ms / 1000)}.${String((ms % 1000) * 1_000_000).padStart(9, '0')}`;
 
   const run = async (what: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<ChildRun> => {
     const r = await runCliAsync(args, { workDir: host.dir, env });
@@ -45,7 +46,8 @@ forEachEngine('readonly-api', (e, it) => {
     return r;
   };
 
-  const report = (dir: string): LiveReport => JSON.parse(readFileSync(join(dir, 'mesh-audit.json'), 'utf8')) as LiveReport;
+  const report = (dir: string): LiveReport =>
+    JSON.parse(readFileSync(join(dir, 'mesh-audit.json'), 'utf8')) as LiveReport;
 
   it('fixtures: running (none and host network), stopped, never started and restarted-by-policy containers', async () => {
     const eng = e;
@@ -53,18 +55,46 @@ forEachEngine('readonly-api', (e, it) => {
     const appEnv = host.write(host.path('app', 'app.env'), envText({ APP_MODE: 'prod', APP_TOKEN: `tok-${tag}` }));
     const appIni = host.write(host.path('app', 'app.ini'), '[server]\nport = 2999\n');
     host.write(host.path('stray.conf'), 'nobody claims me\n');
-    const labels = ['--label', 'mesh.module=app', '--label', 'mesh.resource=app.server', '--label', `mesh.sources=${appEnv}`, '--label', `mesh.source-digests=${sha256(readFileSync(appEnv, 'utf8'))}`];
-    runContainer(eng, APP, ['--network', 'none', '--init', '--env-file', appEnv, '-v', `${appIni}:/etc/app/app.ini:ro`, ...labels], ['sleep', '3600']);
+    const labels = [
+      '--label',
+      'mesh.module=app',
+      '--label',
+      'mesh.resource=app.server',
+      '--label',
+      `mesh.sources=${appEnv}`,
+      '--label',
+      `mesh.source-digests=${sha256(readFileSync(appEnv, 'utf8'))}`,
+    ];
+    runContainer(
+      eng,
+      APP,
+      ['--network', 'none', '--init', '--env-file', appEnv, '-v', `${appIni}:/etc/app/app.ini:ro`, ...labels],
+      ['sleep', '3600'],
+    );
     runContainer(eng, HOSTNET, ['--network', 'host', '--init', '--label', 'mesh.module=web'], ['sleep', '3600']);
     runContainer(eng, STOPPED, ['--network', 'none'], ['sh', '-c', 'exit 3']);
-    eng.docker(['create', '--name', CREATED, '--label', `mesh-audit-test=${eng.run}`, ...eng.runOptions, '--network', 'none', eng.image, 'sleep', '3600']);
+    eng.docker([
+      'create',
+      '--name',
+      CREATED,
+      '--label',
+      `mesh-audit-test=${eng.run}`,
+      ...eng.runOptions,
+      '--network',
+      'none',
+      eng.image,
+      'sleep',
+      '3600',
+    ]);
     runContainer(eng, RESTARTED, ['--network', 'none', '--restart', 'on-failure:2'], ['sh', '-c', 'exit 1']);
     // Everything settles before the scans: the stopped one has exited, the restarted one has used up its
     // two restarts and stays exited.
     await waitFor('the fixture containers to settle', () => {
       const s = engineState(eng);
       const by = (n: string) => s.find((c) => c.name === n);
-      return by(STOPPED)?.status === 'exited' && by(RESTARTED)?.status === 'exited' && by(RESTARTED)?.restartCount === 2;
+      return (
+        by(STOPPED)?.status === 'exited' && by(RESTARTED)?.status === 'exited' && by(RESTARTED)?.restartCount === 2
+      );
     });
     host.ledger([
       { id: 'app.server', type: 'container', origin: 'declared', target: APP, sources: [appEnv] },
@@ -74,10 +104,20 @@ forEachEngine('readonly-api', (e, it) => {
     ]);
     before = engineState(eng);
     const mine = before.filter((c) => NAMES.includes(c.name));
-    assert.equal(mine.map((c) => [c.name, c.status]).sort(), [
-      [APP, 'running'], [CREATED, 'created'], [HOSTNET, 'running'], [RESTARTED, 'exited'], [STOPPED, 'exited'],
-    ].sort());
-    assert.ok(mine.some((c) => c.restartCount > 0), 'one container has a non-zero RestartCount');
+    assert.equal(
+      mine.map((c) => [c.name, c.status]).sort(),
+      [
+        [APP, 'running'],
+        [CREATED, 'created'],
+        [HOSTNET, 'running'],
+        [RESTARTED, 'exited'],
+        [STOPPED, 'exited'],
+      ].sort(),
+    );
+    assert.ok(
+      mine.some((c) => c.restartCount > 0),
+      'one container has a non-zero RestartCount',
+    );
     proxy = await engineProxy(eng.dockerHost);
     startedAtMs = Date.now();
   });
@@ -86,44 +126,90 @@ forEachEngine('readonly-api', (e, it) => {
     const p = proxy!;
     const out = host.out;
     mkdirSync(out, { recursive: true, mode: 0o750 });
-    const base = ['--ledger', host.ledgerPath, '--managed-root', host.managedRoot, '--managed-root', join(host.dir, 'etc', 'other')];
+    const base = [
+      '--ledger',
+      host.ledgerPath,
+      '--managed-root',
+      host.managedRoot,
+      '--managed-root',
+      join(host.dir, 'etc', 'other'),
+    ];
     mkdirSync(join(host.dir, 'etc', 'other'), { recursive: true });
     const formats = ['--format', 'text,json,sarif,jsonl,prom'];
 
     // scan: flag, every format, then again against its own history with a baseline.
-    let r = await run('scan --docker-host, all formats', ['scan', '--docker-host', p.dockerHost, ...base, '--hostname', 'ro-host', '--out', out, ...formats, '--keep', '5']);
+    let r = await run('scan --docker-host, all formats', [
+      'scan',
+      '--docker-host',
+      p.dockerHost,
+      ...base,
+      '--hostname',
+      'ro-host',
+      '--out',
+      out,
+      ...formats,
+      '--keep',
+      '5',
+    ]);
     assert.ok(r.code === 0 || r.code === 1, `exit ${r.code}: ${r.stderr}`);
     assert.ok(report(out).summary.complete, r.stderr);
-    for (const name of ['mesh-audit.json', 'mesh-audit.sarif', 'mesh-audit.jsonl', 'mesh-audit.prom']) assert.ok(readdirSync(out).includes(name), name);
+    for (const name of ['mesh-audit.json', 'mesh-audit.sarif', 'mesh-audit.jsonl', 'mesh-audit.prom'])
+      assert.ok(readdirSync(out).includes(name), name);
     assert.match(r.stdout, 'ro-host');
-    r = await run('scan --baseline auto --fail-on-new', ['scan', '--docker-host', p.dockerHost, ...base, '--hostname', 'ro-host', '--out', out, ...formats, '--baseline', 'auto', '--fail-on-new', '--profile', 'nightly']);
+    r = await run('scan --baseline auto --fail-on-new', [
+      'scan',
+      '--docker-host',
+      p.dockerHost,
+      ...base,
+      '--hostname',
+      'ro-host',
+      '--out',
+      out,
+      ...formats,
+      '--baseline',
+      'auto',
+      '--fail-on-new',
+      '--profile',
+      'nightly',
+    ]);
     assert.ok(r.code === 0 || r.code === 1, `exit ${r.code}: ${r.stderr}`);
 
     // DOCKER_HOST instead of the flag.
     const out2 = join(host.dir, 'reports-env');
     mkdirSync(out2, { mode: 0o750 });
-    r = await run('scan with DOCKER_HOST', ['scan', ...base, '--hostname', 'ro-env', '--out', out2, '--format', 'json'], { DOCKER_HOST: p.dockerHost });
+    r = await run(
+      'scan with DOCKER_HOST',
+      ['scan', ...base, '--hostname', 'ro-env', '--out', out2, '--format', 'json'],
+      { DOCKER_HOST: p.dockerHost },
+    );
     assert.ok(report(out2).summary.complete, r.stderr);
 
     // The flag wins over DOCKER_HOST naming another engine (here a tcp address nothing listens on).
     const out3 = join(host.dir, 'reports-flag');
     mkdirSync(out3, { mode: 0o750 });
     const seen = p.requests.length;
-    r = await run('scan --docker-host over a tcp DOCKER_HOST', ['scan', '--docker-host', p.dockerHost, ...base, '--hostname', 'ro-flag', '--out', out3, '--format', 'json'], { DOCKER_HOST: 'tcp://127.0.0.1:1' });
+    r = await run(
+      'scan --docker-host over a tcp DOCKER_HOST',
+      ['scan', '--docker-host', p.dockerHost, ...base, '--hostname', 'ro-flag', '--out', out3, '--format', 'json'],
+      { DOCKER_HOST: 'tcp://127.0.0.1:1' },
+    );
     assert.ok(report(out3).summary.complete, `the --docker-host engine was read, not DOCKER_HOST's: ${r.stderr}`);
     assert.ok(p.requests.length > seen, 'the requests went to the --docker-host engine');
 
     // Everything from a config file (dockerHost, ledger, managedRoots, labels, hostname, keep, timeout).
-    const config = host.write(join(host.dir, 'config.yaml'), [
-      `dockerHost: ${p.dockerHost}`,
-      `ledger: ${host.ledgerPath}`,
-      `managedRoots: [${host.managedRoot}]`,
-      'labels: { module: mesh.module, resource: mesh.resource, sources: mesh.sources, sourceDigests: mesh.source-digests }',
-      'hostname: ro-config',
-      'keep: 3',
-      'dockerTimeoutSeconds: 20',
-      '',
-    ].join('\n'));
+    const config = host.write(
+      join(host.dir, 'config.yaml'),
+      [
+        `dockerHost: ${p.dockerHost}`,
+        `ledger: ${host.ledgerPath}`,
+        `managedRoots: [${host.managedRoot}]`,
+        'labels: { module: mesh.module, resource: mesh.resource, sources: mesh.sources, sourceDigests: mesh.source-digests }',
+        'hostname: ro-config',
+        'keep: 3',
+        'dockerTimeoutSeconds: 20',
+        '',
+      ].join('\n'),
+    );
     const out4 = join(host.dir, 'reports-config');
     mkdirSync(out4, { mode: 0o750 });
     r = await run('scan --config', ['scan', '--config', config, '--out', out4, '--format', 'json,sarif']);
@@ -134,7 +220,21 @@ forEachEngine('readonly-api', (e, it) => {
     mkdirSync(join(root, 'etc'), { recursive: true });
     writeFileSync(join(root, 'etc', 'hostname'), 'ro-rooted\n');
     for (const format of ['json', 'sarif', 'jsonl', 'prom', 'text']) {
-      r = await run(`scan --root --history --out - --format ${format}`, ['scan', '--docker-host', p.dockerHost, '--root', root, '--ledger', host.ledgerPath, '--history', join(out, 'history'), '--out', '-', '--format', format]);
+      r = await run(`scan --root --history --out - --format ${format}`, [
+        'scan',
+        '--docker-host',
+        p.dockerHost,
+        '--root',
+        root,
+        '--ledger',
+        host.ledgerPath,
+        '--history',
+        join(out, 'history'),
+        '--out',
+        '-',
+        '--format',
+        format,
+      ]);
       assert.ok(r.code === 0 || r.code === 1 || r.code === 3, `exit ${r.code}: ${r.stderr}`);
       assert.ok(r.stdout.length > 0, format);
     }
@@ -142,25 +242,57 @@ forEachEngine('readonly-api', (e, it) => {
     // snapshot -o with the collection options.
     const snap = join(host.dir, 'snapshots', 'host.json');
     mkdirSync(join(host.dir, 'snapshots'), { mode: 0o750 });
-    r = await run('snapshot -o', ['snapshot', '-o', snap, '--docker-host', p.dockerHost, ...base, '--hostname', 'ro-snap', '--config', config]);
+    r = await run('snapshot -o', [
+      'snapshot',
+      '-o',
+      snap,
+      '--docker-host',
+      p.dockerHost,
+      ...base,
+      '--hostname',
+      'ro-snap',
+      '--config',
+      config,
+    ]);
     assert.is(r.code, 0, r.stderr);
-    const taken = JSON.parse(readFileSync(snap, 'utf8')) as { containers: { name: string; state?: { status?: string } }[] };
-    for (const name of NAMES) assert.ok(taken.containers.some((c) => c.name === name), `${name} in the snapshot`);
+    const taken = JSON.parse(readFileSync(snap, 'utf8')) as {
+      containers: { name: string; state?: { status?: string } }[];
+    };
+    for (const name of NAMES)
+      assert.ok(
+        taken.containers.some((c) => c.name === name),
+        `${name} in the snapshot`,
+      );
 
     // premigrate reads the live host the same way (the adopted node's check).
     const out5 = join(host.dir, 'reports-premigrate');
     mkdirSync(out5, { mode: 0o750 });
     const beforePremigrate = p.requests.length;
-    r = await run('premigrate', ['premigrate', '--docker-host', p.dockerHost, ...base, '--hostname', 'ro-premigrate', '--out', out5]);
+    r = await run('premigrate', [
+      'premigrate',
+      '--docker-host',
+      p.dockerHost,
+      ...base,
+      '--hostname',
+      'ro-premigrate',
+      '--out',
+      out5,
+    ]);
     assert.ok(r.code === 0 || r.code === 1, `exit ${r.code}: ${r.stderr}`);
     assert.ok(p.requests.length > beforePremigrate, 'premigrate read the engine through the proxy');
 
-    for (const { what, run: child } of runs) assert.ok(child.code !== null && !child.killed, `${what}: ${child.signal ?? ''}`);
+    for (const { what, run: child } of runs)
+      assert.ok(child.code !== null && !child.killed, `${what}: ${child.signal ?? ''}`);
   });
 
   it('this test runs every command that can reach Docker: the commands whose --help offers --docker-host', async () => {
     const help = await runCliAsync(['--help'], { workDir: host.dir });
-    const commands = [...help.stdout.split(/\n\s*Commands:\s*\n/)[1]!.split(/\n\s*\n/)[0]!.matchAll(/^\s+(\S+)/gm)].map((m) => m[1]!);
+    const commands = [
+      ...help.stdout
+        .split(/\n\s*Commands:\s*\n/)[1]!
+        .split(/\n\s*\n/)[0]!
+        .matchAll(/^\s+(\S+)/gm),
+    ].map((m) => m[1]!);
     assert.ok(commands.includes('scan') && commands.includes('snapshot'), help.stdout);
     const reachDocker: string[] = [];
     for (const command of commands) {
@@ -178,12 +310,20 @@ forEachEngine('readonly-api', (e, it) => {
       }
       reachDocker.push(command);
     }
-    assert.equal(reachDocker.sort(), DOCKER_COMMANDS.slice().sort(), 'a command that reads Docker must be run through the proxy above');
+    assert.equal(
+      reachDocker.sort(),
+      DOCKER_COMMANDS.slice().sort(),
+      'a command that reads Docker must be run through the proxy above',
+    );
   });
 
   it('only GET/HEAD requests on allow-listed paths reached the engine, and every container was read', () => {
     const p = proxy!;
-    const show = (q: ProxiedRequest[]) => q.slice(0, 10).map((x) => `${x.method} ${x.url}${x.fault ? ` (${x.fault})` : ''}`).join('\n') + (q.length > 10 ? `\n… ${q.length - 10} more` : '');
+    const show = (q: ProxiedRequest[]) =>
+      q
+        .slice(0, 10)
+        .map((x) => `${x.method} ${x.url}${x.fault ? ` (${x.fault})` : ''}`)
+        .join('\n') + (q.length > 10 ? `\n… ${q.length - 10} more` : '');
     assert.ok(p.requests.length > 0, 'the proxy saw the scans');
     const badMethod = p.requests.filter((q) => !ALLOWED_METHOD.has(q.method));
     assert.equal(badMethod, [], `requests other than GET/HEAD:\n${show(badMethod)}`);
@@ -194,11 +334,21 @@ forEachEngine('readonly-api', (e, it) => {
     // The version prefix is the one the engine speaks, never a pinned old one.
     const engineApi = e.docker(['version', '--format', '{{.Server.APIVersion}}']).trim();
     const otherVersion = p.requests.filter((q) => /^\/v\d/.test(q.path) && !q.path.startsWith(`/v${engineApi}/`));
-    assert.equal(otherVersion, [], `requests at another API version than the engine's ${engineApi}:\n${show(otherVersion)}`);
+    assert.equal(
+      otherVersion,
+      [],
+      `requests at another API version than the engine's ${engineApi}:\n${show(otherVersion)}`,
+    );
     // Not vacuous: the proxy saw the list and an inspect of each fixture container.
-    assert.ok(p.requests.some((q) => /\/containers\/json$/.test(q.path)), 'a container list');
+    assert.ok(
+      p.requests.some((q) => /\/containers\/json$/.test(q.path)),
+      'a container list',
+    );
     for (const c of before.filter((x) => NAMES.includes(x.name))) {
-      assert.ok(p.requests.some((q) => q.path.endsWith(`/containers/${c.id}/json`)), `an inspect of ${c.name}`);
+      assert.ok(
+        p.requests.some((q) => q.path.endsWith(`/containers/${c.id}/json`)),
+        `an inspect of ${c.name}`,
+      );
     }
     // The fixture image, read for its own env: once per scan, not once per container.
     const imageId = e.docker(['image', 'inspect', '--format', '{{.Id}}', e.image]).trim();
@@ -218,18 +368,41 @@ forEachEngine('readonly-api', (e, it) => {
     // ends in the future instead, and the events are sorted by their own times here. It is not
     // blind: it must show the set-up's containers being created before the scans, and a marker
     // container created after them (so the read reached past the scans' window).
-    await waitFor('the clock to pass the scans\' window', () => Date.now() > endedAtMs + 1000);
+    await waitFor("the clock to pass the scans' window", () => Date.now() > endedAtMs + 1000);
     const marker = `${APP}-after`;
-    eng.docker(['create', '--name', marker, '--label', `mesh-audit-test=${eng.run}`, ...eng.runOptions, '--network', 'none', eng.image, 'true']);
+    eng.docker([
+      'create',
+      '--name',
+      marker,
+      '--label',
+      `mesh-audit-test=${eng.run}`,
+      ...eng.runOptions,
+      '--network',
+      'none',
+      eng.image,
+      'true',
+    ]);
     removeAfter.push(marker);
     const untilMs = Date.now() + 3000;
-    const seen = eng.docker(['events', '--since', eventsTime(fixturesAtMs), '--until', eventsTime(untilMs), '--format', '{{json .}}'])
-      .split('\n').filter(Boolean)
-      .map((line) => JSON.parse(line) as { Action?: string; timeNano: number; Actor?: { Attributes?: Record<string, string> } });
-    const created = (ev: (typeof seen)[number], name: string) => ev.Action === 'create' && ev.Actor?.Attributes?.['name'] === name;
+    const seen = eng
+      .docker(['events', '--since', eventsTime(fixturesAtMs), '--until', eventsTime(untilMs), '--format', '{{json .}}'])
+      .split('\n')
+      .filter(Boolean)
+      .map(
+        (line) =>
+          JSON.parse(line) as { Action?: string; timeNano: number; Actor?: { Attributes?: Record<string, string> } },
+      );
+    const created = (ev: (typeof seen)[number], name: string) =>
+      ev.Action === 'create' && ev.Actor?.Attributes?.['name'] === name;
     const ms = (ev: (typeof seen)[number]) => ev.timeNano / 1e6;
-    assert.ok(seen.some((ev) => created(ev, CREATED) && ms(ev) < startedAtMs), `the witness saw the set-up: ${JSON.stringify(seen.slice(0, 5))}`);
-    assert.ok(seen.some((ev) => created(ev, marker) && ms(ev) > endedAtMs), `the witness read past the scans: ${JSON.stringify(seen.slice(-5))}`);
+    assert.ok(
+      seen.some((ev) => created(ev, CREATED) && ms(ev) < startedAtMs),
+      `the witness saw the set-up: ${JSON.stringify(seen.slice(0, 5))}`,
+    );
+    assert.ok(
+      seen.some((ev) => created(ev, marker) && ms(ev) > endedAtMs),
+      `the witness read past the scans: ${JSON.stringify(seen.slice(-5))}`,
+    );
     const during = seen.filter((ev) => ms(ev) >= startedAtMs && ms(ev) <= endedAtMs + 1000);
     assert.equal(during, [], 'engine events while the scans ran');
   });
@@ -243,11 +416,29 @@ forEachEngine('readonly-api', (e, it) => {
       const evaluated = join(host.dir, 'reports-evaluate');
       mkdirSync(evaluated, { mode: 0o750 });
       const outs = [
-        await runCliAsync(['evaluate', snap, '--history', join(PACKAGE_ROOT, 'examples', 'demo', 'history'), '--format', 'json,sarif', '--out', evaluated], { workDir: host.dir, env }),
+        await runCliAsync(
+          [
+            'evaluate',
+            snap,
+            '--history',
+            join(PACKAGE_ROOT, 'examples', 'demo', 'history'),
+            '--format',
+            'json,sarif',
+            '--out',
+            evaluated,
+          ],
+          { workDir: host.dir, env },
+        ),
         await runCliAsync(['scan', '--snapshot', snap, '--format', 'json', '--out', '-'], { workDir: host.dir, env }),
-        await runCliAsync(['diff', join(evaluated, 'mesh-audit.json'), join(PACKAGE_ROOT, 'examples', 'demo', 'expected.json')], { workDir: host.dir, env }),
+        await runCliAsync(
+          ['diff', join(evaluated, 'mesh-audit.json'), join(PACKAGE_ROOT, 'examples', 'demo', 'expected.json')],
+          { workDir: host.dir, env },
+        ),
         await runCliAsync(['rules', 'list'], { workDir: host.dir, env }),
-        await runCliAsync(['premigrate', '--snapshot', snap, '--format', 'json', '--out', join(host.dir, 'reports-premigrate-saved')], { workDir: host.dir, env }),
+        await runCliAsync(
+          ['premigrate', '--snapshot', snap, '--format', 'json', '--out', join(host.dir, 'reports-premigrate-saved')],
+          { workDir: host.dir, env },
+        ),
       ];
       for (const o of outs) assert.ok(o.code === 0 || o.code === 1, `exit ${o.code}: ${o.stderr}`);
       assert.equal(quiet.requests, []);
@@ -259,5 +450,4 @@ forEachEngine('readonly-api', (e, it) => {
   it('clean-up: remove the containers this test made', () => {
     removeContainers(e, [...NAMES, ...removeAfter]);
   });
-
 });

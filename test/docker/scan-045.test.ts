@@ -18,17 +18,48 @@ function scenario045(e: Engine, it: Test): void {
 
   it('045: no finding while the files are as the containers were made from them; then exactly the rewritten key for that container, the stale single-file bind mount, nothing for the control', () => {
     const eng = e;
-    const appEnv = host.write(host.path('app', 'app.env'), envText({ DATABASE_URL: `postgresql://app:${CANARY}@:20000/app`, APP_MODE: 'prod', APP_TOKEN: `tok-${CANARY}` }));
+    const appEnv = host.write(
+      host.path('app', 'app.env'),
+      envText({ DATABASE_URL: `postgresql://app:${CANARY}@:20000/app`, APP_MODE: 'prod', APP_TOKEN: `tok-${CANARY}` }),
+    );
     const appIni = host.write(host.path('app', 'app.ini'), '[server]\nport = 2999\n');
-    const controlEnv = host.write(host.path('control', 'control.env'), envText({ CONTROL_KEY: `ctl-${CANARY}`, CONTROL_MODE: 'steady', CONTROL_URL: 'http://127.0.0.1:1/' }));
+    const controlEnv = host.write(
+      host.path('control', 'control.env'),
+      envText({ CONTROL_KEY: `ctl-${CANARY}`, CONTROL_MODE: 'steady', CONTROL_URL: 'http://127.0.0.1:1/' }),
+    );
     const labels = (module: string, resource: string, source: string) => [
-      '--label', `mesh.module=${module}`, '--label', `mesh.resource=${resource}`,
-      '--label', `mesh.sources=${source}`, '--label', `mesh.source-digests=${sha256(readFileSync(source, 'utf8'))}`,
+      '--label',
+      `mesh.module=${module}`,
+      '--label',
+      `mesh.resource=${resource}`,
+      '--label',
+      `mesh.sources=${source}`,
+      '--label',
+      `mesh.source-digests=${sha256(readFileSync(source, 'utf8'))}`,
     ];
-    runContainer(eng, APP, ['--network', 'none', '--env-file', appEnv, '-v', `${appIni}:/etc/app/app.ini:ro`, ...labels('app', 'app.server', appEnv)], ['sleep', '3600']);
+    runContainer(
+      eng,
+      APP,
+      [
+        '--network',
+        'none',
+        '--env-file',
+        appEnv,
+        '-v',
+        `${appIni}:/etc/app/app.ini:ro`,
+        ...labels('app', 'app.server', appEnv),
+      ],
+      ['sleep', '3600'],
+    );
     // The control is clean and must stay so on every engine: made, as static services are, from an image
     // that sets no env (Podman then writes its own PATH, TERM, … into it: issue 30).
-    runContainer(eng, CONTROL, ['--network', 'none', '--env-file', controlEnv, ...labels('control', 'control.server', controlEnv)], ['sleep', '3600'], bareImage(eng));
+    runContainer(
+      eng,
+      CONTROL,
+      ['--network', 'none', '--env-file', controlEnv, ...labels('control', 'control.server', controlEnv)],
+      ['sleep', '3600'],
+      bareImage(eng),
+    );
     host.ledger([
       { id: 'app.server', type: 'container', origin: 'declared', target: APP, sources: [appEnv] },
       { id: 'app.env', type: 'file', origin: 'declared', target: appEnv },
@@ -45,7 +76,14 @@ function scenario045(e: Engine, it: Test): void {
     assert.is(fresh.code, 0, fresh.stderr);
 
     // The mesh learns the database address and rewrites the file; the container keeps what it had.
-    host.replaceByRename(appEnv, envText({ DATABASE_URL: `postgresql://app:${CANARY}@db.mesh.internal:20000/app`, APP_MODE: 'prod', APP_TOKEN: `tok-${CANARY}` }));
+    host.replaceByRename(
+      appEnv,
+      envText({
+        DATABASE_URL: `postgresql://app:${CANARY}@db.mesh.internal:20000/app`,
+        APP_MODE: 'prod',
+        APP_TOKEN: `tok-${CANARY}`,
+      }),
+    );
     host.replaceByRename(appIni, '[server]\nport = 2999\nworkers = 4\n');
 
     const { report, code, stderr } = host.scan(eng.dockerHost, 'live-045');
@@ -53,7 +91,10 @@ function scenario045(e: Engine, it: Test): void {
     assert.is(code, 1);
     const about = (name: string) => report.findings.filter((f) => f.subject.id === name);
     const envDrift = about(APP).filter((f) => f.ruleName === 'container-env-matches-composed-file');
-    assert.equal(envDrift.map((f) => f.discriminator), [`${appEnv}#DATABASE_URL`]);
+    assert.equal(
+      envDrift.map((f) => f.discriminator),
+      [`${appEnv}#DATABASE_URL`],
+    );
     assert.match(envDrift[0]!.message, 'DATABASE_URL=postgresql://…@:20000/… but');
     assert.match(envDrift[0]!.message, 'now says DATABASE_URL=postgresql://…@db.mesh.internal:20000/…');
     const mount = about(APP).filter((f) => f.ruleName === 'bind-mounted-file-current');
@@ -73,7 +114,11 @@ function scenario045(e: Engine, it: Test): void {
     const app = snapshot.containers.find((c) => c.name === APP);
     assert.ok(app, 'the app container is in the snapshot');
     assert.is(app.proc.available, true, JSON.stringify(app.proc));
-    assert.equal(app.proc.env?.['DATABASE_URL'], app.env['DATABASE_URL'], 'the running process holds what the container was created with');
+    assert.equal(
+      app.proc.env?.['DATABASE_URL'],
+      app.env['DATABASE_URL'],
+      'the running process holds what the container was created with',
+    );
     assert.ok(app.proc.env?.['APP_TOKEN'] !== undefined);
     assert.ok(app.imageEnv, 'the image was inspected');
     assert.equal(app.imageEnv['PATH'], app.env['PATH'], "the image's PATH=/bin, under the same key as the container's");
@@ -99,7 +144,10 @@ function scenario045(e: Engine, it: Test): void {
   });
 
   it('no raw env value of this test appears in any report or saved snapshot', () => {
-    const files = [join(host.out, 'mesh-audit.json'), ...readdirSync(join(host.out, 'history', 'live-045')).map((n) => join(host.out, 'history', 'live-045', n))];
+    const files = [
+      join(host.out, 'mesh-audit.json'),
+      ...readdirSync(join(host.out, 'history', 'live-045')).map((n) => join(host.out, 'history', 'live-045', n)),
+    ];
     for (const file of files) {
       const text = readFileSync(file, 'utf8');
       for (const variant of [CANARY, Buffer.from(CANARY).toString('base64'), encodeURIComponent(`app:${CANARY}`)]) {
@@ -109,7 +157,10 @@ function scenario045(e: Engine, it: Test): void {
   });
 
   it('with DEBUG=* and NODE_DEBUG=http,net no raw value reaches stdout or stderr (HTTP client debug output can log bodies)', () => {
-    const out = host.scan(e.dockerHost, 'live-045-debug', ['--format', 'text,json'], { DEBUG: '*', NODE_DEBUG: 'http,net' });
+    const out = host.scan(e.dockerHost, 'live-045-debug', ['--format', 'text,json'], {
+      DEBUG: '*',
+      NODE_DEBUG: 'http,net',
+    });
     for (const text of [out.stdout, out.stderr]) assert.not.ok(text.includes(CANARY), 'canary printed');
     assert.is(out.code, 1);
   });

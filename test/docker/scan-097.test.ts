@@ -32,9 +32,23 @@ function scenario097(e: Engine, it: Test, index: number): void {
     const eng = e;
     const oldIni = host.write(host.path('forge', 'app.ini'), '[server]\nROOT_URL = http://127.0.0.1/\n');
     host.write(forgeEnv, envText({ FORGE_ROOT_URL: 'http://127.0.0.1/', FORGE_MODE: 'prod' }));
-    runContainer(eng, OLD, ['--network', 'host', ...meshLabels, ...fromFile], ['httpd', '-f', '-p', `0.0.0.0:${OLD_PORT}`, '-h', '/www'], bareImage(eng));
+    runContainer(
+      eng,
+      OLD,
+      ['--network', 'host', ...meshLabels, ...fromFile],
+      ['httpd', '-f', '-p', `0.0.0.0:${OLD_PORT}`, '-h', '/www'],
+      bareImage(eng),
+    );
     host.ledger([
-      { id: 'forge.server', type: 'container', module: 'forge', origin: 'declared', target: OLD, holds: [OLD_PORT], sources: [forgeEnv] },
+      {
+        id: 'forge.server',
+        type: 'container',
+        module: 'forge',
+        origin: 'declared',
+        target: OLD,
+        holds: [OLD_PORT],
+        sources: [forgeEnv],
+      },
       { id: 'forge.config', type: 'file', module: 'forge', origin: 'declared', target: oldIni },
     ]);
     const run = host.scan(eng.dockerHost, 'live-097');
@@ -48,10 +62,24 @@ function scenario097(e: Engine, it: Test, index: number): void {
     const eng = e;
     assert.ok(before);
     const newIni = host.write(host.path('forge', 'conf', 'app.ini'), '[server]\nROOT_URL = http://127.0.0.1/\n');
-    runContainer(eng, NEW, ['--network', 'host', ...meshLabels, ...fromFile], ['httpd', '-f', '-p', `127.0.0.1:${NEW_PORT}`, '-h', '/www'], bareImage(eng));
+    runContainer(
+      eng,
+      NEW,
+      ['--network', 'host', ...meshLabels, ...fromFile],
+      ['httpd', '-f', '-p', `127.0.0.1:${NEW_PORT}`, '-h', '/www'],
+      bareImage(eng),
+    );
     // The ledger keeps one entry per id: rewriting it erases the old targets.
     host.ledger([
-      { id: 'forge.server', type: 'container', module: 'forge', origin: 'declared', target: NEW, holds: [NEW_PORT], sources: [forgeEnv] },
+      {
+        id: 'forge.server',
+        type: 'container',
+        module: 'forge',
+        origin: 'declared',
+        target: NEW,
+        holds: [NEW_PORT],
+        sources: [forgeEnv],
+      },
       { id: 'forge.config', type: 'file', module: 'forge', origin: 'declared', target: newIni },
     ]);
     const run = host.scan(eng.dockerHost, 'live-097');
@@ -80,16 +108,28 @@ function scenario097(e: Engine, it: Test, index: number): void {
   it('the kept snapshot evaluated later with its history gives the same findings', () => {
     assert.ok(after);
     const dir = join(host.out, 'history', 'live-097');
-    const kept = readdirSync(dir).filter((n) => n.endsWith('.json')).sort();
+    const kept = readdirSync(dir)
+      .filter((n) => n.endsWith('.json'))
+      .sort();
     assert.is(kept.length, 2, 'one snapshot kept per scan');
     const again = spawnCli(['evaluate', join(dir, kept[1]!), '--history', dir, '--format', 'json', '--out', '-']);
     const report = JSON.parse(again.stdout) as LiveReport;
     assert.equal(report.findings, after.findings);
     // Without its history too: the kept snapshot carries the memory of former targets itself.
-    const alone = JSON.parse(spawnCli(['evaluate', join(dir, kept[1]!), '--format', 'json', '--out', '-']).stdout) as LiveReport;
+    const alone = JSON.parse(
+      spawnCli(['evaluate', join(dir, kept[1]!), '--format', 'json', '--out', '-']).stdout,
+    ) as LiveReport;
     assert.equal(alone.findings, after.findings);
-    const memory = (JSON.parse(readFileSync(join(dir, kept[1]!), 'utf8')) as { memory?: { formerTargets: { id: string; target: string }[] } }).memory;
-    assert.equal(memory?.formerTargets.map((r) => r.id).sort(), ['forge.config', 'forge.server'], JSON.stringify(memory));
+    const memory = (
+      JSON.parse(readFileSync(join(dir, kept[1]!), 'utf8')) as {
+        memory?: { formerTargets: { id: string; target: string }[] };
+      }
+    ).memory;
+    assert.equal(
+      memory?.formerTargets.map((r) => r.id).sort(),
+      ['forge.config', 'forge.server'],
+      JSON.stringify(memory),
+    );
   });
 
   it('snapshot -o (with the output folder as history) then evaluate gives the fingerprints the scan gave', () => {
@@ -97,7 +137,10 @@ function scenario097(e: Engine, it: Test, index: number): void {
     const saved = host.snapshotThenEvaluate(e.dockerHost, 'live-097');
     assert.is(saved.snapshot.code, 0, saved.snapshot.stderr);
     assert.equal(fingerprintsOf(saved.report), fingerprintsOf(after));
-    assert.ok(saved.report.findings.some((f) => f.ruleName === 'no-stale-file-at-old-target'), 'the file at the former target was read');
+    assert.ok(
+      saved.report.findings.some((f) => f.ruleName === 'no-stale-file-at-old-target'),
+      'the file at the former target was read',
+    );
   });
 
   it('clean-up: remove the containers this test made', () => {

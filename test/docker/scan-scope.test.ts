@@ -8,7 +8,6 @@ import { envText, LiveHost, type LiveReport } from './live-host.js';
 // by one selector (they are counted, not dropped), and what a host-network listener really exposes
 // decides MA2001: loopback only is reachable from this host alone; 0.0.0.0 is exposed.
 forEachEngine('scan-scope', (e, it, index) => {
-
   const host = new LiveHost();
   const pid = process.pid;
   const OURS = `ma18-forge-${pid}`;
@@ -31,14 +30,31 @@ forEachEngine('scan-scope', (e, it, index) => {
     throw new Error(`nothing came to listen on port ${port}`);
   }
 
-  let scoped: (ReturnType<LiveHost['scan']>) | undefined;
+  let scoped: ReturnType<LiveHost['scan']> | undefined;
 
   it('set-up: our container, two of another labelled system, a loopback-only and a 0.0.0.0 listener on the host network', () => {
     const eng = e;
     const ci = ['--label', 'com.example.system=ci', '--label', 'mesh.module=ci', '--network', 'none'];
     // Ours is made from its current env file and an image that sets no env: clean on either engine (issue 30).
     const oursEnv = host.write(host.path('forge', 'forge.env'), envText({ FORGE_MODE: 'prod' }));
-    runContainer(eng, OURS, ['--network', 'none', '--label', 'mesh.module=forge', '--label', 'mesh.resource=forge.server', '--env-file', oursEnv, '--label', `mesh.sources=${oursEnv}`], ['sleep', '3600'], bareImage(eng));
+    runContainer(
+      eng,
+      OURS,
+      [
+        '--network',
+        'none',
+        '--label',
+        'mesh.module=forge',
+        '--label',
+        'mesh.resource=forge.server',
+        '--env-file',
+        oursEnv,
+        '--label',
+        `mesh.sources=${oursEnv}`,
+      ],
+      ['sleep', '3600'],
+      bareImage(eng),
+    );
     runContainer(eng, CI_A, ci, ['sleep', '3600']);
     runContainer(eng, CI_B, ci, ['sleep', '3600']);
     const leftover = ['--network', 'host', '--label', 'mesh.module=forge', '--label', 'mesh.resource=forge.old'];
@@ -46,38 +62,59 @@ forEachEngine('scan-scope', (e, it, index) => {
     runContainer(eng, WILDCARD, leftover, ['httpd', '-f', '-p', `0.0.0.0:${WILD_PORT}`, '-h', '/www']);
     waitForListener(LO_PORT);
     waitForListener(WILD_PORT);
-    host.ledger([{ id: 'forge.server', type: 'container', module: 'forge', origin: 'declared', target: OURS, sources: [oursEnv] }]);
+    host.ledger([
+      { id: 'forge.server', type: 'container', module: 'forge', origin: 'declared', target: OURS, sources: [oursEnv] },
+    ]);
   });
 
-  it('without a scope the other system\'s containers are findings', () => {
+  it("without a scope the other system's containers are findings", () => {
     const run = host.scan(e.dockerHost, 'live-18');
-    const about = (id: string) => run.report.findings.filter((f) => f.subject.id === id && f.ruleName === 'no-unclaimed-container');
+    const about = (id: string) =>
+      run.report.findings.filter((f) => f.subject.id === id && f.ruleName === 'no-unclaimed-container');
     assert.is(about(CI_A).length, 1, run.stderr);
     assert.is(about(CI_B).length, 1);
     assert.is((run.report.summary as { excluded?: unknown }).excluded, undefined);
-    assert.equal(run.report.findings.filter((f) => f.subject.id === OURS), [], 'our claimed container has no finding');
+    assert.equal(
+      run.report.findings.filter((f) => f.subject.id === OURS),
+      [],
+      'our claimed container has no finding',
+    );
   });
 
   it('one --exclude selector leaves the other system out, and the summary counts both containers', () => {
     scoped = host.scan(e.dockerHost, 'live-18', ['--exclude', 'label:com.example.system=ci']);
     const report = scoped.report as LiveReport & { summary: { excluded?: { containers: number; total: number } } };
     assert.ok(report.summary.complete, scoped.stderr);
-    assert.equal(report.findings.filter((f) => f.subject.id === CI_A || f.subject.id === CI_B), []);
+    assert.equal(
+      report.findings.filter((f) => f.subject.id === CI_A || f.subject.id === CI_B),
+      [],
+    );
     // Our own test containers of other runs may share the engine only if it is a shared one: count ours exactly.
     assert.ok(report.summary.excluded, JSON.stringify(report.summary));
-    const listed = e.docker(['ps', '-a', '--filter', 'label=com.example.system=ci', '--format', '{{.Names}}']).split('\n').filter(Boolean);
+    const listed = e
+      .docker(['ps', '-a', '--filter', 'label=com.example.system=ci', '--format', '{{.Names}}'])
+      .split('\n')
+      .filter(Boolean);
     assert.is(report.summary.excluded.containers, listed.length);
     assert.ok(listed.includes(CI_A) && listed.includes(CI_B));
-    assert.equal(report.findings.filter((f) => f.subject.id === OURS), [], 'our claimed container is still checked and clean');
+    assert.equal(
+      report.findings.filter((f) => f.subject.id === OURS),
+      [],
+      'our claimed container is still checked and clean',
+    );
   });
 
   it('a loopback-only listener on the host network is not reported as exposed; a 0.0.0.0 listener still is', () => {
     assert.ok(scoped);
-    const unclaimed = (id: string) => scoped!.report.findings.find((f) => f.subject.id === id && f.ruleName === 'no-unclaimed-container');
+    const unclaimed = (id: string) =>
+      scoped!.report.findings.find((f) => f.subject.id === id && f.ruleName === 'no-unclaimed-container');
     const lo = unclaimed(LOOPBACK);
     assert.ok(lo, JSON.stringify(scoped.report.findings));
     assert.is(lo.severity, 'warning', 'mesh-written and lost, but reachable from this host alone: not raised to error');
-    assert.match(lo.message, `not exposed: listening on loopback only (127.0.0.1:${LO_PORT}/tcp), reachable from this host alone`);
+    assert.match(
+      lo.message,
+      `not exposed: listening on loopback only (127.0.0.1:${LO_PORT}/tcp), reachable from this host alone`,
+    );
     assert.not.match(lo.message, 'exposed on the host network');
     const wild = unclaimed(WILDCARD);
     assert.ok(wild);
@@ -93,7 +130,7 @@ forEachEngine('scan-scope', (e, it, index) => {
   // mesh-audit cannot read (behind a symlinked folder, never followed): unscoped, the run is incomplete
   // (exit 3); with that container excluded (by the config here), the file is not read at all, the run is
   // complete, and the container is still counted as excluded.
-  it('an excluded container\'s unreadable source file is not read: the run is complete, the container counted', () => {
+  it("an excluded container's unreadable source file is not read: the run is complete, the container counted", () => {
     const other = new LiveHost();
     const name = `ma31-other-${pid}`;
     const real = join(other.dir, 'other-system');
@@ -102,24 +139,37 @@ forEachEngine('scan-scope', (e, it, index) => {
     symlinkSync(real, join(other.dir, 'other-link'));
     const source = join(other.dir, 'other-link', 'app.env');
     try {
-      runContainer(e, name, ['--network', 'none', '--label', 'com.example.system=other', '--label', `mesh.sources=${source}`], ['sleep', '3600']);
+      runContainer(
+        e,
+        name,
+        ['--network', 'none', '--label', 'com.example.system=other', '--label', `mesh.sources=${source}`],
+        ['sleep', '3600'],
+      );
       other.ledger([]);
       const unscoped = other.scan(e.dockerHost, 'live-31');
       assert.is(unscoped.code, 3, `the unreadable source makes an unscoped run incomplete: ${unscoped.stderr}`);
-      assert.ok(unscoped.report.notifications.some((n) => n.level === 'error' && n.message.includes(source)), JSON.stringify(unscoped.report.notifications));
+      assert.ok(
+        unscoped.report.notifications.some((n) => n.level === 'error' && n.message.includes(source)),
+        JSON.stringify(unscoped.report.notifications),
+      );
 
       const config = other.write(join(other.dir, 'config.yaml'), 'exclude: [label:com.example.system=other]\n');
       const scoped = other.scan(e.dockerHost, 'live-31', ['--config', config]);
       const report = scoped.report as LiveReport & { summary: { excluded?: { containers: number } } };
       assert.ok(scoped.code === 0 || scoped.code === 1, `exit ${scoped.code}: ${scoped.stderr}`);
       assert.ok(report.summary.complete, JSON.stringify(report.notifications));
-      assert.not.ok(JSON.stringify(report).includes(source), 'the excluded container\'s source was not read, so it is nowhere in the report');
-      const listed = e.docker(['ps', '-a', '--filter', 'label=com.example.system=other', '--format', '{{.Names}}']).split('\n').filter(Boolean);
+      assert.not.ok(
+        JSON.stringify(report).includes(source),
+        "the excluded container's source was not read, so it is nowhere in the report",
+      );
+      const listed = e
+        .docker(['ps', '-a', '--filter', 'label=com.example.system=other', '--format', '{{.Names}}'])
+        .split('\n')
+        .filter(Boolean);
       assert.ok(listed.includes(name));
       assert.is(report.summary.excluded?.containers, listed.length, 'the excluded container is still counted');
     } finally {
       removeContainers(e, [name]);
     }
   });
-
 });

@@ -30,33 +30,79 @@ forEachEngine('secrets', (e, it) => {
     const eng = e;
     const host = new LiveHost();
     const name = `ma-secrets-${process.pid}`;
-    const envFile = host.write(host.path('app', 'app.env'), envText({ API_TOKEN: CANARY.envFile, DATABASE_URL: `postgresql://app:${CANARY.url}@db:5432/app` }));
+    const envFile = host.write(
+      host.path('app', 'app.env'),
+      envText({ API_TOKEN: CANARY.envFile, DATABASE_URL: `postgresql://app:${CANARY.url}@db:5432/app` }),
+    );
     // The process sets a value of its own before exec: only /proc/<pid>/environ has it.
     runContainer(
       eng,
       name,
-      ['--network', 'none', '--env-file', envFile, '-e', `EXTRA_SECRET=${CANARY.containerEnv}`, '--label', 'mesh.module=app', '--label', `mesh.sources=${envFile}`, '--label', `mesh.source-digests=${sha256('stale')}`],
+      [
+        '--network',
+        'none',
+        '--env-file',
+        envFile,
+        '-e',
+        `EXTRA_SECRET=${CANARY.containerEnv}`,
+        '--label',
+        'mesh.module=app',
+        '--label',
+        `mesh.sources=${envFile}`,
+        '--label',
+        `mesh.source-digests=${sha256('stale')}`,
+      ],
       ['sh', '-c', `export PROCESS_SECRET=${CANARY.processEnv}; exec sleep 3600`],
     );
     // JSON Lines ledger: a good entry with a secret in a field the scanner does not know, and a broken line.
     host.write(
       host.ledgerPath,
       [
-        JSON.stringify({ id: 'app.server', type: 'container', target: name, sources: [envFile], note: `token ${CANARY.ledgerExtra}` }),
+        JSON.stringify({
+          id: 'app.server',
+          type: 'container',
+          target: name,
+          sources: [envFile],
+          note: `token ${CANARY.ledgerExtra}`,
+        }),
         `{"id": "broken", "type": "file", "target": "/x", "password": "${CANARY.ledgerBadLine}"`,
         '',
       ].join('\n'),
     );
     // Change the env file so the drift rule prints both shapes of the URL.
-    host.replaceByRename(envFile, envText({ API_TOKEN: CANARY.envFile, DATABASE_URL: `postgresql://app:${CANARY.url}@db2:5432/app` }));
-    const run = host.scan(eng.dockerHost, 'secrets-host', ['--format', 'text,json,sarif,jsonl,prom'], { DEBUG: '*', NODE_DEBUG: 'http,net' });
+    host.replaceByRename(
+      envFile,
+      envText({ API_TOKEN: CANARY.envFile, DATABASE_URL: `postgresql://app:${CANARY.url}@db2:5432/app` }),
+    );
+    const run = host.scan(eng.dockerHost, 'secrets-host', ['--format', 'text,json,sarif,jsonl,prom'], {
+      DEBUG: '*',
+      NODE_DEBUG: 'http,net',
+    });
     try {
-      assert.ok(run.report.findings.some((f) => f.ruleName === 'container-env-matches-composed-file'), 'the scan read the container and its file');
-      assert.ok(run.report.findings.some((f) => f.ruleName === 'ledger-well-formed'), 'the broken ledger line is a finding');
-      const texts: [string, string][] = [['stdout', run.stdout], ['stderr', run.stderr], ...filesUnder(host.out).map((f): [string, string] => [f, readFileSync(f, 'utf8')])];
-      assert.ok(texts.some(([f]) => f.includes(join('history', 'secrets-host'))), 'a snapshot was kept');
+      assert.ok(
+        run.report.findings.some((f) => f.ruleName === 'container-env-matches-composed-file'),
+        'the scan read the container and its file',
+      );
+      assert.ok(
+        run.report.findings.some((f) => f.ruleName === 'ledger-well-formed'),
+        'the broken ledger line is a finding',
+      );
+      const texts: [string, string][] = [
+        ['stdout', run.stdout],
+        ['stderr', run.stderr],
+        ...filesUnder(host.out).map((f): [string, string] => [f, readFileSync(f, 'utf8')]),
+      ];
+      assert.ok(
+        texts.some(([f]) => f.includes(join('history', 'secrets-host'))),
+        'a snapshot was kept',
+      );
       for (const raw of Object.values(CANARY)) {
-        for (const variant of [raw, Buffer.from(raw).toString('base64'), encodeURIComponent(`app:${raw}`), Buffer.from(raw).toString('hex')]) {
+        for (const variant of [
+          raw,
+          Buffer.from(raw).toString('base64'),
+          encodeURIComponent(`app:${raw}`),
+          Buffer.from(raw).toString('hex'),
+        ]) {
           for (const [where, text] of texts) assert.not.ok(text.includes(variant), `${variant} found in ${where}`);
         }
       }
@@ -64,5 +110,4 @@ forEachEngine('secrets', (e, it) => {
       removeContainers(eng, [name]);
     }
   });
-
 });

@@ -4,7 +4,16 @@ import { test, type Test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { PACKAGE_ROOT } from '../../src/paths.js';
 import { tempDir } from '../support/cli.js';
-import { parseTrace, runProcess, straceBinary, straceCli, TRACED_SYSCALLS, treeState, writesOutside, type Violation } from '../support/strace.js';
+import {
+  parseTrace,
+  runProcess,
+  straceBinary,
+  straceCli,
+  TRACED_SYSCALLS,
+  treeState,
+  writesOutside,
+  type Violation,
+} from '../support/strace.js';
 import { forEachEngine, removeContainers, runContainer, type Engine } from './engine.js';
 import { LiveHost, envText, sha256, type LiveReport } from './live-host.js';
 
@@ -83,39 +92,58 @@ test('the trace auditor flags each kind of write outside the output folder, and 
   const expected = [...Array.from({ length: 38 - 13 + 1 }, (_, i) => 13 + i), 41, 42, 43, 45];
   assert.equal(flagged, expected, show(violations));
   assert.ok(violations.some((v) => v.why === 'cannot parse this trace line' && v.text.includes('what is this line')));
-  assert.ok(violations.some((v) => v.why.startsWith('write-open outside /srv/out: /work/notes.txt')), 'relative to AT_FDCWD</work>');
-  assert.ok(violations.some((v) => v.why.endsWith(': /srv/host2/f')), 'relative to a directory descriptor, .. resolved');
-  assert.ok(violations.some((v) => v.why.endsWith(': /etc/shadow')), 'what a descriptor really reached counts, whatever the path said');
-  assert.ok(violations.some((v) => v.why.endsWith(': /srv/escape')), 'after chdir, relative paths resolve from the new folder');
+  assert.ok(
+    violations.some((v) => v.why.startsWith('write-open outside /srv/out: /work/notes.txt')),
+    'relative to AT_FDCWD</work>',
+  );
+  assert.ok(
+    violations.some((v) => v.why.endsWith(': /srv/host2/f')),
+    'relative to a directory descriptor, .. resolved',
+  );
+  assert.ok(
+    violations.some((v) => v.why.endsWith(': /etc/shadow')),
+    'what a descriptor really reached counts, whatever the path said',
+  );
+  assert.ok(
+    violations.some((v) => v.why.endsWith(': /srv/escape')),
+    'after chdir, relative paths resolve from the new folder',
+  );
   assert.ok(violations.some((v) => v.why.startsWith('io_uring')));
 });
 
 test('the parser joins unfinished and resumed halves by pid and unescapes strings', () => {
-  const { calls, unparsed } = parseTrace([
-    `7  openat(AT_FDCWD</w>, "/a\\"b\\x41\\n", O_RDONLY <unfinished ...>`,
-    `8  rename("/x", <unfinished ...>`,
-    `7  <... openat resumed>) = 3</a"bA>`,
-    `8  <... rename resumed>"/y") = 0`,
-    `8  +++ exited with 0 +++`,
-  ].join('\n'));
+  const { calls, unparsed } = parseTrace(
+    [
+      `7  openat(AT_FDCWD</w>, "/a\\"b\\x41\\n", O_RDONLY <unfinished ...>`,
+      `8  rename("/x", <unfinished ...>`,
+      `7  <... openat resumed>) = 3</a"bA>`,
+      `8  <... rename resumed>"/y") = 0`,
+      `8  +++ exited with 0 +++`,
+    ].join('\n'),
+  );
   assert.equal(unparsed, []);
-  assert.equal(calls.map((c) => [c.line, c.name, c.args, c.result]), [
-    [1, 'openat', ['AT_FDCWD</w>', '"/a\\"b\\x41\\n"', 'O_RDONLY'], '3</a"bA>'],
-    [2, 'rename', ['"/x"', '"/y"'], '0'],
-  ]);
+  assert.equal(
+    calls.map((c) => [c.line, c.name, c.args, c.result]),
+    [
+      [1, 'openat', ['AT_FDCWD</w>', '"/a\\"b\\x41\\n"', 'O_RDONLY'], '3</a"bA>'],
+      [2, 'rename', ['"/x"', '"/y"'], '0'],
+    ],
+  );
 });
 
 // ---------------------------------------------------------------------------------------------
 // The same auditor on a real strace of a process that does write outside: the pipeline can fail.
 
-withStrace('strace with these options sees writes made from the thread pool, relative to a chdir, by rename and utimes', async () => {
-  const dir = realpathSync(tempDir('ma-strace-self-'));
-  const out = join(dir, 'out');
-  const victim = join(dir, 'host');
-  mkdirSync(out);
-  mkdirSync(victim);
-  writeFileSync(join(victim, 'keep.env'), 'A=1\n');
-  const script = `
+withStrace(
+  'strace with these options sees writes made from the thread pool, relative to a chdir, by rename and utimes',
+  async () => {
+    const dir = realpathSync(tempDir('ma-strace-self-'));
+    const out = join(dir, 'out');
+    const victim = join(dir, 'host');
+    mkdirSync(out);
+    mkdirSync(victim);
+    writeFileSync(join(victim, 'keep.env'), 'A=1\n');
+    const script = `
     const fs = require('node:fs'); const fsp = require('node:fs/promises');
     (async () => {
       await fsp.writeFile(${JSON.stringify(join(out, 'ok.json'))}, '{}');           // inside: fine
@@ -126,24 +154,44 @@ withStrace('strace with these options sees writes made from the thread pool, rel
       fs.renameSync('relative.txt', ${JSON.stringify(join(out, 'moved.txt'))});     // a rename out of the host tree
       fs.utimesSync('keep.env', 1, 1);                                              // metadata only
     })();`;
-  const tracePath = join(dir, 'trace');
-  const run = await runProcess(strace!, ['-f', '-qq', '-y', '-e', `trace=${TRACED_SYSCALLS.join(',')}`, '-o', tracePath, '--', process.execPath, '-e', script], {
-    env: { UV_USE_IO_URING: '0' },
-    timeoutMs: 30_000,
-  });
-  assert.is(run.code, 0, run.stderr);
-  const violations = writesOutside(readFileSync(tracePath, 'utf8'), { outDir: out, cwd: PACKAGE_ROOT });
-  const whys = violations.map((v) => v.why);
-  for (const expected of [
-    `write-open outside ${out}: ${join(victim, 'planted.txt')}`,
-    `write-open outside ${out}: ${join(victim, 'relative.txt')}`,
-    `rename outside ${out}: ${join(victim, 'relative.txt')}`,
-    `change outside ${out}: ${join(victim, 'keep.env')}`,
-  ]) {
-    assert.ok(whys.includes(expected), `expected «${expected}» in:\n${show(violations)}`);
-  }
-  assert.not.ok(whys.some((w) => w.includes('ok.json') || w.includes('moved.txt')), show(violations));
-});
+    const tracePath = join(dir, 'trace');
+    const run = await runProcess(
+      strace!,
+      [
+        '-f',
+        '-qq',
+        '-y',
+        '-e',
+        `trace=${TRACED_SYSCALLS.join(',')}`,
+        '-o',
+        tracePath,
+        '--',
+        process.execPath,
+        '-e',
+        script,
+      ],
+      {
+        env: { UV_USE_IO_URING: '0' },
+        timeoutMs: 30_000,
+      },
+    );
+    assert.is(run.code, 0, run.stderr);
+    const violations = writesOutside(readFileSync(tracePath, 'utf8'), { outDir: out, cwd: PACKAGE_ROOT });
+    const whys = violations.map((v) => v.why);
+    for (const expected of [
+      `write-open outside ${out}: ${join(victim, 'planted.txt')}`,
+      `write-open outside ${out}: ${join(victim, 'relative.txt')}`,
+      `rename outside ${out}: ${join(victim, 'relative.txt')}`,
+      `change outside ${out}: ${join(victim, 'keep.env')}`,
+    ]) {
+      assert.ok(whys.includes(expected), `expected «${expected}» in:\n${show(violations)}`);
+    }
+    assert.not.ok(
+      whys.some((w) => w.includes('ok.json') || w.includes('moved.txt')),
+      show(violations),
+    );
+  },
+);
 
 // ---------------------------------------------------------------------------------------------
 // The live scan.
@@ -173,10 +221,25 @@ function liveScansUnderStrace(strace: string, e: Engine, it: Test): void {
     mkdirSync(host.out, { recursive: true, mode: 0o750 });
     const outDir = realpathSync(host.out);
     const before = treeState(host.dir, [outDir]);
-    const run = await straceCli(strace, join(traces, `${label}.trace`), [
-      'scan', '--docker-host', e.dockerHost, '--ledger', host.ledgerPath, '--managed-root', host.managedRoot,
-      '--hostname', 'live-strace', '--out', host.out, ...extra,
-    ], { timeoutMs: 90_000 });
+    const run = await straceCli(
+      strace,
+      join(traces, `${label}.trace`),
+      [
+        'scan',
+        '--docker-host',
+        e.dockerHost,
+        '--ledger',
+        host.ledgerPath,
+        '--managed-root',
+        host.managedRoot,
+        '--hostname',
+        'live-strace',
+        '--out',
+        host.out,
+        ...extra,
+      ],
+      { timeoutMs: 90_000 },
+    );
     const after = treeState(host.dir, [outDir]);
     assert.not.ok(run.timedOut, `the scan under strace did not finish: ${run.stderr}`);
     const report = JSON.parse(readFileSync(join(host.out, 'mesh-audit.json'), 'utf8')) as LiveReport;
@@ -195,12 +258,18 @@ function liveScansUnderStrace(strace: string, e: Engine, it: Test): void {
     const { calls } = parseTrace(scan.trace);
     const opened = new Set(calls.filter((c) => /^open/.test(c.name)).map((c) => c.args[1] ?? ''));
     for (const path of mustRead) assert.ok(opened.has(JSON.stringify(path)), `the trace shows no open of ${path}`);
-    assert.ok(calls.some((c) => c.name === 'rename' && c.args[1]?.includes('/reports/')), 'the trace shows the reports being renamed into place');
+    assert.ok(
+      calls.some((c) => c.name === 'rename' && c.args[1]?.includes('/reports/')),
+      'the trace shows the reports being renamed into place',
+    );
   }
 
   it('a live scan (containers, env files, single-file and folder binds, ledger, managed root) writes nothing outside --out', async () => {
     const eng = e;
-    const appEnv = host.write(host.path('app', 'app.env'), envText({ DATABASE_URL: `postgresql://app:${CANARY}@db:5432/app`, APP_MODE: 'prod' }));
+    const appEnv = host.write(
+      host.path('app', 'app.env'),
+      envText({ DATABASE_URL: `postgresql://app:${CANARY}@db:5432/app`, APP_MODE: 'prod' }),
+    );
     const appIni = host.write(host.path('app', 'app.ini'), '[server]\nport = 2999\n');
     const webEnv = host.write(host.path('web', 'web.env'), envText({ WEB_TOKEN: `tok-${CANARY}` }));
     host.write(host.path('web', 'conf', 'site.conf'), 'listen 127.0.0.1:1\n');
@@ -209,11 +278,37 @@ function liveScansUnderStrace(strace: string, e: Engine, it: Test): void {
     chmodSync(host.path('private.env'), 0o600);
     symlinkSync('app/app.ini', host.path('ini-link'));
     const labels = (module: string, source: string) => [
-      '--label', `mesh.module=${module}`, '--label', `mesh.resource=${module}.server`,
-      '--label', `mesh.sources=${source}`, '--label', `mesh.source-digests=${sha256(readFileSync(source, 'utf8'))}`,
+      '--label',
+      `mesh.module=${module}`,
+      '--label',
+      `mesh.resource=${module}.server`,
+      '--label',
+      `mesh.sources=${source}`,
+      '--label',
+      `mesh.source-digests=${sha256(readFileSync(source, 'utf8'))}`,
     ];
-    runContainer(eng, APP, ['--network', 'none', '--env-file', appEnv, '-v', `${appIni}:/etc/app/app.ini:ro`, ...labels('app', appEnv)], ['sleep', '3600']);
-    runContainer(eng, WEB, ['--network', 'none', '--env-file', webEnv, '-v', `${host.path('web', 'conf')}:/etc/web:ro`, '-v', `${webEnv}:/etc/web.env:ro`, ...labels('web', webEnv)], ['sleep', '3600']);
+    runContainer(
+      eng,
+      APP,
+      ['--network', 'none', '--env-file', appEnv, '-v', `${appIni}:/etc/app/app.ini:ro`, ...labels('app', appEnv)],
+      ['sleep', '3600'],
+    );
+    runContainer(
+      eng,
+      WEB,
+      [
+        '--network',
+        'none',
+        '--env-file',
+        webEnv,
+        '-v',
+        `${host.path('web', 'conf')}:/etc/web:ro`,
+        '-v',
+        `${webEnv}:/etc/web.env:ro`,
+        ...labels('web', webEnv),
+      ],
+      ['sleep', '3600'],
+    );
     host.ledger([
       { id: 'app.server', type: 'container', origin: 'declared', target: APP, sources: [appEnv] },
       { id: 'app.env', type: 'file', origin: 'declared', target: appEnv },
@@ -223,10 +318,19 @@ function liveScansUnderStrace(strace: string, e: Engine, it: Test): void {
     ]);
 
     const scan = await tracedScan('first', ['--format', 'json']);
-    assert.ok(scan.report.summary.complete, `complete scan: ${scan.stderr} ${JSON.stringify(scan.report.notifications)}`);
+    assert.ok(
+      scan.report.summary.complete,
+      `complete scan: ${scan.stderr} ${JSON.stringify(scan.report.notifications)}`,
+    );
     assert.ok(scan.code === 0 || scan.code === 1, `exit ${scan.code}: ${scan.stderr}`);
     const pid = Number(eng.docker(['inspect', '-f', '{{.State.Pid}}', APP]).trim());
-    assertTraceIsLive(scan, [appEnv, webEnv, host.ledgerPath, `/proc/${pid}/environ`, `/proc/${pid}/root/etc/app/app.ini`]);
+    assertTraceIsLive(scan, [
+      appEnv,
+      webEnv,
+      host.ledgerPath,
+      `/proc/${pid}/environ`,
+      `/proc/${pid}/root/etc/app/app.ini`,
+    ]);
     assertReadOnly(scan);
   });
 
@@ -243,10 +347,16 @@ function liveScansUnderStrace(strace: string, e: Engine, it: Test): void {
     const scan = await tracedScan('second', ['--format', 'json,sarif,jsonl,prom', '--baseline', 'auto', '--keep', '1']);
     assert.ok(scan.report.summary.complete, scan.stderr);
     const stale = scan.report.findings.find((f) => f.ruleName === 'no-stale-file-at-old-target');
-    assert.ok(stale, `the former target was collected through history: ${JSON.stringify(scan.report.findings.map((f) => f.ruleName))}`);
+    assert.ok(
+      stale,
+      `the former target was collected through history: ${JSON.stringify(scan.report.findings.map((f) => f.ruleName))}`,
+    );
     const outDir = realpathSync(host.out);
     const { calls } = parseTrace(scan.trace);
-    assert.ok(calls.some((c) => c.name === 'unlink' && c.args[0]?.startsWith(`"${outDir}/history/`)), 'the trace shows --keep 1 pruning the older snapshot (inside --out)');
+    assert.ok(
+      calls.some((c) => c.name === 'unlink' && c.args[0]?.startsWith(`"${outDir}/history/`)),
+      'the trace shows --keep 1 pruning the older snapshot (inside --out)',
+    );
     assertReadOnly(scan);
     // The reports hold no raw env value either (SECURITY.md, What it never does).
     for (const name of ['mesh-audit.json', 'mesh-audit.sarif', 'mesh-audit.jsonl', 'mesh-audit.prom']) {

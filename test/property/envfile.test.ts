@@ -19,7 +19,28 @@ const lineCount = (text: string): number => text.replace(/^\uFEFF/, '').split(/\
 
 /** Env-ish text: the characters and words the parser treats specially, in any order. */
 const envSoup = fc.string({
-  unit: fc.constantFrom('A', 'b_1', '=', ' ', '\t', '#', '"', "'", '`', '\\', '\n', '\r\n', '\r', 'export ', '.', '-', '$', '\uFEFF', '\0', 'é'),
+  unit: fc.constantFrom(
+    'A',
+    'b_1',
+    '=',
+    ' ',
+    '\t',
+    '#',
+    '"',
+    "'",
+    '`',
+    '\\',
+    '\n',
+    '\r\n',
+    '\r',
+    'export ',
+    '.',
+    '-',
+    '$',
+    '\uFEFF',
+    '\0',
+    'é',
+  ),
   maxLength: 80,
 });
 
@@ -47,21 +68,31 @@ const key = fc.stringMatching(/^[A-Za-z_][A-Za-z0-9_]{0,8}$/);
 const assignment = fc.oneof(
   fc.stringMatching(/^[A-Za-z0-9_./:@+,-]{0,12}$/).map((v) => ({ value: v, written: v, spans: 1 })),
   // Single quotes: python-dotenv decodes \' and \\ in them, and interpolates ${…} in any value.
-  fc.string({ maxLength: 12 }).filter((v) => !/['\\\r\n]|\$\{/.test(v)).map((v) => ({ value: v, written: `'${v}'`, spans: 1 })),
-  fc.string({ unit: 'binary', maxLength: 12 }).filter((v) => !v.includes('${')).map((v) => ({
-    value: v,
-    written: `"${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n').replace(/\r/g, '\\r').replace(/\t/g, '\\t')}"`,
-    spans: 1,
-  })),
+  fc
+    .string({ maxLength: 12 })
+    .filter((v) => !/['\\\r\n]|\$\{/.test(v))
+    .map((v) => ({ value: v, written: `'${v}'`, spans: 1 })),
+  fc
+    .string({ unit: 'binary', maxLength: 12 })
+    .filter((v) => !v.includes('${'))
+    .map((v) => ({
+      value: v,
+      written: `"${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n').replace(/\r/g, '\\r').replace(/\t/g, '\\t')}"`,
+      spans: 1,
+    })),
   // A double-quoted value over several lines (LF inside, whatever the file's line ends).
-  fc.array(fc.stringMatching(/^[A-Za-z0-9 ]{0,6}$/), { minLength: 2, maxLength: 3 }).map((parts) => ({ value: parts.join('\n'), written: `"${parts.join('\n')}"`, spans: parts.length })),
+  fc
+    .array(fc.stringMatching(/^[A-Za-z0-9 ]{0,6}$/), { minLength: 2, maxLength: 3 })
+    .map((parts) => ({ value: parts.join('\n'), written: `"${parts.join('\n')}"`, spans: parts.length })),
 );
 const filler = fc.constantFrom('', '# a comment', '   ', 'not an assignment', '  # indented = comment');
 
 test('assignments written out read back exactly, each at the line it starts on', () => {
   fc.assert(
     fc.property(
-      fc.array(fc.record({ key, assignment, exported: fc.boolean(), before: fc.array(filler, { maxLength: 2 }) }), { maxLength: 8 }),
+      fc.array(fc.record({ key, assignment, exported: fc.boolean(), before: fc.array(filler, { maxLength: 2 }) }), {
+        maxLength: 8,
+      }),
       fc.constantFrom('\n', '\r\n'),
       fc.boolean(),
       (rows, eol, finalNewline) => {

@@ -30,7 +30,12 @@ assert.ok(reference !== shared, 'a fresh json-logic-js instance');
 const KEYS = ['a', 'b', 's', 'xs', 'n', 'o', '0', '1'];
 const text = fc.string({ unit: fc.constantFrom(...'abxs01. -'), maxLength: 4 });
 const number = fc.oneof(fc.integer({ min: -3, max: 12 }), fc.constantFrom(0.5, -0, 1e21, 2 ** 53));
-const scalar = fc.oneof(number, fc.constantFrom(true, false, null), text, fc.constantFrom('', '0', '1', '10', '9', 'a'));
+const scalar = fc.oneof(
+  number,
+  fc.constantFrom(true, false, null),
+  text,
+  fc.constantFrom('', '0', '1', '10', '9', 'a'),
+);
 
 const data = fc.letrec((tie) => ({
   value: fc.oneof({ depthSize: 'small', maxDepth: 3 }, scalar, tie('list'), tie('object')),
@@ -38,7 +43,29 @@ const data = fc.letrec((tie) => ({
   object: fc.dictionary(fc.constantFrom(...KEYS), tie('value'), { maxKeys: 5 }),
 })).object;
 
-const PATHS = ['', 'a', 'b', 's', 'n', 'xs', 'o', 'a.b', 'o.a', 'o.s', 'xs.0', 'xs.1', 'xs.length', 's.length', 's.0', 'a.length', 'o.xs.0', 'missing', 'o.missing.x', '0', '1'];
+const PATHS = [
+  '',
+  'a',
+  'b',
+  's',
+  'n',
+  'xs',
+  'o',
+  'a.b',
+  'o.a',
+  'o.s',
+  'xs.0',
+  'xs.1',
+  'xs.length',
+  's.length',
+  's.0',
+  'a.length',
+  'o.xs.0',
+  'missing',
+  'o.missing.x',
+  '0',
+  '1',
+];
 
 const op = (name: string, args: fc.Arbitrary<unknown[]>): fc.Arbitrary<unknown> => args.map((a) => ({ [name]: a }));
 
@@ -83,9 +110,20 @@ const expr = fc.letrec((tie) => {
     lists: fc.oneof(
       op('merge', args(0, 3)),
       op('missing', args(0, 3)),
-      op('missing_some', fc.tuple(e, e).map((t) => [...t])),
-      ...['map', 'filter', 'all', 'some', 'none'].map((name) => op(name, fc.tuple(e, e).map((t) => [...t]))),
-      op('reduce', fc.tuple(e, e, e).map((t) => [...t])),
+      op(
+        'missing_some',
+        fc.tuple(e, e).map((t) => [...t]),
+      ),
+      ...['map', 'filter', 'all', 'some', 'none'].map((name) =>
+        op(
+          name,
+          fc.tuple(e, e).map((t) => [...t]),
+        ),
+      ),
+      op(
+        'reduce',
+        fc.tuple(e, e, e).map((t) => [...t]),
+      ),
     ),
   };
 }).expr;
@@ -120,8 +158,16 @@ test('the compiled path and json-logic-js apply agree on 10,000 generated expres
 // ---------------------------------------------------------------- documented hardening, case by case
 
 const differs = (logic: unknown, input: unknown, ours: Outcome, theirs: Outcome) => {
-  assert.equal(outcome(() => applyLogic(logic, input)), ours, `mesh-audit on ${JSON.stringify(logic)}`);
-  assert.equal(outcome(() => reference.apply(logic, input)), theirs, `json-logic-js on ${JSON.stringify(logic)}`);
+  assert.equal(
+    outcome(() => applyLogic(logic, input)),
+    ours,
+    `mesh-audit on ${JSON.stringify(logic)}`,
+  );
+  assert.equal(
+    outcome(() => reference.apply(logic, input)),
+    theirs,
+    `json-logic-js on ${JSON.stringify(logic)}`,
+  );
 };
 
 test('hardening: var reads own properties only (json-logic-js reaches inherited ones)', () => {

@@ -18,7 +18,22 @@ const RUNS = { numRuns: 200, seed: 0x1ed6e7 } as const;
 const MARK = 'qz7';
 const marked = fc.string({ maxLength: 12 }).map((s) => `${MARK}${s}`);
 /** JSON with marked strings (values and keys) and the ledger's own field names as keys too. */
-const FIELDS = ['id', 'type', 'target', 'origin', 'module', 'holds', 'digest', 'sources', 'applied_at', 'entries', 'node', 'adopted', '__proto__', 'constructor'];
+const FIELDS = [
+  'id',
+  'type',
+  'target',
+  'origin',
+  'module',
+  'holds',
+  'digest',
+  'sources',
+  'applied_at',
+  'entries',
+  'node',
+  'adopted',
+  '__proto__',
+  'constructor',
+];
 const markedJson = fc.letrec<{ value: unknown }>((tie) => ({
   value: fc.oneof(
     { depthSize: 'small', withCrossShrink: true },
@@ -32,12 +47,18 @@ const markedJson = fc.letrec<{ value: unknown }>((tie) => ({
   ),
 })).value;
 /** Ledger-shaped JSON: entries with the right fields, each of a random (often wrong) kind. */
-const mostly = <T>(likely: fc.Arbitrary<T>) => fc.oneof({ arbitrary: likely, weight: 4 }, { arbitrary: markedJson, weight: 1 });
+const mostly = <T>(likely: fc.Arbitrary<T>) =>
+  fc.oneof({ arbitrary: likely, weight: 4 }, { arbitrary: markedJson, weight: 1 });
 const entryLike = fc.record(
   {
     id: mostly(marked),
     type: mostly(fc.constantFrom('container', 'file', 'network')),
-    target: mostly(fc.oneof(marked, marked.map((s) => `/${s}`))),
+    target: mostly(
+      fc.oneof(
+        marked,
+        marked.map((s) => `/${s}`),
+      ),
+    ),
     origin: mostly(fc.constantFrom('declared', 'found')),
     holds: mostly(fc.array(fc.integer({ min: -5, max: 70000 }), { maxLength: 3 })),
     secret: markedJson,
@@ -46,21 +67,32 @@ const entryLike = fc.record(
 );
 const ledgerLike = fc.oneof(
   fc.array(fc.oneof(entryLike, markedJson), { maxLength: 6 }),
-  fc.record({ node: markedJson, adopted: markedJson, entries: fc.oneof(fc.array(fc.oneof(entryLike, markedJson), { maxLength: 6 }), markedJson) }, { requiredKeys: [] }),
+  fc.record(
+    {
+      node: markedJson,
+      adopted: markedJson,
+      entries: fc.oneof(fc.array(fc.oneof(entryLike, markedJson), { maxLength: 6 }), markedJson),
+    },
+    { requiredKeys: [] },
+  ),
   markedJson,
 );
 /** How the JSON is written out: compact, pretty, as JSON Lines, or cut short. */
 /* eslint-disable @typescript-eslint/no-unnecessary-condition -- JSON.stringify(undefined) is undefined, whatever its type says */
 const texts = fc.oneof(
-  fc.tuple(ledgerLike, fc.constantFrom(undefined, 0, 1, 2, '\t')).map(([v, indent]) => JSON.stringify(v, null, indent) ?? ''),
-  fc.array(fc.oneof(entryLike, markedJson), { maxLength: 5 }).map((vs) => vs.map((v) => JSON.stringify(v) ?? '').join('\n')),
+  fc
+    .tuple(ledgerLike, fc.constantFrom(undefined, 0, 1, 2, '\t'))
+    .map(([v, indent]) => JSON.stringify(v, null, indent) ?? ''),
+  fc
+    .array(fc.oneof(entryLike, markedJson), { maxLength: 5 })
+    .map((vs) => vs.map((v) => JSON.stringify(v) ?? '').join('\n')),
   fc.tuple(ledgerLike, fc.nat(), fc.constantFrom(0, 2)).map(([v, cut, indent]) => {
     const text = JSON.stringify(v, null, indent) ?? '';
     return text.slice(0, cut % (text.length + 1));
   }),
-  fc.tuple(fc.array(fc.oneof(entryLike, markedJson), { maxLength: 4 }), fc.array(marked, { maxLength: 3 })).map(([vs, junk]) =>
-    [...vs.map((v) => JSON.stringify(v) ?? ''), ...junk].join('\r\n'),
-  ),
+  fc
+    .tuple(fc.array(fc.oneof(entryLike, markedJson), { maxLength: 4 }), fc.array(marked, { maxLength: 3 }))
+    .map(([vs, junk]) => [...vs.map((v) => JSON.stringify(v) ?? ''), ...junk].join('\r\n')),
 );
 /* eslint-enable @typescript-eslint/no-unnecessary-condition */
 
@@ -75,12 +107,19 @@ function wellFormedAnswer(text: string, parsed: ParsedLedger): void {
   assert.ok(Array.isArray(parsed.entries));
   let previous = 1;
   for (const record of parsed.entries) {
-    assert.ok(Number.isInteger(record.line) && record.line >= 1 && record.line <= lineCount, `line ${record.line} of ${lineCount}`);
+    assert.ok(
+      Number.isInteger(record.line) && record.line >= 1 && record.line <= lineCount,
+      `line ${record.line} of ${lineCount}`,
+    );
     assert.ok(record.line >= previous, 'records are in file order');
     previous = record.line;
     assert.type(record.valid, 'boolean');
     assert.ok(record.errors.every((e) => typeof e === 'string'));
-    assert.is(record.valid, record.errors.length === 0, `valid exactly when there is no error: ${JSON.stringify(record)}`);
+    assert.is(
+      record.valid,
+      record.errors.length === 0,
+      `valid exactly when there is no error: ${JSON.stringify(record)}`,
+    );
   }
   for (const p of parsed.problems) assert.type(p, 'string');
 }
@@ -97,7 +136,11 @@ function nothingLeaks(parsed: ParsedLedger): void {
       assert.not.ok(withoutKey.includes(MARK), `a raw value of the ledger is in a record error: ${error}`);
     }
     // Fields beyond the known ones keep no raw string either: every string in them is a SafeValue's.
-    assert.equal(rawStrings(record.entry.extra ?? {}), [], `a raw string in extra: ${JSON.stringify(record.entry.extra)}`);
+    assert.equal(
+      rawStrings(record.entry.extra ?? {}),
+      [],
+      `a raw string in extra: ${JSON.stringify(record.entry.extra)}`,
+    );
   }
 }
 
@@ -114,9 +157,18 @@ function rawStrings(value: unknown): string[] {
 
 test('arbitrary text: a result or a structured error, never a throw', () => {
   fc.assert(
-    fc.property(fc.oneof(fc.string({ unit: 'binary', maxLength: 200 }), fc.string({ unit: fc.constantFrom('[', ']', '{', '}', '"', ':', ',', '\\', '\n', '\r', ' ', 'a', '1', 'null'), maxLength: 60 })), (text) => {
-      wellFormedAnswer(text, parseLedgerText(text, safe));
-    }),
+    fc.property(
+      fc.oneof(
+        fc.string({ unit: 'binary', maxLength: 200 }),
+        fc.string({
+          unit: fc.constantFrom('[', ']', '{', '}', '"', ':', ',', '\\', '\n', '\r', ' ', 'a', '1', 'null'),
+          maxLength: 60,
+        }),
+      ),
+      (text) => {
+        wellFormedAnswer(text, parseLedgerText(text, safe));
+      },
+    ),
     RUNS,
   );
 });
@@ -132,17 +184,22 @@ test('arbitrary JSON written any way (compact, pretty, JSON Lines, cut short, wi
 
 test('an array of anything: one record per element, none lost; an object with entries: one per entry', () => {
   fc.assert(
-    fc.property(fc.array(fc.oneof(entryLike, markedJson), { maxLength: 8 }), fc.constantFrom(undefined, 2), fc.boolean(), (values, indent, wrap) => {
-      const text = JSON.stringify(wrap ? { node: 'n', entries: values } : values, null, indent);
-      const parsed = parseLedgerText(text, safe);
-      assert.ok(parsed.ok, JSON.stringify(parsed));
-      assert.is(parsed.entries.length, values.length);
-      parsed.entries.forEach((record, i) => {
-        const v = values[i];
-        const isObject = v !== null && typeof v === 'object' && !Array.isArray(v);
-        if (!isObject) assert.is(record.valid, false);
-      });
-    }),
+    fc.property(
+      fc.array(fc.oneof(entryLike, markedJson), { maxLength: 8 }),
+      fc.constantFrom(undefined, 2),
+      fc.boolean(),
+      (values, indent, wrap) => {
+        const text = JSON.stringify(wrap ? { node: 'n', entries: values } : values, null, indent);
+        const parsed = parseLedgerText(text, safe);
+        assert.ok(parsed.ok, JSON.stringify(parsed));
+        assert.is(parsed.entries.length, values.length);
+        parsed.entries.forEach((record, i) => {
+          const v = values[i];
+          const isObject = v !== null && typeof v === 'object' && !Array.isArray(v);
+          if (!isObject) assert.is(record.valid, false);
+        });
+      },
+    ),
     RUNS,
   );
 });
@@ -158,13 +215,23 @@ test('no raw string of the ledger ever reaches a problem, an error message or an
 
 test('ids are unique among valid records (a repeated id is an error on the later entry)', () => {
   fc.assert(
-    fc.property(fc.array(fc.record({ id: fc.constantFrom('a', 'b', 'c'), type: fc.constant('container'), target: fc.constantFrom('x', 'y') }), { maxLength: 8 }), (entries) => {
-      const parsed = parseLedgerText(JSON.stringify(entries, null, 1), safe);
-      assert.ok(parsed.ok);
-      const validIds = parsed.entries.filter((r) => r.valid).map((r) => r.entry.id);
-      assert.equal(validIds, [...new Set(entries.map((e) => e.id))]);
-      assert.is(parsed.entries.length, entries.length, 'every entry is kept');
-    }),
+    fc.property(
+      fc.array(
+        fc.record({
+          id: fc.constantFrom('a', 'b', 'c'),
+          type: fc.constant('container'),
+          target: fc.constantFrom('x', 'y'),
+        }),
+        { maxLength: 8 },
+      ),
+      (entries) => {
+        const parsed = parseLedgerText(JSON.stringify(entries, null, 1), safe);
+        assert.ok(parsed.ok);
+        const validIds = parsed.entries.filter((r) => r.valid).map((r) => r.entry.id);
+        assert.equal(validIds, [...new Set(entries.map((e) => e.id))]);
+        assert.is(parsed.entries.length, entries.length, 'every entry is kept');
+      },
+    ),
     RUNS,
   );
 });

@@ -31,18 +31,54 @@ async function load(text: string): Promise<Outcome> {
     return { pack: await loadPolicyFile(file) };
   } catch (err) {
     if (!(err instanceof MeshAuditError)) {
-      throw new Error(`not a MeshAuditError: ${err instanceof Error ? `${err.name}: ${err.message}` : String(err)}\n--- policy text ---\n${text.slice(0, 2000)}`);
+      throw new Error(
+        `not a MeshAuditError: ${err instanceof Error ? `${err.name}: ${err.message}` : String(err)}\n--- policy text ---\n${text.slice(0, 2000)}`,
+      );
     }
     assert.is(err.exitCode, 2, err.message);
     // Every problem at once (issue 18), each on its own line that starts with file:line.
-    for (const line of err.message.split('\n')) assert.ok(line.startsWith(`${file}:`), `each line starts with file:line: ${err.message}`);
+    for (const line of err.message.split('\n'))
+      assert.ok(line.startsWith(`${file}:`), `each line starts with file:line: ${err.message}`);
     return { error: err };
   }
 }
 
 /** YAML-ish text: indicators, anchors, tags, directives, in any order. */
 const yamlSoup = fc.string({
-  unit: fc.constantFrom('a', 'id', ': ', '- ', '\n', '  ', '[', ']', '{', '}', ',', '&x ', '*x', '!!str ', '!!binary ', '%YAML 1.1\n', '%YAML 1.2\n', '---\n', '...\n', '|', '>', '"', "'", '#', '<<: ', '? ', 'rules', 'schema', 'mesh-audit/policy@1', '\t', '\r\n', '\0'),
+  unit: fc.constantFrom(
+    'a',
+    'id',
+    ': ',
+    '- ',
+    '\n',
+    '  ',
+    '[',
+    ']',
+    '{',
+    '}',
+    ',',
+    '&x ',
+    '*x',
+    '!!str ',
+    '!!binary ',
+    '%YAML 1.1\n',
+    '%YAML 1.2\n',
+    '---\n',
+    '...\n',
+    '|',
+    '>',
+    '"',
+    "'",
+    '#',
+    '<<: ',
+    '? ',
+    'rules',
+    'schema',
+    'mesh-audit/policy@1',
+    '\t',
+    '\r\n',
+    '\0',
+  ),
   maxLength: 60,
 });
 
@@ -61,9 +97,19 @@ const logic = fc.letrec<{ expr: unknown }>((tie) => ({
     { depthSize: 'small', withCrossShrink: true },
     fc.oneof(fc.boolean(), fc.integer(), fc.string({ maxLength: 4 }), fc.constant(null)),
     { arbitrary: fc.jsonValue({ maxDepth: 1 }), weight: 1 },
-    { arbitrary: fc.record({ var: mostly(['name', 'running', 'labels.mesh.module', 'id', ''], ['constructor', '__proto__']) }), weight: 2 },
     {
-      arbitrary: fc.tuple(mostly([...KNOWN_OPERATORS], ['log', 'nope', '__proto__', 'constructor']), fc.array(tie('expr'), { maxLength: 3 })).map(([op, args]) => ({ [op]: args })),
+      arbitrary: fc.record({
+        var: mostly(['name', 'running', 'labels.mesh.module', 'id', ''], ['constructor', '__proto__']),
+      }),
+      weight: 2,
+    },
+    {
+      arbitrary: fc
+        .tuple(
+          mostly([...KNOWN_OPERATORS], ['log', 'nope', '__proto__', 'constructor']),
+          fc.array(tie('expr'), { maxLength: 3 }),
+        )
+        .map(([op, args]) => ({ [op]: args })),
       weight: 3,
     },
   ),
@@ -91,7 +137,9 @@ const packText = fc
           tags: fc.constant([]),
           profiles: mostly([['nightly'], ['premigration'], ['nightly', 'premigration']], [['sometimes']]),
         },
-        { requiredKeys: ['id', 'name', 'title', 'severity', 'subject', 'assert', 'message', 'help', 'tags', 'profiles'] },
+        {
+          requiredKeys: ['id', 'name', 'title', 'severity', 'subject', 'assert', 'message', 'help', 'tags', 'profiles'],
+        },
       ),
       { minLength: 1, maxLength: 3 },
     ),
@@ -119,21 +167,33 @@ test('the shipped pack, randomly damaged: a pack or a MeshAuditError (exit 2)', 
 test('packs with arbitrary rules and JSON Logic: a pack or a MeshAuditError; a loaded pack holds only known operators', async () => {
   const loaded = { packs: 0, errors: 0 };
   await fc.assert(
-    fc.asyncProperty(fc.oneof(packText, fc.jsonValue().map((v) => JSON.stringify(v))), async (text) => {
-      const outcome = await load(text);
-      if ('error' in outcome) {
-        loaded.errors++;
-        return;
-      }
-      loaded.packs++;
-      const operators = (e: unknown): string[] =>
-        Array.isArray(e) ? e.flatMap(operators) : e !== null && typeof e === 'object' ? Object.entries(e).flatMap(([k, v]) => [k, ...operators(v)]) : [];
-      for (const rule of outcome.pack.rules) {
-        for (const op of operators([rule.where, rule.each, rule.assert, ...Object.values(rule.let ?? {})].filter((x) => x !== undefined))) {
-          assert.ok(KNOWN_OPERATORS.has(op), `a loaded rule uses operator ${op}`);
+    fc.asyncProperty(
+      fc.oneof(
+        packText,
+        fc.jsonValue().map((v) => JSON.stringify(v)),
+      ),
+      async (text) => {
+        const outcome = await load(text);
+        if ('error' in outcome) {
+          loaded.errors++;
+          return;
         }
-      }
-    }),
+        loaded.packs++;
+        const operators = (e: unknown): string[] =>
+          Array.isArray(e)
+            ? e.flatMap(operators)
+            : e !== null && typeof e === 'object'
+              ? Object.entries(e).flatMap(([k, v]) => [k, ...operators(v)])
+              : [];
+        for (const rule of outcome.pack.rules) {
+          for (const op of operators(
+            [rule.where, rule.each, rule.assert, ...Object.values(rule.let ?? {})].filter((x) => x !== undefined),
+          )) {
+            assert.ok(KNOWN_OPERATORS.has(op), `a loaded rule uses operator ${op}`);
+          }
+        }
+      },
+    ),
     RUNS,
   );
   // Both outcomes were reached: the property is not vacuous.

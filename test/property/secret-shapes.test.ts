@@ -26,7 +26,11 @@ const NOW = new Date('2026-10-01T00:00:00Z');
 
 /** A credential: 12 to 40 characters of a token alphabet, not one character repeated. */
 const secret = fc
-  .string({ unit: fc.constantFrom(...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_~+=-'), minLength: 12, maxLength: 40 })
+  .string({
+    unit: fc.constantFrom(...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_~+=-'),
+    minLength: 12,
+    maxLength: 40,
+  })
   .filter((s) => new Set(s).size >= 6);
 const scheme = fc.constantFrom('postgresql', 'redis', 'https', 'mysql', 'token', 'amqp', 'x-custom+tls');
 const host = fc.constantFrom('db.mesh.internal', '127.0.0.1', '[::1]', '', 'localhost', 'db');
@@ -53,7 +57,9 @@ const POSITIONS: Record<string, (s: string, scheme: string, host: string) => str
   schemeOnly: (s, sc) => `${sc}://${s}@`,
 };
 const position = fc.constantFrom(...Object.keys(POSITIONS));
-const planted = fc.record({ position, secret, scheme, host }).map((p) => ({ ...p, value: POSITIONS[p.position]!(p.secret, p.scheme, p.host) }));
+const planted = fc
+  .record({ position, secret, scheme, host })
+  .map((p) => ({ ...p, value: POSITIONS[p.position]!(p.secret, p.scheme, p.host) }));
 
 /** Every 8-character piece of a text. */
 const pieces = (s: string): string[] => Array.from({ length: s.length - 7 }, (_, i) => s.slice(i, i + 8));
@@ -63,8 +69,14 @@ function outputsOf(held: string[], composed: string[], ledgerNote: string): Reco
   const envFile = composed.map((v, i) => `${key(i)}='${v}'`).join('\n') + '\n';
   const model = new HostModel('shapes-host', NOW.toISOString())
     .file('/etc/mesh/app/app.env', envFile)
-    .container({ name: 'app', labels: { 'mesh.module': 'app', 'mesh.sources': '/etc/mesh/app/app.env' }, env: Object.fromEntries(held.map((v, i) => [key(i), v])) })
-    .ledger([{ id: 'app.server', type: 'container', target: 'app', sources: ['/etc/mesh/app/app.env'], note: ledgerNote }]);
+    .container({
+      name: 'app',
+      labels: { 'mesh.module': 'app', 'mesh.sources': '/etc/mesh/app/app.env' },
+      env: Object.fromEntries(held.map((v, i) => [key(i), v])),
+    })
+    .ledger([
+      { id: 'app.server', type: 'container', target: 'app', sources: ['/etc/mesh/app/app.env'], note: ledgerNote },
+    ]);
   const snapshot = model.build();
   const report = auditSnapshots([snapshot], [], rules, { now: NOW });
   return {
@@ -86,7 +98,11 @@ test('no 8-character piece of a planted secret reaches any report format or the 
       // The drift is reported, key by key: the messages are where the shapes are printed.
       const json = JSON.parse(outputs['json']!) as { findings: { ruleId: string; message: string }[] };
       const driftMessages = json.findings.filter((f) => f.ruleId === 'MA1001').map((f) => f.message);
-      assert.is(driftMessages.length, pairs.filter(([h, c]) => h.value !== c.value).length, 'one drift finding per key whose value changed');
+      assert.is(
+        driftMessages.length,
+        pairs.filter(([h, c]) => h.value !== c.value).length,
+        'one drift finding per key whose value changed',
+      );
       const secrets = [...pairs.flatMap(([h, c]) => [h.secret, c.secret]), note.secret];
       for (const s of secrets) {
         for (const piece of pieces(s)) {
@@ -107,16 +123,30 @@ test('hosts shaped like real ones (test/support/realistic-host.ts): no 8-charact
     const host = realisticHost(seed);
     // Whole secret values, and the password in a URL's userinfo (its host and port are printed, on purpose).
     const secrets = host.containers.flatMap((c) =>
-      c.fileLines.flatMap((l) => (['SECRET_KEY', 'OIDC_CLIENT_SECRET', 'S3_ACCESS_KEY'].includes(l.key) ? [l.value] : [...l.value.matchAll(/:([^:@/]{8,})@/g)].map((m) => m[1]!))),
+      c.fileLines.flatMap((l) =>
+        ['SECRET_KEY', 'OIDC_CLIENT_SECRET', 'S3_ACCESS_KEY'].includes(l.key)
+          ? [l.value]
+          : [...l.value.matchAll(/:([^:@/]{8,})@/g)].map((m) => m[1]!),
+      ),
     );
     const snapshot = buildRealistic(host, NOW.toISOString());
-    const report = auditSnapshots([snapshot], [buildRealistic(host, '2026-09-30T00:00:00Z', { before: true })], rules, { now: NOW });
+    const report = auditSnapshots([snapshot], [buildRealistic(host, '2026-09-30T00:00:00Z', { before: true })], rules, {
+      now: NOW,
+    });
     drifted += report.evaluations.flatMap((e) => e.findings).filter((f) => f.ruleId === 'MA1001').length;
-    const outputs = { text: renderText(report, { color: false }), json: renderJson(report), jsonl: renderJsonl(report), sarif: renderSarif(report), prom: renderProm(report), snapshot: JSON.stringify(snapshot) };
+    const outputs = {
+      text: renderText(report, { color: false }),
+      json: renderJson(report),
+      jsonl: renderJsonl(report),
+      sarif: renderSarif(report),
+      prom: renderProm(report),
+      snapshot: JSON.stringify(snapshot),
+    };
     for (const secretValue of secrets) {
       for (const piece of pieces(secretValue)) {
         for (const [format, text] of Object.entries(outputs)) {
-          if (text.includes(piece)) throw new Error(`seed ${seed}: '${piece}' of a credential is in the ${format} output`);
+          if (text.includes(piece))
+            throw new Error(`seed ${seed}: '${piece}' of a credential is in the ${format} output`);
         }
       }
       checked++;

@@ -32,12 +32,39 @@ const baseSeverity = new Map(rules.map((r) => [r.id, r.severity]));
 /** The ways one source can be missing from a snapshot, as the collectors record it. */
 function hidings(s: Snapshot): [string, Snapshot][] {
   return [
-    ['docker', { ...s, docker: null, containers: [], problems: [...s.problems, { source: 'docker', message: 'cannot reach the Docker engine' }] }],
-    ['ledger', { ...s, ledger: { ...s.ledger, available: false, entries: [] }, problems: [...s.problems, { source: 'ledger', message: 'ledger: EACCES' }] }],
-    ['proc', { ...s, containers: s.containers.map((c) => ({ ...c, proc: { available: false, reason: 'not running as root' } })) }],
+    [
+      'docker',
+      {
+        ...s,
+        docker: null,
+        containers: [],
+        problems: [...s.problems, { source: 'docker', message: 'cannot reach the Docker engine' }],
+      },
+    ],
+    [
+      'ledger',
+      {
+        ...s,
+        ledger: { ...s.ledger, available: false, entries: [] },
+        problems: [...s.problems, { source: 'ledger', message: 'ledger: EACCES' }],
+      },
+    ],
+    [
+      'proc',
+      {
+        ...s,
+        containers: s.containers.map((c) => ({ ...c, proc: { available: false, reason: 'not running as root' } })),
+      },
+    ],
     ...s.files.map((f): [string, Snapshot] => [
       `file ${f.path}`,
-      { ...s, files: s.files.map((g) => (g.path === f.path ? { path: g.path, kind: 'unknown', error: 'permission denied' } : g)), problems: [...s.problems, { source: 'files', subject: f.path, message: `${f.path} not checked` }] },
+      {
+        ...s,
+        files: s.files.map((g) =>
+          g.path === f.path ? { path: g.path, kind: 'unknown', error: 'permission denied' } : g,
+        ),
+        problems: [...s.problems, { source: 'files', subject: f.path, message: `${f.path} not checked` }],
+      },
     ]),
   ];
 }
@@ -60,14 +87,17 @@ const isUnder = (path: string, field: string) => path === field || path.startsWi
 /** The dotted paths where a known fact of `hidden` differs from the same fact with every source read. */
 function knownButDifferent(set: SubjectSetName, full: Subject, hidden: Subject): string[] {
   const unknown = (hidden.unknown ?? []).map((u) => u.field);
-  const skipped = (path: string) => unknown.some((f) => isUnder(path, f)) || ABOUT_THE_READING[set].some((f) => isUnder(path, f));
+  const skipped = (path: string) =>
+    unknown.some((f) => isUnder(path, f)) || ABOUT_THE_READING[set].some((f) => isUnder(path, f));
   const out: string[] = [];
   const walk = (a: unknown, b: unknown, path: string): void => {
     if (path !== '' && skipped(path)) return;
-    const objects = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+    const objects = (v: unknown): v is Record<string, unknown> =>
+      v !== null && typeof v === 'object' && !Array.isArray(v);
     // Into objects of fixed shape only as deep as an unknown fact can name (`container.claimed_by`).
     if (objects(a) && objects(b) && path.split('.').length < 2) {
-      for (const key of new Set([...Object.keys(a), ...Object.keys(b)])) walk(a[key], b[key], path === '' ? key : `${path}.${key}`);
+      for (const key of new Set([...Object.keys(a), ...Object.keys(b)]))
+        walk(a[key], b[key], path === '' ? key : `${path}.${key}`);
       return;
     }
     if (!isDeepStrictEqual(a, b)) out.push(path);
@@ -77,7 +107,8 @@ function knownButDifferent(set: SubjectSetName, full: Subject, hidden: Subject):
 }
 
 const identity = (s: Subject) => JSON.stringify([s.about.kind, s.about.id, s.part]);
-const describe = (f: Finding) => `${f.ruleId} ${f.subject.kind} ${f.subject.id}${f.discriminator !== null ? ` (${f.discriminator})` : ''}`;
+const describe = (f: Finding) =>
+  `${f.ruleId} ${f.subject.kind} ${f.subject.id}${f.discriminator !== null ? ` (${f.discriminator})` : ''}`;
 
 test('hiding any one source of a realistic host adds no finding, loses none unsaid, changes no severity, and leaves no derived fact known', () => {
   const seen = { lost: 0, severityKept: 0, derivedUnknown: 0, loopbackOnlyUnclaimed: 0 };
@@ -91,33 +122,67 @@ test('hiding any one source of a realistic host adds no finding, loses none unsa
       const baseSubjects = buildSubjects(snapshot, history);
       const byFingerprint = (e: Evaluation) => new Map(e.findings.map((f) => [f.fingerprint, f]));
       const baseFindings = byFingerprint(base);
-      seen.loopbackOnlyUnclaimed += baseSubjects.containers.filter((c) => c.data.host_network && c.data.exposure === 'loopback' && !c.data.claimed).length;
+      seen.loopbackOnlyUnclaimed += baseSubjects.containers.filter(
+        (c) => c.data.host_network && c.data.exposure === 'loopback' && !c.data.claimed,
+      ).length;
       for (const [what, hidden] of hidings(snapshot)) {
         const e = auditSnapshot(hidden, history, rules);
         const found = byFingerprint(e);
         const added = e.findings.filter((f) => !baseFindings.has(f.fingerprint));
-        assert.equal(added.map((f) => `${describe(f)}: ${f.message}`), [], `seed ${seed}, hiding ${what} added findings`);
+        assert.equal(
+          added.map((f) => `${describe(f)}: ${f.message}`),
+          [],
+          `seed ${seed}, hiding ${what} added findings`,
+        );
 
         for (const f of base.findings) {
           const now = found.get(f.fingerprint);
           if (now === undefined) {
             seen.lost++;
-            assert.is(e.complete, false, `seed ${seed}, hiding ${what} took ${describe(f)} away in a run called complete`);
+            assert.is(
+              e.complete,
+              false,
+              `seed ${seed}, hiding ${what} took ${describe(f)} away in a run called complete`,
+            );
             // Without the engine there are no containers, without the ledger no entries: the run says the source was not read.
-            const subjectGone = (what === 'docker' && f.subject.kind === 'container') || (what === 'ledger' && f.subject.kind === 'ledger-entry');
-            const listed = (e.notChecked ?? []).some((n) => n.ruleId === f.ruleId && n.subject.kind === f.subject.kind && n.subject.id === f.subject.id);
-            assert.ok(subjectGone || listed, `seed ${seed}, hiding ${what}: ${describe(f)} went away without being listed as not checked`);
+            const subjectGone =
+              (what === 'docker' && f.subject.kind === 'container') ||
+              (what === 'ledger' && f.subject.kind === 'ledger-entry');
+            const listed = (e.notChecked ?? []).some(
+              (n) => n.ruleId === f.ruleId && n.subject.kind === f.subject.kind && n.subject.id === f.subject.id,
+            );
+            assert.ok(
+              subjectGone || listed,
+              `seed ${seed}, hiding ${what}: ${describe(f)} went away without being listed as not checked`,
+            );
             continue;
           }
           if (now.severity === f.severity) continue;
           // A severity the hidden source would have decided is the rule's own, said, in an incomplete run.
-          assert.ok(now.unknownEscalation !== undefined, `seed ${seed}, hiding ${what} changed ${describe(f)} from ${f.severity} to ${now.severity}`);
-          assert.is(now.severity, baseSeverity.get(f.ruleId), `seed ${seed}, hiding ${what}: ${describe(f)} keeps its rule's own severity`);
+          assert.ok(
+            now.unknownEscalation !== undefined,
+            `seed ${seed}, hiding ${what} changed ${describe(f)} from ${f.severity} to ${now.severity}`,
+          );
+          assert.is(
+            now.severity,
+            baseSeverity.get(f.ruleId),
+            `seed ${seed}, hiding ${what}: ${describe(f)} keeps its rule's own severity`,
+          );
           assert.match(now.message, `severity left at ${now.severity}`);
-          assert.is(e.complete, false, `seed ${seed}, hiding ${what}: a severity not worked out in a run called complete`);
+          assert.is(
+            e.complete,
+            false,
+            `seed ${seed}, hiding ${what}: a severity not worked out in a run called complete`,
+          );
           seen.severityKept++;
         }
-        for (const f of e.findings) if (f.unknownEscalation) assert.is(f.severity, baseSeverity.get(f.ruleId), `seed ${seed}: ${describe(f)} not escalated on unknown facts`);
+        for (const f of e.findings)
+          if (f.unknownEscalation)
+            assert.is(
+              f.severity,
+              baseSeverity.get(f.ruleId),
+              `seed ${seed}: ${describe(f)} not escalated on unknown facts`,
+            );
 
         const hiddenSubjects = buildSubjects(hidden, history);
         for (const set of Object.keys(hiddenSubjects) as SubjectSetName[]) {
@@ -126,8 +191,18 @@ test('hiding any one source of a realistic host adds no finding, loses none unsa
             const full = fullById.get(identity(subject));
             if (!full) continue;
             const wrong = knownButDifferent(set, full, subject);
-            assert.equal(wrong, [], `seed ${seed}, hiding ${what}: facts of ${set} ${identity(subject)} not marked unknown, yet not what they are with every source read`);
-            if (set === 'containers' && (subject.unknown ?? []).some((u) => ['endpoints', 'exposure', 'exposed', 'open_ports', 'exposed_endpoints'].includes(u.field))) seen.derivedUnknown++;
+            assert.equal(
+              wrong,
+              [],
+              `seed ${seed}, hiding ${what}: facts of ${set} ${identity(subject)} not marked unknown, yet not what they are with every source read`,
+            );
+            if (
+              set === 'containers' &&
+              (subject.unknown ?? []).some((u) =>
+                ['endpoints', 'exposure', 'exposed', 'open_ports', 'exposed_endpoints'].includes(u.field),
+              )
+            )
+              seen.derivedUnknown++;
           }
         }
       }
@@ -135,31 +210,68 @@ test('hiding any one source of a realistic host adds no finding, loses none unsa
     RUNS,
   );
   // fast-check keeps the failed assertion as the error's cause, which uvu does not print.
-  if (details.failed) assert.unreachable(`host seed ${JSON.stringify(details.counterexample)}: ${details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance)}`);
+  if (details.failed)
+    assert.unreachable(
+      `host seed ${JSON.stringify(details.counterexample)}: ${details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance)}`,
+    );
   // Not vacuous: hidings took findings away, kept severities at the rule's own, made derived facts unknown; hosts had loopback-only unclaimed containers.
-  assert.ok(Object.values(seen).every((n) => n > 0), JSON.stringify(seen));
+  assert.ok(
+    Object.values(seen).every((n) => n > 0),
+    JSON.stringify(seen),
+  );
 });
 
 test('an unclaimed container on the host network listening on loopback only: /proc not read keeps its note a note, says so, and the run is incomplete', () => {
   // The shape of issue 24: a note with /proc read became an error (exit 1, a page) when it was not.
   const seed = [...Array(400).keys()].find((s) =>
     buildSubjects(buildRealistic(realisticHost(s), '2026-10-02T03:00:00Z')).containers.some(
-      (c) => c.data.host_network && c.data.exposure === 'loopback' && !c.data.claimed && !c.data.mesh_labelled && c.data.running,
+      (c) =>
+        c.data.host_network &&
+        c.data.exposure === 'loopback' &&
+        !c.data.claimed &&
+        !c.data.mesh_labelled &&
+        c.data.running,
     ),
   );
   assert.ok(seed !== undefined, 'the model makes such a host');
   const snapshot = buildRealistic(realisticHost(seed), '2026-10-02T03:00:00Z');
-  const target = buildSubjects(snapshot).containers.find((c) => c.data.host_network && c.data.exposure === 'loopback' && !c.data.claimed && !c.data.mesh_labelled && c.data.running)!;
-  const read = auditSnapshot(snapshot, [], rules).findings.find((f) => f.ruleId === 'MA2001' && f.subject.id === target.data.name)!;
+  const target = buildSubjects(snapshot).containers.find(
+    (c) =>
+      c.data.host_network &&
+      c.data.exposure === 'loopback' &&
+      !c.data.claimed &&
+      !c.data.mesh_labelled &&
+      c.data.running,
+  )!;
+  const read = auditSnapshot(snapshot, [], rules).findings.find(
+    (f) => f.ruleId === 'MA2001' && f.subject.id === target.data.name,
+  )!;
   assert.is(read.severity, 'note');
-  const hidden = auditSnapshot({ ...snapshot, containers: snapshot.containers.map((c) => ({ ...c, proc: { available: false, reason: 'not running as root' } })) }, [], rules);
+  const hidden = auditSnapshot(
+    {
+      ...snapshot,
+      containers: snapshot.containers.map((c) => ({ ...c, proc: { available: false, reason: 'not running as root' } })),
+    },
+    [],
+    rules,
+  );
   const unread = hidden.findings.find((f) => f.fingerprint === read.fingerprint)!;
   assert.is(unread.severity, 'note');
   assert.equal(unread.unknownEscalation?.fields, ['exposed']);
   assert.match(unread.message, 'severity left at note: exposed not known');
   assert.is(hidden.complete, false);
-  assert.ok(hidden.notifications.some((n) => n.level === 'error' && n.source === 'MA2001' && n.message.includes(`severity not checked on container ${target.data.name}`)));
-  const facts = buildSubjects({ ...snapshot, containers: snapshot.containers.map((c) => ({ ...c, proc: { available: false, reason: 'not running as root' } })) }).containers.find((c) => c.data.name === target.data.name)!;
+  assert.ok(
+    hidden.notifications.some(
+      (n) =>
+        n.level === 'error' &&
+        n.source === 'MA2001' &&
+        n.message.includes(`severity not checked on container ${target.data.name}`),
+    ),
+  );
+  const facts = buildSubjects({
+    ...snapshot,
+    containers: snapshot.containers.map((c) => ({ ...c, proc: { available: false, reason: 'not running as root' } })),
+  }).containers.find((c) => c.data.name === target.data.name)!;
   const unknown = (facts.unknown ?? []).map((u) => u.field).sort();
   assert.equal(unknown, ['endpoints', 'exposed', 'exposed_endpoints', 'exposure', 'listening', 'open_ports']);
 });

@@ -98,7 +98,10 @@ receivers:
 
 /** `ALERTMANAGER_BIN`, else `/usr/bin/prometheus-alertmanager`, else on PATH; null when none. */
 export function alertmanagerPath(): string | null {
-  return findBinary('ALERTMANAGER_BIN', '/usr/bin/prometheus-alertmanager', ['prometheus-alertmanager', 'alertmanager']);
+  return findBinary('ALERTMANAGER_BIN', '/usr/bin/prometheus-alertmanager', [
+    'prometheus-alertmanager',
+    'alertmanager',
+  ]);
 }
 
 export function hasAlertmanager(): boolean {
@@ -221,7 +224,10 @@ async function ready(url: string): Promise<boolean> {
 /** Starts a private Alertmanager on a free loopback port and waits until /-/ready answers 200. */
 export async function startAlertmanager(): Promise<AlertmanagerInstance> {
   const bin = alertmanagerPath();
-  if (!bin) throw new Error('prometheus-alertmanager not found (apt-get install prometheus-alertmanager, or set ALERTMANAGER_BIN)');
+  if (!bin)
+    throw new Error(
+      'prometheus-alertmanager not found (apt-get install prometheus-alertmanager, or set ALERTMANAGER_BIN)',
+    );
   installExitHook();
   const dir = mkdtempSync(join(tmpdir(), 'ma-alertmanager-'));
   writeFileSync(join(dir, 'alertmanager.yml'), CONFIG);
@@ -269,7 +275,13 @@ export async function startAlertmanager(): Promise<AlertmanagerInstance> {
   throw new Error(`prometheus-alertmanager could not bind a free port in ${PORT_TRIES} tries; last: ${lastFailure}`);
 }
 
-function instance(url: string, dir: string, logFile: string, child: ChildProcess, exited: Promise<void>): AlertmanagerInstance {
+function instance(
+  url: string,
+  dir: string,
+  logFile: string,
+  child: ChildProcess,
+  exited: Promise<void>,
+): AlertmanagerInstance {
   let stopping: Promise<void> | undefined;
   return {
     url,

@@ -1,4 +1,12 @@
-import { createServer, request as httpRequest, type ClientRequest, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  request as httpRequest,
+  type ClientRequest,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { Duplex } from 'node:stream';
 import { join } from 'node:path';
 import { tempDir } from './cli.js';
@@ -92,10 +100,12 @@ export const on = {
   version: (): FaultRule['match'] => (r) => r.unversioned === '/version',
   list: (): FaultRule['match'] => (r) => r.unversioned === '/containers/json',
   /** The inspect of one container, by full id or name (as the client may address it either way). */
-  inspect: (...idsOrNames: string[]): FaultRule['match'] => (r) => {
-    const m = /^\/containers\/([^/]+)\/json$/.exec(r.unversioned);
-    return m !== null && idsOrNames.includes(decodeURIComponent(m[1]!));
-  },
+  inspect:
+    (...idsOrNames: string[]): FaultRule['match'] =>
+    (r) => {
+      const m = /^\/containers\/([^/]+)\/json$/.exec(r.unversioned);
+      return m !== null && idsOrNames.includes(decodeURIComponent(m[1]!));
+    },
   inspectAny: (): FaultRule['match'] => (r) => /^\/containers\/[^/]+\/json$/.test(r.unversioned),
 };
 
@@ -108,7 +118,8 @@ interface Upstream {
 /** `unix:///path` (as `engine().dockerHost`) or a bare absolute path → the socket path. */
 function socketOf(dockerHost: string): string {
   const path = dockerHost.startsWith('unix://') ? dockerHost.slice('unix://'.length) : dockerHost;
-  if (!path.startsWith('/')) throw new Error(`engine proxy: only a unix socket engine can be proxied, not ${dockerHost}`);
+  if (!path.startsWith('/'))
+    throw new Error(`engine proxy: only a unix socket engine can be proxied, not ${dockerHost}`);
   return path;
 }
 
@@ -135,7 +146,13 @@ export async function engineProxy(upstreamDockerHost: string, initialFaults: Fau
   };
 
   const toUpstream = (method: string, url: string, headers: IncomingHttpHeaders): ClientRequest => {
-    const up = httpRequest({ socketPath: upstreamSocket, method, path: url, headers: { ...headers, connection: 'close' }, agent: false });
+    const up = httpRequest({
+      socketPath: upstreamSocket,
+      method,
+      path: url,
+      headers: { ...headers, connection: 'close' },
+      agent: false,
+    });
     upstreamRequests.add(up);
     up.on('close', () => upstreamRequests.delete(up));
     return up;
@@ -150,7 +167,9 @@ export async function engineProxy(upstreamDockerHost: string, initialFaults: Fau
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('error', reject);
-        res.on('end', () => resolve({ status: res.statusCode ?? 502, headers: res.headers, body: Buffer.concat(chunks) }));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 502, headers: res.headers, body: Buffer.concat(chunks) }),
+        );
       });
       up.end(body);
     });
@@ -178,7 +197,13 @@ export async function engineProxy(upstreamDockerHost: string, initialFaults: Fau
     up.end(body);
   };
 
-  const apply = async (fault: Fault, req: IncomingMessage, res: ServerResponse, body: Buffer, info: RequestInfo): Promise<void> => {
+  const apply = async (
+    fault: Fault,
+    req: IncomingMessage,
+    res: ServerResponse,
+    body: Buffer,
+    info: RequestInfo,
+  ): Promise<void> => {
     const method = req.method ?? 'GET';
     const url = req.url ?? '/';
     switch (fault.kind) {
@@ -210,7 +235,11 @@ export async function engineProxy(upstreamDockerHost: string, initialFaults: Fau
       }
       case 'status': {
         const payload = Buffer.from(fault.body);
-        res.writeHead(fault.status, { 'content-type': 'application/json', 'api-version': '1.41', 'content-length': String(payload.length) });
+        res.writeHead(fault.status, {
+          'content-type': 'application/json',
+          'api-version': '1.41',
+          'content-length': String(payload.length),
+        });
         res.end(payload);
         return;
       }
@@ -224,7 +253,11 @@ export async function engineProxy(upstreamDockerHost: string, initialFaults: Fau
       case 'not-found': {
         const id = /^\/containers\/([^/]+)\//.exec(info.unversioned)?.[1] ?? '';
         const payload = Buffer.from(JSON.stringify({ message: `No such container: ${decodeURIComponent(id)}` }) + '\n');
-        res.writeHead(404, { 'content-type': 'application/json', 'api-version': '1.41', 'content-length': String(payload.length) });
+        res.writeHead(404, {
+          'content-type': 'application/json',
+          'api-version': '1.41',
+          'content-length': String(payload.length),
+        });
         res.end(payload);
         return;
       }
@@ -236,7 +269,9 @@ export async function engineProxy(upstreamDockerHost: string, initialFaults: Fau
         return;
       }
       case 'not-json': {
-        const payload = Buffer.from(fault.body ?? '<!doctype html><html><body><h1>502 Bad Gateway</h1>not the engine</body></html>\n');
+        const payload = Buffer.from(
+          fault.body ?? '<!doctype html><html><body><h1>502 Bad Gateway</h1>not the engine</body></html>\n',
+        );
         res.writeHead(200, { 'content-type': 'text/html', 'content-length': String(payload.length) });
         res.end(payload);
         return;
@@ -270,10 +305,18 @@ export async function engineProxy(upstreamDockerHost: string, initialFaults: Fau
     }
   };
 
-  const refuse = (kind: string) => (req: IncomingMessage, socket: Duplex): void => {
-    requests.push({ method: req.method ?? '?', url: req.url ?? '', path: (req.url ?? '').split('?')[0]!, bodyBytes: 0, fault: `refused ${kind}` });
-    socket.destroy();
-  };
+  const refuse =
+    (kind: string) =>
+    (req: IncomingMessage, socket: Duplex): void => {
+      requests.push({
+        method: req.method ?? '?',
+        url: req.url ?? '',
+        path: (req.url ?? '').split('?')[0]!,
+        bodyBytes: 0,
+        fault: `refused ${kind}`,
+      });
+      socket.destroy();
+    };
 
   const connections = new WeakMap<object, number>();
   let connectionCount = 0;
@@ -286,7 +329,14 @@ export async function engineProxy(upstreamDockerHost: string, initialFaults: Fau
     const info: RequestInfo = { method: req.method ?? 'GET', url, path, unversioned: unversioned(path) };
     const entry = rules.find((r) => (r.rule.times === undefined || r.used < r.rule.times) && r.rule.match(info));
     if (entry) entry.used += 1;
-    const record: ProxiedRequest = { method: info.method, url, path, bodyBytes: 0, fault: entry ? (entry.rule.label ?? entry.rule.fault.kind) : null, connection: connections.get(req.socket)! };
+    const record: ProxiedRequest = {
+      method: info.method,
+      url,
+      path,
+      bodyBytes: 0,
+      fault: entry ? (entry.rule.label ?? entry.rule.fault.kind) : null,
+      connection: connections.get(req.socket)!,
+    };
     requests.push(record);
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => {
@@ -295,7 +345,10 @@ export async function engineProxy(upstreamDockerHost: string, initialFaults: Fau
     });
     req.on('end', () => {
       const body = Buffer.concat(chunks);
-      if (!entry) { forward(req, res, body); return; }
+      if (!entry) {
+        forward(req, res, body);
+        return;
+      }
       apply(entry.rule.fault, req, res, body, info).catch(() => res.destroy());
     });
   });

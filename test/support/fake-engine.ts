@@ -23,9 +23,20 @@ const fixture = (name: string): unknown => {
 };
 
 /** `behaviour` by container name; `imageBehaviour` for the fixture image's inspect (every container uses the one image). */
-export async function fakeEngine(behaviour: Record<string, InspectBehaviour>, errorBody = '{"message":"boom"}', imageBehaviour: Exclude<InspectBehaviour, 'hang'> = 'ok'): Promise<FakeEngine> {
-  const list = fixture('containers-list.json') === undefined ? [] : (JSON.parse(readFileSync(join(PACKAGE_ROOT, 'test', 'fixtures', 'inspect', 'containers-list.json'), 'utf8')) as { Id: string; Names: string[] }[]);
-  const inspects = ['env-file-container.json', 'host-network-httpd.json', 'stopped-container.json'].map((f) => fixture(f) as { Id: string; Name: string });
+export async function fakeEngine(
+  behaviour: Record<string, InspectBehaviour>,
+  errorBody = '{"message":"boom"}',
+  imageBehaviour: Exclude<InspectBehaviour, 'hang'> = 'ok',
+): Promise<FakeEngine> {
+  const list =
+    fixture('containers-list.json') === undefined
+      ? []
+      : (JSON.parse(
+          readFileSync(join(PACKAGE_ROOT, 'test', 'fixtures', 'inspect', 'containers-list.json'), 'utf8'),
+        ) as { Id: string; Names: string[] }[]);
+  const inspects = ['env-file-container.json', 'host-network-httpd.json', 'stopped-container.json'].map(
+    (f) => fixture(f) as { Id: string; Name: string },
+  );
   const requests: string[] = [];
   const hanging: ServerResponse[] = [];
   const send = (res: ServerResponse, status: number, body: unknown) => {
@@ -35,19 +46,42 @@ export async function fakeEngine(behaviour: Record<string, InspectBehaviour>, er
   const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
     requests.push(`${req.method} ${req.url}`);
     const path = (req.url ?? '').replace(/^\/v[\d.]+/, '').split('?')[0]!;
-    if (path === '/_ping') { send(res, 200, 'OK'); return; }
-    if (path === '/version') { send(res, 200, { Version: '20.10.24', ApiVersion: '1.41', MinAPIVersion: '1.12', Components: [{ Name: 'Engine', Version: '20.10.24' }] }); return; }
-    if (path === '/containers/json') { send(res, 200, list); return; }
+    if (path === '/_ping') {
+      send(res, 200, 'OK');
+      return;
+    }
+    if (path === '/version') {
+      send(res, 200, {
+        Version: '20.10.24',
+        ApiVersion: '1.41',
+        MinAPIVersion: '1.12',
+        Components: [{ Name: 'Engine', Version: '20.10.24' }],
+      });
+      return;
+    }
+    if (path === '/containers/json') {
+      send(res, 200, list);
+      return;
+    }
     // The fixture image, as `docker import --change 'ENV PATH=/bin'` made it.
     if (/^\/images\/sha256:[0-9a-f]{64}\/json$/.test(path)) {
-      if (imageBehaviour === 'gone') { send(res, 404, { message: 'No such image' }); return; }
-      if (imageBehaviour === 'error') { send(res, 500, errorBody); return; }
+      if (imageBehaviour === 'gone') {
+        send(res, 404, { message: 'No such image' });
+        return;
+      }
+      if (imageBehaviour === 'error') {
+        send(res, 500, errorBody);
+        return;
+      }
       send(res, 200, { Id: path.split('/')[2], Config: { Env: ['PATH=/bin'] } });
       return;
     }
     const m = /^\/containers\/([0-9a-f]+)\/json$/.exec(path);
     const inspect = m ? inspects.find((i) => i.Id === m[1]) : undefined;
-    if (!inspect) { send(res, 404, { message: 'no such container' }); return; }
+    if (!inspect) {
+      send(res, 404, { message: 'no such container' });
+      return;
+    }
     switch (behaviour[inspect.Name.replace(/^\//, '')] ?? 'ok') {
       case 'gone':
         send(res, 404, { message: `No such container: ${inspect.Id}` });

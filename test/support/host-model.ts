@@ -43,7 +43,13 @@ export interface ContainerSpec {
   /** Published ports as `HOSTIP:HOSTPORT:CONTAINERPORT/PROTO`. */
   publish?: string[];
   /** /proc view; a string is the reason it was unavailable. */
-  proc?: { env?: Record<string, string>; listening?: ListeningSocket[]; bound?: { destination: string; text: string; inode: number }[] } | string;
+  proc?:
+    | {
+        env?: Record<string, string>;
+        listening?: ListeningSocket[];
+        bound?: { destination: string; text: string; inode: number }[];
+      }
+    | string;
 }
 
 export class HostModel {
@@ -51,7 +57,10 @@ export class HostModel {
   private readonly files = new Map<string, FileRecord>();
   private readonly containers: Container[] = [];
   private ledgerEntries: { entry: Record<string, unknown> }[] = [];
-  private ledgerMeta: { path: string; node?: string; adopted?: boolean; available: boolean } = { path: '/var/lib/mesh-host/ledger.json', available: true };
+  private ledgerMeta: { path: string; node?: string; adopted?: boolean; available: boolean } = {
+    path: '/var/lib/mesh-host/ledger.json',
+    available: true,
+  };
   private readonly problems: Problem[] = [];
   private nextInode = 1000;
   private seq = 0;
@@ -65,7 +74,11 @@ export class HostModel {
   }
 
   /** A regular file; `.env` files (or `env: true`) are parsed into secret-safe entries. */
-  file(path: string, text: string, options: { env?: boolean; inode?: number; mtime?: string; mode?: string } = {}): this {
+  file(
+    path: string,
+    text: string,
+    options: { env?: boolean; inode?: number; mtime?: string; mode?: string } = {},
+  ): this {
     const isEnv = options.env ?? /\.env$/.test(path);
     this.files.set(path, {
       path,
@@ -112,7 +125,11 @@ export class HostModel {
       Id: id,
       Name: `/${spec.name}`,
       Created: spec.created ?? '2026-09-01T10:00:00Z',
-      Image: 'sha256:' + createHash('sha256').update(spec.image ?? 'busybox').digest('hex'),
+      Image:
+        'sha256:' +
+        createHash('sha256')
+          .update(spec.image ?? 'busybox')
+          .digest('hex'),
       RestartCount: spec.restartCount ?? (status === 'restarting' ? 7 : 0),
       State: {
         Status: status,
@@ -128,8 +145,18 @@ export class HostModel {
       },
       HostConfig: { NetworkMode: spec.network ?? 'none', PortBindings: portBindings },
       Mounts: [
-        ...(spec.binds ?? []).map((b) => ({ Type: 'bind', Source: b.source, Destination: b.destination, RW: b.rw ?? false })),
-        ...(spec.volumes ?? []).map((v) => ({ Type: 'volume', Source: `/var/lib/docker/volumes/${v.name}/_data`, Destination: v.destination, RW: v.rw ?? true })),
+        ...(spec.binds ?? []).map((b) => ({
+          Type: 'bind',
+          Source: b.source,
+          Destination: b.destination,
+          RW: b.rw ?? false,
+        })),
+        ...(spec.volumes ?? []).map((v) => ({
+          Type: 'volume',
+          Source: `/var/lib/docker/volumes/${v.name}/_data`,
+          Destination: v.destination,
+          RW: v.rw ?? true,
+        })),
       ],
       NetworkSettings: { Ports: running ? portBindings : {} },
     };
@@ -150,11 +177,17 @@ export class HostModel {
                   const host = this.files.get(b.source)!;
                   return pinned
                     ? { destination: b.destination, source: b.source, inode: pinned.inode, sha256: sha256(pinned.text) }
-                    : { destination: b.destination, source: b.source, inode: host.inode ?? null, sha256: host.sha256 ?? null };
+                    : {
+                        destination: b.destination,
+                        source: b.source,
+                        inode: host.inode ?? null,
+                        sha256: host.sha256 ?? null,
+                      };
                 }),
             };
     const container = containerFromInspect(inspect, this.safe, view);
-    if (spec.imageEnv) container.imageEnv = Object.fromEntries(Object.entries(spec.imageEnv).map(([k, v]) => [k, this.safe(v)]));
+    if (spec.imageEnv)
+      container.imageEnv = Object.fromEntries(Object.entries(spec.imageEnv).map(([k, v]) => [k, this.safe(v)]));
     this.containers.push(container);
     return this;
   }

@@ -11,7 +11,9 @@ export function planSchemaErrors(plan: unknown): string[] {
   const addFormats = require('ajv-formats') as typeof import('ajv-formats');
   const ajv = new Ajv2020({ allErrors: true, strict: true, allowUnionTypes: true });
   addFormats.default(ajv);
-  const validate = ajv.compile(JSON.parse(readFileSync(join(PACKAGE_ROOT, 'policies', 'adoption-plan.schema.json'), 'utf8')) as object);
+  const validate = ajv.compile(
+    JSON.parse(readFileSync(join(PACKAGE_ROOT, 'policies', 'adoption-plan.schema.json'), 'utf8')) as object,
+  );
   return validate(plan) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath} ${e.message ?? ''}`);
 }
 
@@ -20,14 +22,29 @@ export interface PlanNode {
   ready: boolean;
   verdict: string;
   record: {
-    entry: { id: string; type: string; target: string; origin: string; holds?: number[]; digest?: string; applied_at: null };
+    entry: {
+      id: string;
+      type: string;
+      target: string;
+      origin: string;
+      holds?: number[];
+      digest?: string;
+      applied_at: null;
+    };
     severity: string | null;
     findings: { ruleId: string; severity: string }[];
     exposure: string | null;
     exposedEndpoints: string[];
     warning: string | null;
   }[];
-  remove: { kind: string; target: string; command: string; standing: string; reason: string[]; evidence: Record<string, unknown> }[];
+  remove: {
+    kind: string;
+    target: string;
+    command: string;
+    standing: string;
+    reason: string[];
+    evidence: Record<string, unknown>;
+  }[];
   recreate: { container: string; module: string | null; entries: string[]; reason: string[] }[];
   resolve: { target: string; entries: string[] }[];
   review: { ruleId: string; subject: string }[];

@@ -30,7 +30,8 @@ function generator(seed: number) {
   const int = (min: number, max: number): number => min + Math.floor(next() * (max - min + 1));
   const pick = <T>(list: readonly T[]): T => list[int(0, list.length - 1)]!;
   const chance = (p: number): boolean => next() < p;
-  const token = (length: number): string => Array.from({ length }, () => pick([...'ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789'])).join('');
+  const token = (length: number): string =>
+    Array.from({ length }, () => pick([...'ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz23456789'])).join('');
   const shuffle = <T>(list: readonly T[]): T[] => {
     const out = [...list];
     for (let i = out.length - 1; i > 0; i--) {
@@ -56,31 +57,61 @@ const PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 const IMAGES: readonly Image[] = [
   {
     ref: 'docker.io/library/postgres:16.4-bookworm',
-    env: { PATH: `/usr/lib/postgresql/16/bin:${PATH}`, GOSU_VERSION: '1.17', LANG: 'en_US.utf8', PG_MAJOR: '16', PG_VERSION: '16.4-1.pgdg120+1', PGDATA: '/var/lib/postgresql/data' },
+    env: {
+      PATH: `/usr/lib/postgresql/16/bin:${PATH}`,
+      GOSU_VERSION: '1.17',
+      LANG: 'en_US.utf8',
+      PG_MAJOR: '16',
+      PG_VERSION: '16.4-1.pgdg120+1',
+      PGDATA: '/var/lib/postgresql/data',
+    },
     labels: {},
     ports: [5432],
   },
   {
     ref: 'docker.io/library/nginx:1.27.1',
-    env: { PATH, NGINX_VERSION: '1.27.1', NJS_VERSION: '0.8.5', NJS_RELEASE: '1~bookworm', PKG_RELEASE: '1~bookworm', DYNPKG_RELEASE: '2~bookworm' },
+    env: {
+      PATH,
+      NGINX_VERSION: '1.27.1',
+      NJS_VERSION: '0.8.5',
+      NJS_RELEASE: '1~bookworm',
+      PKG_RELEASE: '1~bookworm',
+      DYNPKG_RELEASE: '2~bookworm',
+    },
     labels: { maintainer: 'NGINX Docker Maintainers <docker-maint@nginx.com>' },
     ports: [80, 443],
   },
   {
     ref: 'docker.gitea.com/gitea:1.22.2',
     env: { PATH, USER: 'git', GITEA_CUSTOM: '/data/gitea' },
-    labels: { 'org.opencontainers.image.title': 'Gitea', 'org.opencontainers.image.source': 'https://github.com/go-gitea/gitea', 'org.opencontainers.image.version': '1.22.2' },
+    labels: {
+      'org.opencontainers.image.title': 'Gitea',
+      'org.opencontainers.image.source': 'https://github.com/go-gitea/gitea',
+      'org.opencontainers.image.version': '1.22.2',
+    },
     ports: [3000, 22],
   },
   {
     ref: 'docker.io/library/redis:7.4.0-alpine',
-    env: { PATH, GOSU_VERSION: '1.17', REDIS_VERSION: '7.4.0', REDIS_DOWNLOAD_URL: 'http://download.redis.io/releases/redis-7.4.0.tar.gz', REDIS_DOWNLOAD_SHA: '57b47c2c6682636d697dbf5d66d8d495b4e653afc9cd32b7adf9da3e433b8aaf' },
+    env: {
+      PATH,
+      GOSU_VERSION: '1.17',
+      REDIS_VERSION: '7.4.0',
+      REDIS_DOWNLOAD_URL: 'http://download.redis.io/releases/redis-7.4.0.tar.gz',
+      REDIS_DOWNLOAD_SHA: '57b47c2c6682636d697dbf5d66d8d495b4e653afc9cd32b7adf9da3e433b8aaf',
+    },
     labels: {},
     ports: [6379],
   },
   {
     ref: 'registry.example.invalid/platform/api:2.3.1',
-    env: { PATH: `/usr/local/lib/nodejs/bin:${PATH}`, NODE_VERSION: '20.17.0', YARN_VERSION: '1.22.22', NODE_ENV: 'production', LANG: 'C.UTF-8' },
+    env: {
+      PATH: `/usr/local/lib/nodejs/bin:${PATH}`,
+      NODE_VERSION: '20.17.0',
+      YARN_VERSION: '1.22.22',
+      NODE_ENV: 'production',
+      LANG: 'C.UTF-8',
+    },
     labels: {
       'org.opencontainers.image.title': 'api',
       'org.opencontainers.image.version': '2.3.1',
@@ -160,10 +191,18 @@ const MODULES = ['forge', 'db', 'cache', 'proxy', 'api', 'metrics', 'auth', 'que
 function fileLinesFor(g: ReturnType<typeof generator>, module: string, count: number): EnvLine[] {
   const secret = () => g.token(g.int(16, 32));
   const candidates: (() => EnvLine)[] = [
-    () => ({ key: 'DATABASE_URL', value: `postgresql://${module}:${secret()}@db.mesh.internal:${g.pick([5432, 20000])}/${module}`, written: '' }),
+    () => ({
+      key: 'DATABASE_URL',
+      value: `postgresql://${module}:${secret()}@db.mesh.internal:${g.pick([5432, 20000])}/${module}`,
+      written: '',
+    }),
     () => ({ key: 'REDIS_URL', value: `redis://:${secret()}@127.0.0.1:6379/${g.int(0, 3)}`, written: '' }),
     () => ({ key: 'AMQP_URL', value: `amqp://${module}:${secret()}@queue.mesh.internal:5672/%2F`, written: '' }),
-    () => ({ key: 'SMTP_URL', value: `smtps://${module}%40example.invalid:${secret()}@mail.example.invalid:465`, written: '' }),
+    () => ({
+      key: 'SMTP_URL',
+      value: `smtps://${module}%40example.invalid:${secret()}@mail.example.invalid:465`,
+      written: '',
+    }),
     () => ({ key: 'SECRET_KEY', value: secret(), written: '' }),
     () => ({ key: 'OIDC_CLIENT_SECRET', value: secret(), written: '' }),
     () => ({ key: 'S3_ENDPOINT', value: 'https://s3.example.invalid', written: '' }),
@@ -187,8 +226,12 @@ function fileLinesFor(g: ReturnType<typeof generator>, module: string, count: nu
     if (lines.length >= count) break;
     lines.push(make());
   }
-  for (let i = lines.length; i < count; i++) lines.push({ key: `${module.toUpperCase()}_SETTING_${i}`, value: g.token(g.int(1, 12)), written: '' });
-  return lines.map((l) => ({ ...l, written: l.written === 'quoted' ? `"${l.value}"` : l.written === 'single' ? `'${l.value}'` : l.value }));
+  for (let i = lines.length; i < count; i++)
+    lines.push({ key: `${module.toUpperCase()}_SETTING_${i}`, value: g.token(g.int(1, 12)), written: '' });
+  return lines.map((l) => ({
+    ...l,
+    written: l.written === 'quoted' ? `"${l.value}"` : l.written === 'single' ? `'${l.value}'` : l.value,
+  }));
 }
 
 const fileText = (lines: readonly EnvLine[], header: string, eol: string): string =>
@@ -200,7 +243,10 @@ export function realisticHost(seed: number): RealisticHost {
   const modules = g.shuffle(MODULES).slice(0, count);
   const containers: RealisticContainer[] = modules.map((module, i): RealisticContainer => {
     const image = g.pick(IMAGES);
-    const status = i === 0 ? 'running' : g.pick(['running', 'running', 'running', 'running', 'exited', 'restarting', 'created'] as const);
+    const status =
+      i === 0
+        ? 'running'
+        : g.pick(['running', 'running', 'running', 'running', 'exited', 'restarting', 'created'] as const);
     const network = g.pick(['host', 'host', 'none', `${module}_default`]);
     const compose = g.chance(0.5);
     const meshLabelled = g.chance(0.85);
@@ -211,7 +257,8 @@ export function realisticHost(seed: number): RealisticHost {
     const envFile = `/etc/mesh/${module}/${module}.env`;
     const rewritten = g.chance(0.25) ? [g.pick(fileLines).key] : [];
     const extraEnv: Record<string, string> = {};
-    for (let k = 0; k < extraCount; k++) extraEnv[g.pick(['GOMAXPROCS', 'UMASK', 'INSTANCE_ID'])] = String(g.int(1, 64));
+    for (let k = 0; k < extraCount; k++)
+      extraEnv[g.pick(['GOMAXPROCS', 'UMASK', 'INSTANCE_ID'])] = String(g.int(1, 64));
     const project = `mesh-${module}`;
     const labels: Record<string, string> = {
       ...image.labels,
@@ -235,14 +282,26 @@ export function realisticHost(seed: number): RealisticHost {
           }
         : { 'org.opencontainers.image.created': '2026-08-30T12:04:51Z', 'org.opencontainers.image.licenses': 'MIT' }),
       ...(meshLabelled
-        ? { 'mesh.module': module, 'mesh.resource': `${module}.server`, 'mesh.sources': envFile, 'mesh.source-digests': '' /* set at build */ }
+        ? {
+            'mesh.module': module,
+            'mesh.resource': `${module}.server`,
+            'mesh.sources': envFile,
+            'mesh.source-digests': '' /* set at build */,
+          }
         : {}),
       'traefik.enable': String(g.chance(0.5)),
       [`traefik.http.routers.${module}.rule`]: `Host(\`${module}.example.invalid\`)`,
       'com.centurylinklabs.watchtower.enable': 'false',
     };
     // At most 15, as on real hosts: the image's less useful OCI labels go first.
-    for (const key of ['org.opencontainers.image.licenses', 'org.opencontainers.image.vendor', 'org.opencontainers.image.created', 'maintainer', 'com.docker.compose.oneoff', 'traefik.enable']) {
+    for (const key of [
+      'org.opencontainers.image.licenses',
+      'org.opencontainers.image.vendor',
+      'org.opencontainers.image.created',
+      'maintainer',
+      'com.docker.compose.oneoff',
+      'traefik.enable',
+    ]) {
       if (Object.keys(labels).length > 15) delete labels[key];
     }
     const port = () => g.pick(image.ports) + g.int(0, 1) * 10000;
@@ -250,13 +309,33 @@ export function realisticHost(seed: number): RealisticHost {
     const reach = g.pick(['loopback', 'loopback', 'all', 'address', 'mixed'] as const);
     for (let k = 0; k < g.int(1, 3); k++) {
       const p = port();
-      if (reach === 'loopback') listening.push({ protocol: g.pick(['tcp', 'tcp6'] as const), address: g.pick(['127.0.0.1', '::1']), port: p });
-      else if (reach === 'all') listening.push(g.chance(0.5) ? { protocol: 'tcp', address: '0.0.0.0', port: p } : { protocol: 'tcp6', address: '::', port: p });
-      else if (reach === 'address') listening.push({ protocol: 'tcp', address: '127.0.0.1', port: p }, { protocol: 'tcp', address: '10.20.0.5', port: p + 1 });
-      else listening.push({ protocol: 'tcp', address: '127.0.0.1', port: p }, { protocol: 'udp', address: '0.0.0.0', port: p + 2 });
+      if (reach === 'loopback')
+        listening.push({ protocol: g.pick(['tcp', 'tcp6'] as const), address: g.pick(['127.0.0.1', '::1']), port: p });
+      else if (reach === 'all')
+        listening.push(
+          g.chance(0.5)
+            ? { protocol: 'tcp', address: '0.0.0.0', port: p }
+            : { protocol: 'tcp6', address: '::', port: p },
+        );
+      else if (reach === 'address')
+        listening.push(
+          { protocol: 'tcp', address: '127.0.0.1', port: p },
+          { protocol: 'tcp', address: '10.20.0.5', port: p + 1 },
+        );
+      else
+        listening.push(
+          { protocol: 'tcp', address: '127.0.0.1', port: p },
+          { protocol: 'udp', address: '0.0.0.0', port: p + 2 },
+        );
     }
-    const publish = network.endsWith('_default') ? [g.pick(['127.0.0.1', '0.0.0.0', '']) + `:${18000 + i}:${image.ports[0]}/tcp`] : [];
-    const stateful = image.ref.includes('postgres') || image.ref.includes('gitea') || image.ref.includes('grafana') || image.ref.includes('redis');
+    const publish = network.endsWith('_default')
+      ? [g.pick(['127.0.0.1', '0.0.0.0', '']) + `:${18000 + i}:${image.ports[0]}/tcp`]
+      : [];
+    const stateful =
+      image.ref.includes('postgres') ||
+      image.ref.includes('gitea') ||
+      image.ref.includes('grafana') ||
+      image.ref.includes('redis');
     return {
       name: compose ? `${project}_${module}_1` : module,
       image,
@@ -273,7 +352,12 @@ export function realisticHost(seed: number): RealisticHost {
       configFile: g.chance(0.6) ? `/etc/mesh/${module}/${module}.conf` : null,
       pinned: g.chance(0.2),
       dataDir: g.chance(0.5) ? `/srv/${module}` : null,
-      volumes: stateful ? [{ name: `${project}_data`, destination: '/var/lib/data' }, ...(g.chance(0.3) ? [{ name: `${project}_logs`, destination: '/var/log/app' }] : [])] : [],
+      volumes: stateful
+        ? [
+            { name: `${project}_data`, destination: '/var/lib/data' },
+            ...(g.chance(0.3) ? [{ name: `${project}_logs`, destination: '/var/log/app' }] : []),
+          ]
+        : [],
       publish,
       listening,
       procUnreadable: g.chance(0.1),
@@ -287,10 +371,22 @@ export function realisticHost(seed: number): RealisticHost {
     const moved = containers.find((c) => c.claimed);
     if (moved) {
       moved.renamedFrom = `${moved.name}-old`;
-      containers.push({ ...moved, name: `${moved.name}-old`, claimed: false, renamedFrom: null, status: g.pick(['running', 'exited'] as const), volumes: [] });
+      containers.push({
+        ...moved,
+        name: `${moved.name}-old`,
+        claimed: false,
+        renamedFrom: null,
+        status: g.pick(['running', 'exited'] as const),
+        volumes: [],
+      });
     }
   }
-  return { seed, hostname: `node-${seed % 1000}`, containers, strayFiles: g.chance(0.5) ? ['/etc/mesh/leftover.ini'] : [] };
+  return {
+    seed,
+    hostname: `node-${seed % 1000}`,
+    containers,
+    strayFiles: g.chance(0.5) ? ['/etc/mesh/leftover.ini'] : [],
+  };
 }
 
 /** The snapshot of a realistic host (`before`: the night before — old ledger targets, files as they were). */
@@ -301,24 +397,53 @@ export function buildRealistic(h: RealisticHost, takenAt: string, options: { bef
   const seenFiles = new Set<string>();
   for (const c of h.containers) {
     const createdLines = c.fileLines;
-    const nowLines = before ? createdLines : createdLines.map((l) => (c.rewritten.includes(l.key) ? { ...l, value: `${l.value}-v2`, written: `${l.value}-v2` } : l));
+    const nowLines = before
+      ? createdLines
+      : createdLines.map((l) =>
+          c.rewritten.includes(l.key) ? { ...l, value: `${l.value}-v2`, written: `${l.value}-v2` } : l,
+        );
     const eol = c.compose ? '\r\n' : '\n';
     const createdText = fileText(createdLines, c.module, eol);
     if (c.envFile !== null && !seenFiles.has(c.envFile)) {
       seenFiles.add(c.envFile);
       m.file(c.envFile, fileText(nowLines, c.module, eol), { mode: '0600' });
-      entries.push({ id: `${c.module}.env`, type: 'file', target: c.envFile, origin: 'declared', module: c.module, digest: sha256(fileText(nowLines, c.module, eol)) });
+      entries.push({
+        id: `${c.module}.env`,
+        type: 'file',
+        target: c.envFile,
+        origin: 'declared',
+        module: c.module,
+        digest: sha256(fileText(nowLines, c.module, eol)),
+      });
     }
     if (c.configFile !== null && !seenFiles.has(c.configFile)) {
       seenFiles.add(c.configFile);
       m.file(c.configFile, `[server]\nname = ${c.module}\n`, { env: false });
-      entries.push({ id: `${c.module}.config`, type: 'file', target: c.configFile, origin: 'declared', module: c.module });
+      entries.push({
+        id: `${c.module}.config`,
+        type: 'file',
+        target: c.configFile,
+        origin: 'declared',
+        module: c.module,
+      });
     }
     if (c.dataDir !== null && !seenFiles.has(c.dataDir)) {
       seenFiles.add(c.dataDir);
-      m.record({ path: c.dataDir, kind: 'directory', mode: '0750', uid: 999, gid: 999, mtime: takenAt, inode: 70000 + seenFiles.size });
+      m.record({
+        path: c.dataDir,
+        kind: 'directory',
+        mode: '0750',
+        uid: 999,
+        gid: 999,
+        mtime: takenAt,
+        inode: 70000 + seenFiles.size,
+      });
     }
-    const env: Record<string, string> = { ...c.image.env, ...Object.fromEntries(createdLines.map((l) => [l.key, l.value])), ...c.extraEnv };
+    const env: Record<string, string> = {
+      ...c.image.env,
+      ...Object.fromEntries(createdLines.map((l) => [l.key, l.value])),
+      ...c.extraEnv,
+    };
     const labels = { ...c.labels };
     if (c.meshLabelled) labels['mesh.source-digests'] = sha256(createdText);
     const hasProcess = c.status === 'running';
@@ -338,14 +463,30 @@ export function buildRealistic(h: RealisticHost, takenAt: string, options: { bef
       publish: c.publish,
       ...(c.procUnreadable && hasProcess
         ? { proc: 'pid 4000 is not running here (exited, or another pid namespace?)' }
-        : { proc: { listening: c.listening, ...(c.pinned && c.configFile !== null ? { bound: [{ destination: `/etc/${c.module}/${c.module}.conf`, text: '[server]\n', inode: 49 }] } : {}) } }),
+        : {
+            proc: {
+              listening: c.listening,
+              ...(c.pinned && c.configFile !== null
+                ? { bound: [{ destination: `/etc/${c.module}/${c.module}.conf`, text: '[server]\n', inode: 49 }] }
+                : {}),
+            },
+          }),
     });
     const id = `${c.module}.server`;
     if (c.claimed) {
       const target = before && c.renamedFrom !== null ? c.renamedFrom : c.name;
-        // What it really opens: its sockets on the host network, else its published ports.
-      const opens = c.network === 'host' ? c.listening.map((l) => l.port) : c.publish.map((p) => Number(p.split(':')[1]));
-      entries.push({ id, type: 'container', target, origin: 'declared', module: c.module, holds: [...new Set(opens)].sort((a, b) => a - b), sources: c.envFile !== null ? [c.envFile] : [] });
+      // What it really opens: its sockets on the host network, else its published ports.
+      const opens =
+        c.network === 'host' ? c.listening.map((l) => l.port) : c.publish.map((p) => Number(p.split(':')[1]));
+      entries.push({
+        id,
+        type: 'container',
+        target,
+        origin: 'declared',
+        module: c.module,
+        holds: [...new Set(opens)].sort((a, b) => a - b),
+        sources: c.envFile !== null ? [c.envFile] : [],
+      });
     }
   }
   for (const path of h.strayFiles) m.file(path, 'stale = true\n', { env: false });

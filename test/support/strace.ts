@@ -14,14 +14,54 @@ import { PACKAGE_ROOT } from '../../src/paths.js';
 /** Every system call that creates, changes or removes a file or its metadata (and exec, io_uring, chdir, bind). */
 export const TRACED_SYSCALLS = [
   // the brief's set
-  'open', 'openat', 'openat2', 'creat', 'rename', 'renameat', 'renameat2', 'unlink', 'unlinkat', 'rmdir',
-  'mkdir', 'mkdirat', 'chmod', 'fchmod', 'fchmodat', 'chown', 'fchown', 'fchownat', 'lchown', 'link', 'linkat',
-  'symlink', 'symlinkat', 'truncate', 'ftruncate', 'utimensat',
+  'open',
+  'openat',
+  'openat2',
+  'creat',
+  'rename',
+  'renameat',
+  'renameat2',
+  'unlink',
+  'unlinkat',
+  'rmdir',
+  'mkdir',
+  'mkdirat',
+  'chmod',
+  'fchmod',
+  'fchmodat',
+  'chown',
+  'fchown',
+  'fchownat',
+  'lchown',
+  'link',
+  'linkat',
+  'symlink',
+  'symlinkat',
+  'truncate',
+  'ftruncate',
+  'utimensat',
   // other ways to create or change a file: device nodes/FIFOs, xattrs, times, space, inode flags, handles, unix sockets
-  'mknod', 'mknodat', 'setxattr', 'lsetxattr', 'fsetxattr', 'removexattr', 'lremovexattr', 'fremovexattr',
-  'utime', 'utimes', 'futimesat', 'fallocate', 'ioctl', 'open_by_handle_at', 'bind',
+  'mknod',
+  'mknodat',
+  'setxattr',
+  'lsetxattr',
+  'fsetxattr',
+  'removexattr',
+  'lremovexattr',
+  'fremovexattr',
+  'utime',
+  'utimes',
+  'futimesat',
+  'fallocate',
+  'ioctl',
+  'open_by_handle_at',
+  'bind',
   // no exec (SECURITY.md); io_uring would hide file calls from ptrace; chdir changes what a relative path means
-  'execve', 'execveat', 'io_uring_setup', 'chdir', 'fchdir',
+  'execve',
+  'execveat',
+  'io_uring_setup',
+  'chdir',
+  'fchdir',
 ] as const;
 
 const STRACE_CANDIDATES = ['/usr/bin/strace', '/bin/strace'];
@@ -33,7 +73,8 @@ const STRACE_CANDIDATES = ['/usr/bin/strace', '/bin/strace'];
 export function straceBinary(): string | null {
   const found = STRACE_CANDIDATES.find((p) => existsSync(p));
   if (found) return found;
-  if (process.env['CI'] === 'true') throw new Error('CI=true but strace is not installed: .ci/run must apt-get install strace');
+  if (process.env['CI'] === 'true')
+    throw new Error('CI=true but strace is not installed: .ci/run must apt-get install strace');
   return null;
 }
 
@@ -112,15 +153,35 @@ export interface TracedRun extends ProcessRun {
  * descriptor-relative paths resolve exactly. UV_USE_IO_URING=0 keeps libuv from moving file calls
  * into io_uring, where ptrace cannot see them (and io_uring_setup is traced to prove it).
  */
-export async function straceCli(strace: string, tracePath: string, args: string[], options: RunOptions = {}): Promise<TracedRun> {
+export async function straceCli(
+  strace: string,
+  tracePath: string,
+  args: string[],
+  options: RunOptions = {},
+): Promise<TracedRun> {
   const run = await runProcess(
     strace,
-    ['-f', '-qq', '-y', '-s', '256', '-e', `trace=${TRACED_SYSCALLS.join(',')}`, '-o', tracePath, '--', process.execPath, join(PACKAGE_ROOT, 'bin', 'mesh-audit.js'), ...args],
+    [
+      '-f',
+      '-qq',
+      '-y',
+      '-s',
+      '256',
+      '-e',
+      `trace=${TRACED_SYSCALLS.join(',')}`,
+      '-o',
+      tracePath,
+      '--',
+      process.execPath,
+      join(PACKAGE_ROOT, 'bin', 'mesh-audit.js'),
+      ...args,
+    ],
     { ...options, env: { UV_USE_IO_URING: '0', ...(options.env ?? {}) } },
   );
   const trace = existsSync(tracePath) ? readFileSync(tracePath, 'utf8') : '';
   // No trace at all (ptrace refused, strace broken): say so, rather than pass on an empty trace.
-  if (!/\bexecve\(/.test(trace)) throw new Error(`strace traced nothing (exit ${run.code ?? run.signal}): ${run.stderr.slice(0, 2000)}`);
+  if (!/\bexecve\(/.test(trace))
+    throw new Error(`strace traced nothing (exit ${run.code ?? run.signal}): ${run.stderr.slice(0, 2000)}`);
   return { ...run, trace, tracePath };
 }
 
@@ -313,7 +374,8 @@ export function isWriteMode(flags: string): boolean {
   return inner.split('|').some((token) => {
     const t = token.trim();
     if (WRITE_FLAGS.includes(t)) return true;
-    if (/^(0x[0-9a-f]+|0[0-7]*|\d+)$/i.test(t)) return (Number(t.startsWith('0') && !t.startsWith('0x') ? parseInt(t, 8) : Number(t)) & WRITE_BITS) !== 0;
+    if (/^(0x[0-9a-f]+|0[0-7]*|\d+)$/i.test(t))
+      return (Number(t.startsWith('0') && !t.startsWith('0x') ? parseInt(t, 8) : Number(t)) & WRITE_BITS) !== 0;
     return false;
   });
 }
@@ -475,9 +537,16 @@ export const isUnder = (p: string, dir: string): boolean => p === dir || p.start
  * output folder and changes nothing.
  * `allowWrites` lists exact paths whose write-mode opens are allowed (none unless a test shows why).
  */
-export function writesOutside(trace: string, options: { outDir: string; cwd: string; allowWrites?: readonly string[] }): Violation[] {
+export function writesOutside(
+  trace: string,
+  options: { outDir: string; cwd: string; allowWrites?: readonly string[] },
+): Violation[] {
   const { calls, unparsed } = parseTrace(trace);
-  const violations: Violation[] = unparsed.map(({ line, text }) => ({ line, why: 'cannot parse this trace line', text }));
+  const violations: Violation[] = unparsed.map(({ line, text }) => ({
+    line,
+    why: 'cannot parse this trace line',
+    text,
+  }));
   let execs = 0;
   for (const t of touches(calls, options.cwd)) {
     if (t.effect === 'read-open') continue;
@@ -486,7 +555,11 @@ export function writesOutside(trace: string, options: { outDir: string; cwd: str
       continue;
     }
     if (t.effect === 'io_uring') {
-      violations.push({ line: t.call.line, why: 'io_uring in use: file calls made through it are not traced', text: t.call.text });
+      violations.push({
+        line: t.call.line,
+        why: 'io_uring in use: file calls made through it are not traced',
+        text: t.call.text,
+      });
       continue;
     }
     if (t.path === null) {
@@ -534,11 +607,27 @@ export function treeState(dir: string, exclude: readonly string[] = []): string[
   const visit = (path: string): void => {
     if (exclude.some((x) => isUnder(path, x))) return;
     const st = lstatSync(path, { bigint: true });
-    const kind = st.isFile() ? 'file' : st.isDirectory() ? 'dir' : st.isSymbolicLink() ? 'symlink' : st.isFIFO() ? 'fifo' : st.isSocket() ? 'socket' : st.isCharacterDevice() ? 'chardev' : st.isBlockDevice() ? 'blockdev' : 'other';
+    const kind = st.isFile()
+      ? 'file'
+      : st.isDirectory()
+        ? 'dir'
+        : st.isSymbolicLink()
+          ? 'symlink'
+          : st.isFIFO()
+            ? 'fifo'
+            : st.isSocket()
+              ? 'socket'
+              : st.isCharacterDevice()
+                ? 'chardev'
+                : st.isBlockDevice()
+                  ? 'blockdev'
+                  : 'other';
     let extra = '';
     if (kind === 'file') extra = 'sha256:' + createHash('sha256').update(readFileSync(path)).digest('hex');
     if (kind === 'symlink') extra = '-> ' + readlinkSync(path);
-    lines.push(`${path} ${kind} mode=${(st.mode & 0o7777n).toString(8)} uid=${st.uid} gid=${st.gid} size=${kind === 'dir' ? '-' : st.size} ino=${st.ino} nlink=${st.nlink} mtime=${st.mtimeNs} ctime=${st.ctimeNs} ${extra}`.trimEnd());
+    lines.push(
+      `${path} ${kind} mode=${(st.mode & 0o7777n).toString(8)} uid=${st.uid} gid=${st.gid} size=${kind === 'dir' ? '-' : st.size} ino=${st.ino} nlink=${st.nlink} mtime=${st.mtimeNs} ctime=${st.ctimeNs} ${extra}`.trimEnd(),
+    );
     if (kind === 'dir') for (const name of readdirSync(path).sort()) visit(join(path, name));
   };
   visit(dir);

@@ -13,12 +13,13 @@ import { buildRealistic, realisticHost } from '../support/realistic-host.js';
  * the tests below fail when a derived fact reads an input it does not declare.
  */
 
-test("every field a rule can read of a container has its origin declared: read from a source, about the scan, or derived", () => {
+test('every field a rule can read of a container has its origin declared: read from a source, about the scan, or derived', () => {
   const kinds = CONTAINER_KINDS;
   const declared = [...kinds.read.keys(), ...kinds.derived, ...kinds.scan].sort();
   assert.equal(declared, Object.keys(SUBJECT_FIELD_DOCS.containers).sort());
   // What issue 24 found treated as known: each is derived (and so unknown with what it reads).
-  for (const field of ['endpoints', 'exposure', 'exposed', 'exposed_endpoints', 'open_ports'] as const) assert.ok(kinds.derived.includes(field), field);
+  for (const field of ['endpoints', 'exposure', 'exposed', 'exposed_endpoints', 'open_ports'] as const)
+    assert.ok(kinds.derived.includes(field), field);
   assert.is(kinds.read.get('listening'), 'proc');
 });
 
@@ -29,15 +30,26 @@ test('a derived fact of a container reads no field beyond those it declares', ()
     for (const subject of buildSubjects(buildRealistic(realisticHost(seed), '2026-10-02T03:00:00Z')).containers) {
       const data = subject.data as unknown as Record<string, unknown>;
       for (const field of order) {
-        const fact = CONTAINER_FACTS[field] as unknown as { from: readonly string[]; compute: (inputs: object, context: object) => unknown };
+        const fact = CONTAINER_FACTS[field] as unknown as {
+          from: readonly string[];
+          compute: (inputs: object, context: object) => unknown;
+        };
         // Only the declared inputs, and a read of any other field fails.
         const inputs = new Proxy(Object.fromEntries(fact.from.map((f) => [f, data[f]])), {
           get(target, key) {
-            if (typeof key === 'string' && !fact.from.includes(key)) throw new Error(`${field} reads ${key}, which it does not declare`);
+            if (typeof key === 'string' && !fact.from.includes(key))
+              throw new Error(`${field} reads ${key}, which it does not declare`);
             return Reflect.get(target, key) as unknown;
           },
         });
-        const value = fact.compute(inputs, { labels: { module: 'mesh.module', resource: 'mesh.resource', sources: 'mesh.sources', sourceDigests: 'mesh.source-digests' } });
+        const value = fact.compute(inputs, {
+          labels: {
+            module: 'mesh.module',
+            resource: 'mesh.resource',
+            sources: 'mesh.sources',
+            sourceDigests: 'mesh.source-digests',
+          },
+        });
         assert.equal(value, data[field], `${field} of ${subject.about.id} from its declared inputs alone`);
         checked++;
       }
@@ -67,7 +79,14 @@ const TOY = {
 const TOY_KINDS = factKinds<Toy, null>(TOY);
 const TOY_ORDER = derivationOrder<Toy, null>(TOY);
 const build = (flag: boolean, unread: [string, string][]) =>
-  buildFacts<Toy, null, typeof TOY>(TOY, TOY_ORDER, { a: 1, b: null, flag }, null, new Map(unread as [never, string][]), TOY_KINDS.read);
+  buildFacts<Toy, null, typeof TOY>(
+    TOY,
+    TOY_ORDER,
+    { a: 1, b: null, flag },
+    null,
+    new Map(unread as [never, string][]),
+    TOY_KINDS.read,
+  );
 
 test('a fact derived from an unknown input it reads is unknown, with the source and reason; transitively', () => {
   const { unknown } = build(true, [['proc', '/proc not read: not root']]);
@@ -83,7 +102,10 @@ test('a fact derived from an unknown input it reads is unknown, with the source 
 
 test('a fact that does not read its unknown input on this subject is known', () => {
   const { data, unknown } = build(false, [['proc', 'not root']]);
-  assert.equal(unknown.map((u) => u.field), ['b']);
+  assert.equal(
+    unknown.map((u) => u.field),
+    ['b'],
+  );
   assert.is(data.sum, 1);
   assert.is(data.doubled, 2);
 });
@@ -95,9 +117,16 @@ test('every source read: nothing unknown', () => {
 test('derivation order: inputs first; a cycle or an input that is no field is refused', () => {
   assert.ok(TOY_ORDER.indexOf('sum') < TOY_ORDER.indexOf('doubled'));
   const t = derive<{ x: number; y: number }, null>();
-  assert.throws(() => derivationOrder<{ x: number; y: number }, null>({ x: t(['y'], (v) => v.y), y: t(['x'], (v) => v.x) }), /read each other: x <- y <- x/);
   assert.throws(
-    () => derivationOrder<{ x: number; y: number }, null>({ x: read('docker'), y: { from: ['nope' as 'x'], compute: () => 0 } }),
+    () => derivationOrder<{ x: number; y: number }, null>({ x: t(['y'], (v) => v.y), y: t(['x'], (v) => v.x) }),
+    /read each other: x <- y <- x/,
+  );
+  assert.throws(
+    () =>
+      derivationOrder<{ x: number; y: number }, null>({
+        x: read('docker'),
+        y: { from: ['nope' as 'x'], compute: () => 0 },
+      }),
     /derived from nope, which is no field/,
   );
 });

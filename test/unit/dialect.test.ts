@@ -25,7 +25,20 @@ async function rule(fields: Record<string, unknown>) {
     JSON.stringify({
       schema: 'mesh-audit/policy@1',
       pack: { id: 'dialect', name: 'dialect', version: '1' },
-      rules: [{ id: 'D1', name: 'dialect-rule', title: 't', severity: 'warning', subject: 'containers', message: 'm', help: 'h', tags: [], profiles: ['nightly'], ...fields }],
+      rules: [
+        {
+          id: 'D1',
+          name: 'dialect-rule',
+          title: 't',
+          severity: 'warning',
+          subject: 'containers',
+          message: 'm',
+          help: 'h',
+          tags: [],
+          profiles: ['nightly'],
+          ...fields,
+        },
+      ],
     }),
   );
   return pack.rules[0]!;
@@ -57,7 +70,7 @@ strings('count of a string is its length; of a number it is an error, not 0', ()
   assert.throws(() => applyLogic({ count: [{ var: 'n' }] }, { n: 5 }), /count takes a list, an object or a string/);
 });
 
-strings('get reads a string\'s own properties too', () => {
+strings("get reads a string's own properties too", () => {
   assert.is(applyLogic({ get: [{ var: 's' }, 'length'] }, { s: 'abc' }), 3);
 });
 
@@ -68,15 +81,25 @@ strings.run();
 const lets = suite('let values are computed when the assertion reads the whole scope');
 
 lets('{"get": [{"var": ""}, "big"]} sees the let value', async () => {
-  const r = await rule({ let: { big: { '>': [{ var: 'holds.length' }, 1] } }, assert: { '===': [{ get: [{ var: '' }, 'big'] }, true] } });
+  const r = await rule({
+    let: { big: { '>': [{ var: 'holds.length' }, 1] } },
+    assert: { '===': [{ get: [{ var: '' }, 'big'] }, true] },
+  });
   assert.is(evaluateRule(r, subject({ holds: [80, 443] })).length, 0, 'two ports held is big: no finding');
   assert.is(evaluateRule(r, subject({ holds: [] })).length, 1, 'none held is not big: a finding');
 });
 
 lets('also with a default, and inside each', async () => {
-  const r = await rule({ each: { var: 'holds' }, let: { ok: { '>=': [{ var: 'item' }, 1] } }, assert: { get: [{ var: ['', null] }, 'ok'] } });
+  const r = await rule({
+    each: { var: 'holds' },
+    let: { ok: { '>=': [{ var: 'item' }, 1] } },
+    assert: { get: [{ var: ['', null] }, 'ok'] },
+  });
   const found = evaluateRule(r, subject({ holds: [1, 0, 2] }));
-  assert.equal(found.map((f) => f.discriminator), ['0']);
+  assert.equal(
+    found.map((f) => f.discriminator),
+    ['0'],
+  );
 });
 
 lets.run();
@@ -86,9 +109,21 @@ lets.run();
 const equality = suite('deep equality of the custom operators');
 
 equality('objects are equal whatever the order of their keys', () => {
-  assert.equal(applyLogic({ difference: [{ var: 'a' }, { var: 'b' }] }, { a: [{ a: 1, b: 2 }], b: [{ b: 2, a: 1 }] }), []);
-  assert.equal(applyLogic({ intersection: [{ var: 'a' }, { var: 'b' }] }, { a: [{ a: 1, b: { c: 1, d: 2 } }], b: [{ b: { d: 2, c: 1 }, a: 1 }] }), [{ a: 1, b: { c: 1, d: 2 } }]);
-  assert.is(applyLogic({ all_equal_to: [{ var: 'xs' }, { var: 'v' }] }, { xs: [{ p: 1, q: 2 }], v: { q: 2, p: 1 } }), true);
+  assert.equal(
+    applyLogic({ difference: [{ var: 'a' }, { var: 'b' }] }, { a: [{ a: 1, b: 2 }], b: [{ b: 2, a: 1 }] }),
+    [],
+  );
+  assert.equal(
+    applyLogic(
+      { intersection: [{ var: 'a' }, { var: 'b' }] },
+      { a: [{ a: 1, b: { c: 1, d: 2 } }], b: [{ b: { d: 2, c: 1 }, a: 1 }] },
+    ),
+    [{ a: 1, b: { c: 1, d: 2 } }],
+  );
+  assert.is(
+    applyLogic({ all_equal_to: [{ var: 'xs' }, { var: 'v' }] }, { xs: [{ p: 1, q: 2 }], v: { q: 2, p: 1 } }),
+    true,
+  );
 });
 
 equality('NaN and Infinity are not null', () => {
@@ -115,7 +150,10 @@ const every = suite('every is refused at load, with what to write instead');
 
 every('`every` is refused, naming none/! and all_equal_to', async () => {
   const problems = checkLogic({ every: [{ var: 'xs' }, { '>=': [{ var: '' }, 1] }] });
-  assert.equal(problems.map((p) => p.path), ['']);
+  assert.equal(
+    problems.map((p) => p.path),
+    [''],
+  );
   assert.match(problems[0]!.message, '{"none": [LIST, {"!": TEST}]}');
   assert.match(problems[0]!.message, 'all_equal_to');
   try {

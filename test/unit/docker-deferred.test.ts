@@ -24,7 +24,10 @@ function inFreshNode(body: string): Record<string, unknown> {
     const out = {};
     ${body}
     console.log(JSON.stringify(out));`;
-  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', env: { ...process.env, DOCKER_HOST: '' } });
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+    encoding: 'utf8',
+    env: { ...process.env, DOCKER_HOST: '' },
+  });
   assert.is(r.status, 0, r.stderr);
   return JSON.parse(r.stdout) as Record<string, unknown>;
 }
@@ -34,7 +37,15 @@ test('a scan loads dockerode without the modules of features it never uses', () 
     const Docker = await loadDockerode();
     new Docker({ socketPath: '/nonexistent.sock' });
     for (const name of ['dockerode', 'docker-modem', 'ssh2', '@grpc/grpc-js', 'protobufjs', 'readable-stream', 'tar-stream']) out[name] = loaded(name);`);
-  assert.equal(out, { dockerode: true, 'docker-modem': true, ssh2: false, '@grpc/grpc-js': false, protobufjs: false, 'readable-stream': false, 'tar-stream': false });
+  assert.equal(out, {
+    dockerode: true,
+    'docker-modem': true,
+    ssh2: false,
+    '@grpc/grpc-js': false,
+    protobufjs: false,
+    'readable-stream': false,
+    'tar-stream': false,
+  });
 });
 
 test('a deferred module is loaded, whole, the first time dockerode uses it', () => {
@@ -52,18 +63,28 @@ test('a deferred module is loaded, whole, the first time dockerode uses it', () 
     out.tarPack = typeof tar.pack;
     out.tarStream = loaded('tar-stream');
     out.session = typeof require('dockerode/lib/session.js');`);
-  assert.equal(out, { sshAgent: 'Agent', ssh2: true, duplex: 'function', tarPack: 'function', tarStream: true, session: 'function' });
+  assert.equal(out, {
+    sshAgent: 'Agent',
+    ssh2: true,
+    duplex: 'function',
+    tarPack: 'function',
+    tarStream: true,
+    session: 'function',
+  });
 });
 
 test('the single executable bundles the same stand-ins: gRPC is loaded when a BuildKit session is used, not before', async () => {
   // Inside the package, where the bundler finds node_modules.
   const dir = tempDir('ma-deferred-bundle-', packageFile('dist'));
   const entry = join(dir, 'entry.cjs');
-  writeFileSync(entry, [
-    "const Docker = require('dockerode');",
-    "new Docker({ socketPath: '/nonexistent.sock' });",
-    "module.exports = require('dockerode/lib/session.js');",
-  ].join('\n'));
+  writeFileSync(
+    entry,
+    [
+      "const Docker = require('dockerode');",
+      "new Docker({ socketPath: '/nonexistent.sock' });",
+      "module.exports = require('dockerode/lib/session.js');",
+    ].join('\n'),
+  );
   const code = await bundleOne({ root: PACKAGE_ROOT, version: '0.0.0', commit: 'test' }, entry, {});
   // The bundle runs with a require that records what it asks of Node: http2 is gRPC's alone.
   const asked = new Set<string>();
@@ -74,12 +95,22 @@ test('the single executable bundles the same stand-ins: gRPC is loaded when a Bu
   };
   const module = { exports: {} as unknown };
   // eslint-disable-next-line @typescript-eslint/no-implied-eval -- the bundle is CommonJS text, run as Node would run it
-  new Function('require', 'module', 'exports', '__filename', '__dirname', code)(record, module, module.exports, entry, dir);
+  new Function('require', 'module', 'exports', '__filename', '__dirname', code)(
+    record,
+    module,
+    module.exports,
+    entry,
+    dir,
+  );
   assert.ok(asked.has('http'), 'the bundle ran (docker-modem asked for http)');
   assert.not.ok(asked.has('http2'), 'gRPC was loaded with dockerode');
   const session = module.exports as (docker: unknown, auth: unknown, handler: (err: Error | null) => void) => void;
   const told: (Error | null)[] = [];
-  session({ modem: { dial: (_: unknown, callback: (err: Error) => void) => callback(new Error('no engine')) } }, {}, (err) => told.push(err));
+  session(
+    { modem: { dial: (_: unknown, callback: (err: Error) => void) => callback(new Error('no engine')) } },
+    {},
+    (err) => told.push(err),
+  );
   assert.ok(asked.has('http2'), 'gRPC was not loaded when a session was used');
   assert.is(told[0]?.message, 'no engine', "the real session's code ran");
 });

@@ -3,13 +3,17 @@ import * as assert from 'uvu/assert';
 import { parseEnvBytes, parseEnvFile, readLiteral } from '../../src/collect/envfile.js';
 import { createSafeValueMaker } from '../../src/secret/value.js';
 
-const asMap = (text: string): Record<string, string | null> => Object.fromEntries(parseEnvFile(text).map((e) => [e.key, e.value]));
+const asMap = (text: string): Record<string, string | null> =>
+  Object.fromEntries(parseEnvFile(text).map((e) => [e.key, e.value]));
 
 test('CRLF line endings give the same entries as LF, without a trailing \\r', () => {
   const lf = parseEnvFile('A=1\nB=two\nC="three"\n');
   const crlf = parseEnvFile('A=1\r\nB=two\r\nC="three"\r\n');
   assert.equal(crlf, lf);
-  assert.equal(crlf.map((e) => e.value), ['1', 'two', 'three']);
+  assert.equal(
+    crlf.map((e) => e.value),
+    ['1', 'two', 'three'],
+  );
 });
 
 test('an export prefix is dropped', () => {
@@ -28,7 +32,12 @@ test('whole-line comments, indented or not, are skipped', () => {
 });
 
 test('" #" starts a comment in an unquoted value; "#" inside a word does not', () => {
-  assert.equal(asMap('A=value # a comment\nB=value\t# tab comment\nC=abc#def\nD=x #'), { A: 'value', B: 'value', C: 'abc#def', D: 'x' });
+  assert.equal(asMap('A=value # a comment\nB=value\t# tab comment\nC=abc#def\nD=x #'), {
+    A: 'value',
+    B: 'value',
+    C: 'abc#def',
+    D: 'x',
+  });
 });
 
 test('single quotes are literal: no escapes, # kept', () => {
@@ -66,7 +75,13 @@ test('a multi-line value in a CRLF file uses \\n inside and keeps later line num
 
 test('line numbers are 1-based and count blank, comment and skipped lines', () => {
   const entries = parseEnvFile('\n# comment\nnot an assignment\nA=1\n\nB=2');
-  assert.equal(entries.map((e) => [e.key, e.line]), [['A', 4], ['B', 6]]);
+  assert.equal(
+    entries.map((e) => [e.key, e.line]),
+    [
+      ['A', 4],
+      ['B', 6],
+    ],
+  );
 });
 
 test('a BOM at the start does not become part of the first key', () => {
@@ -101,18 +116,24 @@ test('spaces around = and around an unquoted value are trimmed; = inside the val
 
 test('an unterminated quote: its line is skipped, the rest of the file read (python-dotenv)', () => {
   const entries = parseEnvFile('A="unterminated\nB=2\nC=3');
-  assert.equal(entries.map((e) => e.key), ['B', 'C']);
-  assert.equal(entries.map((e) => e.line), [2, 3]);
+  assert.equal(
+    entries.map((e) => e.key),
+    ['B', 'C'],
+  );
+  assert.equal(
+    entries.map((e) => e.line),
+    [2, 3],
+  );
 });
 
-test('with no closing quote, an escaped quote further on closes the value, as python-dotenv\'s expression backtracks to it', () => {
+test("with no closing quote, an escaped quote further on closes the value, as python-dotenv's expression backtracks to it", () => {
   assert.equal(parseEnvFile('A="x\nB=\\"\nC=3'), [
     { key: 'A', value: 'x\nB=\\', line: 1 },
     { key: 'C', value: '3', line: 3 },
   ]);
 });
 
-test('${VAR} and ${VAR:-default} take an earlier key of the file; otherwise the tool\'s environment, so the value is marked caller', () => {
+test("${VAR} and ${VAR:-default} take an earlier key of the file; otherwise the tool's environment, so the value is marked caller", () => {
   assert.equal(parseEnvFile("A=1\nB=${A}-x\nC='${A}'\nD=${NOPE:-dflt}\nE=$A\nF\nG=${F}"), [
     { key: 'A', value: '1', line: 1 },
     { key: 'B', value: '1-x', line: 2 },
@@ -136,25 +157,46 @@ test('the literal reading (docker/podman --env-file): values as written, leading
   assert.is(r.dockerRefuses, undefined);
 });
 
-test('the literal reading: Docker\'s CLI refuses a key with blanks (export) or no key; Podman\'s takes the key as written', () => {
+test("the literal reading: Docker's CLI refuses a key with blanks (export) or no key; Podman's takes the key as written", () => {
   const r = readLiteral(Buffer.from('export A=1\nB=2\n', 'utf8'));
-  assert.equal(r.entries.map((e) => e.key), ['export A', 'B']);
+  assert.equal(
+    r.entries.map((e) => e.key),
+    ['export A', 'B'],
+  );
   assert.match(r.dockerRefuses ?? '', /line 1: variable 'export A' contains blanks/);
   assert.match(readLiteral(Buffer.from('=x\n')).dockerRefuses ?? '', /no variable name/);
   assert.match(readLiteral(Buffer.from([0x41, 0x3d, 0xe9, 0x0a])).dockerRefuses ?? '', /not valid UTF-8/);
 });
 
 test('bytes that are not UTF-8: such a value is kept as its bytes (0xA0 and a BOM included), the others as text', () => {
-  const bytes = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('A=caf'), Buffer.from([0xe9]), Buffer.from('\nB=x'), Buffer.from([0xa0]), Buffer.from('\nC=caf\u00e9 # note\n', 'utf8')]);
+  const bytes = Buffer.concat([
+    Buffer.from([0xef, 0xbb, 0xbf]),
+    Buffer.from('A=caf'),
+    Buffer.from([0xe9]),
+    Buffer.from('\nB=x'),
+    Buffer.from([0xa0]),
+    Buffer.from('\nC=caf\u00e9 # note\n', 'utf8'),
+  ]);
   const entries = parseEnvBytes(bytes);
-  assert.equal(entries.map((e) => e.key), ['A', 'B', 'C']);
+  assert.equal(
+    entries.map((e) => e.key),
+    ['A', 'B', 'C'],
+  );
   assert.equal(entries[0]!.value, Buffer.from([0x63, 0x61, 0x66, 0xe9]));
   assert.equal(entries[1]!.value, Buffer.from([0x78, 0xa0]), 'a trailing 0xA0 is a byte, not whitespace');
   assert.is(entries[2]!.value, 'caf\u00e9');
-  assert.equal(parseEnvBytes(Buffer.from('A=caf\u00e9\n', 'utf8')), parseEnvFile('A=caf\u00e9\n'), 'valid UTF-8 is parsed as text');
+  assert.equal(
+    parseEnvBytes(Buffer.from('A=caf\u00e9\n', 'utf8')),
+    parseEnvFile('A=caf\u00e9\n'),
+    'valid UTF-8 is parsed as text',
+  );
   const safe = createSafeValueMaker(Buffer.alloc(32, 1));
   assert.is.not(safe(entries[0]!.value!).digest, safe('caf\uFFFD').digest, 'never equal to the U+FFFD Docker keeps');
-  assert.is(safe(Buffer.from('caf\u00e9', 'utf8')).digest, safe('caf\u00e9').digest, 'bytes of valid UTF-8 digest as the text');
+  assert.is(
+    safe(Buffer.from('caf\u00e9', 'utf8')).digest,
+    safe('caf\u00e9').digest,
+    'bytes of valid UTF-8 digest as the text',
+  );
 });
 
 test.run();

@@ -51,7 +51,11 @@ async function refusal(file: string): Promise<string> {
 const refused = suite('a field the subject set does not have is refused at load, with file:line');
 
 refused('a misspelt field in assert: the file, the line of the var, the rule, the field and the set', async () => {
-  const file = pack('containers', ['assert: {"===": [{"var": "claimed"}, true]}', 'where:', '  {"===": [{"var": "nmae"}, "web"]}']);
+  const file = pack('containers', [
+    'assert: {"===": [{"var": "claimed"}, true]}',
+    'where:',
+    '  {"===": [{"var": "nmae"}, "web"]}',
+  ]);
   const message = await refusal(file);
   assert.match(message, `${file}:11: rule F1: where/===/0/var: subject set containers has no field 'nmae'`);
   assert.match(message, /known: .*\bname\b/);
@@ -77,19 +81,25 @@ refused('every part of a rule that decides is checked: each, let, assert, escala
   }
 });
 
-refused('a path into an object of fixed shape is checked past its head; into a map, a list or a text it is not', async () => {
-  const bad = pack('container_sources', ['assert: {"===": [{"var": "container.nmae"}, "web"]}']);
-  assert.match(await refusal(bad), `${bad}:9: rule F1: assert/===/0/var: container (container_sources) has no field 'nmae' (known: claimed_by, container_id, env, mesh, name, running, status)`);
-  const deeper = pack('container_sources', ['assert: {"!!": {"var": "container.mesh.modul"}}']);
-  assert.match(await refusal(deeper), "container.mesh (container_sources) has no field 'modul'");
-  const good = pack('container_sources', [
-    'assert:',
-    '  {"and": [{"var": "container.name"}, {"var": "source.env.DB_PASSWORD.digest"}, {"var": "container.mesh.sources.0"}, {"var": "source.path.length"}]}',
-  ]);
-  assert.is((await loadPolicyFile(good)).rules.length, 1);
-  const labels = pack('containers', ['assert: {"!!": {"var": "labels.mesh.module"}}']);
-  assert.is((await loadPolicyFile(labels)).rules.length, 1);
-});
+refused(
+  'a path into an object of fixed shape is checked past its head; into a map, a list or a text it is not',
+  async () => {
+    const bad = pack('container_sources', ['assert: {"===": [{"var": "container.nmae"}, "web"]}']);
+    assert.match(
+      await refusal(bad),
+      `${bad}:9: rule F1: assert/===/0/var: container (container_sources) has no field 'nmae' (known: claimed_by, container_id, env, mesh, name, running, status)`,
+    );
+    const deeper = pack('container_sources', ['assert: {"!!": {"var": "container.mesh.modul"}}']);
+    assert.match(await refusal(deeper), "container.mesh (container_sources) has no field 'modul'");
+    const good = pack('container_sources', [
+      'assert:',
+      '  {"and": [{"var": "container.name"}, {"var": "source.env.DB_PASSWORD.digest"}, {"var": "container.mesh.sources.0"}, {"var": "source.path.length"}]}',
+    ]);
+    assert.is((await loadPolicyFile(good)).rules.length, 1);
+    const labels = pack('containers', ['assert: {"!!": {"var": "labels.mesh.module"}}']);
+    assert.is((await loadPolicyFile(labels)).rules.length, 1);
+  },
+);
 
 refused('a key read whole from the scope with get, and the names missing asks for, are checked too', async () => {
   const get = pack('host', ['assert: {"get": [{"var": ""}, "hostnme"]}']);
@@ -101,7 +111,11 @@ refused('a key read whole from the scope with get, and the names missing asks fo
 refused('item outside each, and a let name in where (it is not bound there), are refused', async () => {
   const item = pack('containers', ['assert: {"var": "item"}']);
   assert.match(await refusal(item), "subject set containers has no field 'item'");
-  const letInWhere = pack('containers', ['let: {ok: {"var": "claimed"}}', 'where: {"var": "ok"}', 'assert: {"var": "ok"}']);
+  const letInWhere = pack('containers', [
+    'let: {ok: {"var": "claimed"}}',
+    'where: {"var": "ok"}',
+    'assert: {"var": "ok"}',
+  ]);
   const message = await refusal(letInWhere);
   assert.match(message, "where/var: subject set containers has no field 'ok'");
   assert.not.match(message, 'assert/var');
@@ -111,26 +125,29 @@ refused.run();
 
 const allowed = suite('what the evaluator binds is not refused');
 
-allowed('item in each, let names (earlier ones in a later let), the items of all/some/none/map/filter/reduce', async () => {
-  const file = pack('containers', [
-    'each: {"var": "open_ports"}',
-    'let:',
-    '  held: {"in": [{"var": "item"}, {"var": "holds"}]}',
-    '  both: {"and": [{"var": "held"}, {"var": "item"}]}',
-    'assert:',
-    '  {"and": [',
-    '    {"var": "both"},',
-    '    {"all": [{"var": "ports"}, {">": [{"var": "hostPort"}, 0]}]},',
-    '    {"some": [{"var": "listening"}, {"===": [{"var": "address"}, "0.0.0.0"]}]},',
-    '    {"none": [{"var": "formerly_claimed_by"}, {"var": "current_target"}]},',
-    '    {"map": [{"var": "ports"}, {"var": "containerPort"}]},',
-    '    {"filter": [{"var": "ports"}, {"var": "protocol"}]},',
-    '    {"reduce": [{"var": "holds"}, {"+": [{"var": "current"}, {"var": "accumulator"}]}, 0]}',
-    '  ]}',
-    'discriminator: {"cat": [{"var": "item"}, {"var": "held"}]}',
-  ]);
-  assert.is((await loadPolicyFile(file)).rules.length, 1);
-});
+allowed(
+  'item in each, let names (earlier ones in a later let), the items of all/some/none/map/filter/reduce',
+  async () => {
+    const file = pack('containers', [
+      'each: {"var": "open_ports"}',
+      'let:',
+      '  held: {"in": [{"var": "item"}, {"var": "holds"}]}',
+      '  both: {"and": [{"var": "held"}, {"var": "item"}]}',
+      'assert:',
+      '  {"and": [',
+      '    {"var": "both"},',
+      '    {"all": [{"var": "ports"}, {">": [{"var": "hostPort"}, 0]}]},',
+      '    {"some": [{"var": "listening"}, {"===": [{"var": "address"}, "0.0.0.0"]}]},',
+      '    {"none": [{"var": "formerly_claimed_by"}, {"var": "current_target"}]},',
+      '    {"map": [{"var": "ports"}, {"var": "containerPort"}]},',
+      '    {"filter": [{"var": "ports"}, {"var": "protocol"}]},',
+      '    {"reduce": [{"var": "holds"}, {"+": [{"var": "current"}, {"var": "accumulator"}]}, 0]}',
+      '  ]}',
+      'discriminator: {"cat": [{"var": "item"}, {"var": "held"}]}',
+    ]);
+    assert.is((await loadPolicyFile(file)).rules.length, 1);
+  },
+);
 
 allowed('a path worked out at run time is not checked (it cannot be told at load)', async () => {
   const file = pack('containers', ['assert: {"var": {"cat": ["na", "me"]}}']);
@@ -148,7 +165,17 @@ cli('rules lint, rules docs, evaluate and scan', async () => {
     ['rules', 'lint', '--policy', file],
     ['rules', 'docs', '--policy', file],
     ['evaluate', example('demo', 'snapshot.json'), '--policy', file, '--out', out],
-    ['scan', '--policy', file, '--docker-host', 'unix:///nonexistent.sock', '--ledger', join(dir, 'no-ledger.jsonl'), '--out', out],
+    [
+      'scan',
+      '--policy',
+      file,
+      '--docker-host',
+      'unix:///nonexistent.sock',
+      '--ledger',
+      join(dir, 'no-ledger.jsonl'),
+      '--out',
+      out,
+    ],
   ]) {
     const run = await runCli(args);
     assert.is(run.code, 2, `${args.join(' ')}: ${run.stderr}`);

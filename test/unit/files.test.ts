@@ -4,7 +4,17 @@ import { isRoot, requireRoot, rootTest } from '../support/root.js';
 import * as assert from 'uvu/assert';
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  rmSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -136,7 +146,10 @@ test('an env file (CRLF, export, quotes, comments) becomes SafeValues with lines
 
 test('envPaths are parsed whatever their name, and recorded', async () => {
   const { files } = await collect(ROOT, { envPaths: ['/srv/conf/vars'] });
-  assert.equal(files.map((f) => f.path), ['/srv/conf/vars']);
+  assert.equal(
+    files.map((f) => f.path),
+    ['/srv/conf/vars'],
+  );
   assert.equal(
     files[0]!.env!.map((e) => [e.key, e.line]),
     [
@@ -172,17 +185,26 @@ test('a symlinked folder in a managed root is recorded as a symlink and not desc
   const link = get(files, '/etc/mesh/linkdir');
   assert.is(link.kind, 'symlink');
   assert.is(link.linkTarget, join(OUTSIDE, 'dir'));
-  assert.equal(files.filter((f) => f.path.startsWith('/etc/mesh/linkdir/')), []);
+  assert.equal(
+    files.filter((f) => f.path.startsWith('/etc/mesh/linkdir/')),
+    [],
+  );
   assert.not.ok(JSON.stringify(files).includes(CANARY));
 });
 
 test('a managed root that is itself a symlinked folder is not descended', async () => {
   const { files } = await collect(ROOT, { managedRoots: ['/etc/other'] });
-  assert.equal(files.map((f) => [f.path, f.kind]), [['/etc/other', 'symlink']]);
+  assert.equal(
+    files.map((f) => [f.path, f.kind]),
+    [['/etc/other', 'symlink']],
+  );
 });
 
 test('a path under a symlinked parent folder is refused: kind unknown, error names the parent', async () => {
-  const { files, problems } = await collect(ROOT, { paths: ['/etc/other/secret.txt', '/etc/other/app.env'], managedRoots: ['/etc/other/x'] });
+  const { files, problems } = await collect(ROOT, {
+    paths: ['/etc/other/secret.txt', '/etc/other/app.env'],
+    managedRoots: ['/etc/other/x'],
+  });
   assert.equal(problems, []);
   for (const path of ['/etc/other/secret.txt', '/etc/other/app.env', '/etc/other/x']) {
     const r = get(files, path);
@@ -196,7 +218,10 @@ test('a path under a symlinked parent folder is refused: kind unknown, error nam
 
 test('a FIFO and a unix socket are recorded by kind, never opened', async () => {
   // A FIFO opened for reading would block for ever: within() turns that hang into a failure.
-  const { files } = await within(collect(ROOT, { paths: ['/etc/mesh/pipe', '/etc/mesh/sock'], envPaths: ['/etc/mesh/pipe'] }), 30_000);
+  const { files } = await within(
+    collect(ROOT, { paths: ['/etc/mesh/pipe', '/etc/mesh/sock'], envPaths: ['/etc/mesh/pipe'] }),
+    30_000,
+  );
   const pipe = get(files, '/etc/mesh/pipe');
   const sock = get(files, '/etc/mesh/sock');
   assert.is(pipe.kind, 'fifo');
@@ -224,7 +249,10 @@ test('relative or non-normalized paths are problems, not crashes; the others are
     managedRoots: ['./etc'],
     envPaths: ['/srv//conf/vars'],
   });
-  assert.equal(files.map((f) => f.path), ['/etc/mesh/config.yml']);
+  assert.equal(
+    files.map((f) => f.path),
+    ['/etc/mesh/config.yml'],
+  );
   assert.equal(
     problems.map((p) => [p.source, p.subject]),
     [
@@ -240,7 +268,10 @@ test('relative or non-normalized paths are problems, not crashes; the others are
 
 test('the host root itself can be named: "/" is the root folder', async () => {
   const { files } = await collect(ROOT, { paths: ['/'] });
-  assert.equal(files.map((f) => [f.path, f.kind]), [['/', 'directory']]);
+  assert.equal(
+    files.map((f) => [f.path, f.kind]),
+    [['/', 'directory']],
+  );
 });
 
 test('a root that does not exist is one problem, no crash', async () => {
@@ -256,7 +287,10 @@ test('maxFiles bounds the walk with one problem', async () => {
     mkdirSync(join(root, 'm'));
     for (let i = 0; i < 10; i++) writeFileSync(join(root, 'm', `f${i}`), String(i));
     const { files, problems } = await collect(root, { managedRoots: ['/m'], maxFiles: 5 });
-    assert.equal(files.map((f) => f.path), ['/m', '/m/f0', '/m/f1', '/m/f2', '/m/f3']);
+    assert.equal(
+      files.map((f) => f.path),
+      ['/m', '/m/f0', '/m/f1', '/m/f2', '/m/f3'],
+    );
     assert.is(problems.length, 1);
     assert.is(problems[0]!.source, 'files');
     assert.match(problems[0]!.message, /more than 5 files/);
@@ -284,7 +318,8 @@ test('an env file larger than maxEnvBytes is digested, not parsed, with an error
 
 rootTest('permission denied (as nobody): file keeps its lstat data; a folder in the walk gets an error', async () => {
   requireRoot();
-  if (typeof process.seteuid !== 'function' || typeof process.setegid !== 'function') throw new Error('no seteuid/setegid here: cannot drop to nobody');
+  if (typeof process.seteuid !== 'function' || typeof process.setegid !== 'function')
+    throw new Error('no seteuid/setegid here: cannot drop to nobody');
   const root = mkdtempSync(join(tmpdir(), 'mesh-files-perm-'));
   try {
     chmodSync(root, 0o755);
@@ -316,7 +351,11 @@ rootTest('permission denied (as nobody): file keeps its lstat data; a folder in 
     const locked = files.get('/data/locked')!;
     assert.is(locked.kind, 'directory');
     assert.is(locked.error, 'permission denied');
-    assert.equal(files.get('/data/locked/inside.txt'), { path: '/data/locked/inside.txt', kind: 'unknown', error: 'permission denied on parent folder /data/locked' });
+    assert.equal(files.get('/data/locked/inside.txt'), {
+      path: '/data/locked/inside.txt',
+      kind: 'unknown',
+      error: 'permission denied on parent folder /data/locked',
+    });
     assert.is(files.get('/data/open.txt')!.sha256, sha('open'));
     assert.not.ok(JSON.stringify(result.files).includes(CANARY));
   } finally {
@@ -378,15 +417,25 @@ test('large files are hashed by worker threads: same digests as sha256sum, same 
     try {
       const seen = lstatSync(join(root, 'm', 'blob-0.bin'), { bigint: true });
       const other = lstatSync(join(root, 'm', 'blob-2.bin'), { bigint: true });
-      assert.equal(await within(pool.read(join(root, 'm', 'blob-2.bin'), seen)), { ok: false, error: 'changed while being read: not read' });
-      assert.equal(await within(pool.read(join(root, 'm', 'blob-2.bin'), other)), { ok: true, sha256: sha(blobs[2]!), size: blobs[2]!.length });
+      assert.equal(await within(pool.read(join(root, 'm', 'blob-2.bin'), seen)), {
+        ok: false,
+        error: 'changed while being read: not read',
+      });
+      assert.equal(await within(pool.read(join(root, 'm', 'blob-2.bin'), other)), {
+        ok: true,
+        sha256: sha(blobs[2]!),
+        size: blobs[2]!.length,
+      });
     } finally {
       await pool.close();
     }
 
     // A worker stopped with a file in hand: the file is read on the main thread, its digest not lost.
     const stopped = new HashPool(1);
-    const pending = stopped.read(join(root, 'm', 'blob-1.bin'), lstatSync(join(root, 'm', 'blob-1.bin'), { bigint: true }));
+    const pending = stopped.read(
+      join(root, 'm', 'blob-1.bin'),
+      lstatSync(join(root, 'm', 'blob-1.bin'), { bigint: true }),
+    );
     await stopped.close();
     assert.equal(await within(pending), { ok: true, sha256: sha(blobs[1]!), size: blobs[1]!.length });
   } finally {

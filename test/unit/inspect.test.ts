@@ -65,7 +65,9 @@ envFile('network mode, bind mount, running state; zero FinishedAt becomes null',
   const inspect = fixture('env-file-container.json');
   const c = containerFromInspect(inspect, createSafeValueMaker());
   assert.is(c.networkMode, 'none');
-  assert.equal(c.mounts, [{ type: 'bind', source: '/tmp/mesh-audit-fixtures/gitea/app.env', destination: '/etc/app/app.env', rw: false }]);
+  assert.equal(c.mounts, [
+    { type: 'bind', source: '/tmp/mesh-audit-fixtures/gitea/app.env', destination: '/etc/app/app.env', rw: false },
+  ]);
   assert.is(c.state.running, true);
   assert.is(c.state.status, 'running');
   assert.is(c.state.pid, inspect.State?.Pid);
@@ -104,7 +106,13 @@ others('stopped container: not running, finishedAt set, startedAt kept', () => {
 
 others('zero times become null (a container created but never started)', () => {
   const inspect = fixture('stopped-container.json');
-  inspect.State = { ...inspect.State, Status: 'created', Running: false, StartedAt: '0001-01-01T00:00:00Z', FinishedAt: '0001-01-01T00:00:00Z' };
+  inspect.State = {
+    ...inspect.State,
+    Status: 'created',
+    Running: false,
+    StartedAt: '0001-01-01T00:00:00Z',
+    FinishedAt: '0001-01-01T00:00:00Z',
+  };
   const c = containerFromInspect(inspect, createSafeValueMaker());
   assert.is(c.state.startedAt, null);
   assert.is(c.state.finishedAt, null);
@@ -139,7 +147,10 @@ ports('a running container reports what was bound: 0.0.0.0:8080, 127.0.0.1:8443,
 ports('ports are sorted by host port', () => {
   const c = containerFromInspect(fixture('published-ports.json'), createSafeValueMaker());
   const hostPorts = c.ports.map((p) => p.hostPort);
-  assert.equal(hostPorts, [...hostPorts].sort((a, b) => a - b));
+  assert.equal(
+    hostPorts,
+    [...hostPorts].sort((a, b) => a - b),
+  );
   assert.equal([...new Set(hostPorts)], [5353, 8080, 8443]);
 });
 
@@ -154,7 +165,13 @@ ports('a stopped container falls back to the requested port bindings', () => {
 
 ports('bindings without a host port are not published ports', () => {
   const inspect = fixture('published-ports.json');
-  inspect.NetworkSettings = { Ports: { '9000/tcp': null, '9001/tcp': [{ HostIp: '', HostPort: '' }], '80/tcp': [{ HostIp: '0.0.0.0', HostPort: '8080' }] } };
+  inspect.NetworkSettings = {
+    Ports: {
+      '9000/tcp': null,
+      '9001/tcp': [{ HostIp: '', HostPort: '' }],
+      '80/tcp': [{ HostIp: '0.0.0.0', HostPort: '8080' }],
+    },
+  };
   const c = containerFromInspect(inspect, createSafeValueMaker());
   assert.equal(c.ports, [{ containerPort: 80, protocol: 'tcp', hostIp: '0.0.0.0', hostPort: 8080 }]);
 });

@@ -45,11 +45,39 @@ test('strict JSON stays strict: comments, trailing commas, single quotes, NaN ar
 /** JSON, JSON broken in one place, and soup made of JSON's own pieces. */
 const texts = fc.oneof(
   fc.json(),
-  fc.tuple(fc.json(), fc.nat(), fc.constantFrom('', ',', ']', '}', '"', '/', '//x\n', ' ', '\n', 'e', '-', '0', '\\')).map(([t, at, insert]) => {
-    const i = at % (t.length + 1);
-    return t.slice(0, i) + insert + t.slice(i + 1);
+  fc
+    .tuple(fc.json(), fc.nat(), fc.constantFrom('', ',', ']', '}', '"', '/', '//x\n', ' ', '\n', 'e', '-', '0', '\\'))
+    .map(([t, at, insert]) => {
+      const i = at % (t.length + 1);
+      return t.slice(0, i) + insert + t.slice(i + 1);
+    }),
+  fc.string({
+    unit: fc.constantFrom(
+      '{',
+      '}',
+      '[',
+      ']',
+      ',',
+      ':',
+      '"',
+      '\\',
+      '0',
+      '1',
+      '-',
+      '.',
+      'e',
+      'true',
+      'null',
+      ' ',
+      '\n',
+      '\t',
+      '/',
+      '*',
+      'u',
+      'a',
+      '\u0001',
+    ),
   }),
-  fc.string({ unit: fc.constantFrom('{', '}', '[', ']', ',', ':', '"', '\\', '0', '1', '-', '.', 'e', 'true', 'null', ' ', '\n', '\t', '/', '*', 'u', 'a', '\u0001') }),
 );
 
 test('jsonc-parser, run strict, finds an error exactly when JSON.parse refuses the text (property)', () => {
@@ -62,14 +90,18 @@ test('jsonc-parser, run strict, finds an error exactly when JSON.parse refuses t
         parses = false;
       }
       const error = jsonSyntaxError(text);
-      assert.is(error === null, parses, `${JSON.stringify(text)}: JSON.parse ${parses ? 'accepts' : 'refuses'} it, the locator ${error ? `says ${error.reason} at ${error.offset}` : 'found nothing'}`);
+      assert.is(
+        error === null,
+        parses,
+        `${JSON.stringify(text)}: JSON.parse ${parses ? 'accepts' : 'refuses'} it, the locator ${error ? `says ${error.reason} at ${error.offset}` : 'found nothing'}`,
+      );
       if (error) assert.ok(error.offset >= 0 && error.offset <= text.length);
     }),
     RUNS,
   );
 });
 
-test('nesting past the locator\'s depth is reported where it starts, not as a stack overflow', () => {
+test("nesting past the locator's depth is reported where it starts, not as a stack overflow", () => {
   assert.equal(errorOf('['.repeat(100_000)), { at: '1:1001', reason: 'nesting too deep' });
 });
 
@@ -80,7 +112,10 @@ test('parseJsonInput: file:line:column, what the file was, why; never the text',
     assert.unreachable('a broken snapshot was parsed');
   } catch (error) {
     assert.instance(error, MeshAuditError);
-    assert.is((error as Error).message, `/tmp/s.json:3:${15 + CANARY.length}: snapshot is not valid JSON: expected ',' or '}'`);
+    assert.is(
+      (error as Error).message,
+      `/tmp/s.json:3:${15 + CANARY.length}: snapshot is not valid JSON: expected ',' or '}'`,
+    );
   }
   assert.equal(parseJsonInput('{"a": [1]}', 'x', 'report'), { a: [1] });
 });
@@ -105,7 +140,15 @@ test('elementOffsets agrees with JSON.parse on how many entries there are (prope
       assert.is(elementOffsets(text, 'entries').length, entries.length);
       const top = JSON.stringify(entries, null, pretty ? 1 : undefined);
       const offsets = elementOffsets(top);
-      assert.equal(offsets.map((at, i) => JSON.parse(top.slice(at, offsets[i + 1] === undefined ? top.lastIndexOf(']') : top.lastIndexOf(',', offsets[i + 1]))) as unknown), entries);
+      assert.equal(
+        offsets.map(
+          (at, i) =>
+            JSON.parse(
+              top.slice(at, offsets[i + 1] === undefined ? top.lastIndexOf(']') : top.lastIndexOf(',', offsets[i + 1])),
+            ) as unknown,
+        ),
+        entries,
+      );
     }),
     RUNS,
   );

@@ -69,7 +69,10 @@ test('every case loads, and the compiled path gives the expected answer', () => 
     } catch (err) {
       got = `threw ${(err as Error).message}`;
     }
-    if (!isDeepStrictEqual(got, expected)) wrong.push(`case ${i + 1}: ${JSON.stringify(rule)} on ${JSON.stringify(data)} gave ${JSON.stringify(got)}, expected ${JSON.stringify(expected)}`);
+    if (!isDeepStrictEqual(got, expected))
+      wrong.push(
+        `case ${i + 1}: ${JSON.stringify(rule)} on ${JSON.stringify(data)} gave ${JSON.stringify(got)}, expected ${JSON.stringify(expected)}`,
+      );
   });
   assert.equal(wrong, []);
 });
@@ -81,9 +84,10 @@ test('every case whose data is an object gives a finding through the evaluator e
     if (data === null || typeof data !== 'object' || Array.isArray(data)) return;
     run++;
     const findings = evaluateRule(pack.rules[i]!, subjectOf(data as Record<string, unknown>));
-    if (findings.length !== (truthy(expected) ? 0 : 1)) wrong.push(`case ${i + 1}: ${findings.length} findings, expected answer ${JSON.stringify(expected)}`);
+    if (findings.length !== (truthy(expected) ? 0 : 1))
+      wrong.push(`case ${i + 1}: ${findings.length} findings, expected answer ${JSON.stringify(expected)}`);
   });
-  assert.is(run, 199, "the suite has 199 cases with object data");
+  assert.is(run, 199, 'the suite has 199 cases with object data');
   assert.equal(wrong, []);
 });
 

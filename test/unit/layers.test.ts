@@ -18,24 +18,37 @@ function sourceFiles(dir: string): string[] {
 /** Every relative module a file imports (static `from '…'` and dynamic `import('…')`), as paths under src/. */
 function importsOf(file: string): string[] {
   const text = readFileSync(file, 'utf8');
-  const specifiers = [...text.matchAll(/\bfrom\s+'(\.[^']+)'|\bimport\(\s*'(\.[^']+)'\s*\)/g)].map((m) => (m[1] ?? m[2])!);
+  const specifiers = [...text.matchAll(/\bfrom\s+'(\.[^']+)'|\bimport\(\s*'(\.[^']+)'\s*\)/g)].map(
+    (m) => (m[1] ?? m[2])!,
+  );
   return specifiers.map((s) => relative(SRC, resolve(dirname(file), s)).replace(/\.js$/, '.ts'));
 }
 
 const edges = sourceFiles(SRC).flatMap((file) => importsOf(file).map((to) => ({ from: relative(SRC, file), to })));
 
 test('the import scan sees the edges it must (a check that finds nothing proves nothing)', () => {
-  assert.ok(edges.some((e) => e.from === 'scan.ts' && e.to.startsWith('collect/')), 'scan.ts -> collect/');
-  assert.ok(edges.some((e) => e.from.startsWith('cli/') && e.to === 'pipeline.ts'), 'cli/ -> pipeline.ts');
+  assert.ok(
+    edges.some((e) => e.from === 'scan.ts' && e.to.startsWith('collect/')),
+    'scan.ts -> collect/',
+  );
+  assert.ok(
+    edges.some((e) => e.from.startsWith('cli/') && e.to === 'pipeline.ts'),
+    'cli/ -> pipeline.ts',
+  );
 });
 
 test('src/collect/ is imported only from src/scan.ts (and from inside src/collect/)', () => {
-  const outside = edges.filter((e) => e.to.startsWith('collect/') && !e.from.startsWith('collect/') && e.from !== 'scan.ts');
+  const outside = edges.filter(
+    (e) => e.to.startsWith('collect/') && !e.from.startsWith('collect/') && e.from !== 'scan.ts',
+  );
   assert.equal(outside, []);
 });
 
 test('nothing outside src/cli/ imports src/cli/', () => {
-  assert.equal(edges.filter((e) => e.to.startsWith('cli/') && !e.from.startsWith('cli/')), []);
+  assert.equal(
+    edges.filter((e) => e.to.startsWith('cli/') && !e.from.startsWith('cli/')),
+    [],
+  );
 });
 
 test('the pure core (facts, policy, evaluate, report, snapshot) imports no command, collector or pipeline', () => {

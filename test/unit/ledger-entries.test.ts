@@ -35,7 +35,10 @@ test('a valid file entry with an absolute target', () => {
 test('a missing target makes the entry invalid, names target, and keeps the id', () => {
   const r = ledgerRecord({ id: 'gitea.server', type: 'container' }, 3, safe);
   assert.is(r.valid, false);
-  assert.ok(r.errors.some((e) => e.includes('target')), JSON.stringify(r.errors));
+  assert.ok(
+    r.errors.some((e) => e.includes('target')),
+    JSON.stringify(r.errors),
+  );
   assert.is(r.entry.id, 'gitea.server');
   assert.is(r.entry.type, 'container');
   assert.is(r.line, 3);
@@ -44,7 +47,10 @@ test('a missing target makes the entry invalid, names target, and keeps the id',
 test('an unknown origin makes the entry invalid and is not kept', () => {
   const r = ledgerRecord({ ...validEntry, origin: 'adopted' }, 1, safe);
   assert.is(r.valid, false);
-  assert.ok(r.errors.some((e) => e.includes('origin')), JSON.stringify(r.errors));
+  assert.ok(
+    r.errors.some((e) => e.includes('origin')),
+    JSON.stringify(r.errors),
+  );
   assert.is(r.entry.origin, undefined);
   assert.is(r.entry.id, 'gitea.server');
   assert.is(r.entry.target, 'gitea');
@@ -57,7 +63,10 @@ test('origin found is accepted', () => {
 test('a file target that is not absolute is invalid; a container target need not be a path', () => {
   const file = ledgerRecord({ id: 'gitea.env', type: 'file', target: 'etc/mesh/gitea.env' }, 1, safe);
   assert.is(file.valid, false);
-  assert.ok(file.errors.some((e) => e.includes('target')), JSON.stringify(file.errors));
+  assert.ok(
+    file.errors.some((e) => e.includes('target')),
+    JSON.stringify(file.errors),
+  );
   assert.is(file.entry.id, 'gitea.env');
   assert.is(ledgerRecord({ id: 'c', type: 'container', target: 'not-a-path' }, 1, safe).valid, true);
 });
@@ -74,7 +83,10 @@ test('bad holds, digest, sources and applied_at are each invalid and dropped', (
   for (const [field, value] of cases) {
     const r = ledgerRecord({ id: 'x', type: 'container', target: 'x', [field]: value }, 1, safe);
     assert.is(r.valid, false, `${field}=${JSON.stringify(value)}`);
-    assert.ok(r.errors.some((e) => e.includes(field)), `${field}: ${JSON.stringify(r.errors)}`);
+    assert.ok(
+      r.errors.some((e) => e.includes(field)),
+      `${field}: ${JSON.stringify(r.errors)}`,
+    );
     assert.not.ok(Object.hasOwn(r.entry, field), `${field} should not be kept`);
     assert.is(r.entry.id, 'x');
   }

@@ -91,7 +91,10 @@ test('`rules lint` prints file:line warnings and exits 1; `rules test` prints th
   assert.is(lint.code, 1);
   assert.match(lint.stdout, `${file}:9: warning: rule T1: assert: `);
   assert.match(lint.stdout, /\n7 warnings\n$/);
-  writeFileSync(join(dir, 'traps.cases.yaml'), ['T1', 'T2', 'T3'].map((id) => `${id}:\n  pass: []\n  fail: []\n`).join(''));
+  writeFileSync(
+    join(dir, 'traps.cases.yaml'),
+    ['T1', 'T2', 'T3'].map((id) => `${id}:\n  pass: []\n  fail: []\n`).join(''),
+  );
   const cases = await runCli(['rules', 'test', '--policy', file]);
   assert.match(cases.stdout, `warn ${file}:9: warning: rule T1: assert: `);
   assert.match(cases.stdout, /0 passed, 3 failed\n$/);

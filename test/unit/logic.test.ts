@@ -15,7 +15,10 @@ check('a single-key object literal is rejected as an unknown operator, with its 
 
 check('a single-key object literal at the top is reported at the empty pointer', () => {
   const problems = checkLogic({ shape: 'x' });
-  assert.equal(problems.map((p) => p.path), ['']);
+  assert.equal(
+    problems.map((p) => p.path),
+    [''],
+  );
   assert.match(problems[0]!.message, /shape/);
 });
 
@@ -29,23 +32,35 @@ check('a multi-key object literal is rejected, naming its keys', () => {
 
 check('an unknown operator is rejected, even deep inside control operators', () => {
   const problems = checkLogic({ if: [{ var: 'x' }, { map: [{ var: 'xs' }, { frobnicate: [1] }] }, null] });
-  assert.equal(problems.map((p) => p.path), ['/if/1/map/1']);
+  assert.equal(
+    problems.map((p) => p.path),
+    ['/if/1/map/1'],
+  );
   assert.match(problems[0]!.message, /unknown operator 'frobnicate'/);
 });
 
 check('every problem is reported, not only the first', () => {
   const problems = checkLogic({ or: [{ nope: 1 }, { var: 'ok' }, { a: 1, b: 2 }] });
-  assert.equal(problems.map((p) => p.path), ['/or/0', '/or/2']);
+  assert.equal(
+    problems.map((p) => p.path),
+    ['/or/0', '/or/2'],
+  );
 });
 
 check('the path is prefixed by the `at` argument', () => {
   const problems = checkLogic({ '!': { bogus: [] } }, '/rules/3/assert');
-  assert.equal(problems.map((p) => p.path), ['/rules/3/assert/!']);
+  assert.equal(
+    problems.map((p) => p.path),
+    ['/rules/3/assert/!'],
+  );
 });
 
 check('an operator name containing "/" is escaped as ~1 in the pointer', () => {
   const problems = checkLogic({ '/': [{ var: 'a' }, { x: 1 }] });
-  assert.equal(problems.map((p) => p.path), ['/~1/1']);
+  assert.equal(
+    problems.map((p) => p.path),
+    ['/~1/1'],
+  );
 });
 
 check('nested valid expressions with built-in, control and custom operators pass', () => {
@@ -71,7 +86,10 @@ check('scalars and arrays of scalars are fine', () => {
 
 check('`log` is not an operator any more', () => {
   const problems = checkLogic({ and: [true, { log: 'hello' }] });
-  assert.equal(problems.map((p) => p.path), ['/and/1']);
+  assert.equal(
+    problems.map((p) => p.path),
+    ['/and/1'],
+  );
   assert.match(problems[0]!.message, /unknown operator 'log'/);
 });
 
@@ -141,10 +159,10 @@ test('applyLogic throws on `log` and prints nothing to stdout', () => {
   const writes: string[] = [];
   const originalWrite = process.stdout.write.bind(process.stdout);
   const originalLog = console.log;
-  process.stdout.write = ((chunk: unknown) => {
+  process.stdout.write = (chunk: unknown) => {
     writes.push(String(chunk));
     return true;
-  });
+  };
   console.log = (...args: unknown[]) => {
     writes.push(args.map(String).join(' '));
   };

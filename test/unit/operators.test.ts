@@ -14,7 +14,11 @@ envDiff('lists keys with another digest and keys the container lacks, sorted; he
     held: { PATH: sv('p'), ZED: sv('z'), DATABASE_URL: sv('old'), SAME: sv('s') },
     composed: { ZED: sv('z2'), SAME: sv('s'), DATABASE_URL: sv('new'), ADDED: sv('a') },
   };
-  assert.equal(applyLogic({ env_diff: [{ var: 'held' }, { var: 'composed' }] }, data), ['ADDED', 'DATABASE_URL', 'ZED']);
+  assert.equal(applyLogic({ env_diff: [{ var: 'held' }, { var: 'composed' }] }, data), [
+    'ADDED',
+    'DATABASE_URL',
+    'ZED',
+  ]);
 });
 
 envDiff('only the digest counts: a different shape with the same digest is no difference', () => {
@@ -30,7 +34,10 @@ envDiff('a held key reached only through the prototype counts as missing', () =>
 envDiff('no held env: every composed key differs; no composed env: nothing', () => {
   const composed = { B: sv('b'), A: sv('a') };
   assert.equal(applyLogic({ env_diff: [{ var: 'held' }, { var: 'composed' }] }, { held: null, composed }), ['A', 'B']);
-  assert.equal(applyLogic({ env_diff: [{ var: 'held' }, { var: 'composed' }] }, { held: composed, composed: null }), []);
+  assert.equal(
+    applyLogic({ env_diff: [{ var: 'held' }, { var: 'composed' }] }, { held: composed, composed: null }),
+    [],
+  );
 });
 
 envDiff.run();
@@ -63,7 +70,18 @@ lists('difference keeps the order of A and drops repeats', () => {
 });
 
 lists('intersection keeps the order of A and drops repeats', () => {
-  assert.equal(applyLogic({ intersection: [[3, 1, 3, 2, 1], [1, 3, 9]] }, {}), [3, 1]);
+  assert.equal(
+    applyLogic(
+      {
+        intersection: [
+          [3, 1, 3, 2, 1],
+          [1, 3, 9],
+        ],
+      },
+      {},
+    ),
+    [3, 1],
+  );
   assert.equal(applyLogic({ intersection: [[1, 2], []] }, {}), []);
 });
 
@@ -114,7 +132,7 @@ misc('keys are own keys, sorted; anything but an object gives []', () => {
   assert.equal(applyLogic({ keys: [{ var: 'o' }] }, { o: null }), []);
 });
 
-misc('count of a list, of an object\'s keys, of null', () => {
+misc("count of a list, of an object's keys, of null", () => {
   assert.is(applyLogic({ count: [{ var: 'xs' }] }, { xs: [1, 2, 3] }), 3);
   assert.is(applyLogic({ count: [{ var: 'o' }] }, { o: { a: 1, b: 2 } }), 2);
   assert.is(applyLogic({ count: [{ var: 'missing' }] }, {}), 0);

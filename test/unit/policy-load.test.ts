@@ -11,7 +11,14 @@ import { packageFile } from '../../src/paths.js';
 const dir = mkdtempSync(join(tmpdir(), 'mesh-audit-policy-test-'));
 process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
 
-const HEAD = ['schema: mesh-audit/policy@1', 'pack:', '  id: test-pack', '  name: test pack', '  version: 1.0.0', 'rules:'];
+const HEAD = [
+  'schema: mesh-audit/policy@1',
+  'pack:',
+  '  id: test-pack',
+  '  name: test pack',
+  '  version: 1.0.0',
+  'rules:',
+];
 
 interface RuleText {
   id: string;
@@ -59,7 +66,11 @@ async function loadError(load: () => Promise<unknown>): Promise<MeshAuditError> 
   try {
     await load();
   } catch (err) {
-    assert.instance(err, MeshAuditError, `expected a MeshAuditError, got ${err instanceof Error ? `${err.name}: ${err.message}` : String(err)}`);
+    assert.instance(
+      err,
+      MeshAuditError,
+      `expected a MeshAuditError, got ${err instanceof Error ? `${err.name}: ${err.message}` : String(err)}`,
+    );
     const e = err as MeshAuditError;
     assert.is(e.exitCode, 2);
     return e;
@@ -76,11 +87,18 @@ function assertAt(e: MeshAuditError, file: string, line: number): void {
 const good = suite('valid packs');
 
 good('a small valid pack loads, and each rule knows the line of its id', async () => {
-  const file = writePack([...HEAD, ...ruleLines({ id: 'T1', name: 'rule-one' }), ...ruleLines({ id: 'T2', name: 'rule-two' })]);
+  const file = writePack([
+    ...HEAD,
+    ...ruleLines({ id: 'T1', name: 'rule-one' }),
+    ...ruleLines({ id: 'T2', name: 'rule-two' }),
+  ]);
   const [pack] = await loadPolicies({ added: [file], shipped: false });
   assert.ok(pack);
   assert.is(pack.pack.id, 'test-pack');
-  assert.equal(pack.rules.map((r) => r.id), ['T1', 'T2']);
+  assert.equal(
+    pack.rules.map((r) => r.id),
+    ['T1', 'T2'],
+  );
   assert.is(pack.rules[0]!.source.line, lineOf(file, 'id: T1'));
   assert.is(pack.rules[1]!.source.line, lineOf(file, 'id: T2'));
   assert.is(pack.rules[1]!.source.file, file);
@@ -122,9 +140,24 @@ good('a folder loads its *.yaml packs and skips *.cases.yaml', async () => {
   mkdirSync(folder);
   writePack([...HEAD, ...ruleLines({ id: 'T1', name: 'rule-one' })], 'a.yaml', folder);
   writePack(['this is: [not a pack'], 'a.cases.yaml', folder);
-  writePack(['schema: mesh-audit/policy@1', 'pack:', '  id: other-pack', '  name: other', '  version: 1.0.0', 'rules:', ...ruleLines({ id: 'T2', name: 'rule-two' })], 'b.yml', folder);
+  writePack(
+    [
+      'schema: mesh-audit/policy@1',
+      'pack:',
+      '  id: other-pack',
+      '  name: other',
+      '  version: 1.0.0',
+      'rules:',
+      ...ruleLines({ id: 'T2', name: 'rule-two' }),
+    ],
+    'b.yml',
+    folder,
+  );
   const packs = await loadPolicies({ added: [folder], shipped: false });
-  assert.equal(packs.map((p) => p.pack.id), ['test-pack', 'other-pack']);
+  assert.equal(
+    packs.map((p) => p.pack.id),
+    ['test-pack', 'other-pack'],
+  );
 });
 
 good.run();
@@ -146,7 +179,11 @@ bad('a duplicate YAML key is reported at its line', async () => {
 });
 
 bad('schema error: bad severity, at the severity line, with the rule id', async () => {
-  const file = writePack([...HEAD, ...ruleLines({ id: 'T1', name: 'rule-one' }), ...ruleLines({ id: 'T2', name: 'rule-two', severity: 'fatal' })]);
+  const file = writePack([
+    ...HEAD,
+    ...ruleLines({ id: 'T1', name: 'rule-one' }),
+    ...ruleLines({ id: 'T2', name: 'rule-two', severity: 'fatal' }),
+  ]);
   const e = await loadError(() => loadPolicyFile(file));
   assertAt(e, file, lineOf(file, 'severity: fatal'));
   assert.match(e.message, /rule T2/);
@@ -173,7 +210,7 @@ bad('unknown operator in assert, at the assert line, with the rule id and operat
   assert.match(e.message, /frobnicate/);
 });
 
-bad('unknown operator in a block-style assert points at the operator\'s own line', async () => {
+bad("unknown operator in a block-style assert points at the operator's own line", async () => {
   const file = writePack([
     ...HEAD,
     '  - id: T3',
@@ -208,14 +245,25 @@ bad('object literal in where, at the where line, with the rule id', async () => 
 });
 
 bad('multi-key object literal in where is rejected too', async () => {
-  const file = writePack([...HEAD, ...ruleLines({ id: 'T4', name: 'rule-four', where: '{"===": [{"var": "mesh"}, {"module": "a", "resource": "b"}]}' })]);
+  const file = writePack([
+    ...HEAD,
+    ...ruleLines({
+      id: 'T4',
+      name: 'rule-four',
+      where: '{"===": [{"var": "mesh"}, {"module": "a", "resource": "b"}]}',
+    }),
+  ]);
   const e = await loadError(() => loadPolicyFile(file));
   assertAt(e, file, lineOf(file, 'where:'));
   assert.match(e.message, /rule T4/);
 });
 
 bad('duplicate rule id in one file: at the second id, naming the first', async () => {
-  const file = writePack([...HEAD, ...ruleLines({ id: 'T1', name: 'rule-one' }), ...ruleLines({ id: 'T1', name: 'rule-two' })]);
+  const file = writePack([
+    ...HEAD,
+    ...ruleLines({ id: 'T1', name: 'rule-one' }),
+    ...ruleLines({ id: 'T1', name: 'rule-two' }),
+  ]);
   const first = lineOf(file, 'id: T1');
   const second = lineOf(file, 'id: T1', first);
   assert.ok(second > first);
@@ -246,7 +294,15 @@ bad('duplicate rule id across two files: at the second file, naming the first', 
 
 bad('duplicate rule name across two files is an error too', async () => {
   const a = writePack([...HEAD, ...ruleLines({ id: 'T5', name: 'same-name' })]);
-  const b = writePack(['schema: mesh-audit/policy@1', 'pack:', '  id: third-pack', '  name: third', '  version: 1.0.0', 'rules:', ...ruleLines({ id: 'T6', name: 'same-name' })]);
+  const b = writePack([
+    'schema: mesh-audit/policy@1',
+    'pack:',
+    '  id: third-pack',
+    '  name: third',
+    '  version: 1.0.0',
+    'rules:',
+    ...ruleLines({ id: 'T6', name: 'same-name' }),
+  ]);
   const e = await loadError(() => loadPolicies({ added: [a, b], shipped: false }));
   assertAt(e, b, lineOf(b, 'id: T6'));
   assert.match(e.message, /rule T6/);
@@ -266,7 +322,15 @@ bad('unknown message placeholder, at the message line, with the rule id and the 
 });
 
 bad('a let name is a known placeholder', async () => {
-  const file = writePack([...HEAD, ...ruleLines({ id: 'T1', name: 'rule-one', extra: ['    let:', '      why: {"cat": ["x"]}'], message: '"{name}: {why}"' })]);
+  const file = writePack([
+    ...HEAD,
+    ...ruleLines({
+      id: 'T1',
+      name: 'rule-one',
+      extra: ['    let:', '      why: {"cat": ["x"]}'],
+      message: '"{name}: {why}"',
+    }),
+  ]);
   const pack = await loadPolicyFile(file);
   assert.is(pack.rules.length, 1);
 });
@@ -281,13 +345,23 @@ bad('a %YAML 1.1 directive is refused at line 1', async () => {
 bad('an alias bomb is refused as a policy error, not a crash', async () => {
   // doc.toJS({maxAliasCount}) throws a plain ReferenceError; uncaught, the CLI would report an internal
   // error (exit 3) instead of a policy error with file:line (exit 2).
-  const row = (anchor: string, alias: string) => `      ${anchor}: &${anchor} [${Array(10).fill(`*${alias}`).join(', ')}]`;
+  const row = (anchor: string, alias: string) =>
+    `      ${anchor}: &${anchor} [${Array(10).fill(`*${alias}`).join(', ')}]`;
   const file = writePack([
     ...HEAD,
     ...ruleLines({
       id: 'T1',
       name: 'rule-one',
-      extra: ['    let:', '      a: &a [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]', row('b', 'a'), row('c', 'b'), row('d', 'c'), row('e', 'd'), row('f', 'e'), row('g', 'f')],
+      extra: [
+        '    let:',
+        '      a: &a [1, 1, 1, 1, 1, 1, 1, 1, 1, 1]',
+        row('b', 'a'),
+        row('c', 'b'),
+        row('d', 'c'),
+        row('e', 'd'),
+        row('f', 'e'),
+        row('g', 'f'),
+      ],
     }),
   ]);
   const e = await loadError(() => loadPolicyFile(file));
@@ -322,18 +396,21 @@ precompiledPack('is what a command uses: the YAML parser is not even loaded', ()
   assert.is(yaml, 0, 'yaml was loaded: the precompiled pack was not used');
 });
 
-precompiledPack('is not used for a pack whose text differs (a copy with one rule changed is read from its YAML)', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'mesh-pack-copy-'));
-  try {
-    const copy = join(dir, 'mesh-core.yaml');
-    writeFileSync(copy, readFileSync(DEFAULT_POLICY, 'utf8').replace('severity: error', 'severity: note'));
-    const [edited] = await loadPolicies({ added: [copy], shipped: false });
-    const [bundled] = await loadPolicies();
-    assert.is(edited!.rules[0]!.severity, 'note');
-    assert.is(bundled!.rules[0]!.severity, 'error');
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
+precompiledPack(
+  'is not used for a pack whose text differs (a copy with one rule changed is read from its YAML)',
+  async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mesh-pack-copy-'));
+    try {
+      const copy = join(dir, 'mesh-core.yaml');
+      writeFileSync(copy, readFileSync(DEFAULT_POLICY, 'utf8').replace('severity: error', 'severity: note'));
+      const [edited] = await loadPolicies({ added: [copy], shipped: false });
+      const [bundled] = await loadPolicies();
+      assert.is(edited!.rules[0]!.severity, 'note');
+      assert.is(bundled!.rules[0]!.severity, 'error');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+);
 
 precompiledPack.run();

@@ -12,10 +12,22 @@ test('tcp: header skipped, addresses little-endian per word, ports plain hex', (
   assert.is(tcp.length, 5);
   const byInode = new Map(tcp.map((r) => [r.inode, r]));
   assert.equal(byInode.get(75001), {
-    protocol: 'tcp', address: '0.0.0.0', port: 2999, state: 0x0a, inode: 75001, remoteAddress: '0.0.0.0', remotePort: 0,
+    protocol: 'tcp',
+    address: '0.0.0.0',
+    port: 2999,
+    state: 0x0a,
+    inode: 75001,
+    remoteAddress: '0.0.0.0',
+    remotePort: 0,
   });
   assert.equal(byInode.get(75002), {
-    protocol: 'tcp', address: '127.0.0.1', port: 29999, state: 0x0a, inode: 75002, remoteAddress: '0.0.0.0', remotePort: 0,
+    protocol: 'tcp',
+    address: '127.0.0.1',
+    port: 29999,
+    state: 0x0a,
+    inode: 75002,
+    remoteAddress: '0.0.0.0',
+    remotePort: 0,
   });
   assert.is(byInode.get(75006)?.state, 0x01);
   assert.is(byInode.get(75006)?.remotePort, 29999);
@@ -45,7 +57,8 @@ test('udp: unconnected (07, remote zero) kept, connected one excluded; udp6 too'
 });
 
 test('a udp row in state 07 but with a remote address is not listening', () => {
-  const text = '  sl  local_address rem_address   st\n 1: 0100007F:14E9 0100007F:0035 07 00000000:00000000 00:00000000 00000000 0 0 42 2 0 0\n';
+  const text =
+    '  sl  local_address rem_address   st\n 1: 0100007F:14E9 0100007F:0035 07 00000000:00000000 00:00000000 00000000 0 0 42 2 0 0\n';
   const parsed = parseProcNet(text, 'udp');
   assert.is(parsed.length, 1);
   assert.equal(listeningSockets(parsed), []);
@@ -81,10 +94,12 @@ test('IPv6 compression (RFC 5952) and a link-local row', () => {
   assert.is(formatIpv6(bytes('20010db8000100020003000400050006')), '2001:db8:1:2:3:4:5:6');
   assert.is(formatIpv6(bytes('20010db800000001000100010001abcd')), '2001:db8:0:1:1:1:1:abcd');
   // fe80::1 as the kernel prints it on a little-endian host: each 32-bit word byte-reversed.
-  const text = '  sl\n   0: 000080FE000000000000000001000000:0050 00000000000000000000000000000000:0000 0A 0:0 0:0 0 0 0 7 1 0';
+  const text =
+    '  sl\n   0: 000080FE000000000000000001000000:0050 00000000000000000000000000000000:0000 0A 0:0 0:0 0 0 0 7 1 0';
   assert.equal(listeningSockets(parseProcNet(text, 'tcp6')), [{ protocol: 'tcp6', address: 'fe80::1', port: 80 }]);
   // The same file from a big-endian host.
-  const be = '  sl\n   0: FE800000000000000000000000000001:0050 00000000000000000000000000000000:0000 0A 0:0 0:0 0 0 0 7 1 0';
+  const be =
+    '  sl\n   0: FE800000000000000000000000000001:0050 00000000000000000000000000000000:0000 0A 0:0 0:0 0 0 0 7 1 0';
   assert.is(parseProcNet(be, 'tcp6', 'BE')[0]?.address, 'fe80::1');
 });
 

@@ -34,7 +34,10 @@ const opts = (): ProcOptions => ({ procRoot, hostRoot, safe: createSafeValueMake
 const statLine = (pid: number, comm: string, ppid: number, start = 5000): string =>
   `${pid} (${comm}) S ${ppid} ${pid} ${pid} 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 ${start} 1000000 200 18446744073709551615\n`;
 
-function fakePid(pid: number, p: { comm?: string; ppid: number; cgroup?: string; environ?: string; sockets?: number[] }): string {
+function fakePid(
+  pid: number,
+  p: { comm?: string; ppid: number; cgroup?: string; environ?: string; sockets?: number[] },
+): string {
   const dir = join(procRoot, String(pid));
   mkdirSync(join(dir, 'fd'), { recursive: true });
   writeFileSync(join(dir, 'stat'), statLine(pid, p.comm ?? 'sh', p.ppid));
@@ -48,7 +51,8 @@ function fakePid(pid: number, p: { comm?: string; ppid: number; cgroup?: string;
 const tcpRow = (n: number, local: string, remote: string, st: string, inode: number): string =>
   `   ${n}: ${local} ${remote} ${st} 00000000:00000000 00:00000000 00000000     0        0 ${inode} 1 0000000000000000 100 0 0 10 0`;
 const TCP_HEADER = '  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode';
-const TCP6_HEADER = '  sl  local_address                         remote_address                        st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode';
+const TCP6_HEADER =
+  '  sl  local_address                         remote_address                        st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode';
 
 // ---- the fake tree -------------------------------------------------------------------------
 // 100: the container's main process (cgroup v1, cgroupfs driver with a custom parent)
@@ -82,9 +86,16 @@ writeFileSync(
 );
 writeFileSync(
   join(main, 'net', 'tcp6'),
-  [TCP6_HEADER, tcpRow(0, '00000000000000000000000000000000:1F90', '00000000000000000000000000000000:0000', '0A', 504), ''].join('\n'),
+  [
+    TCP6_HEADER,
+    tcpRow(0, '00000000000000000000000000000000:1F90', '00000000000000000000000000000000:0000', '0A', 504),
+    '',
+  ].join('\n'),
 );
-writeFileSync(join(main, 'net', 'udp'), [TCP_HEADER, tcpRow(0, '00000000:14E9', '00000000:0000', '07', 502), ''].join('\n'));
+writeFileSync(
+  join(main, 'net', 'udp'),
+  [TCP_HEADER, tcpRow(0, '00000000:14E9', '00000000:0000', '07', 502), ''].join('\n'),
+);
 // no udp6: a kernel without IPv6 has none
 
 // The container's root, with the traps.
@@ -171,7 +182,7 @@ test('fake proc: env from environ, SafeValues only, first duplicate wins', () =>
   assert.not.ok(JSON.stringify(view).includes('fake-token'), 'no file content in the view');
 });
 
-test('fake proc: listening = the process tree\'s sockets only (not the host\'s 2024, not established)', () => {
+test("fake proc: listening = the process tree's sockets only (not the host's 2024, not established)", () => {
   assert.equal(available(view).listening, [
     { protocol: 'tcp', address: '0.0.0.0', port: 2999 },
     { protocol: 'tcp', address: '127.0.0.1', port: 29999 },
@@ -209,7 +220,14 @@ test('fake proc: a FIFO in the container is not opened; missing and non-file bin
   assert.is(files.find((f) => f.destination === '/etc/missing.env')?.error, 'missing in the container');
   assert.equal(
     files.map((f) => f.destination),
-    ['/etc/app/app.env', '/etc/evil/host.env', '/etc/evil/pipe.env', '/etc/last.env', '/etc/missing.env', '/run/pipe.env'],
+    [
+      '/etc/app/app.env',
+      '/etc/evil/host.env',
+      '/etc/evil/pipe.env',
+      '/etc/last.env',
+      '/etc/missing.env',
+      '/run/pipe.env',
+    ],
     'only bind mounts whose source is a known file, sorted by destination',
   );
 });
@@ -254,7 +272,12 @@ test('unreadable environ or net: unavailable with the reason, never a throw', as
   const a = await readProcView(container({ pid: 400, mounts: [] }), new Set(), opts());
   assert.equal(a, { available: false, reason: `cannot read ${procRoot}/400/environ (EISDIR)` });
 
-  const dir2 = fakePid(401, { ppid: 1, cgroup: `0::/system.slice/docker-${ID}.scope\n`, environ: `K=${CANARY}\0`, sockets: [777] });
+  const dir2 = fakePid(401, {
+    ppid: 1,
+    cgroup: `0::/system.slice/docker-${ID}.scope\n`,
+    environ: `K=${CANARY}\0`,
+    sockets: [777],
+  });
   mkdirSync(join(dir2, 'net', 'tcp'), { recursive: true }); // EISDIR
   const b = await readProcView(container({ pid: 401, mounts: [] }), new Set(), opts());
   assert.equal(b, { available: false, reason: `cannot read ${procRoot}/401/net/tcp (EISDIR)` });
@@ -276,7 +299,10 @@ test('containers in one network namespace: its socket tables are read once per s
   const rows = `${TCP_HEADER}\n${tcpRow(0, '00000000:0BB8', '00000000:0000', '0A', 811)}\n${tcpRow(1, '00000000:0BB9', '00000000:0000', '0A', 812)}\n`;
   const cache = new Map<string, Promise<ProcNetRow[]>>();
   const views: ProcView[] = [];
-  for (const [pid, inode] of [[420, 811], [421, 812]] as const) {
+  for (const [pid, inode] of [
+    [420, 811],
+    [421, 812],
+  ] as const) {
     const dir = fakePid(pid, { ppid: 1, cgroup: `0::/system.slice/docker-${ID}.scope\n`, sockets: [inode] });
     mkdirSync(join(dir, 'net'), { recursive: true });
     mkdirSync(join(dir, 'ns'), { recursive: true });
@@ -286,7 +312,10 @@ test('containers in one network namespace: its socket tables are read once per s
     views.push(await readProcView(container({ pid, mounts: [] }), new Set(), { ...opts(), netTables: cache }));
   }
   assert.equal([...cache.keys()], ['net:[4026531840]']);
-  assert.equal(views.map((v) => (v.available ? v.listening.map((l) => l.port) : v.reason)), [[3000], [3001]]);
+  assert.equal(
+    views.map((v) => (v.available ? v.listening.map((l) => l.port) : v.reason)),
+    [[3000], [3001]],
+  );
 });
 
 test('cgroupHasContainer: v1/v2, docker and custom parents; whole path components only', () => {
@@ -313,7 +342,10 @@ test('procUnavailableReason: remote engine, foreign pid namespace, host namespac
   symlinkSync('pid:[4026532181]', join(procRoot, 'self', 'ns', 'pid'));
   const foreign = await procUnavailableReason({ endpointIsLocalSocket: true, procRoot });
   if (process.geteuid?.() === 0) {
-    assert.is(foreign, "our pid namespace (pid:[4026532181]) is not the host's: the engine's pids do not name processes here");
+    assert.is(
+      foreign,
+      "our pid namespace (pid:[4026532181]) is not the host's: the engine's pids do not name processes here",
+    );
   } else {
     assert.is(foreign, 'not running as root');
   }
@@ -332,7 +364,10 @@ test('procUnavailableReason: remote engine, foreign pid namespace, host namespac
 test('real /proc: a child listening on loopback is found through its fds', async () => {
   const child = spawn(
     process.execPath,
-    ['-e', "const s = require('net').createServer(); s.listen(0, '127.0.0.1', () => process.stdout.write(s.address().port + '\\n')); setTimeout(() => process.exit(0), 20000);"],
+    [
+      '-e',
+      "const s = require('net').createServer(); s.listen(0, '127.0.0.1', () => process.stdout.write(s.address().port + '\\n')); setTimeout(() => process.exit(0), 20000);",
+    ],
     { stdio: ['ignore', 'pipe', 'inherit'] },
   );
   try {
@@ -353,7 +388,10 @@ test('real /proc: a child listening on loopback is found through its fds', async
       `127.0.0.1:${port} in ${JSON.stringify(found)}`,
     );
     const ownOnly = listeningSockets(rows, await socketInodes([process.pid]));
-    assert.not.ok(ownOnly.some((s) => s.port === port), 'not among the sockets of this process alone');
+    assert.not.ok(
+      ownOnly.some((s) => s.port === port),
+      'not among the sockets of this process alone',
+    );
   } finally {
     child.kill();
   }

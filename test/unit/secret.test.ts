@@ -95,18 +95,27 @@ shape('the raw password never appears in the shape', () => {
   }
 });
 
-shape('a password with an unencoded @ does not leak into the host (userinfo ends at the last @, as in WHATWG URL)', () => {
-  // An earlier URL pattern ended userinfo at the first '@' and showed 'prod' (part of the password) as host.
-  const raw = 'postgresql://gitea:hunter2@prod@db.internal:5432/gitea';
-  const s = shapeOf(raw);
-  assert.not.ok(s.includes('prod'), s);
-  assert.is(s, 'postgresql://…@db.internal:5432/…');
-});
+shape(
+  'a password with an unencoded @ does not leak into the host (userinfo ends at the last @, as in WHATWG URL)',
+  () => {
+    // An earlier URL pattern ended userinfo at the first '@' and showed 'prod' (part of the password) as host.
+    const raw = 'postgresql://gitea:hunter2@prod@db.internal:5432/gitea';
+    const s = shapeOf(raw);
+    assert.not.ok(s.includes('prod'), s);
+    assert.is(s, 'postgresql://…@db.internal:5432/…');
+  },
+);
 
 shape('a password with an unencoded / does not leak as a host or port', () => {
-  for (const raw of ['postgresql://gitea:1234/xyzzy@db.internal:5432/gitea', 'postgresql://gitea:plugh/xyzzy@db.internal/gitea']) {
+  for (const raw of [
+    'postgresql://gitea:1234/xyzzy@db.internal:5432/gitea',
+    'postgresql://gitea:plugh/xyzzy@db.internal/gitea',
+  ]) {
     const s = shapeOf(raw);
-    assert.not.ok(s.includes('1234') || s.includes('plugh') || s.includes('xyzzy') || s.includes('gitea:'), `${raw} -> ${s}`);
+    assert.not.ok(
+      s.includes('1234') || s.includes('plugh') || s.includes('xyzzy') || s.includes('gitea:'),
+      `${raw} -> ${s}`,
+    );
     assert.is(s, 'postgresql://…');
   }
 });
@@ -114,17 +123,33 @@ shape('a password with an unencoded / does not leak as a host or port', () => {
 shape('every shape matches SHAPE_PATTERN (what a snapshot is checked against), and no raw URL or token does', () => {
   const pattern = new RegExp(SHAPE_PATTERN, 'u');
   const part = fc.string({ unit: fc.constantFrom(...'aZ09.-_:@/?#[]%~+='), maxLength: 12 });
-  const host = fc.oneof(part, fc.constantFrom('', 'localhost', '10.0.0.1', '[::1]', '[fe80::1%eth0]', 'db.mesh.internal', 'DB.example.org'));
-  const url = fc.tuple(fc.constantFrom('postgresql', 'redis', 'x-custom+tls', 'h'), fc.option(part), host, fc.option(part), part).map(
-    ([scheme, user, h, port, rest]) => `${scheme}://${user === null ? '' : `${user}@`}${h}${port === null ? '' : `:${port}`}${rest}`,
+  const host = fc.oneof(
+    part,
+    fc.constantFrom('', 'localhost', '10.0.0.1', '[::1]', '[fe80::1%eth0]', 'db.mesh.internal', 'DB.example.org'),
   );
+  const url = fc
+    .tuple(fc.constantFrom('postgresql', 'redis', 'x-custom+tls', 'h'), fc.option(part), host, fc.option(part), part)
+    .map(
+      ([scheme, user, h, port, rest]) =>
+        `${scheme}://${user === null ? '' : `${user}@`}${h}${port === null ? '' : `:${port}`}${rest}`,
+    );
   fc.assert(
     fc.property(fc.oneof(url, fc.string(), part), (raw) => {
-      assert.ok(pattern.test(shapeOf(raw)), `${JSON.stringify(shapeOf(raw))} (of ${JSON.stringify(raw)}) does not match`);
+      assert.ok(
+        pattern.test(shapeOf(raw)),
+        `${JSON.stringify(shapeOf(raw))} (of ${JSON.stringify(raw)}) does not match`,
+      );
     }),
     { numRuns: 2000, seed: 0x5ba9e },
   );
-  for (const raw of ['postgresql://app:hunter2@db/x', 'redis://:hunter2@10.0.0.1:6379', 'token:hunter2', 'admin:hunter2', 'hunter2', 'https://db/hunter2']) {
+  for (const raw of [
+    'postgresql://app:hunter2@db/x',
+    'redis://:hunter2@10.0.0.1:6379',
+    'token:hunter2',
+    'admin:hunter2',
+    'hunter2',
+    'https://db/hunter2',
+  ]) {
     assert.not.ok(pattern.test(raw), raw);
   }
 });

@@ -12,7 +12,12 @@ const token = safe('tok-0123456789');
 const ph = suite('placeholders');
 
 ph('lists names and dotted paths in order', () => {
-  assert.equal(placeholders('{container.name} holds {item}={held} from {source.path}'), ['container.name', 'item', 'held', 'source.path']);
+  assert.equal(placeholders('{container.name} holds {item}={held} from {source.path}'), [
+    'container.name',
+    'item',
+    'held',
+    'source.path',
+  ]);
 });
 
 ph('escaped braces are not placeholders', () => {
@@ -58,7 +63,10 @@ render('a safe value nested in an object renders as its shape', () => {
 });
 
 render('a safe value in an array, or in an object in an array, renders as its shape', () => {
-  const out = renderTemplate('{list} / {rows}', { list: [url, token], rows: [{ key: 'A', value: token }, { deep: { v: url } }] });
+  const out = renderTemplate('{list} / {rows}', {
+    list: [url, token],
+    rows: [{ key: 'A', value: token }, { deep: { v: url } }],
+  });
   assert.ok(out.startsWith(`${url.shape}, ${token.shape} / `), out);
   assert.ok(out.includes(`value=${token.shape}`), out);
   assert.not.ok(out.includes('hmac-sha256'), out);
@@ -84,7 +92,7 @@ render('inherited properties are not reachable', () => {
   assert.is(renderTemplate('{constructor} {name.toUpperCase} {n.toFixed}', { name: 'abc', n: 1 }), '- - -');
 });
 
-render('a string\'s own properties are reachable, as in rules: {name.length}', () => {
+render("a string's own properties are reachable, as in rules: {name.length}", () => {
   assert.is(renderTemplate('{name.length} {name.0}', { name: 'abc' }), '3 a');
 });
 

@@ -7,7 +7,10 @@ import { isPrecompiled, validatorFor, type SchemaName } from '../../src/validate
 test('npm run build precompiles every schema from its current text (no command compiles one at start)', async () => {
   const schemas = await allSchemas();
   for (const [name, schema] of Object.entries(schemas) as [SchemaName, object][]) {
-    assert.ok(isPrecompiled(name, schema), `${name}: the build's validator is missing or was compiled from another version of the schema`);
+    assert.ok(
+      isPrecompiled(name, schema),
+      `${name}: the build's validator is missing or was compiled from another version of the schema`,
+    );
   }
 });
 

@@ -10,30 +10,62 @@ const code = (s: string): string => `\`${s.replace(/\|/g, '\\|').replace(/`/g, "
 export function renderPremigrationMarkdown(p: PremigrationReport): string {
   const out: string[] = [];
   for (const node of p.nodes) {
-    out.push(`## Pre-migration check: ${md(node.host)}`, '', `**Verdict: ${md(verdictOf(node))}**`, '', `Snapshot taken ${node.takenAt} by ${p.report.tool.name} ${p.report.tool.version}.`, '');
+    out.push(
+      `## Pre-migration check: ${md(node.host)}`,
+      '',
+      `**Verdict: ${md(verdictOf(node))}**`,
+      '',
+      `Snapshot taken ${node.takenAt} by ${p.report.tool.name} ${p.report.tool.version}.`,
+      '',
+    );
     out.push('| standing | count | blocks | meaning |', '|---|---|---|---|');
     for (const s of STANDINGS) {
       const rows = node.inventory.rows.filter((r) => r.standing === s.standing);
       const blocking = rows.filter((r) => r.blocking).length;
-      out.push(`| ${s.title} | ${rows.length} | ${s.blocking ? (blocking > 0 ? `yes (${blocking})` : 'no') : '-'} | ${md(s.meaning)} |`);
+      out.push(
+        `| ${s.title} | ${rows.length} | ${s.blocking ? (blocking > 0 ? `yes (${blocking})` : 'no') : '-'} | ${md(s.meaning)} |`,
+      );
     }
     const blocking = node.inventory.rows.filter((r) => r.blocking);
     if (blocking.length > 0) {
-      out.push('', '### To resolve before migrating', '', '| standing | resource | ledger entries | detail |', '|---|---|---|---|');
-      for (const r of blocking) out.push(`| ${r.standing} | ${r.kind} \`${md(r.id)}\` | ${md(r.entries.join(', ')) || '-'} | ${md(r.detail)} |`);
+      out.push(
+        '',
+        '### To resolve before migrating',
+        '',
+        '| standing | resource | ledger entries | detail |',
+        '|---|---|---|---|',
+      );
+      for (const r of blocking)
+        out.push(
+          `| ${r.standing} | ${r.kind} \`${md(r.id)}\` | ${md(r.entries.join(', ')) || '-'} | ${md(r.detail)} |`,
+        );
     }
     if (node.inventory.blockers.length > 0) {
       out.push('', '### Blocking findings', '', '| rule | severity | subject | message |', '|---|---|---|---|');
-      for (const b of node.inventory.blockers) out.push(`| ${b.ruleId} | ${b.severity} | ${b.subject.kind} \`${md(b.subject.id)}\` | ${md(b.message)} |`);
+      for (const b of node.inventory.blockers)
+        out.push(`| ${b.ruleId} | ${b.severity} | ${b.subject.kind} \`${md(b.subject.id)}\` | ${md(b.message)} |`);
     }
     const plan = node.plan;
     if (!isEmptyPlan(plan)) {
       out.push('', '### Adoption plan', '', 'Proposed by mesh-audit, never carried out by it: review each step.');
       if (plan.record.length > 0) {
-        out.push('', 'Record in the ledger as found (merge into the host agent\'s ledger, after reading each warning):', '', '| entry | target | severity | exposure | warning |', '|---|---|---|---|---|');
+        out.push(
+          '',
+          "Record in the ledger as found (merge into the host agent's ledger, after reading each warning):",
+          '',
+          '| entry | target | severity | exposure | warning |',
+          '|---|---|---|---|---|',
+        );
         for (const r of plan.record) {
-          const exposure = r.exposure === null ? '-' : r.exposedEndpoints.length > 0 ? `${r.exposure}: ${r.exposedEndpoints.join(', ')}` : r.exposure;
-          out.push(`| \`${md(r.entry.id)}\` | ${r.entry.type} \`${md(r.entry.target)}\` | ${r.severity ?? '-'} | ${md(exposure)} | ${r.warning === null ? '-' : `**${md(r.warning)}**`} |`);
+          const exposure =
+            r.exposure === null
+              ? '-'
+              : r.exposedEndpoints.length > 0
+                ? `${r.exposure}: ${r.exposedEndpoints.join(', ')}`
+                : r.exposure;
+          out.push(
+            `| \`${md(r.entry.id)}\` | ${r.entry.type} \`${md(r.entry.target)}\` | ${r.severity ?? '-'} | ${md(exposure)} | ${r.warning === null ? '-' : `**${md(r.warning)}**`} |`,
+          );
         }
         out.push('', '```json', ...plan.record.map((r) => JSON.stringify(r.entry)), '```');
       }
@@ -42,12 +74,24 @@ export function renderPremigrationMarkdown(p: PremigrationReport): string {
         for (const r of plan.remove) out.push(`| ${code(r.command)} | ${r.standing} | ${md(r.reason.join('; '))} |`);
       }
       if (plan.recreate.length > 0) {
-        out.push('', 'Recreate (re-apply the module):', '', '| container | entries | module | why |', '|---|---|---|---|');
-        for (const r of plan.recreate) out.push(`| \`${md(r.container)}\` | ${md(r.entries.join(', ')) || '-'} | ${md(r.module ?? '-')} | ${md(r.reason.join('; '))} |`);
+        out.push(
+          '',
+          'Recreate (re-apply the module):',
+          '',
+          '| container | entries | module | why |',
+          '|---|---|---|---|',
+        );
+        for (const r of plan.recreate)
+          out.push(
+            `| \`${md(r.container)}\` | ${md(r.entries.join(', ')) || '-'} | ${md(r.module ?? '-')} | ${md(r.reason.join('; '))} |`,
+          );
       }
       if (plan.resolve.length > 0) {
         out.push('', 'Resolve (keep one entry per target):', '');
-        for (const r of plan.resolve) out.push(`- ${r.kind} \`${md(r.target)}\` is claimed by ${r.entries.map((e) => `\`${md(e)}\``).join(' and ')}`);
+        for (const r of plan.resolve)
+          out.push(
+            `- ${r.kind} \`${md(r.target)}\` is claimed by ${r.entries.map((e) => `\`${md(e)}\``).join(' and ')}`,
+          );
       }
       if (plan.review.length > 0) {
         out.push('', 'Review (blocking findings no step above resolves):', '');
@@ -61,7 +105,11 @@ export function renderPremigrationMarkdown(p: PremigrationReport): string {
     const conflicts = node.inventory.ports.filter((x) => x.alsoBoundBy.length > 0);
     if (conflicts.length > 0) {
       out.push('', '### Held ports bound by someone else', '');
-      for (const c of conflicts) for (const b of c.alsoBoundBy) out.push(`- port ${b.port}, held for \`${md(c.container)}\`, is open in ${b.containers.map((x) => `\`${md(x)}\``).join(', ')}`);
+      for (const c of conflicts)
+        for (const b of c.alsoBoundBy)
+          out.push(
+            `- port ${b.port}, held for \`${md(c.container)}\`, is open in ${b.containers.map((x) => `\`${md(x)}\``).join(', ')}`,
+          );
     }
     if (node.notChecked.length > 0) {
       out.push('', '### Not checked', '');

@@ -27,7 +27,11 @@ export function verdictOf(p: Premigration): string {
   if (!p.complete) return 'INCOMPLETE: the node could not be read whole; no verdict';
   if (p.inventory.ready) return 'ready';
   const standings = Object.entries(p.inventory.blocking).map(([standing, n]) => `${n} ${standing}`);
-  const counted = new Set(p.inventory.rows.filter((r) => r.blocking && r.standingFrom === 'findings' && Object.hasOwn(p.inventory.blocking, r.standing)).map((r) => `${r.kind} ${r.id}`));
+  const counted = new Set(
+    p.inventory.rows
+      .filter((r) => r.blocking && r.standingFrom === 'findings' && Object.hasOwn(p.inventory.blocking, r.standing))
+      .map((r) => `${r.kind} ${r.id}`),
+  );
   const others = p.inventory.blockers
     .filter((b) => b.resource === null || !counted.has(`${b.resource.kind} ${b.resource.id}`))
     .map((b) => `${b.ruleId} (${b.subject.kind} ${b.subject.id})`);

@@ -22,7 +22,9 @@ export function renderAdoptionPlan(p: PremigrationReport, schema: object): strin
   const plan = adoptionPlanOf(p);
   const check = validatorFor('adoptionPlan', schema);
   if (!check(plan)) {
-    throw new Error(`the adoption plan does not match its schema: ${(check.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? ''}`).join('; ')}`);
+    throw new Error(
+      `the adoption plan does not match its schema: ${(check.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? ''}`).join('; ')}`,
+    );
   }
   return `${JSON.stringify(plan, null, 2)}\n`;
 }

@@ -6,7 +6,8 @@ import { shortenDigests } from '../terminal.js';
 import { excludedText, verdictOf, type Premigration, type PremigrationReport } from './model.js';
 
 const plural = (n: number, word: string, many = `${word}s`): string => `${n} ${n === 1 ? word : many}`;
-const bySeverity = <T extends { severity: Severity; ruleId: string }>(a: T, b: T): number => severityRank(b.severity) - severityRank(a.severity) || compareText(a.ruleId, b.ruleId);
+const bySeverity = <T extends { severity: Severity; ruleId: string }>(a: T, b: T): number =>
+  severityRank(b.severity) - severityRank(a.severity) || compareText(a.ruleId, b.ruleId);
 
 /**
  * The terminal view, in the order a person acts on it: the verdict and the counts first, what was not
@@ -22,24 +23,34 @@ export function renderPremigrationText(p: PremigrationReport, options: { color: 
     out.push(paint(1, node.host) + `  pre-migration check, snapshot ${node.takenAt}`);
     out.push(`Verdict: ${node.complete && node.inventory.ready ? paint(32, verdict) : paint(31, verdict)}`);
     out.push(...countLines(node));
-    if (node.excluded) out.push(`Out of scope (not read, not checked, not in the plan): ${excludedText(node.excluded)}`);
+    if (node.excluded)
+      out.push(`Out of scope (not read, not checked, not in the plan): ${excludedText(node.excluded)}`);
     out.push('');
     if (p.report.policy?.shippedPack === false) {
-      out.push(paint(33, `Rules: ${p.report.policy.packs.map((k) => k.id).join(' + ')} — the shipped pack was NOT loaded (--no-default-policy): its rules did not run`), '');
+      out.push(
+        paint(
+          33,
+          `Rules: ${p.report.policy.packs.map((k) => k.id).join(' + ')} — the shipped pack was NOT loaded (--no-default-policy): its rules did not run`,
+        ),
+        '',
+      );
     }
     if (node.notChecked.length > 0) {
       out.push(paint(31, `Not checked (${node.notChecked.length}):`));
       for (const m of node.notChecked) out.push(`    - ${m}`);
       out.push('');
     }
-    const findingLine = (f: { severity: Severity; ruleId: string; message: string }) => `        ${f.severity.padEnd(7)} ${f.ruleId}  ${shortenDigests(f.message)}`;
+    const findingLine = (f: { severity: Severity; ruleId: string; message: string }) =>
+      `        ${f.severity.padEnd(7)} ${f.ruleId}  ${shortenDigests(f.message)}`;
     for (const s of STANDINGS) {
       const rows = node.inventory.rows.filter((r) => r.standing === s.standing);
       const mark = rows.some((r) => r.blocking) ? paint(31, '✗') : paint(32, '✓');
       out.push(`${mark} ${s.title} (${rows.length})  — ${s.meaning}`);
       const w = Math.max(0, ...rows.map((r) => `${r.kind} ${r.id}`.length));
       for (const r of rows) {
-        out.push(`    ${`${r.kind} ${r.id}`.padEnd(w)}  ${r.entries.length > 0 ? `[${r.entries.join(', ')}] ` : ''}${shortenDigests(r.detail)}`);
+        out.push(
+          `    ${`${r.kind} ${r.id}`.padEnd(w)}  ${r.entries.length > 0 ? `[${r.entries.join(', ')}] ` : ''}${shortenDigests(r.detail)}`,
+        );
         for (const f of [...r.findings].sort(bySeverity)) out.push(findingLine(f));
       }
     }
@@ -53,7 +64,9 @@ export function renderPremigrationText(p: PremigrationReport, options: { color: 
     if (node.inventory.ports.length === 0) out.push('    none');
     for (const port of node.inventory.ports) {
       const others = port.alsoBoundBy.map((b) => `${b.port} by ${b.containers.join(', ')}`).join('; ');
-      out.push(`    ${port.container}: holds ${port.holds.join(', ') || '-'}; open ${port.open.join(', ') || '-'}${others ? `; also bound: ${others}` : ''}`);
+      out.push(
+        `    ${port.container}: holds ${port.holds.join(', ') || '-'}; open ${port.open.join(', ') || '-'}${others ? `; also bound: ${others}` : ''}`,
+      );
     }
     out.push('');
   }
@@ -64,7 +77,9 @@ export function renderPremigrationText(p: PremigrationReport, options: { color: 
 function countLines(node: Premigration): string[] {
   const rows = node.inventory.rows;
   const blocking = rows.filter((r) => r.blocking).length;
-  const severities = (['error', 'warning', 'note'] as const).map((s) => plural(node.inventory.blockers.filter((b) => b.severity === s).length, s));
+  const severities = (['error', 'warning', 'note'] as const).map((s) =>
+    plural(node.inventory.blockers.filter((b) => b.severity === s).length, s),
+  );
   const plan = node.plan;
   const warned = plan.record.filter((r) => r.warning !== null).length;
   const steps = [
@@ -81,9 +96,15 @@ function countLines(node: Premigration): string[] {
 }
 
 /** The plan, each step naming the findings behind it by rule (their messages are above). */
-function planLines(plan: AdoptionPlan, rows: readonly InventoryRow[], paint: (code: number, s: string) => string): string[] {
+function planLines(
+  plan: AdoptionPlan,
+  rows: readonly InventoryRow[],
+  paint: (code: number, s: string) => string,
+): string[] {
   const rulesOf = (kind: string, id: string): string => {
-    const ids = [...new Set(rows.find((r) => r.kind === kind && r.id === id)?.findings.map((f) => f.ruleId) ?? [])].sort(compareText);
+    const ids = [
+      ...new Set(rows.find((r) => r.kind === kind && r.id === id)?.findings.map((f) => f.ruleId) ?? []),
+    ].sort(compareText);
     return ids.length > 0 ? `  (${ids.join(', ')})` : '';
   };
   const out = ['Adoption plan (printed, never carried out; --plan FILE writes it as JSON, entries whole):'];
@@ -98,11 +119,17 @@ function planLines(plan: AdoptionPlan, rows: readonly InventoryRow[], paint: (co
   }
   if (plan.recreate.length > 0) {
     out.push(`  recreate (${plan.recreate.length}):`);
-    for (const r of plan.recreate) out.push(`    container ${r.container} [${r.entries.join(', ')}]: re-apply module ${r.module ?? '(none recorded)'}${rulesOf('container', r.container)}`);
+    for (const r of plan.recreate)
+      out.push(
+        `    container ${r.container} [${r.entries.join(', ')}]: re-apply module ${r.module ?? '(none recorded)'}${rulesOf('container', r.container)}`,
+      );
   }
   if (plan.resolve.length > 0) {
     out.push(`  resolve (${plan.resolve.length}):`);
-    for (const r of plan.resolve) out.push(`    ${r.kind} ${r.target}: claimed by ${r.entries.join(' and ')}; keep one entry${rulesOf(r.kind, r.target)}`);
+    for (const r of plan.resolve)
+      out.push(
+        `    ${r.kind} ${r.target}: claimed by ${r.entries.join(' and ')}; keep one entry${rulesOf(r.kind, r.target)}`,
+      );
   }
   if (plan.review.length > 0) {
     out.push(`  review (${plan.review.length}): blocking findings no step above resolves (shown above)`);
@@ -117,7 +144,15 @@ function recordingLines(r: Recording, paint: (code: number, s: string) => string
   const e = r.entry;
   const what = [
     r.severity === null ? 'no finding' : `${r.severity} (${[...new Set(r.findings.map((f) => f.ruleId))].join(', ')})`,
-    r.exposure === null ? null : r.exposure === 'none' ? 'not exposed' : r.exposure === 'loopback' ? 'loopback only' : r.exposure === 'unknown' ? 'exposure unknown' : `exposed: ${r.exposedEndpoints.join(', ')}`,
+    r.exposure === null
+      ? null
+      : r.exposure === 'none'
+        ? 'not exposed'
+        : r.exposure === 'loopback'
+          ? 'loopback only'
+          : r.exposure === 'unknown'
+            ? 'exposure unknown'
+            : `exposed: ${r.exposedEndpoints.join(', ')}`,
     e.holds !== undefined ? `holds ${e.holds.join(', ') || 'none'}` : e.type === 'container' ? 'holds not read' : null,
     e.digest !== undefined ? shortenDigests(e.digest) : null,
   ].filter((x) => x !== null);
