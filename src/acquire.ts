@@ -61,7 +61,10 @@ export interface AcquireRequest {
 
 const NO_HISTORY: History = { snapshots: [], problems: [] };
 
-/** `named`, else the `history/` folder beside `file` (`what`: the snapshot, the output) when there is one, said in a note; else none. */
+/**
+ * `named`, else the `history/` folder beside `file` (`what`: the snapshot, the output) when there is one, said in a
+ * note; else none.
+ */
 export function historyFolderFor(
   file: string,
   what: string,
@@ -75,7 +78,10 @@ export function historyFolderFor(
   return beside;
 }
 
-/** Reads the live host with a progress line; the snapshot carries the memory of former targets, so pruning history never loses it. */
+/**
+ * Reads the live host with a progress line; the snapshot carries the memory of former targets, so pruning history never
+ * loses it.
+ */
 export async function readHost(
   settings: ScanSettings,
   history: History,
@@ -95,7 +101,8 @@ export async function readHost(
     throw err;
   }
   progress.done(
-    `read ${taken.containers.length} containers, ${taken.files.length} files, ${taken.ledger.entries.length} ledger entries; ${taken.problems.length} source${taken.problems.length === 1 ? '' : 's'} not read`,
+    `read ${taken.containers.length} containers, ${taken.files.length} files, ${taken.ledger.entries.length} ledger ` +
+      `entries; ${taken.problems.length} source${taken.problems.length === 1 ? '' : 's'} not read`,
   );
   return withMemory(taken, history.snapshots);
 }
@@ -142,7 +149,10 @@ export async function acquireSnapshot(request: AcquireRequest, io: AcquireIo, ho
   };
 }
 
-/** The live host for `mesh-audit snapshot`: the same memory as a scan, history from `historyDir`, its problems in the snapshot. */
+/**
+ * The live host for `mesh-audit snapshot`: the same memory as a scan, history from `historyDir`, its problems in the
+ * snapshot.
+ */
 export async function snapshotOfHost(
   settings: ScanSettings,
   historyDir: string | undefined,

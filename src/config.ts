@@ -23,7 +23,10 @@ export interface ScanSettings {
   dockerTimeoutSeconds: number;
   /** At most this many file records per scan (managed roots included); past it the scan is incomplete. */
   maxFiles: number;
-  /** How the mesh's own containers read their env files when no label says: `docker`, `compose` or `auto` (README, "Env files"). */
+  /**
+   * How the mesh's own containers read their env files when no label says: `docker`, `compose` or `auto` (README, "Env
+   * files").
+   */
   envFileSyntax: EnvFileSyntax;
 }
 
@@ -162,7 +165,10 @@ const validateConfig = validatorFor('config', configSchema);
 
 export type ConfigFile = Partial<Omit<Settings, 'labels'>> & { labels?: Partial<LabelKeys> };
 
-/** A config file, checked whole: every mistake is reported at once, each with its key's own file:line and the nearest known key or value. */
+/**
+ * A config file, checked whole: every mistake is reported at once, each with its key's own file:line and the nearest
+ * known key or value.
+ */
 export async function loadConfigFile(path: string): Promise<ConfigFile> {
   return (await readConfigFile(path)).values;
 }
@@ -228,12 +234,18 @@ export function envSettings(env: NodeJS.ProcessEnv): { values: ConfigFile; from:
 
 export interface ResolvedSettings {
   settings: Settings;
-  /** Where each setting came from: `flag --x`, `env VAR`, `config FILE:LINE`, or `default`; a list from several: `config FILE:LINE + flag --x`. */
+  /**
+   * Where each setting came from: `flag --x`, `env VAR`, `config FILE:LINE`, or `default`; a list from several: `config
+   * FILE:LINE + flag --x`.
+   */
   origins: Record<keyof Settings, string>;
   configFile: string | undefined;
 }
 
-/** The list settings a flag adds to (unless told to replace, --replace-lists): the config's and the environment's items stay. */
+/**
+ * The list settings a flag adds to (unless told to replace, --replace-lists): the config's and the environment's items
+ * stay.
+ */
 export const LIST_SETTINGS = ['include', 'exclude', 'managedRoots'] as const;
 
 /** The flag that sets a setting, as a user types it (`managedRoots`: `--managed-root`). */
@@ -279,7 +291,8 @@ export async function resolveSettings(
   ];
   for (const [layer, origin] of layers) {
     for (const [key, value] of Object.entries(layer)) {
-      // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- a layer's key can be present and undefined
+      // A layer's key can be present and undefined.
+      // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition
       if (value === undefined) continue;
       if (Array.isArray(value) && value.length === 0 && layer === flags) continue;
       const k = key as keyof Settings;
@@ -288,7 +301,8 @@ export async function resolveSettings(
         options.replaceLists !== true &&
         (LIST_SETTINGS as readonly string[]).includes(key) &&
         origins[k] !== 'default';
-      // Each layer was checked when it was read (config schema, flags, environment): its values have their setting's type.
+      // Each layer was checked when it was read (config schema, flags, environment): its values have their setting's
+      // type.
       const merged =
         key === 'labels'
           ? { ...settings.labels, ...(value as Partial<LabelKeys>) }

@@ -39,7 +39,8 @@ export function auditSnapshot(
 
 /** The note each host's evaluation carries when the shipped pack was replaced on purpose. */
 export const SHIPPED_PACK_REPLACED =
-  'the shipped pack was not loaded (--no-default-policy or defaultPolicy: false): its rules did not run, and what they would find is not checked';
+  'the shipped pack was not loaded (--no-default-policy or defaultPolicy: false): its rules did not run, and what ' +
+  'they would find is not checked';
 
 /**
  * The report of evaluations already made, for every writer. `packs`: the packs loaded, said in every
@@ -149,7 +150,8 @@ function withNotRunNotes(evaluations: Evaluation[], notRun: readonly Finding[]):
     noted.add(e.host);
     const ids = [...new Set(mine.map((f) => f.ruleId))].sort();
     const message =
-      `${mine.length} finding${mine.length === 1 ? '' : 's'} of the baseline from rule${ids.length === 1 ? '' : 's'} that did not run this time (${ids.join(', ')}: a pack not loaded, or another --profile) ` +
+      `${mine.length} finding${mine.length === 1 ? '' : 's'} of the baseline from rule${ids.length === 1 ? '' : 's'} ` +
+      `that did not run this time (${ids.join(', ')}: a pack not loaded, or another --profile) ` +
       'carried forward not checked: a rule that did not run has not seen them go';
     return {
       ...e,

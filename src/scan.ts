@@ -73,7 +73,9 @@ export async function takeSnapshot(
   if (procReason !== null)
     notes.push({
       source: 'proc',
-      message: `container processes not read from /proc: ${procReason}; env, sockets and bind-mounted files as containers see them were not checked`,
+      message:
+        `container processes not read from /proc: ${procReason}; env, sockets and bind-mounted files as ` +
+        `containers see them were not checked`,
     });
 
   hooks.progress(`reading containers from ${endpoint.url}`);
@@ -140,7 +142,8 @@ function procReaderFor(
   const sharedProcessTable = (): Promise<ProcessTable> => (processTable ??= readProcessTable());
   const netTables = new Map<string, Promise<ProcNetRow[]>>();
   return {
-    readProcessTable: () => void sharedProcessTable().catch(() => undefined), // a failure is each container's, when it asks
+    // A failure is each container's, when it asks.
+    readProcessTable: () => void sharedProcessTable().catch(() => undefined),
     read: (inspect) =>
       scope && !scope.container(inspect.Name.replace(/^\//, ''), inspect.Config?.Labels ?? {})
         ? Promise.resolve({ available: false, reason: 'out of scope: not read' })

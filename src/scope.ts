@@ -55,7 +55,8 @@ export function parseSelector(text: string, where: string): Selector {
     body = prefixed[2]!;
     if (!(KINDS as readonly string[]).includes(kind)) {
       throw new MeshAuditError(
-        `${where}: unknown selector kind '${kind}:' in '${s}' (did you mean '${closest(kind, [...KINDS])}:'? known: label:KEY=VALUE, name:GLOB, path:GLOB)`,
+        `${where}: unknown selector kind '${kind}:' in '${s}' (did you mean '${closest(kind, [...KINDS])}:'? known: ` +
+          `label:KEY=VALUE, name:GLOB, path:GLOB)`,
       );
     }
   } else {
@@ -77,7 +78,10 @@ export function parseSelector(text: string, where: string): Selector {
 
 const UNTIL = /^(.*?)\s+until\s+(\d{4}-\d{2}-\d{2})$/s;
 
-/** An ignore file: one selector a line, `# comments`, optionally ` until YYYY-MM-DD`. Every bad line is reported at once. */
+/**
+ * An ignore file: one selector a line, `# comments`, optionally ` until YYYY-MM-DD`. Every bad line is reported at
+ * once.
+ */
 export function parseIgnoreFile(text: string, file: string): IgnoreEntry[] {
   const entries: IgnoreEntry[] = [];
   const errors: string[] = [];

@@ -94,7 +94,8 @@ async function post(target: AlertmanagerTarget, alerts: readonly PostableAlert[]
       }
     }
     throw new AlertDeliveryError(
-      `${at} answered the post with a redirect (HTTP ${response.status}) to ${where}; not followed, no alert sent: point --alertmanager at the address that takes the alerts`,
+      `${at} answered the post with a redirect (HTTP ${response.status}) to ${where}; not followed, no alert sent: ` +
+        `point --alertmanager at the address that takes the alerts`,
     );
   }
   try {
@@ -105,7 +106,10 @@ async function post(target: AlertmanagerTarget, alerts: readonly PostableAlert[]
   }
   if (!response.ok)
     throw new AlertDeliveryError(
-      `${at} refused the alerts: HTTP ${response.status}${response.status === 401 || response.status === 403 ? ' (check the credentials: alertmanager in the config, or $MESH_AUDIT_ALERTMANAGER_PASSWORD / _BEARER_TOKEN)' : ''}`,
+      `${at} refused the alerts: HTTP ${response.status}` +
+        (response.status === 401 || response.status === 403
+          ? ' (check the credentials: alertmanager in the config, or $MESH_AUDIT_ALERTMANAGER_PASSWORD / _BEARER_TOKEN)'
+          : ''),
     );
 }
 
@@ -113,7 +117,8 @@ async function post(target: AlertmanagerTarget, alerts: readonly PostableAlert[]
 async function readBounded(response: Response, at: string): Promise<void> {
   const tooLarge = (): AlertDeliveryError =>
     new AlertDeliveryError(
-      `${at} answered with more than ${MAX_REPLY_BYTES / 1024} KiB (HTTP ${response.status}); not read further, and the alerts are not known to be taken: is this an Alertmanager?`,
+      `${at} answered with more than ${MAX_REPLY_BYTES / 1024} KiB (HTTP ${response.status}); not read further, and ` +
+        `the alerts are not known to be taken: is this an Alertmanager?`,
     );
   const declared = Number(response.headers.get('content-length') ?? '0');
   if (declared > MAX_REPLY_BYTES) {

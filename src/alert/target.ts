@@ -77,7 +77,8 @@ export async function alertmanagerTargetOf(
   };
   const notHttp = (): never => {
     throw new MeshAuditError(
-      `${named} needs an http:// or https:// URL of Alertmanager (e.g. http://127.0.0.1:9093), not '${redactUrlText(text)}'`,
+      `${named} needs an http:// or https:// URL of Alertmanager (e.g. http://127.0.0.1:9093), not ` +
+        `'${redactUrlText(text)}'`,
     );
   };
   let url: URL;
@@ -89,7 +90,9 @@ export async function alertmanagerTargetOf(
   if (url.protocol !== 'http:' && url.protocol !== 'https:') notHttp();
   if (url.username !== '' || url.password !== '') {
     refuse(
-      `credentials in the URL are refused: a command line is seen by every user and kept by logs. Give them in the config file (alertmanager: username and passwordFile, or bearerTokenFile) or in $${ALERTMANAGER_ENV.password} / $${ALERTMANAGER_ENV.bearerToken}`,
+      `credentials in the URL are refused: a command line is seen by every user and kept by logs. Give them in the ` +
+        `config file (alertmanager: username and passwordFile, or bearerTokenFile) or in ` +
+        `$${ALERTMANAGER_ENV.password} / $${ALERTMANAGER_ENV.bearerToken}`,
     );
   }
   if (url.search !== '' || url.hash !== '') refuse('takes the base URL of Alertmanager (no ?query or #fragment)');
@@ -129,7 +132,11 @@ export async function alertmanagerTargetOf(
   if (username === undefined && password === undefined) return { url, timeoutMs };
   if (username === undefined || password === undefined) {
     throw new MeshAuditError(
-      `Alertmanager basic auth needs both a username and a password (${username === undefined ? `alertmanager.username or $${ALERTMANAGER_ENV.username}` : `alertmanager.password, passwordFile or $${ALERTMANAGER_ENV.password}`} is missing)`,
+      'Alertmanager basic auth needs both a username and a password (' +
+        (username === undefined
+          ? `alertmanager.username or $${ALERTMANAGER_ENV.username}`
+          : `alertmanager.password, passwordFile or $${ALERTMANAGER_ENV.password}`) +
+        ' is missing)',
     );
   }
   // eslint-disable-next-line no-control-regex -- control characters are what is refused
@@ -138,7 +145,8 @@ export async function alertmanagerTargetOf(
     throw new MeshAuditError('Alertmanager username: may not hold a colon or a control character');
   if (control.test(password))
     throw new MeshAuditError(
-      'Alertmanager password: may not hold a control character (a line break in the password file other than the last?)',
+      'Alertmanager password: may not hold a control character (a line break in the password file other than ' +
+        'the last?)',
     );
   return { url, auth: { kind: 'basic', username, password }, timeoutMs };
 }

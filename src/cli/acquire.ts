@@ -9,7 +9,8 @@ import { progressLine } from './progress.js';
 import { CONFIG_HELP, settingsOf, type SettingFlags } from './settings.js';
 import type { ScopeJudge } from '../scope.js';
 
-/* The command-line side of acquiring a snapshot (src/acquire.ts): the options that say how the host is read, and where acquisition speaks. */
+/* The command-line side of acquiring a snapshot (src/acquire.ts): the options that say how the host is read,
+   and where acquisition speaks. */
 
 export type CollectFlags = SettingFlags;
 
@@ -32,7 +33,8 @@ export function addCollectOptions(command: Command): Command {
     .option('--hostname <name>', "Name of the host in reports (default: the host's own)")
     .option(
       '--max-files <n>',
-      `At most this many files recorded (managed roots included); past it the scan is incomplete (default ${DEFAULT_MAX_FILES})`,
+      `At most this many files recorded (managed roots included); past it the scan is incomplete (default ` +
+        `${DEFAULT_MAX_FILES})`,
     )
     .option('--config <file>', CONFIG_HELP);
 }
@@ -44,7 +46,10 @@ export async function scanSettingsOf(flags: CollectFlags, ctx: CommandContext): 
   return resolved.settings;
 }
 
-/** Acquisition speaks on stderr: notes (not under --quiet), each source not read on its own line, a progress line on a terminal. */
+/**
+ * Acquisition speaks on stderr: notes (not under --quiet), each source not read on its own line, a progress line on a
+ * terminal.
+ */
 export function acquireIo(ctx: CommandContext): AcquireIo {
   return {
     now: () => ctx.now(),

@@ -26,7 +26,9 @@ export function parseList(flag: string, value: unknown): string[] {
   return items;
 }
 
-/** A list of formats from a registry of them: case-insensitive, no empty item, unknown ones answered with the nearest. */
+/**
+ * A list of formats from a registry of them: case-insensitive, no empty item, unknown ones answered with the nearest.
+ */
 export function parseFormatList<T extends string>(value: unknown, known: readonly T[]): T[] {
   const names = parseList('--format', value).map((n) => n.toLowerCase());
   for (const name of names) {

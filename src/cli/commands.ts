@@ -53,7 +53,10 @@ export async function definedCli(ctx: CommandContext): Promise<CAC> {
   return addGlobalOptions(cli);
 }
 
-/** The long and short flags an option's raw name declares: `-o, --output <file>` → [`-o`, `--output`]; `--no-x` also `--x`. */
+/**
+ * The long and short flags an option's raw name declares: `-o, --output <file>` → [`-o`, `--output`]; `--no-x` also
+ * `--x`.
+ */
 export function flagsOf(rawName: string): string[] {
   const flags = [...rawName.matchAll(/(^|[\s,])(--?[A-Za-z][\w-]*)/g)].map((m) => m[2]!);
   return flags.flatMap((f) => (f.startsWith('--no-') ? [f, `--${f.slice(5)}`] : [f]));

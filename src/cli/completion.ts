@@ -118,7 +118,11 @@ function fish(s: ReturnType<typeof specsOf>): string {
     o.flags
       .map(
         (f) =>
-          `complete -c ${TOOL_NAME} -n ${esc(condition)} ${f.startsWith('--') ? `-l ${f.slice(2)}` : `-s ${f.slice(1)}`}${o.takesValue ? ' -r' : ''}${f in VALUES ? ` -xa ${esc(VALUES[f]!)}` : ''} -d ${esc(o.description)}`,
+          `complete -c ${TOOL_NAME} -n ${esc(condition)} ` +
+          (f.startsWith('--') ? `-l ${f.slice(2)}` : `-s ${f.slice(1)}`) +
+          (o.takesValue ? ' -r' : '') +
+          (f in VALUES ? ` -xa ${esc(VALUES[f]!)}` : '') +
+          ` -d ${esc(o.description)}`,
       )
       .join('\n');
   return [

@@ -26,5 +26,6 @@ export function describeDeliveries(): string {
   if (done.length === 0 && pending.length === 0)
     return failed.length > 0 ? `nothing published; not delivered: ${failed.join(', ')}` : 'nothing published';
   const notDone = [...pending, ...failed];
-  return `published: ${done.length > 0 ? done.join(', ') : 'nothing'}${notDone.length > 0 ? `; not delivered: ${notDone.join(', ')}` : ''}`;
+  const published = `published: ${done.length > 0 ? done.join(', ') : 'nothing'}`;
+  return notDone.length > 0 ? `${published}; not delivered: ${notDone.join(', ')}` : published;
 }

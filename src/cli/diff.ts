@@ -8,7 +8,8 @@ import { shortenDigests } from '../report/terminal.js';
 
 /** One finding on the terminal, digests cut to 12 hex digits as in the text report (the JSON keeps them whole). */
 const line = (f: BaselineFinding): string =>
-  `  ${f.severity.padEnd(7)} ${f.ruleId} ${f.ruleName}  ${f.subject.kind} ${shortenDigests(f.subject.id)}  (${f.host})\n      ${shortenDigests(f.message)}\n`;
+  `  ${f.severity.padEnd(7)} ${f.ruleId} ${f.ruleName}  ${f.subject.kind} ${shortenDigests(f.subject.id)}  ` +
+  `(${f.host})\n      ${shortenDigests(f.message)}\n`;
 
 export function registerDiff(cli: CAC, ctx: CommandContext): void {
   cli
@@ -56,7 +57,8 @@ export function registerDiff(cli: CAC, ctx: CommandContext): void {
         // Said only when there are any: the new report did not look (rule not run, host not read whole).
         if (diff.notChecked.length > 0)
           ctx.stdout(
-            `Not checked in the new report (${diff.notChecked.length}): its rule did not run, or its host was not read whole\n${diff.notChecked.map(line).join('')}`,
+            `Not checked in the new report (${diff.notChecked.length}): its rule did not run, or its host was not ` +
+              `read whole\n${diff.notChecked.map(line).join('')}`,
           );
         ctx.stdout(`Unchanged: ${diff.unchanged.length}\n`);
       }

@@ -107,7 +107,10 @@ export interface AuditRun {
   alertTarget: AlertmanagerTarget | undefined;
 }
 
-/** `--prom-file`: node_exporter's textfile collector reads only `*.prom` (the folder is checked when written: src/write/textfile.ts). */
+/**
+ * `--prom-file`: node_exporter's textfile collector reads only `*.prom` (the folder is checked when written:
+ * src/write/textfile.ts).
+ */
 export function checkPromFileName(value: unknown, what = '--prom-file'): void {
   if (value === undefined) return;
   const name = String(value).split('/').pop() ?? '';
@@ -117,7 +120,10 @@ export function checkPromFileName(value: unknown, what = '--prom-file'): void {
     );
 }
 
-/** How an error names a setting: its flag when the flag gave it, else the key and where it is written (`baseline (config FILE:LINE)`). */
+/**
+ * How an error names a setting: its flag when the flag gave it, else the key and where it is written (`baseline (config
+ * FILE:LINE)`).
+ */
 const settingName = (resolved: ResolvedSettings, key: keyof ResolvedSettings['settings']): string =>
   resolved.origins[key].startsWith('flag ')
     ? resolved.origins[key].slice('flag '.length)
@@ -142,10 +148,13 @@ async function namedBaselineOf(
   return loadReportFile(option);
 }
 
-/** Reads and checks every option, setting, policy, waiver and baseline of an auditing run, reading nothing of the host. */
+/**
+ * Reads and checks every option, setting, policy, waiver and baseline of an auditing run, reading nothing of the host.
+ */
 export async function prepareAuditRun(flags: AuditOptions & SettingFlags, ctx: CommandContext): Promise<AuditRun> {
   const { resolved, scope } = await settingsAndScopeOf(flags, ctx);
-  // The reporting settings a config can hold too (the nightly job's), each from its flag, else the config, else its default.
+  // The reporting settings a config can hold too (the nightly job's), each from its flag, else the config, else its
+  // default.
   const {
     out,
     format,
@@ -240,7 +249,8 @@ async function baselineOf(
 export function checkOnlyNew(options: Pick<AuditOptions, 'onlyNew' | 'baseline'>): void {
   if (options.onlyNew === true && options.baseline === undefined) {
     throw new MeshAuditError(
-      '--only-new prints the findings new against a baseline: add --baseline auto (the previous report in --out) or --baseline FILE',
+      '--only-new prints the findings new against a baseline: add --baseline auto (the previous report in --out) or ' +
+        '--baseline FILE',
     );
   }
 }
@@ -319,7 +329,8 @@ export async function auditAndReport(
   const now = ctx.now();
   detail(
     ctx,
-    `evaluated ${evaluations.length} snapshot${evaluations.length === 1 ? '' : 's'} with ${selected.length} rules in ${now.getTime() - startedAt.getTime()} ms`,
+    `evaluated ${evaluations.length} snapshot${evaluations.length === 1 ? '' : 's'} with ${selected.length} rules in ` +
+      `${now.getTime() - startedAt.getTime()} ms`,
   );
   const evaluated = reportOf(evaluations, selected, { now, startedAt, packs });
   const plan: DeliveryPlan = {
@@ -349,7 +360,8 @@ export async function auditAndReport(
     if (notChecked.length > 3) shown.push(`and ${notChecked.length - 3} more (see the reports)`);
     if (notChecked.length > 0)
       ctx.stderr(
-        `mesh-audit: INCOMPLETE: ${notChecked.length} thing${notChecked.length === 1 ? '' : 's'} not checked: ${shown.join('; ')}\n`,
+        `mesh-audit: INCOMPLETE: ${notChecked.length} thing${notChecked.length === 1 ? '' : 's'} not checked: ` +
+          `${shown.join('; ')}\n`,
       );
   }
   // An output not delivered (stdout, the reports, --prom-file, the alerts): the run is not complete.
@@ -377,7 +389,8 @@ export function addAuditOptions(command: Command): Command {
     )
     .option(
       '--out <dir>',
-      "Output folder for reports (and a scan's history), or - for stdout (default: reports; /var/lib/mesh-audit for root; $MESH_AUDIT_OUT)",
+      "Output folder for reports (and a scan's history), or - for stdout (default: reports; /var/lib/mesh-audit for " +
+        'root; $MESH_AUDIT_OUT)',
     )
     .option(
       '--fail-on <severity>',
@@ -386,25 +399,30 @@ export function addAuditOptions(command: Command): Command {
     .option('--fail-on-new', 'Exit 1 only for new findings (against --baseline) at or above --fail-on')
     .option(
       '--only-new',
-      'Text report: print only the findings new against --baseline, and what was not checked (the files keep every finding)',
+      'Text report: print only the findings new against --baseline, and what was not checked (the files keep ' +
+        'every finding)',
     )
     .option(
       '--baseline <file|auto>',
-      'An earlier JSON report: mark findings new, unchanged or updated, list the absent; auto: the previous report in --out',
+      'An earlier JSON report: mark findings new, unchanged or updated, list the absent; auto: the previous ' +
+        'report in --out',
     )
     .option('--waivers <file>', 'YAML waivers: rule, subject pattern, justification, expiry')
     .option('--keep <n>', "Report runs kept under --out (and a scan's snapshots of this host) (default 30)")
     .option(
       '--lock-timeout <seconds>',
-      `How long to wait while another run holds --out before giving up with exit 3 (default ${DEFAULT_LOCK_TIMEOUT_SECONDS})`,
+      `How long to wait while another run holds --out before giving up with exit 3 (default ` +
+        `${DEFAULT_LOCK_TIMEOUT_SECONDS})`,
     )
     .option(
       '--prom-file <path>',
-      "Also write the Prometheus metrics to this file (node_exporter's textfile folder; mode 0644, replaced atomically)",
+      "Also write the Prometheus metrics to this file (node_exporter's textfile folder; mode 0644, replaced " +
+        'atomically)',
     )
     .option(
       '--alertmanager <url>',
-      "Post findings as alerts to this Alertmanager (v2 API); absent ones are resolved. Credentials: the config's alertmanager section or $MESH_AUDIT_ALERTMANAGER_PASSWORD / _BEARER_TOKEN, never in the URL",
+      "Post findings as alerts to this Alertmanager (v2 API); absent ones are resolved. Credentials: the config's " +
+        'alertmanager section or $MESH_AUDIT_ALERTMANAGER_PASSWORD / _BEARER_TOKEN, never in the URL',
     )
     .option('--alert-ttl <hours>', 'How long a posted alert lasts unless the next run renews it (default 25)')
     .option(
@@ -420,7 +438,8 @@ export function registerEvaluate(cli: CAC, ctx: CommandContext): void {
       .option('--history <dir>', 'Folder of earlier snapshots of the same hosts: former targets of ledger ids')
       .option(
         '--jobs <n>',
-        `Snapshots evaluated at once, in worker threads, at most one per CPU (default: one per CPU from ${WORKERS_FROM_FILES} files on; 1: all on the main thread)`,
+        `Snapshots evaluated at once, in worker threads, at most one per CPU (default: one per CPU from ` +
+          `${WORKERS_FROM_FILES} files on; 1: all on the main thread)`,
       ),
   )
     .example('mesh-audit evaluate examples/045/snapshot.json')

@@ -36,7 +36,8 @@ function defaultContext(): CommandContext {
     stdoutFailure: () => stdout.takeFailure(),
     stderr: (text) => void process.stderr.write(text),
     color: useColor(process.stdout),
-    // eslint-disable-next-line @typescript-eslint/no-unnecessary-boolean-literal-compare -- Node types isTTY as boolean; it is undefined when not a terminal
+    // Node types isTTY as boolean; it is undefined when not a terminal.
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-boolean-literal-compare
     interactive: process.stderr.isTTY === true,
   };
 }
@@ -77,7 +78,9 @@ function checkOptions(cli: CAC, args: readonly string[]): void {
       if (known.includes(flag)) continue;
       const longs = known.filter((k) => k.startsWith('--'));
       throw new MeshAuditError(
-        `unknown option \`${flag}\`${command ? ` for \`${command.name}\`` : ''}${didYouMean(flag.replace(/^-+/, '--'), longs, (s) => `\`${s}\``)} (see \`${where}\`)`,
+        `unknown option \`${flag}\`${command ? ` for \`${command.name}\`` : ''}` +
+          didYouMean(flag.replace(/^-+/, '--'), longs, (s) => `\`${s}\``) +
+          ` (see \`${where}\`)`,
         ExitCode.Usage,
       );
     }
@@ -132,7 +135,8 @@ async function run(argv: string[], base: CommandContext): Promise<number> {
       if (cli.args.length > 0) {
         const name = String(cli.args[0]);
         throw new MeshAuditError(
-          `unknown command '${name}'${didYouMean(name, COMMAND_NAMES)} (commands: ${COMMAND_NAMES.join(', ')}; see \`${TOOL_NAME} --help\`)`,
+          `unknown command '${name}'${didYouMean(name, COMMAND_NAMES)} (commands: ${COMMAND_NAMES.join(', ')}; see ` +
+            `\`${TOOL_NAME} --help\`)`,
         );
       }
       checkOptions(cli, args.slice(2));

@@ -32,7 +32,9 @@ export function manPage(cli: CAC, date: string): string {
     ),
     '.SH DESCRIPTION',
     roff(
-      `${TOOL_NAME} snapshots a host (Docker containers, their env, mounts and listening sockets, the composed files and the host agent's ledger), evaluates rules written as data, and writes SARIF, JSON, JSON Lines, Prometheus and text reports. It never changes anything on the host.`,
+      `${TOOL_NAME} snapshots a host (Docker containers, their env, mounts and listening sockets, the composed files ` +
+        `and the host agent's ledger), evaluates rules written as data, and writes SARIF, JSON, JSON Lines, ` +
+        `Prometheus and text reports. It never changes anything on the host.`,
     ),
     '.SH COMMANDS',
   ];
@@ -55,14 +57,18 @@ export function manPage(cli: CAC, date: string): string {
   lines.push(
     '.SH ENVIRONMENT',
     '.TP\n.B MESH_AUDIT_CONFIG\nThe config file to read (else /etc/mesh\\-audit/config.yaml when present).',
-    '.TP\n.B MESH_AUDIT_LEDGER, MESH_AUDIT_MANAGED_ROOTS, MESH_AUDIT_HOSTNAME, MESH_AUDIT_OUT, MESH_AUDIT_FAIL_ON, DOCKER_HOST\nSettings below flags and above the config file (managed roots separated by colons). \\fBmesh\\-audit config show\\fR tells where each setting came from.',
+    '.TP\n.B MESH_AUDIT_LEDGER, MESH_AUDIT_MANAGED_ROOTS, MESH_AUDIT_HOSTNAME, MESH_AUDIT_OUT, MESH_AUDIT_FAIL_ON, ' +
+      'DOCKER_HOST\nSettings below flags and above the config file (managed roots separated by colons). ' +
+      '\\fBmesh\\-audit config show\\fR tells where each setting came from.',
     '.TP\n.B NO_COLOR\nNo colour in the text report.',
     '.SH FILES',
     '.TP\n.I /etc/mesh\\-audit/config.yaml\nThe system config, read when present.',
-    '.TP\n.I /var/lib/mesh\\-audit\nReports and history of runs as root (\\fIreports\\fR in the current folder otherwise).',
+    '.TP\n.I /var/lib/mesh\\-audit\nReports and history of runs as root (\\fIreports\\fR in the current folder ' +
+      'otherwise).',
     '.TP\n.I .mesh\\-auditignore\nSelectors left out of scope, one a line, optionally \\fBuntil YYYY\\-MM\\-DD\\fR.',
     '.SH EXIT STATUS',
-    '0 complete and nothing at or above \\-\\-fail\\-on; 1 findings at or above it; 2 bad usage, policy or config (nothing evaluated); 3 the scan was incomplete (reports still written, marked incomplete).',
+    '0 complete and nothing at or above \\-\\-fail\\-on; 1 findings at or above it; 2 bad usage, policy or config ' +
+      '(nothing evaluated); 3 the scan was incomplete (reports still written, marked incomplete).',
     '',
   );
   return lines.join('\n');

@@ -158,7 +158,10 @@ async function takeSequence(dir: string): Promise<number> {
 
 const namesIn = (dir: string): Promise<string[]> => readdir(dir).catch(() => []);
 
-/** Removes our own files at `dir/name` only when they are what we write (a regular file or a link): nothing else is touched. */
+/**
+ * Removes our own files at `dir/name` only when they are what we write (a regular file or a link): nothing else is
+ * touched.
+ */
 async function removeIfOurs(path: string): Promise<void> {
   const info = await lstat(path).catch(() => null);
   if (info && (info.isFile() || info.isSymbolicLink())) await unlink(path).catch(() => undefined);
@@ -313,7 +316,11 @@ export async function deliverRun(
       notDelivered(o.name);
       failed.push(o.name);
       ctx.stderr(
-        `${TOOL_NAME}: ${err instanceof MeshAuditError || err instanceof AlertDeliveryError ? err.message : `${o.name}: internal error: ${(err as Error).message}`}\n`,
+        `${TOOL_NAME}: ` +
+          (err instanceof MeshAuditError || err instanceof AlertDeliveryError
+            ? err.message
+            : `${o.name}: internal error: ${(err as Error).message}`) +
+          '\n',
       );
     }
   }
@@ -423,7 +430,9 @@ async function publishRun(report: Report, files: FormatName[], folder: OutputFol
   return written;
 }
 
-/** A new folder `runs/name` (or `name-2`…), never one that something else already occupies; pending until published. */
+/**
+ * A new folder `runs/name` (or `name-2`…), never one that something else already occupies; pending until published.
+ */
 function makeFreshFolder(runs: string, name: string): string {
   for (let n = 1; ; n++) {
     const path = join(runs, n === 1 ? name : `${name}-${n}`);

@@ -86,7 +86,8 @@ function premigrationNodes(
     // Unknown is never absent: what was not read may hide resources the plan would have named.
     if (!evaluation.complete)
       plan.notes.unshift(
-        "the node was not read whole (see the report's not checked): this plan may miss resources, and the node has no verdict",
+        "the node was not read whole (see the report's not checked): this plan may miss resources, and the node has " +
+          'no verdict',
       );
     const excluded =
       evaluation.excluded && evaluation.excluded.containers + evaluation.excluded.files + evaluation.excluded.ledger > 0
@@ -122,7 +123,8 @@ export function registerPremigrate(cli: CAC, ctx: CommandContext): void {
       addCollectOptions(
         cli.command(
           'premigrate',
-          "Pre-migration check of an adopted node: every resource's standing, its ports, a verdict and an adoption plan",
+          "Pre-migration check of an adopted node: every resource's standing, its ports, a verdict and an " +
+            'adoption plan',
         ),
       ),
     ),
@@ -134,7 +136,8 @@ export function registerPremigrate(cli: CAC, ctx: CommandContext): void {
     })
     .option(
       '--out <dir>',
-      'Output folder for the json, sarif and md files, or - for the one chosen format on stdout (default: reports; /var/lib/mesh-audit for root; $MESH_AUDIT_OUT)',
+      'Output folder for the json, sarif and md files, or - for the one chosen format on stdout (default: reports; ' +
+        '/var/lib/mesh-audit for root; $MESH_AUDIT_OUT)',
     )
     .option(
       '--plan <file>',
@@ -193,7 +196,10 @@ export function registerPremigrate(cli: CAC, ctx: CommandContext): void {
     return nodes.every((n) => n.inventory.ready) ? ExitCode.Ok : ExitCode.Findings;
   }
 
-  /** Text on stdout, the chosen files (and the plan) into the output folder, or the one chosen format on stdout with --out -. */
+  /**
+   * Text on stdout, the chosen files (and the plan) into the output folder, or the one chosen format on stdout with
+   * --out -.
+   */
   async function writePremigration(
     result: PremigrationReport,
     options: PremigrateOptions,

@@ -22,7 +22,8 @@ function showRule(rule: LoadedRule): string {
     `${rule.id}  ${rule.name}`,
     `  ${rule.title}`,
     '',
-    `  severity:  ${rule.severity}${rule.escalate ? ` (raised: ${rule.escalate.map((e) => `${e.severity} when ${expr(e.when)}`).join('; ')})` : ''}`,
+    `  severity:  ${rule.severity}` +
+      (rule.escalate ? ` (raised: ${rule.escalate.map((e) => `${e.severity} when ${expr(e.when)}`).join('; ')})` : ''),
     `  subject:   ${rule.subject}`,
     `  profiles:  ${rule.profiles.join(', ')}`,
     `  tags:      ${rule.tags.join(', ')}`,
@@ -43,7 +44,8 @@ function showRule(rule: LoadedRule): string {
 export function registerRules(cli: CAC, ctx: CommandContext): void {
   addPolicyOptions(
     cli.command('rules <action> [rule]', 'Rules of the policy packs: list | show RULE | test | lint | docs'),
-    `${POLICY_HELP}. list, show, docs: every rule a scan runs; test, lint: only the packs added (the shipped one when none is)`,
+    `${POLICY_HELP}. list, show, docs: every rule a scan runs; test, lint: only the packs added (the shipped one ` +
+      `when none is)`,
   )
     .option('--config <file>', CONFIG_HELP)
     .example('mesh-audit rules list')
@@ -56,7 +58,8 @@ export function registerRules(cli: CAC, ctx: CommandContext): void {
       // ignored and the shipped pack checked in its place.
       if (ruleRef !== undefined && action !== 'show') {
         throw new MeshAuditError(
-          `rules ${action} takes no argument ('${ruleRef}'); a pack is named with --policy, e.g. \`mesh-audit rules ${action} --policy ${ruleRef}\``,
+          `rules ${action} takes no argument ('${ruleRef}'); a pack is named with --policy, e.g. \`mesh-audit rules ` +
+            `${action} --policy ${ruleRef}\``,
         );
       }
       const choice = policyChoiceOf(await settingsOf(options, ctx));
@@ -75,7 +78,8 @@ export function registerRules(cli: CAC, ctx: CommandContext): void {
           );
           for (const r of rules)
             ctx.stdout(
-              `${r.id.padEnd(7)} ${r.name.padEnd(w)} ${r.severity.padEnd(8)} ${r.subject.padEnd(17)} ${r.profiles.join(',')}\n`,
+              `${r.id.padEnd(7)} ${r.name.padEnd(w)} ${r.severity.padEnd(8)} ${r.subject.padEnd(17)} ` +
+                `${r.profiles.join(',')}\n`,
             );
           return ExitCode.Ok;
         }
@@ -123,7 +127,8 @@ export function registerRules(cli: CAC, ctx: CommandContext): void {
           return ExitCode.Ok;
         default:
           throw new MeshAuditError(
-            `unknown rules action '${action}'${didYouMean(action, ['list', 'show', 'test', 'lint', 'docs'])} (list, show, test, lint, docs)`,
+            `unknown rules action '${action}'${didYouMean(action, ['list', 'show', 'test', 'lint', 'docs'])} (list, ` +
+              `show, test, lint, docs)`,
           );
       }
     });

@@ -60,7 +60,8 @@ export function registerScan(cli: CAC, ctx: CommandContext): void {
     .option('-o, --output <file>', 'Where to write the snapshot (its folder must exist and be safe)')
     .option(
       '--history <dir>',
-      "Earlier snapshots: a scan's --out folder or its history/<host> folder (default: the history/ beside the output file, when there is one)",
+      "Earlier snapshots: a scan's --out folder or its history/<host> folder (default: the history/ beside the " +
+        'output file, when there is one)',
     )
     .example('sudo mesh-audit snapshot -o /var/lib/mesh-audit/host.json')
     .example('sudo mesh-audit snapshot -o /tmp/host.json --history /var/lib/mesh-audit')

@@ -10,12 +10,16 @@ import { parseCount } from './choices.js';
 import { list, type CommandContext } from './context.js';
 
 export const CONFIG_HELP =
-  'YAML config (default: $MESH_AUDIT_CONFIG, else /etc/mesh-audit/config.yaml when present): ledger, managedRoots, labels, dockerHost, root, hostname, keep, dockerTimeoutSeconds, maxFiles, envFileSyntax, out, failOn, include, exclude, ignore, policy, defaultPolicy; for scan and evaluate also format, profile, baseline, failOnNew, onlyNew, promFile, waivers, alertmanager (url, username, password[File], bearerToken[File], timeoutSeconds)';
+  'YAML config (default: $MESH_AUDIT_CONFIG, else /etc/mesh-audit/config.yaml when present): ledger, managedRoots, ' +
+  'labels, dockerHost, root, hostname, keep, dockerTimeoutSeconds, maxFiles, envFileSyntax, out, failOn, include, ' +
+  'exclude, ignore, policy, defaultPolicy; for scan and evaluate also format, profile, baseline, failOnNew, ' +
+  'onlyNew, promFile, waivers, alertmanager (url, username, password[File], bearerToken[File], timeoutSeconds)';
 
 /** `--policy` on every command that loads packs: packs add to the shipped one. */
 export const POLICY_HELP = 'Policy pack file or folder to add to the shipped pack (config: policy); repeatable';
 const NO_DEFAULT_POLICY_HELP =
-  "Do not load the shipped pack: only the --policy packs run, the shipped rules' findings are not checked (config: defaultPolicy: false)";
+  "Do not load the shipped pack: only the --policy packs run, the shipped rules' findings are not checked (config: " +
+  'defaultPolicy: false)';
 
 /**
  * `--policy` and `--no-default-policy`, as every command that loads packs takes them. cac gives a
@@ -44,7 +48,8 @@ export function addScopeOptions(command: Command): Command {
     )
     .option(
       '--exclude <selector>',
-      "Leave out containers or files (not read, not checked, counted in the summary): label:KEY=VALUE, name:GLOB, path:GLOB; repeatable; adds to the config's exclude",
+      'Leave out containers or files (not read, not checked, counted in the summary): label:KEY=VALUE, name:GLOB, ' +
+        "path:GLOB; repeatable; adds to the config's exclude",
     )
     .option('--replace-lists', REPLACE_LISTS_HELP)
     .option(
@@ -142,7 +147,10 @@ export const policyChoiceOf = (resolved: ResolvedSettings): PolicyChoice => ({
   shipped: resolved.settings.defaultPolicy,
 });
 
-/** The scope of a run: include/exclude selectors and ignore entries (config, then the ignore file); every bad one reported at once. */
+/**
+ * The scope of a run: include/exclude selectors and ignore entries (config, then the ignore file); every bad one
+ * reported at once.
+ */
 export async function scopeOf(resolved: ResolvedSettings, ignoreFile: string | undefined): Promise<Scope> {
   const errors: string[] = [];
   const selectorsOf = (key: 'include' | 'exclude'): Selector[] =>
@@ -182,7 +190,9 @@ export async function scopeOf(resolved: ResolvedSettings, ignoreFile: string | u
   return { include, exclude, ignore };
 }
 
-/** The layered settings and the scope of a run, worked out (and every mistake in them found) before anything is read. */
+/**
+ * The layered settings and the scope of a run, worked out (and every mistake in them found) before anything is read.
+ */
 export async function settingsAndScopeOf(
   flags: SettingFlags,
   ctx: CommandContext,

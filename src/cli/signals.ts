@@ -14,7 +14,9 @@ export function installSignalHandlers(stderr: (text: string) => void = (t) => vo
   const stop = (signal: 'SIGINT' | 'SIGTERM', code: number) => () => {
     const removed = removePendingSync();
     stderr(
-      `${TOOL_NAME}: stopped by ${signal}; ${describeDeliveries()}${removed.length > 0 ? `; ${removed.length} unfinished file(s) removed` : ''}\n`,
+      `${TOOL_NAME}: stopped by ${signal}; ${describeDeliveries()}` +
+        (removed.length > 0 ? `; ${removed.length} unfinished file(s) removed` : '') +
+        '\n',
     );
     process.exit(code);
   };

@@ -202,7 +202,8 @@ export async function loadDockerode(): Promise<DockerodeConstructor> {
 /**
  * docker-modem reads DOCKER_HOST (and with it DOCKER_CERT_PATH, DOCKER_TLS_VERIFY, …) itself when it
  * is made, and fills with it whatever options are not given: a tcp DOCKER_HOST would put its host under
- * a --docker-host socket, and make it read cert files that may not exist. The endpoint is already resolved (docker-endpoint.ts,
+ * a --docker-host socket, and make it read cert files that may not exist. The endpoint is already resolved
+ * (docker-endpoint.ts,
  * with --docker-host and the config file): the modem is made with DOCKER_HOST out of sight.
  */
 function withoutDockerEnv<T>(make: () => T): T {
@@ -268,7 +269,10 @@ const isEngineVersion = (v: unknown): v is EngineVersion =>
 function checked<T>(what: string, value: unknown, check: (v: unknown) => v is T): T {
   if (check(value)) return value;
   throw new Error(
-    `${what}: ${Buffer.isBuffer(value) || typeof value === 'string' ? "the engine's answer is not JSON" : "the engine's answer is not the JSON expected"}`,
+    `${what}: ` +
+      (Buffer.isBuffer(value) || typeof value === 'string'
+        ? "the engine's answer is not JSON"
+        : "the engine's answer is not the JSON expected"),
   );
 }
 
@@ -319,7 +323,10 @@ function describeErrno(code: string): string {
     default:
       // Node's TLS failures: UNABLE_TO_VERIFY_LEAF_SIGNATURE, CERT_HAS_EXPIRED, ERR_TLS_CERT_ALTNAME_INVALID, …
       if (/CERT|TLS|SSL/.test(code))
-        return `the engine's TLS certificate is not trusted (${code}): check DOCKER_CERT_PATH (ca.pem, cert.pem, key.pem)`;
+        return (
+          `the engine's TLS certificate is not trusted (${code}): ` +
+          'check DOCKER_CERT_PATH (ca.pem, cert.pem, key.pem)'
+        );
       return code;
   }
 }

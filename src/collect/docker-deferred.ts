@@ -59,7 +59,8 @@ export function deferUnusedDockerodeModules(): void {
   installed = true;
   for (const m of DEFERRED) {
     const filename = deferredFile(m);
-    if (filename === undefined || require.cache[filename] !== undefined) continue; // laid out otherwise, or loaded already: as it comes
+    // Laid out otherwise, or loaded already: as it comes.
+    if (filename === undefined || require.cache[filename] !== undefined) continue;
     let real: unknown;
     const load = (): unknown => {
       if (real === undefined) {

@@ -94,7 +94,10 @@ async function collectWith(
     notes.push({
       source: 'docker',
       subject: options.endpoint.url,
-      message: `the engine at ${options.endpoint.url} names neither Docker nor Podman in its version: MA1004 reports a key an engine may write into a container by itself (${[...engineAddedKeys('unknown')].join(', ')}) only when an earlier snapshot of the file named it`,
+      message:
+        `the engine at ${options.endpoint.url} names neither Docker nor Podman in its version: MA1004 reports ` +
+        `a key an engine may write into a container by itself (${[...engineAddedKeys('unknown')].join(', ')}) only ` +
+        `when an earlier snapshot of the file named it`,
     });
   }
   let summaries;

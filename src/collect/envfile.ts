@@ -13,11 +13,16 @@
 /** One assignment of an env file, raw. */
 export interface RawEnvEntry {
   key: string;
-  /** The value; null for a key written without `=`, which passes the reading tool's own variable through (or nothing). */
+  /**
+   * The value; null for a key written without `=`, which passes the reading tool's own variable through (or nothing).
+   */
   value: string | null;
   /** 1-based line where the assignment starts. */
   line: number;
-  /** The value depends on the reading tool's environment (`${VAR}` of a variable the file does not set): `value` is what it is when that environment does not set it. */
+  /**
+   * The value depends on the reading tool's environment (`${VAR}` of a variable the file does not set): `value` is what
+   * it is when that environment does not set it.
+   */
   caller?: true;
 }
 
@@ -35,7 +40,10 @@ export interface RawLiteralReading {
   entries: RawEnvBytesEntry[];
   /** Docker's CLI reads the first key without a UTF-8 BOM at the start of the file; Podman's keeps it in the key. */
   bom: boolean;
-  /** Why `docker run --env-file` refuses the file (a blank in a key, `export`, no key, bytes that are not UTF-8); Podman's CLI takes it. */
+  /**
+   * Why `docker run --env-file` refuses the file (a blank in a key, `export`, no key, bytes that are not UTF-8);
+   * Podman's CLI takes it.
+   */
   dockerRefuses?: string;
 }
 

@@ -33,20 +33,34 @@ import type { EnvEntry, FileRecord, Problem } from '../snapshot/types.js';
  */
 
 export interface FileCollectOptions {
-  /** Where the host is mounted ('/' normally; '/host' when the scanner runs in a container, --root). Paths in records are HOST paths. */
+  /**
+   * Where the host is mounted ('/' normally; '/host' when the scanner runs in a container, --root). Paths in records
+   * are HOST paths.
+   */
   root: string;
-  /** Explicit host paths to record whatever they are (ledger targets, sources, bind-mount sources, former targets from history); missing ones become kind 'missing'. */
+  /**
+   * Explicit host paths to record whatever they are (ledger targets, sources, bind-mount sources, former targets from
+   * history); missing ones become kind 'missing'.
+   */
   paths: string[];
-  /** Host paths to parse as env files, in addition to any regular file whose name ends in `.env`. They are recorded too. */
+  /**
+   * Host paths to parse as env files, in addition to any regular file whose name ends in `.env`. They are recorded too.
+   */
   envPaths: string[];
-  /** Host folders walked recursively (managed roots): every entry under them is recorded (directories too, kind 'directory'). Symlinked folders are recorded as symlinks and not descended. */
+  /**
+   * Host folders walked recursively (managed roots): every entry under them is recorded (directories too, kind
+   * 'directory'). Symlinked folders are recorded as symlinks and not descended.
+   */
   managedRoots: string[];
   safe: SafeValueMaker;
   /** At most this many records (default 20000); beyond it a Problem is recorded and the collection stops. */
   maxFiles?: number;
   /** Env files larger than this (default 1 MiB) are digested but not parsed, with `error` set. */
   maxEnvBytes?: number;
-  /** Paths under the managed roots left out (out of scope): not recorded, not read; a folder is still walked for what it holds. */
+  /**
+   * Paths under the managed roots left out (out of scope): not recorded, not read; a folder is still walked for what it
+   * holds.
+   */
   skip?: (hostPath: string) => boolean;
 }
 
@@ -162,7 +176,10 @@ function byCodeUnit(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/** mtime to the millisecond, rounded down from the nanoseconds (the same instant whatever the platform's float rounding). */
+/**
+ * mtime to the millisecond, rounded down from the nanoseconds (the same instant whatever the platform's float
+ * rounding).
+ */
 function isoTime(stat: BigIntStats): string | undefined {
   const ms = stat.mtimeNs / 1_000_000n - (stat.mtimeNs < 0n && stat.mtimeNs % 1_000_000n !== 0n ? 1n : 0n);
   const date = new Date(Number(ms));
@@ -257,7 +274,9 @@ function room(ctx: Context): boolean {
     ctx.full = true;
     ctx.problems.push({
       source: 'files',
-      message: `more than ${ctx.maxFiles} files to record: collection stopped there (raise --max-files / maxFiles, or narrow the managed roots)`,
+      message:
+        `more than ${ctx.maxFiles} files to record: collection stopped there (raise --max-files / maxFiles, ` +
+        `or narrow the managed roots)`,
     });
   }
   return false;

@@ -58,7 +58,8 @@ export async function readLedger(
   if (located.state === 'missing') return unavailable('ledger not found (ENOENT)');
   if (located.state === 'blocked')
     return unavailable(
-      `ledger not read: ${located.error}${located.code && !located.error.includes(located.code) ? ` (${located.code})` : ''}`,
+      `ledger not read: ${located.error}` +
+        (located.code && !located.error.includes(located.code) ? ` (${located.code})` : ''),
     );
   const kind = kindOf(located.stat);
   if (kind === 'symlink') return unavailable('ledger is a symlink: refused (symlinks are never followed)');
@@ -148,7 +149,9 @@ export function parseLedgerText(text: string, safe: SafeValueMaker): ParsedLedge
       if (topLevel) {
         return {
           ok: false,
-          message: `ledger names ${JSON.stringify(topLevel.key)} twice (lines ${lines(topLevel.firstOffset)} and ${lines(topLevel.offset)}): ambiguous, not read`,
+          message:
+            `ledger names ${JSON.stringify(topLevel.key)} twice (lines ${lines(topLevel.firstOffset)} and ` +
+            `${lines(topLevel.offset)}): ambiguous, not read`,
         };
       }
       const problems: string[] = [];
@@ -180,7 +183,8 @@ export function parseLedgerText(text: string, safe: SafeValueMaker): ParsedLedge
     }
     return {
       ok: false,
-      message: `ledger is JSON but ${typeName(whole)}, not an array of entries, an object with "entries", or JSON Lines`,
+      message:
+        `ledger is JSON but ${typeName(whole)}, not an array of entries, an object with "entries", or ` + `JSON Lines`,
     };
   }
 

@@ -17,7 +17,10 @@ interface Case {
   expect?: string[];
   /** For a failing case: the severity every finding must have, after escalation (optional). */
   severity?: string;
-  /** Fields of the subject whose source was not read (e.g. `open_ports` without /proc): the rule must not report on them. */
+  /**
+   * Fields of the subject whose source was not read (e.g. `open_ports` without /proc): the rule must not report on
+   * them.
+   */
   unknown?: string[];
 }
 

@@ -48,7 +48,10 @@ export interface EvaluateOptions {
 const applies = (rule: LoadedRule, subject: Subject): boolean =>
   rule.where === undefined || withBudget(() => truthy(applyLogic(rule.where, subject.data)));
 
-/** One rule on one subject: zero or more findings (none when facts it reads are unknown). Throws when an expression fails. */
+/**
+ * One rule on one subject: zero or more findings (none when facts it reads are unknown). Throws when an expression
+ * fails.
+ */
 export function evaluateRule(rule: LoadedRule, subject: Subject): Finding[] {
   const outcome = withBudget(() => checkRule(rule, subject));
   return 'findings' in outcome ? outcome.findings : [];
@@ -224,7 +227,8 @@ function findingsOf(
       message:
         renderTemplate(rule.message, scope) +
         (unknownEscalation
-          ? ` (severity left at ${severity}: ${unknownEscalation.fields.join(', ')} not known: ${unknownEscalation.reasons.join('; ')})`
+          ? ` (severity left at ${severity}: ${unknownEscalation.fields.join(', ')} not known: ` +
+            `${unknownEscalation.reasons.join('; ')})`
           : ''),
       locations: subject.locate(item),
       ...(subject.resource !== null ? { resource: subject.resource } : {}),
@@ -309,7 +313,9 @@ export function evaluate(
           checks && applies(rule, subject)
             ? {
                 ruleId: rule.id,
-                subject: `${String((subject.data as { kind?: unknown }).kind)} ${String((subject.data as { id?: unknown }).id)}`,
+                subject:
+                  `${String((subject.data as { kind?: unknown }).kind)} ` +
+                  String((subject.data as { id?: unknown }).id),
                 fingerprints: [],
               }
             : undefined;
@@ -334,7 +340,9 @@ export function evaluate(
           kind: 'evaluation',
           source: rule.id,
           subject: `${subject.about.kind} ${subject.about.id}`,
-          message: `rule ${rule.id} (${rule.name}) failed on ${subject.about.kind} ${subject.about.id}: ${(err as Error).message}`,
+          message:
+            `rule ${rule.id} (${rule.name}) failed on ${subject.about.kind} ${subject.about.id}: ` +
+            (err as Error).message,
         });
       }
     }
@@ -401,7 +409,8 @@ function unknownEscalationNotifications(host: string, findings: readonly Finding
     (f) => f.unknownEscalation!.sources,
     (f) => `${f.subject.kind} ${f.subject.id}${f.discriminator !== null ? ` (${f.discriminator})` : ''}`,
     (f, shown) =>
-      `rule ${f.ruleId}: severity not checked on ${shown}, left at ${f.severity} (${f.unknownEscalation!.fields.join(', ')} not known: ${f.unknownEscalation!.reasons[0]})`,
+      `rule ${f.ruleId}: severity not checked on ${shown}, left at ${f.severity} ` +
+      `(${f.unknownEscalation!.fields.join(', ')} not known: ${f.unknownEscalation!.reasons[0]})`,
   );
 }
 

@@ -13,7 +13,10 @@ export interface Finding {
   discriminator: string | null;
   message: string;
   locations: { physical: PhysicalLocation[]; logical: LogicalLocation[] };
-  /** The mesh resource (ledger id) the finding belongs to, when one is known: groups one root cause's findings in alerting. */
+  /**
+   * The mesh resource (ledger id) the finding belongs to, when one is known: groups one root cause's findings in
+   * alerting.
+   */
   resource?: string;
   /** Against a baseline: new, unchanged (same fingerprint, message and severity), updated, or absent (gone since). */
   state?: BaselineState;
@@ -78,7 +81,10 @@ export interface NotChecked {
 export interface Evaluation {
   host: string;
   takenAt: string;
-  /** The ledger file the snapshot read (or would have): the host's record, where reports locate what has no file of its own. */
+  /**
+   * The ledger file the snapshot read (or would have): the host's record, where reports locate what has no file of its
+   * own.
+   */
   ledgerPath?: string;
   /** False when the snapshot was incomplete, a rule failed on some subject, or a rule was not checked. */
   complete: boolean;

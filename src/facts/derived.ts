@@ -56,7 +56,9 @@ export const SCAN: ScanFact = { scan: true };
 
 const isDerived = <D, C>(fact: FactTable<D, C>[keyof D]): fact is DerivedFact<D, C, D[keyof D]> => 'from' in fact;
 
-/** The fields of a table that are read from a source, derived, or about the scan: what the facts builders and tests ask. */
+/**
+ * The fields of a table that are read from a source, derived, or about the scan: what the facts builders and tests ask.
+ */
 export function factKinds<D, C>(
   table: FactTable<D, C>,
 ): { read: Map<keyof D & string, FactSource>; derived: (keyof D & string)[]; scan: (keyof D & string)[] } {

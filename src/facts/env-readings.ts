@@ -17,7 +17,10 @@ import {
 /** One reading of a file: values by key (later lines win) and the keys the reading tool's own environment gives. */
 export interface EnvReading {
   values: Record<string, SafeValue>;
-  /** Keys written without `=`, or whose value interpolates the tool's environment: any value (or none) is what the file says. */
+  /**
+   * Keys written without `=`, or whose value interpolates the tool's environment: any value (or none) is what the file
+   * says.
+   */
   caller: ReadonlySet<string>;
 }
 

@@ -34,12 +34,12 @@ export function historyNotes(current: Snapshot, history: readonly Snapshot[]): s
   const ahead = earlierOf(current, history).filter((s) => time(s.takenAt) > time(current.takenAt));
   if (ahead.length === 0) return [];
   return [
-    `${ahead.length} history snapshot(s) of ${current.host.hostname} were taken after this one (latest ${ahead
-      .map((s) => s.takenAt)
-      .sort()
-      .at(
-        -1,
-      )}, this one ${current.takenAt}): the clock went back or history was copied; they were used in the order of their files`,
+    `${ahead.length} history snapshot(s) of ${current.host.hostname} were taken after this one ` +
+      `(latest ${ahead
+        .map((s) => s.takenAt)
+        .sort()
+        .at(-1)}, this one ${current.takenAt}): ` +
+      'the clock went back or history was copied; they were used in the order of their files',
   ];
 }
 
@@ -81,7 +81,10 @@ export function rememberFormerTargets(current: Snapshot, history: readonly Snaps
   if (ledgerKnown(current))
     for (const r of current.ledger.entries)
       if (observed(r) && !currentById.has(r.entry.id)) currentById.set(r.entry.id, r.entry);
-  /** The id's target as last known: today's ledger when it was read (null: gone from it); undefined when not read tonight. */
+  /**
+   * The id's target as last known: today's ledger when it was read (null: gone from it); undefined when not read
+   * tonight.
+   */
   const currentTarget = (id: string): string | null | undefined =>
     ledgerKnown(current) ? (currentById.get(id)?.target ?? null) : undefined;
   // Most ids never moved: only those seen with two targets, or with a target other than today's, are followed.

@@ -109,7 +109,9 @@ export function jsonSyntaxError(text: string): JsonSyntaxError | null {
   return { offset: found.offset, line, column, reason: found.reason };
 }
 
-/** 1-based line and column (in UTF-16 code units) of an offset; lines end at \n (a \r before it belongs to the line). */
+/**
+ * 1-based line and column (in UTF-16 code units) of an offset; lines end at \n (a \r before it belongs to the line).
+ */
 export function positionIn(text: string, offset: number): { line: number; column: number } {
   let line = 1;
   for (let i = text.indexOf('\n'); i !== -1 && i < offset; i = text.indexOf('\n', i + 1)) line++;
@@ -186,7 +188,10 @@ export function elementOffsets(text: string, key?: string): number[] {
   return offsets;
 }
 
-/** A key an object of a JSON text names twice: where it is again, where it was first, and the path of that object (`[]`: the top level). */
+/**
+ * A key an object of a JSON text names twice: where it is again, where it was first, and the path of that object (`[]`:
+ * the top level).
+ */
 export interface DuplicateKey {
   key: string;
   offset: number;

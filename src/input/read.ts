@@ -28,7 +28,10 @@ export async function readRegularInput(path: string): Promise<Buffer> {
   }
 }
 
-/** Reads a file the user named (policy, snapshot, config, waivers, report): a missing or unreadable one is a usage error. */
+/**
+ * Reads a file the user named (policy, snapshot, config, waivers, report): a missing or unreadable one is a usage
+ * error.
+ */
 export async function readInput(path: string, what: string): Promise<string> {
   try {
     // Read whole, then decoded once: readFile(path, 'utf8') decodes chunk by chunk, and was a third of

@@ -32,7 +32,8 @@ export function parseYaml(text: string, file: string): { doc: Document; lines: L
   if (first) {
     const pos = first.linePos?.[0];
     throw new MeshAuditError(
-      `${file}:${pos ? `${pos.line}:${pos.col}` : '1'}: YAML error: ${first.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '')}`,
+      `${file}:${pos ? `${pos.line}:${pos.col}` : '1'}: YAML error: ` +
+        first.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, ''),
     );
   }
   if (doc.directives?.yaml.explicit && doc.directives.yaml.version !== '1.2') {
@@ -78,7 +79,9 @@ function schemaAt(schema: object | undefined, schemaPath: string): Record<string
 
 const pointerPart = (key: string): string => key.replace(/~/g, '~0').replace(/\//g, '~1');
 
-/** Line of the key at a JSON Pointer (`/exclude`: the line `exclude:` is on, not its list's first item); else lineAt. */
+/**
+ * Line of the key at a JSON Pointer (`/exclude`: the line `exclude:` is on, not its list's first item); else lineAt.
+ */
 export function keyLineAt(doc: Document, lines: LineCounter, pointer: string): number {
   const path = pathOf(pointer);
   const key = path.at(-1);
@@ -126,7 +129,9 @@ export function schemaErrors(
         typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean'
           ? ` '${JSON.stringify(String(value)).slice(1, -1)}'`
           : '';
-      what = `must be one of ${allowed.join(', ')}, not${shown || ' this'}${typeof value === 'string' ? didYouMean(value, allowed) : ''}`;
+      what =
+        `must be one of ${allowed.join(', ')}, ` +
+        `not${shown || ' this'}${typeof value === 'string' ? didYouMean(value, allowed) : ''}`;
     }
     const text = `${file}:${line}: ${e.instancePath || '(root)'} ${what}`;
     if (seen.has(text)) continue;

@@ -65,7 +65,8 @@ export function checkSize(value: unknown, made: string): void {
     }
     if (items > MAX_VALUE_ITEMS) {
       throw new BudgetExceeded(
-        `stopped: ${made} made a value of more than ${MAX_VALUE_ITEMS.toLocaleString('en-US')} items (the evaluation budget)`,
+        `stopped: ${made} made a value of more than ${MAX_VALUE_ITEMS.toLocaleString('en-US')} items (the ` +
+          `evaluation budget)`,
       );
     }
     spend(1);

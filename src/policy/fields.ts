@@ -38,7 +38,8 @@ const COMMON = {
 } as const;
 
 const FORMERLY_CLAIMED_BY =
-  'ledger ids that once claimed it and moved to another target (each `{id, current_target, changed_at, last_seen}`), from history';
+  'ledger ids that once claimed it and moved to another target (each `{id, current_target, changed_at, last_seen}`), ' +
+  'from history';
 
 const fileFacts = (of: string): { doc: string; fields: FieldDocs<FileFacts> } => ({
   doc: `${of}, as the snapshot has it`,
@@ -164,16 +165,20 @@ export const SUBJECT_FIELD_DOCS: { readonly [S in SubjectSetName]: FieldDocs<Sub
     recorded_digest: 'the digest the `mesh.source-digests` label recorded for it, or null',
     named_by: 'what names it as a source: `label`, `ledger`',
     reading:
-      "which consumer's reading of the file the container is judged by: `docker` (`--env-file`, literal), `compose` (`env_file:`, dotenv-like) or `either` (nothing says)",
+      "which consumer's reading of the file the container is judged by: `docker` (`--env-file`, literal), `compose` " +
+      '(`env_file:`, dotenv-like) or `either` (nothing says)',
     reading_evidence:
       "why: a Compose label, the `mesh.env-file-syntax` label, the config's `envFileSyntax`, or no evidence",
     readings: {
-      doc: "the file as each reading the consumer may have made gives it, `{KEY: {digest, shape}}` (null: not one of them, or the consumer refuses the file); keys a reading takes from its tool's environment are left out",
+      doc:
+        'the file as each reading the consumer may have made gives it, `{KEY: {digest, shape}}` (null: not one of ' +
+        "them, or the consumer refuses the file); keys a reading takes from its tool's environment are left out",
       fields: {
         docker: '`docker run --env-file`: values literal',
         podman: "`podman run --env-file`: as Docker's, but a BOM stays in the first key and keys with blanks are taken",
         compose:
-          "Compose's `env_file:` (docker-compose 1.29): quotes and escapes removed, inline comments cut, values trimmed",
+          "Compose's `env_file:` (docker-compose 1.29): quotes and escapes removed, inline comments cut, " +
+          'values trimmed',
       },
     },
     dropped_keys: 'keys the container holds that no env file it was built from names any more',

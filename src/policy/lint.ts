@@ -89,14 +89,20 @@ function walk(expr: unknown, at: string, earlier: readonly unknown[], out: Found
         out.push({
           pointer: argAt(i),
           code: 'missing-compares-as-zero',
-          message: `${show(a)} is compared with the number ${show(number)}, and where "${path}" is missing it is null, which compares as 0 (${show({ [op]: [null, 1] })} is ${jsonLogicCompare(op, 0, 1)}): check it first, e.g. {"!==": [${show(a)}, null]}, or give a default that fails safe, {"var": ["${path}", DEFAULT]}`,
+          message:
+            `${show(a)} is compared with the number ${show(number)}, and where "${path}" is missing it is ` +
+            `null, which compares as 0 (${show({ [op]: [null, 1] })} is ${jsonLogicCompare(op, 0, 1)}): check it ` +
+            `first, e.g. {"!==": [${show(a)}, null]}, or give a default that fails safe, {"var": ["${path}", ` +
+            `DEFAULT]}`,
         });
       }
       if (typeof a === 'string' && NUMERIC_TEXT.test(a)) {
         out.push({
           pointer: argAt(i),
           code: 'numbers-compared-as-text',
-          message: `"${a}" is text: against a text value it compares character by character ("10" < "9" is true); write the number ${Number(a)}`,
+          message:
+            `"${a}" is text: against a text value it compares character by character ("10" < "9" is true); ` +
+            `write the number ${Number(a)}`,
         });
       }
     });
@@ -107,7 +113,9 @@ function walk(expr: unknown, at: string, earlier: readonly unknown[], out: Found
       out.push({
         pointer: at,
         code: 'loose-equality',
-        message: `${op} is JavaScript's loose equality: across types it converts ("1" == 1, 0 == false, [1] == "1" are true); write ${op === '==' ? '===' : '!=='}`,
+        message:
+          `${op} is JavaScript's loose equality: across types it converts ("1" == 1, 0 == false, [1] == "1" ` +
+          `are true); write ${op === '==' ? '===' : '!=='}`,
       });
     }
   }
@@ -120,12 +128,17 @@ function walk(expr: unknown, at: string, earlier: readonly unknown[], out: Found
           ? {
               pointer: argAt(0),
               code: 'all-on-empty-list',
-              message: `"all" over an empty or missing list is false, so an assert of it reports a finding and a where of it skips the subject: for "every item passes" that holds on an empty list write {"none": [LIST, {"!": TEST}]}, or check {"count": [LIST]} first in an "and"`,
+              message:
+                `"all" over an empty or missing list is false, so an assert of it reports a finding and a ` +
+                `where of it skips the subject: for "every item passes" that holds on an empty list write {"none": ` +
+                `[LIST, {"!": TEST}]}, or check {"count": [LIST]} first in an "and"`,
             }
           : {
               pointer: argAt(0),
               code: 'some-on-empty-list',
-              message: `"some" over an empty or missing list is false, so an assert of it reports a finding for an empty list: if that is not meant, check {"count": [LIST]} first in an "and" or "or"`,
+              message:
+                `"some" over an empty or missing list is false, so an assert of it reports a finding for an ` +
+                `empty list: if that is not meant, check {"count": [LIST]} first in an "and" or "or"`,
             },
       );
     }

@@ -114,7 +114,8 @@ export async function parsePolicyPack(
       const allowed = e.keyword === 'enum' ? `: ${(e.params['allowedValues'] as unknown[]).join(', ')}` : '';
       const line = lineAt(doc, lines, e.instancePath);
       const ruleId = ruleIdAt(value, e.instancePath);
-      const text = `${file}:${line}: ${ruleId ? `rule ${ruleId}: ` : ''}${e.instancePath || '(root)'} ${e.message ?? 'is invalid'}${extra}${allowed}`;
+      const where = `${file}:${line}: ${ruleId ? `rule ${ruleId}: ` : ''}${e.instancePath || '(root)'}`;
+      const text = `${where} ${e.message ?? 'is invalid'}${extra}${allowed}`;
       if (seen.has(text)) return [];
       seen.add(text);
       return [{ line, text }];
@@ -210,7 +211,8 @@ export async function loadPolicies(choice: PolicyChoice = SHIPPED_ONLY): Promise
   const { added, shipped } = choice;
   if (!shipped && added.length === 0) {
     throw new MeshAuditError(
-      '--no-default-policy (or defaultPolicy: false) leaves no rule to run: name the pack that replaces the shipped one with --policy FILE',
+      '--no-default-policy (or defaultPolicy: false) leaves no rule to run: name the pack that replaces the shipped ' +
+        'one with --policy FILE',
     );
   }
   const files = [
@@ -232,14 +234,19 @@ export async function loadPolicies(choice: PolicyChoice = SHIPPED_ONLY): Promise
   const shippedId = shipped ? packs[0]?.pack.id : undefined;
   const clash = (first: { file: string }) =>
     shipped && first.file === DEFAULT_POLICY
-      ? ` — the shipped pack has it: give your rule its own id and name, or replace the shipped pack on purpose with --no-default-policy`
+      ? ' — the shipped pack has it: give your rule its own id and name, ' +
+        'or replace the shipped pack on purpose with --no-default-policy'
       : '';
   const seenPacks = new Map<string, PolicyPack>();
   for (const pack of packs) {
     const other = seenPacks.get(pack.pack.id);
     if (other) {
       throw new MeshAuditError(
-        `${pack.file}: duplicate pack id '${pack.pack.id}' (also ${other.file})${pack.pack.id === shippedId ? ' — the shipped pack has it: a copy of the shipped pack replaces it only with --no-default-policy; a pack of your own needs its own id' : ''}`,
+        `${pack.file}: duplicate pack id '${pack.pack.id}' (also ${other.file})` +
+          (pack.pack.id === shippedId
+            ? ' — the shipped pack has it: a copy of the shipped pack replaces it only with --no-default-policy; ' +
+              'a pack of your own needs its own id'
+            : ''),
       );
     }
     seenPacks.set(pack.pack.id, pack);
@@ -253,7 +260,8 @@ export async function loadPolicies(choice: PolicyChoice = SHIPPED_ONLY): Promise
           rule.source.file,
           rule.source.line,
           rule.id,
-          `duplicate rule ${key === rule.id ? 'id' : 'name'} '${key}' (first at ${other.source.file}:${other.source.line})${clash(other.source)}`,
+          `duplicate rule ${key === rule.id ? 'id' : 'name'} '${key}' (first at ` +
+            `${other.source.file}:${other.source.line})${clash(other.source)}`,
         );
       seen.set(key, rule);
     }

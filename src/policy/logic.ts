@@ -3,7 +3,8 @@ import { checkSize, spend } from './budget.js';
 import { CUSTOM_OPERATORS } from './operators.js';
 
 /**
- * json-logic-js, hardened as ARCHITECTURE.md says (Pitfalls: JSON Logic). Its operator table is shared by the whole module:
+ * json-logic-js, hardened as ARCHITECTURE.md says (Pitfalls: JSON Logic). Its operator table is shared by the whole
+ * module:
  * this file is the only one that imports json-logic-js, and it sets the table up once.
  */
 
@@ -168,7 +169,8 @@ const REFUSED_OPERATORS: Readonly<Record<string, string>> = Object.assign(
   {
     log: "unknown operator 'log' (removed: it prints to stdout, where JSON or SARIF may be written)",
     every:
-      "operator 'every' is not part of mesh-audit's JSON Logic: it once compared each item with a value rather than running a test per item. " +
+      "operator 'every' is not part of mesh-audit's JSON Logic: it once compared each item with a value rather than " +
+      'running a test per item. ' +
       'For a test per item that holds on an empty list write {"none": [LIST, {"!": TEST}]}; ' +
       'to compare each item with a value, {"all_equal_to": [LIST, VALUE]}',
   },
@@ -198,7 +200,9 @@ export function checkLogic(expr: Logic, at = ''): { path: string; message: strin
     return [
       {
         path: at,
-        message: `unknown operator '${op}' (JSON Logic takes every single-key object for an operation: objects cannot be written literally in a rule)`,
+        message:
+          `unknown operator '${op}' (JSON Logic takes every single-key object for an operation: objects ` +
+          `cannot be written literally in a rule)`,
       },
     ];
   }
@@ -308,7 +312,8 @@ const FAST_OPERATORS: Record<string, TableOperator> = Object.assign(
     '!=': (a: unknown, b: unknown) => a != b,
     '!==': (a: unknown, b: unknown) => a !== b,
     // The comparisons keep json-logic-js's own loose semantics on any JSON value, hence `any`.
-    /* eslint-disable @typescript-eslint/no-explicit-any, @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-call */
+    /* eslint-disable @typescript-eslint/no-explicit-any, @typescript-eslint/no-unsafe-member-access,
+       @typescript-eslint/no-unsafe-call */
     '>': (a: any, b: any) => a > b,
     '>=': (a: any, b: any) => a >= b,
     '<': (a: any, b: any, c: any) => (c === undefined ? a < b : a < b && b < c),
@@ -316,7 +321,8 @@ const FAST_OPERATORS: Record<string, TableOperator> = Object.assign(
     '!!': (a: unknown) => jsonLogic.truthy(a),
     '!': (a: unknown) => !jsonLogic.truthy(a),
     in: (a: unknown, b: any) => (!b || typeof b.indexOf === 'undefined' ? false : b.indexOf(a) !== -1),
-    /* eslint-enable @typescript-eslint/no-explicit-any, @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-call */
+    /* eslint-enable @typescript-eslint/no-explicit-any, @typescript-eslint/no-unsafe-member-access,
+       @typescript-eslint/no-unsafe-call */
     cat: budgetedCat,
     var: ownVar,
     ...Object.fromEntries(CUSTOM_OPERATORS.map((op) => [op.name, budgetedCustom(op)])),

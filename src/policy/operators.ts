@@ -42,7 +42,8 @@ export const CUSTOM_OPERATORS: readonly OperatorDoc[] = [
     name: 'all_equal_to',
     usage: '{"all_equal_to": [LIST, VALUE]}',
     doc:
-      'True when every item of LIST equals VALUE (deep equality); true for an empty list. It compares, it runs no test per item: ' +
+      'True when every item of LIST equals VALUE (deep equality); true for an empty list. It compares, it runs no ' +
+      'test per item: ' +
       'for that, `{"none": [LIST, {"!": TEST}]}` holds on an empty list, where `all` is false.',
     fn: (list, value) => asArray(list).every((x) => sameValue(x, value)),
   },
@@ -50,7 +51,8 @@ export const CUSTOM_OPERATORS: readonly OperatorDoc[] = [
     name: 'count',
     usage: '{"count": [LIST]}',
     doc:
-      'Number of items in a list (0 for null); number of own keys of an object; length of a string, as `{"var": "s.length"}` gives it ' +
+      'Number of items in a list (0 for null); number of own keys of an object; length of a string, as `{"var": ' +
+      '"s.length"}` gives it ' +
       '(UTF-16 units). A number or boolean is an error, not 0.',
     fn: (v) => {
       if (Array.isArray(v)) return v.length;
@@ -72,7 +74,8 @@ export const CUSTOM_OPERATORS: readonly OperatorDoc[] = [
     doc:
       'Keys of env map COMPOSED whose value HELD lacks or holds with another digest, sorted. ' +
       'Maps are `{KEY: {digest, shape}}`; keys only in HELD (image defaults such as PATH) are ignored. ' +
-      'With several readings of one file (COMPOSED, MORE…; null ones skipped), a key is listed only when every reading names it and HELD matches none: ' +
+      'With several readings of one file (COMPOSED, MORE…; null ones skipped), a key is listed only when every ' +
+      'reading names it and HELD matches none: ' +
       'a value one reading gives is no drift (README, "Env files").',
     fn: (held, ...readings) => {
       const maps = readings.filter(isRecord);
@@ -87,7 +90,9 @@ export const CUSTOM_OPERATORS: readonly OperatorDoc[] = [
   {
     name: 'get',
     usage: '{"get": [OBJECT, KEY, DEFAULT?]}',
-    doc: "Own property KEY of OBJECT, taken whole (a key may contain dots: `mesh.module`); DEFAULT or null when absent. A string's own properties are its indexes and `length`.",
+    doc:
+      'Own property KEY of OBJECT, taken whole (a key may contain dots: `mesh.module`); DEFAULT or null when ' +
+      "absent. A string's own properties are its indexes and `length`.",
     fn: (obj, key, fallback) => {
       const v =
         isRecord(obj) || Array.isArray(obj) || typeof obj === 'string'

@@ -107,7 +107,9 @@ export interface InventoryRow {
   /** A container's name or a file's path. */
   id: string;
   standing: Standing;
-  /** `findings`: a rule of the profile put it there (tag `standing:…`); `facts`: no rule did, it stands on its claims. */
+  /**
+   * `findings`: a rule of the profile put it there (tag `standing:…`); `facts`: no rule did, it stands on its claims.
+   */
   standingFrom: 'findings' | 'facts';
   /** True when a finding about it blocks the migration (see `blockers`). */
   blocking: boolean;
@@ -135,7 +137,10 @@ export interface Inventory {
   blocking: Partial<Record<Standing, number>>;
   /** Every finding that blocks, in report order. */
   blockers: Blocker[];
-  /** The findings about no resource of the inventory (the host, a ledger entry whose target is neither), in report order. */
+  /**
+   * The findings about no resource of the inventory (the host, a ledger entry whose target is neither), in report
+   * order.
+   */
   unplaced: Finding[];
 }
 
@@ -370,7 +375,8 @@ function detailOf(d: Draft, standing: Standing, ruled: boolean): string {
       : standing === 'stale-former-target'
         ? `${d.entries.join(', ')} moved away${c ? `; ${c.status}` : ''}`
         : standing === 'drifted'
-          ? `${d.findings.length} drift finding${d.findings.length === 1 ? '' : 's'} (${[...new Set(d.findings.map((x) => x.ruleId))].sort(compareText).join(', ')})`
+          ? `${d.findings.length} drift finding${d.findings.length === 1 ? '' : 's'} ` +
+            `(${[...new Set(d.findings.map((x) => x.ruleId))].sort(compareText).join(', ')})`
           : standing === 'mesh-unclaimed' && c
             ? `labels: module ${c.mesh.module || '-'}, resource ${c.mesh.resource || '-'}`
             : standing === 'mesh-unclaimed'

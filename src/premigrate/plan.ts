@@ -189,7 +189,8 @@ function proposedEntry(
     // When /proc was not read the ports are not known, not none.
     if (!portsKnown(c))
       notes.push(
-        `${entry.id}: the ports ${row.id} listens on were not read (${c.proc_reason ?? 'no /proc'}); add its holds by hand`,
+        `${entry.id}: the ports ${row.id} listens on were not read (${c.proc_reason ?? 'no /proc'}); add its ` +
+          `holds by hand`,
       );
     else entry.holds = c.open_ports;
   } else if (f !== undefined && f.sha256 !== null) entry.digest = f.sha256;
@@ -219,7 +220,8 @@ function recordingOf(row: InventoryRow, c: ContainerData | undefined, entry: Pro
           : null;
   const warning =
     reach !== null
-      ? `${reach}; recorded as found it is held for ever, reachable as it is now: find out what it is and whether it must listen there before recording it`
+      ? `${reach}; recorded as found it is held for ever, reachable as it is now: find out what it is and whether it ` +
+        `must listen there before recording it`
       : errors.length > 0
         ? `an error finding (${[...new Set(errors)].join(', ')}): resolve it before recording`
         : null;

@@ -59,7 +59,10 @@ export function alertsOf(report: Report, options: { ttlHours: number }): Postabl
     const notChecked = e.notifications.filter((n) => n.level === 'error');
     const message = e.complete
       ? `the last scan of ${e.host} was complete`
-      : `the scan of ${e.host} was incomplete: ${notChecked.map((n) => (n.subject && !n.message.includes(n.subject) ? `${n.subject}: ${n.message}` : n.message)).join('; ')}`;
+      : `the scan of ${e.host} was incomplete: ` +
+        notChecked
+          .map((n) => (n.subject && !n.message.includes(n.subject) ? `${n.subject}: ${n.message}` : n.message))
+          .join('; ');
     alerts.push({
       labels: { alertname: INCOMPLETE_ALERT, severity: 'error', host: e.host },
       annotations: {
@@ -69,7 +72,9 @@ export function alertsOf(report: Report, options: { ttlHours: number }): Postabl
         description: message,
         message,
         runbook_url: `${report.tool.uri}#exit-codes`,
-        help: 'Something could not be read or a rule failed: the findings are not the whole truth. Fix the source named, then scan again.',
+        help:
+          'Something could not be read or a rule failed: the findings are not the whole truth. Fix the source ' +
+          'named, then scan again.',
       },
       startsAt: now,
       endsAt: e.complete ? now : until,

@@ -118,7 +118,8 @@ export function applyBaseline(
     const firstSeen = f.firstSeen ?? baselineTime;
     return {
       ...f,
-      // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- an older or hand-edited report may lack the field, whatever its type says
+      // An older or hand-edited report may lack the field, whatever its type says.
+      // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition
       locations: f.locations ?? { physical: [], logical: [] },
       state,
       ...(firstSeen ? { firstSeen } : {}),

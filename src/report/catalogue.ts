@@ -10,7 +10,8 @@ export function ruleCatalogue(rules: readonly LoadedRule[]): string {
     .sort((a, b) => (a.id < b.id ? -1 : 1))
     .map(
       (r) =>
-        `| ${r.id} | \`${r.name}\` | ${r.severity}${r.escalate ? ' (raised)' : ''} | ${r.subject} | ${r.profiles.join(', ')} | ${cell(r.title)} |`,
+        `| ${r.id} | \`${r.name}\` | ${r.severity}${r.escalate ? ' (raised)' : ''} | ${r.subject} | ` +
+        `${r.profiles.join(', ')} | ${cell(r.title)} |`,
     );
   return ['| id | name | severity | subject | profiles | title |', '|---|---|---|---|---|---|', ...rows, ''].join('\n');
 }

@@ -83,7 +83,9 @@ export function renderProm(report: Report): string {
       ? [
           {
             name: 'mesh_audit_findings_new',
-            help: 'Standing findings of the last mesh-audit run that were not in its baseline, by host, rule and severity.',
+            help:
+              'Standing findings of the last mesh-audit run that were not in its baseline, by host, rule and ' +
+              'severity.',
             samples: perKey(fresh),
           },
         ]
@@ -95,7 +97,9 @@ export function renderProm(report: Report): string {
     },
     {
       name: 'mesh_audit_run_complete',
-      help: '1 when every source was read and every rule ran in the last mesh-audit run, 0 when something was not checked.',
+      help:
+        '1 when every source was read and every rule ran in the last mesh-audit run, 0 when something was ' +
+        'not checked.',
       samples: perHost((e) => (e.complete ? 1 : 0)),
     },
     {

@@ -13,7 +13,11 @@ export function ruleReference(rules: readonly LoadedRule[]): string {
   );
   return all
     .map((r) => {
-      const facts = `*${r.title}.* Severity ${r.severity}${r.escalate ? ` (raised to ${[...new Set(r.escalate.map((e) => e.severity))].join(' or ')} when it applies)` : ''}; subject \`${r.subject}\`; tags ${r.tags.map((t) => `\`${t}\``).join(', ')}.`;
+      const raised = r.escalate
+        ? ` (raised to ${[...new Set(r.escalate.map((e) => e.severity))].join(' or ')} when it applies)`
+        : '';
+      const tags = r.tags.map((t) => `\`${t}\``).join(', ');
+      const facts = `*${r.title}.* Severity ${r.severity}${raised}; subject \`${r.subject}\`; tags ${tags}.`;
       const help = r.help.trim();
       return [
         `#### ${r.id} \`${r.name}\``,

@@ -49,7 +49,8 @@ export async function loadReportFile(path: string): Promise<ReportFile> {
   if (!validateReport(json)) {
     const e = validateReport.errors![0]!;
     throw new MeshAuditError(
-      `${path}: not a mesh-audit JSON report (${JSON_REPORT_SCHEMA}): ${e.instancePath || '(root)'} ${e.message ?? 'is invalid'}`,
+      `${path}: not a mesh-audit JSON report (${JSON_REPORT_SCHEMA}): ${e.instancePath || '(root)'} ` +
+        (e.message ?? 'is invalid'),
     );
   }
   const doc = json as {
@@ -61,7 +62,7 @@ export async function loadReportFile(path: string): Promise<ReportFile> {
   };
   // Findings the earlier run carried forward without checking them are still its standing findings.
   const carried = Array.isArray(doc.notCheckedFindings)
-    ? // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- a report file's entries are not checked one by one
+    ? // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- entries are not checked one by one
       doc.notCheckedFindings.filter((f) => typeof f?.fingerprint === 'string')
     : [];
   const rulesRun = Array.isArray(doc.policy?.rulesRun)
@@ -78,7 +79,8 @@ export async function loadReportFile(path: string): Promise<ReportFile> {
     findings: [...doc.findings, ...carried].map((f) => ({
       ...f,
       discriminator: f.discriminator ?? null,
-      // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- an older or hand-edited report may lack the field, whatever its type says
+      // An older or hand-edited report may lack the field, whatever its type says.
+      // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition
       locations: f.locations ?? { physical: [], logical: [] },
     })),
   };

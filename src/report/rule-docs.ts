@@ -39,7 +39,9 @@ const paragraphs = (help: string): string[] =>
 /** The first paragraph of the help, on one line. */
 export const summaryOf = (rule: Pick<Rule, 'help'>): string => paragraphs(rule.help)[0] ?? '';
 
-/** The whole `**Remediation:**` paragraph (and any after it), plain text on one line each; '' when the help has none. */
+/**
+ * The whole `**Remediation:**` paragraph (and any after it), plain text on one line each; '' when the help has none.
+ */
 export function remediationOf(rule: Pick<Rule, 'help'>): string {
   const all = paragraphs(rule.help);
   const at = all.findIndex((p) => /^\*\*Remediation:?\*\*/i.test(p));

@@ -75,7 +75,8 @@ export function renderText(report: Report, options: TextOptions): string {
       lines.push(
         e.findings.length === 0
           ? '  no findings'
-          : `  no ${options.onlyNew === true ? 'new ' : ''}findings to show (${plural(e.findings.length, 'finding')} in the reports)`,
+          : `  no ${options.onlyNew === true ? 'new ' : ''}findings to show (${plural(e.findings.length, 'finding')} ` +
+              `in the reports)`,
       );
     const rows = findings.map((f) => ({
       severity: f.severity,
@@ -101,7 +102,8 @@ export function renderText(report: Report, options: TextOptions): string {
       lines.push('', paint('warning', `  Not checked this run, still standing from earlier runs (${carried.length}):`));
       for (const f of carried)
         lines.push(
-          `  - ${f.severity} ${f.ruleId} ${f.ruleName} ${f.subject.kind} ${shortenDigests(f.subject.id)}: ${shortenDigests(f.message)}`,
+          `  - ${f.severity} ${f.ruleId} ${f.ruleName} ${f.subject.kind} ${shortenDigests(f.subject.id)}: ` +
+            shortenDigests(f.message),
         );
     }
     const gone = quiet ? [] : (report.baseline?.absent ?? []).filter((f) => f.host === e.host);
@@ -159,15 +161,18 @@ function summaryLine(report: Report, options: TextOptions): string {
   ];
   const extra = [
     s.byState
-      ? `${s.byState.new} new, ${s.byState.absent} gone${s.notCheckedFindings ? `, ${s.notCheckedFindings} not checked` : ''}`
+      ? `${s.byState.new} new, ${s.byState.absent} gone` +
+        (s.notCheckedFindings ? `, ${s.notCheckedFindings} not checked` : '')
       : null,
     s.suppressed > 0 ? `${s.suppressed} waived${options.quiet === true ? ' (not shown)' : ''}` : null,
     s.excluded
-      ? `${s.excluded.total} out of scope (${plural(s.excluded.containers, 'container')}, ${plural(s.excluded.files, 'file')}, ${plural(s.excluded.ledger, 'ledger entry', 'ledger entries')})`
+      ? `${s.excluded.total} out of scope (${plural(s.excluded.containers, 'container')}, ` +
+        `${plural(s.excluded.files, 'file')}, ${plural(s.excluded.ledger, 'ledger entry', 'ledger entries')})`
       : null,
   ].filter((t) => t !== null);
   return (
-    `${plural(s.findings, 'finding')} (${counts.join(', ')}${extra.length > 0 ? '; ' + extra.join(', ') : ''}) on ${plural(report.evaluations.length, 'host')}` +
+    `${plural(s.findings, 'finding')} (${counts.join(', ')}${extra.length > 0 ? '; ' + extra.join(', ') : ''}) on ` +
+    plural(report.evaluations.length, 'host') +
     (options.onlyNew === true ? '; showing the new ones only' : '') +
     (s.complete ? '' : ` — INCOMPLETE: ${plural(s.notChecked, 'thing')} not checked`)
   );

@@ -44,7 +44,9 @@ export async function loadWaivers(file: string, rules: readonly LoadedRule[]): P
     if (!names.includes(w.rule)) {
       const near = closest(w.rule, names);
       errors.push(
-        `${file}:${line}: waiver names rule '${w.rule}', which no loaded pack has${distance(w.rule, near) <= 3 ? ` (did you mean '${near}'?)` : ''} (see \`mesh-audit rules list\`)`,
+        `${file}:${line}: waiver names rule '${w.rule}', which no loaded pack has` +
+          (distance(w.rule, near) <= 3 ? ` (did you mean '${near}'?)` : '') +
+          ' (see `mesh-audit rules list`)',
       );
     }
     return { ...w, source: `${file}:${line}` };

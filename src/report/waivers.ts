@@ -7,7 +7,10 @@ import { globMatcher } from '../glob.js';
 export interface Waiver {
   /** Rule id or name. */
   rule: string;
-  /** Glob (`*`, `?`, `[!u]*`, `**`, `{a,b}`: src/glob.ts) over the subject id: a container's name, a file's path, a ledger entry's id. */
+  /**
+   * Glob (`*`, `?`, `[!u]*`, `**`, `{a,b}`: src/glob.ts) over the subject id: a container's name, a file's path, a
+   * ledger entry's id.
+   */
   subject: string;
   /** Glob over the host name; every host when absent. */
   host?: string;
@@ -28,7 +31,8 @@ export const WAIVER_EXPIRED_RULE: LoadedRule = {
   assert: true,
   message: '',
   help:
-    'A waiver accepts a finding until its expiry date. Past it, the finding counts again and the waiver is reported.\n\n' +
+    'A waiver accepts a finding until its expiry date. Past it, the finding counts again and the waiver is ' +
+    'reported.\n\n' +
     '**Remediation:** fix what the waived finding is about, or renew the waiver with a new justification and date.',
   tags: ['waivers'],
   profiles: ['nightly', 'premigration'],
@@ -73,7 +77,9 @@ export function applyWaivers(evaluations: readonly Evaluation[], waivers: readon
           fingerprint: fingerprintOf(e.host, WAIVER_EXPIRED_RULE.id, { kind: 'waiver', id }, null),
           subject: { kind: 'waiver', id },
           discriminator: null,
-          message: `the waiver of ${w.rule} for ${w.subject} expired on ${w.expires}; its findings count again (${w.justification})`,
+          message:
+            `the waiver of ${w.rule} for ${w.subject} expired on ${w.expires}; its findings count again ` +
+            `(${w.justification})`,
           locations: { physical: [{ path: file, ...(line !== undefined ? { line } : {}) }], logical: [] },
         };
       });

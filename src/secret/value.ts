@@ -5,7 +5,10 @@ import { isIPv6 } from 'node:net';
 export interface SafeValue {
   /** `hmac-sha256:<hex>` under a key made fresh for one scan: equality works inside a snapshot only. */
   digest: string;
-  /** What is safe to read (see shapeOf): for a URL its scheme, a host that is no credential, port and structure; otherwise its length. */
+  /**
+   * What is safe to read (see shapeOf): for a URL its scheme, a host that is no credential, port and structure;
+   * otherwise its length.
+   */
   shape: string;
 }
 
@@ -35,7 +38,8 @@ const SCHEME = /^([a-zA-Z][a-zA-Z0-9+.-]*):\/\/(.*)$/s;
  */
 export const SHAPE_PATTERN =
   '^(?:<[0-9]+ chars>|[a-zA-Z][a-zA-Z0-9+.-]*://(?:…@)?' +
-  '(?:…|localhost|(?:[0-9]{1,3}\\.){3}[0-9]{1,3}|(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\\.)+[a-z]{2,63}|\\[[0-9A-Fa-f:.]+(?:%[^\\]/?#@]*)?\\])?' +
+  '(?:…|localhost|(?:[0-9]{1,3}\\.){3}[0-9]{1,3}|(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\\.)+[a-z]{2,63}|' +
+  '\\[[0-9A-Fa-f:.]+(?:%[^\\]/?#@]*)?\\])?' +
   '(?::(?:[0-9]{1,5}|…)?)?(?:/…?)?(?:\\?…)?(?:#…)?)$';
 
 /**
@@ -62,7 +66,8 @@ export function shapeOf(raw: string): string {
   const at = authority.lastIndexOf('@');
   if (at < 0 && tail.includes('@')) return `${scheme}://…`;
   const { host, port } = splitHostPort(at < 0 ? authority : authority.slice(at + 1));
-  return `${scheme}://${at >= 0 ? '…@' : ''}${shownHost(host)}${port === undefined ? '' : `:${shownPort(port)}`}${tailShape(tail)}`;
+  const shownPortPart = port === undefined ? '' : `:${shownPort(port)}`;
+  return `${scheme}://${at >= 0 ? '…@' : ''}${shownHost(host)}${shownPortPart}${tailShape(tail)}`;
 }
 
 function splitHostPort(hostPort: string): { host: string; port: string | undefined } {

@@ -6,7 +6,8 @@ import { compareHistoryNames, historySequenceOf } from './history-order.js';
 import type { Problem, Snapshot } from './types.js';
 
 /**
- * The scanner's own memory (ARCHITECTURE.md, `src/snapshot/` and `src/facts/`): each live scan keeps its secret-safe snapshot
+ * The scanner's own memory (ARCHITECTURE.md, `src/snapshot/` and `src/facts/`): each live scan keeps its secret-safe
+ * snapshot
  * under `<out>/history/<hostname>/`, so the next scan knows every target an id has had. Files are
  * named `snapshot-<run number>-<time>.json`: the run number of the output folder orders them (the
  * time is shown, not relied on: a clock moved back must not make the newest look oldest).

@@ -1,4 +1,6 @@
-/** What a ledger entry must look like (README.md, The ledger and the labels); fields beyond these are kept as `extra`. */
+/**
+ * What a ledger entry must look like (README.md, The ledger and the labels); fields beyond these are kept as `extra`.
+ */
 export const ledgerEntrySchema = {
   type: 'object',
   required: ['id', 'type', 'target'],

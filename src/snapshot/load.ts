@@ -14,7 +14,8 @@ export function parseSnapshot(json: unknown, source: string): Snapshot {
     const raw = rawStringIn(json);
     if (raw === null) return json;
     throw new MeshAuditError(
-      `${source}: not a valid mesh-audit/snapshot@1\n  at ${raw}: is not a value's digest and shape (a snapshot holds those, never values)`,
+      `${source}: not a valid mesh-audit/snapshot@1\n  at ${raw}: is not a value's digest and shape (a snapshot ` +
+        `holds those, never values)`,
     );
   }
   const errors = (validateSnapshot.errors ?? []).slice(0, 5).map((e) => {
@@ -50,7 +51,10 @@ const isSafeValue = (v: object): v is { digest: string; shape: string } => {
  * snapshot may nest deeper than the call stack goes, and paths are made only for what is found.
  */
 function rawStringIn(snapshot: Snapshot): string | null {
-  /** A value met on the walk, the key it is under, and the step it was found in (null: the extra itself, whose key is its path). */
+  /**
+   * A value met on the walk, the key it is under, and the step it was found in (null: the extra itself, whose key is
+   * its path).
+   */
   interface Step {
     value: unknown;
     key: string;

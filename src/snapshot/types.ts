@@ -69,7 +69,10 @@ export interface LabelKeys {
   resource: string;
   sources: string;
   sourceDigests: string;
-  /** The label saying which reading made a container's env (`docker` or `compose`); absent in older snapshots: the default. */
+  /**
+   * The label saying which reading made a container's env (`docker` or `compose`); absent in older snapshots: the
+   * default.
+   */
   envFileSyntax?: string;
 }
 
@@ -189,7 +192,10 @@ export interface FileRecord {
   sha256?: string;
   /** Where a symlink points; never followed out of a root. */
   linkTarget?: string;
-  /** When the file is an env file: its entries as Compose's `env_file:` reads them (dotenv-like; src/collect/envfile.ts). */
+  /**
+   * When the file is an env file: its entries as Compose's `env_file:` reads them (dotenv-like;
+   * src/collect/envfile.ts).
+   */
   env?: EnvEntry[];
   /**
    * When the file is an env file: its entries as `docker run --env-file` and `podman run --env-file`
@@ -216,7 +222,10 @@ export interface LiteralEnv {
   entries: EnvEntry[];
   /** The file starts with a UTF-8 BOM: Docker's CLI drops it, Podman's keeps it at the start of the first key. */
   bom?: true;
-  /** Why `docker run --env-file` refuses the file (Podman's CLI takes it): no container was made from it by Docker's CLI. */
+  /**
+   * Why `docker run --env-file` refuses the file (Podman's CLI takes it): no container was made from it by Docker's
+   * CLI.
+   */
   dockerRefuses?: string;
 }
 

@@ -86,7 +86,8 @@ function dlopen(path: string, dir: string): unknown {
   } catch (err) {
     // dlopen's own words; "failed to map segment" is what a file system mounted noexec answers.
     throw new Error(
-      `the addon could not be loaded through a file in ${dir}, whose file system must allow executable mappings (not mounted noexec): ${(err as Error).message}`,
+      `the addon could not be loaded through a file in ${dir}, whose file system must allow executable mappings (not ` +
+        `mounted noexec): ${(err as Error).message}`,
     );
   }
   return module.exports;

@@ -23,7 +23,8 @@ export function renderPremigrationMarkdown(p: PremigrationReport): string {
       const rows = node.inventory.rows.filter((r) => r.standing === s.standing);
       const blocking = rows.filter((r) => r.blocking).length;
       out.push(
-        `| ${s.title} | ${rows.length} | ${s.blocking ? (blocking > 0 ? `yes (${blocking})` : 'no') : '-'} | ${md(s.meaning)} |`,
+        `| ${s.title} | ${rows.length} | ${s.blocking ? (blocking > 0 ? `yes (${blocking})` : 'no') : '-'} | ` +
+          `${md(s.meaning)} |`,
       );
     }
     const blocking = node.inventory.rows.filter((r) => r.blocking);
@@ -64,7 +65,8 @@ export function renderPremigrationMarkdown(p: PremigrationReport): string {
                 ? `${r.exposure}: ${r.exposedEndpoints.join(', ')}`
                 : r.exposure;
           out.push(
-            `| \`${md(r.entry.id)}\` | ${r.entry.type} \`${md(r.entry.target)}\` | ${r.severity ?? '-'} | ${md(exposure)} | ${r.warning === null ? '-' : `**${md(r.warning)}**`} |`,
+            `| \`${md(r.entry.id)}\` | ${r.entry.type} \`${md(r.entry.target)}\` | ${r.severity ?? '-'} | ` +
+              `${md(exposure)} | ${r.warning === null ? '-' : `**${md(r.warning)}**`} |`,
           );
         }
         out.push('', '```json', ...plan.record.map((r) => JSON.stringify(r.entry)), '```');
@@ -83,7 +85,8 @@ export function renderPremigrationMarkdown(p: PremigrationReport): string {
         );
         for (const r of plan.recreate)
           out.push(
-            `| \`${md(r.container)}\` | ${md(r.entries.join(', ')) || '-'} | ${md(r.module ?? '-')} | ${md(r.reason.join('; '))} |`,
+            `| \`${md(r.container)}\` | ${md(r.entries.join(', ')) || '-'} | ${md(r.module ?? '-')} | ` +
+              `${md(r.reason.join('; '))} |`,
           );
       }
       if (plan.resolve.length > 0) {
@@ -108,7 +111,8 @@ export function renderPremigrationMarkdown(p: PremigrationReport): string {
       for (const c of conflicts)
         for (const b of c.alsoBoundBy)
           out.push(
-            `- port ${b.port}, held for \`${md(c.container)}\`, is open in ${b.containers.map((x) => `\`${md(x)}\``).join(', ')}`,
+            `- port ${b.port}, held for \`${md(c.container)}\`, is open in ` +
+              b.containers.map((x) => `\`${md(x)}\``).join(', '),
           );
     }
     if (node.notChecked.length > 0) {

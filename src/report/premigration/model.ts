@@ -16,7 +16,10 @@ export interface Premigration {
   excluded?: Excluded;
 }
 
-/** @2: each node's `plan` is an adoption plan @2 (a record step carries its entry under `entry`, with severity, exposure and warning). */
+/**
+ * @2: each node's `plan` is an adoption plan @2 (a record step carries its entry under `entry`, with severity, exposure
+ * and warning).
+ */
 export const PREMIGRATION_SCHEMA = 'mesh-audit/premigration@2';
 
 /**
@@ -49,7 +52,8 @@ export const nodeHeaderOf = (n: Premigration) => ({
 
 /** `3 containers, 1 file, 0 ledger entries`: what a scope left out of a node's check. */
 export const excludedText = (e: Excluded): string =>
-  `${e.containers} container${e.containers === 1 ? '' : 's'}, ${e.files} file${e.files === 1 ? '' : 's'}, ${e.ledger} ledger ${e.ledger === 1 ? 'entry' : 'entries'}`;
+  `${e.containers} container${e.containers === 1 ? '' : 's'}, ${e.files} file${e.files === 1 ? '' : 's'}, ` +
+  `${e.ledger} ledger ${e.ledger === 1 ? 'entry' : 'entries'}`;
 
 export interface PremigrationReport {
   report: Report;

@@ -23,7 +23,8 @@ export function renderAdoptionPlan(p: PremigrationReport, schema: object): strin
   const check = validatorFor('adoptionPlan', schema);
   if (!check(plan)) {
     throw new Error(
-      `the adoption plan does not match its schema: ${(check.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? ''}`).join('; ')}`,
+      'the adoption plan does not match its schema: ' +
+        (check.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? ''}`).join('; '),
     );
   }
   return `${JSON.stringify(plan, null, 2)}\n`;

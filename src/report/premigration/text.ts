@@ -30,7 +30,8 @@ export function renderPremigrationText(p: PremigrationReport, options: { color: 
       out.push(
         paint(
           33,
-          `Rules: ${p.report.policy.packs.map((k) => k.id).join(' + ')} — the shipped pack was NOT loaded (--no-default-policy): its rules did not run`,
+          `Rules: ${p.report.policy.packs.map((k) => k.id).join(' + ')} — the shipped pack was NOT loaded ` +
+            `(--no-default-policy): its rules did not run`,
         ),
         '',
       );
@@ -49,7 +50,9 @@ export function renderPremigrationText(p: PremigrationReport, options: { color: 
       const w = Math.max(0, ...rows.map((r) => `${r.kind} ${r.id}`.length));
       for (const r of rows) {
         out.push(
-          `    ${`${r.kind} ${r.id}`.padEnd(w)}  ${r.entries.length > 0 ? `[${r.entries.join(', ')}] ` : ''}${shortenDigests(r.detail)}`,
+          `    ${`${r.kind} ${r.id}`.padEnd(w)}  ` +
+            (r.entries.length > 0 ? `[${r.entries.join(', ')}] ` : '') +
+            shortenDigests(r.detail),
         );
         for (const f of [...r.findings].sort(bySeverity)) out.push(findingLine(f));
       }
@@ -65,7 +68,8 @@ export function renderPremigrationText(p: PremigrationReport, options: { color: 
     for (const port of node.inventory.ports) {
       const others = port.alsoBoundBy.map((b) => `${b.port} by ${b.containers.join(', ')}`).join('; ');
       out.push(
-        `    ${port.container}: holds ${port.holds.join(', ') || '-'}; open ${port.open.join(', ') || '-'}${others ? `; also bound: ${others}` : ''}`,
+        `    ${port.container}: holds ${port.holds.join(', ') || '-'}; open ${port.open.join(', ') || '-'}` +
+          (others ? `; also bound: ${others}` : ''),
       );
     }
     out.push('');
@@ -90,7 +94,8 @@ function countLines(node: Premigration): string[] {
     plan.review.length > 0 ? `review ${plan.review.length}` : null,
   ].filter((x) => x !== null);
   return [
-    `  ${plural(rows.length, 'resource')}: ${rows.length - blocking} in order, ${blocking} blocking; ${plural(node.inventory.blockers.length, 'blocking finding')} (${severities.join(', ')})`,
+    `  ${plural(rows.length, 'resource')}: ${rows.length - blocking} in order, ${blocking} blocking; ` +
+      `${plural(node.inventory.blockers.length, 'blocking finding')} (${severities.join(', ')})`,
     ...(steps.length > 0 ? [`  plan: ${steps.join(', ')}`] : []),
   ];
 }
@@ -121,7 +126,8 @@ function planLines(
     out.push(`  recreate (${plan.recreate.length}):`);
     for (const r of plan.recreate)
       out.push(
-        `    container ${r.container} [${r.entries.join(', ')}]: re-apply module ${r.module ?? '(none recorded)'}${rulesOf('container', r.container)}`,
+        `    container ${r.container} [${r.entries.join(', ')}]: re-apply module ` +
+          `${r.module ?? '(none recorded)'}${rulesOf('container', r.container)}`,
       );
   }
   if (plan.resolve.length > 0) {
@@ -139,7 +145,10 @@ function planLines(
   return out;
 }
 
-/** One "record as found": the entry in brief, its findings' severity and its exposure; the warning, when there is one, first and loud. */
+/**
+ * One "record as found": the entry in brief, its findings' severity and its exposure; the warning, when there is one,
+ * first and loud.
+ */
 function recordingLines(r: Recording, paint: (code: number, s: string) => string): string[] {
   const e = r.entry;
   const what = [
