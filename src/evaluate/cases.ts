@@ -22,6 +22,11 @@ interface Case {
    * them.
    */
   unknown?: string[];
+  /**
+   * Rules the ledger entry claiming the subject allows it to break (its `allow:`). In a passing case the
+   * subject must break the rule and the finding be suppressed, so the case shows the allowance at work.
+   */
+  allow?: { rule: string; reason: string }[];
 }
 
 export interface CaseResult {
@@ -50,7 +55,12 @@ export async function loadCases(pack: PolicyPack): Promise<Record<string, RuleCa
   return value as Record<string, RuleCases>;
 }
 
-function caseSubject(rule: LoadedRule, data: Record<string, unknown>, unknown: readonly string[] = []): Subject {
+function caseSubject(
+  rule: LoadedRule,
+  data: Record<string, unknown>,
+  unknown: readonly string[] = [],
+  allow: Case['allow'] = [],
+): Subject {
   const id = String(data['id'] ?? data['name'] ?? data['path'] ?? 'case');
   return {
     set: rule.subject,
@@ -70,6 +80,9 @@ function caseSubject(rule: LoadedRule, data: Record<string, unknown>, unknown: r
       : {}),
     locate: () => ({ physical: [], logical: [] }),
     resource: null,
+    ...(allow.length > 0
+      ? { allowances: allow.map((a) => ({ rule: String(a.rule), reason: String(a.reason), by: `case (${id})` })) }
+      : {}),
   };
 }
 
@@ -99,11 +112,23 @@ export function runCases(rules: readonly LoadedRule[], cases: Record<string, Rul
     }
     for (const kind of ['pass', 'fail'] as const) {
       for (const c of mine[kind] ?? []) {
-        let findings;
+        let all;
         try {
-          findings = evaluateRule(rule, caseSubject(rule, c.subject, c.unknown));
+          all = evaluateRule(rule, caseSubject(rule, c.subject, c.unknown, c.allow));
         } catch (err) {
           results.push({ ruleId: rule.id, kind, name: c.name, ok: false, detail: `threw: ${(err as Error).message}` });
+          continue;
+        }
+        // What a ledger `allow:` accepts is no standing finding; a passing case naming one must show it at work.
+        const findings = all.filter((f) => f.suppressed === undefined);
+        if (kind === 'pass' && (c.allow ?? []).length > 0 && all.length === findings.length) {
+          results.push({
+            ruleId: rule.id,
+            kind,
+            name: c.name,
+            ok: false,
+            detail: 'the case names an allowance but its subject breaks no allowed rule: it shows nothing',
+          });
           continue;
         }
         const got = findings.map((f) => f.discriminator ?? '').sort();

@@ -201,6 +201,8 @@ function findingsOf(
   if (!whereDone && rule.where !== undefined && !truthy(applyLogic(rule.where, data))) return [];
   const items: unknown[] = rule.each === undefined ? [undefined] : toList(applyLogic(rule.each, data));
   const { lets, letsFirst } = planOf(rule);
+  // The ledger allows the subject to break this rule (`allow:` naming its id or name): reported, suppressed.
+  const allowance = subject.allowances?.find((a) => a.rule === rule.id || a.rule === rule.name);
   const findings: Finding[] = [];
   for (const item of items) {
     // Speed: the subject's own data is the scope until something is added to it (rules never write to their scope).
@@ -233,6 +235,7 @@ function findingsOf(
       locations: subject.locate(item),
       ...(subject.resource !== null ? { resource: subject.resource } : {}),
       ...(unknownEscalation ? { unknownEscalation } : {}),
+      ...(allowance ? { suppressed: { justification: allowance.reason, allowedBy: allowance.by } } : {}),
     });
   }
   return findings;

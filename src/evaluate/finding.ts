@@ -30,7 +30,7 @@ export interface Finding {
    * own (not raised, not lowered), the message says so, and the run is incomplete.
    */
   unknownEscalation?: UnknownEscalation;
-  /** Set when a waiver accepts the finding: it stays in the output and does not fail the run. */
+  /** Set when a waiver or the ledger (`allow:`) accepts the finding: it stays in the output and does not fail the run. */
   suppressed?: Suppression;
 }
 
@@ -46,13 +46,20 @@ export interface UnknownEscalation {
 
 export type BaselineState = 'new' | 'unchanged' | 'updated' | 'absent';
 
-export interface Suppression {
-  justification: string;
-  /** Last day (UTC) the waiver holds, `YYYY-MM-DD`. */
-  expires: string;
-  /** Where the waiver is written: `file:line`. */
-  waiver: string;
-}
+/** Why a finding does not count: a waiver (until its expiry) or a ledger entry's `allow:` (while it says so). */
+export type Suppression =
+  | {
+      justification: string;
+      /** Last day (UTC) the waiver holds, `YYYY-MM-DD`. */
+      expires: string;
+      /** Where the waiver is written: `file:line`. */
+      waiver: string;
+    }
+  | {
+      justification: string;
+      /** The ledger entry whose `allow:` names the rule: `id (file:line)`. */
+      allowedBy: string;
+    };
 
 /** Something that kept a part of the work from being done: a source not read, a rule that threw. */
 export interface Notification {

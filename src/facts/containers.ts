@@ -11,7 +11,7 @@ import {
   type FactSource,
   type FactTable,
 } from './derived.js';
-import type { LogicalLocation, Subject, UnknownFact } from '../policy/subject.js';
+import type { Allowance, LogicalLocation, Subject, UnknownFact } from '../policy/subject.js';
 import type { ContainerData, Endpoints, Exposure, MeshLabels, Reach } from '../policy/subject-data.js';
 
 export type { Exposure, Reach } from '../policy/subject-data.js';
@@ -171,9 +171,22 @@ export function buildContainers(containers: readonly Container[], labels: LabelK
       ...(unknown.length > 0 ? { unknown } : {}),
       locate: () => ({ physical, logical: [containerLogical(joins.host, c.name)] }),
       resource: data.mesh.resource ?? claims[0]?.entry.id ?? formerIds[0] ?? null,
+      ...allowancesOf(claims, joins.ledgerPath),
     };
     return { container: c, subject, claims };
   });
+}
+
+/** The rules the entries claiming a resource allow it to break (`allow:`), each with the entry that says so. */
+export function allowancesOf(claims: readonly LedgerRecord[], ledgerPath: string): { allowances?: Allowance[] } {
+  const allowances = claims.flatMap((r) =>
+    (r.entry.allow ?? []).map((a) => ({
+      rule: a.rule,
+      reason: a.reason,
+      by: `${r.entry.id!} (${ledgerPath}:${r.line})`,
+    })),
+  );
+  return allowances.length > 0 ? { allowances } : {};
 }
 
 /**

@@ -54,6 +54,7 @@ export function buildMounts(containers: readonly BuiltContainer[], joins: Joins)
           logical: [containerLogical(joins.host, c.name)],
         }),
         resource: subject.resource,
+        ...(subject.allowances ? { allowances: subject.allowances } : {}),
       };
     }),
   );

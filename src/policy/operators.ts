@@ -4,6 +4,7 @@
  * Operators receive already-evaluated arguments.
  */
 
+import { posix } from 'node:path';
 import deepEqual from 'fast-deep-equal';
 import { spend } from './budget.js';
 
@@ -121,6 +122,40 @@ export const CUSTOM_OPERATORS: readonly OperatorDoc[] = [
     usage: '{"keys": [OBJECT]}',
     doc: 'Own keys of OBJECT, sorted; [] for anything else.',
     fn: (obj) => (isRecord(obj) ? Object.keys(obj).sort() : []),
+  },
+  {
+    name: 'mode_beyond',
+    usage: '{"mode_beyond": [MODE, ALLOWED]}',
+    doc:
+      'The permission bits of MODE (octal text, as `mode` facts are: `"0660"`) that ALLOWED (octal text) does not grant, as ' +
+      'four octal digits (`"0002"`); null when MODE grants nothing more (stricter is never a finding) or is not octal text.',
+    fn: (mode, allowed) => {
+      const octal = (v: unknown): number | null =>
+        typeof v === 'string' && /^[0-7]{1,6}$/.test(v) ? Number.parseInt(v, 8) & 0o7777 : null;
+      const m = octal(mode);
+      const a = octal(allowed);
+      if (m === null || a === null) return null;
+      const beyond = m & ~a;
+      return beyond === 0 ? null : beyond.toString(8).padStart(4, '0');
+    },
+  },
+  {
+    name: 'path_within',
+    usage: '{"path_within": [PATH, FOLDERS]}',
+    doc:
+      'The first of FOLDERS that PATH is or lies under, by whole components (`/etc` holds `/etc/ssl`, not `/etcd`; ' +
+      '`/` holds only `/` itself); null when none. Paths are normalised first (`//`, `.`, `..`, a trailing `/`).',
+    fn: (path, folders) => {
+      if (typeof path !== 'string' || !path.startsWith('/')) return null;
+      const p = posix.normalize(path).replace(/(.)\/+$/, '$1');
+      for (const folder of asArray(folders)) {
+        spend(1);
+        if (typeof folder !== 'string' || !folder.startsWith('/')) continue;
+        const f = posix.normalize(folder).replace(/(.)\/+$/, '$1');
+        if (p === f || (f !== '/' && p.startsWith(`${f}/`))) return folder;
+      }
+      return null;
+    },
   },
   {
     name: 'pluck',

@@ -94,6 +94,18 @@ export interface Subject<D extends object = object> {
    * together (a renamed container is both unclaimed and stale: one resource).
    */
   resource: string | null;
+  /**
+   * Rules the ledger allows this subject to break (`allow:` of the entries claiming it): a finding of one
+   * is kept, suppressed with the entry's reason, never dropped. None when absent.
+   */
+  allowances?: readonly Allowance[];
+}
+
+/** A rule (id or name) a ledger entry allows its resource to break: why, and which entry says so (`id (file:line)`). */
+export interface Allowance {
+  rule: string;
+  reason: string;
+  by: string;
 }
 
 /** Every subject set, typed: what buildSubjects (subjects.ts) makes. */

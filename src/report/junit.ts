@@ -3,6 +3,7 @@ import type { Evaluation, Finding } from '../evaluate/finding.js';
 import type { LoadedRule } from '../policy/types.js';
 import type { Report } from './report.js';
 import { moreAbout, remediationOf } from './rule-docs.js';
+import { suppressionText } from './waivers.js';
 
 // xmlbuilder2 costs ~90 ms to load: only a run that asks for JUnit loads it. Written exactly so: the
 // bundler of the single executable follows this form (scripts/package/bundle.ts).
@@ -75,7 +76,7 @@ function suiteOf(e: Evaluation, rules: Map<string, LoadedRule>) {
       ...(waived.length > 0
         ? {
             out: waived
-              .map((f) => `waived until ${f.suppressed!.expires} (${f.suppressed!.justification}): ${f.message}`)
+              .map((f) => `${suppressionText(f.suppressed!)} (${f.suppressed!.justification}): ${f.message}`)
               .join('\n'),
           }
         : {}),

@@ -83,12 +83,12 @@ function result(finding: Finding, ruleIndex: number, ledgerPath: string, options
   };
 }
 
-/** SARIF has no expiry field, so it goes in properties. */
+/** SARIF has no expiry field, so it goes in properties; a ledger allowance names its entry there. */
 const suppressionOf = (s: NonNullable<Finding['suppressed']>) => ({
   kind: 'external',
   status: 'accepted',
   justification: s.justification,
-  properties: { expires: s.expires, waiver: s.waiver },
+  properties: 'expires' in s ? { expires: s.expires, waiver: s.waiver } : { allowedBy: s.allowedBy },
 });
 
 /** The notification's text names what was not checked, so it reads alone (a list of EACCES says nothing). */

@@ -3,6 +3,7 @@ import { severityRank, type Severity } from '../policy/types.js';
 import { summarize, type Report } from './report.js';
 import { moreAbout, remediationOf } from './rule-docs.js';
 import { shortenDigests } from './terminal.js';
+import { suppressionText } from './waivers.js';
 
 export interface TextOptions {
   /** Colour only on a terminal (and never with NO_COLOR): decided by the caller, which knows the stream. */
@@ -24,11 +25,11 @@ const COLORS: Record<Severity | 'dim' | 'bold', [number, number]> = {
   bold: [1, 22],
 };
 
-/** `[new]`, `[updated]` against a baseline, `[waived until DATE]` under a waiver. */
+/** `[new]`, `[updated]` against a baseline, `[waived until DATE]` under a waiver, `[allowed by …]` by the ledger. */
 function tagsOf(f: Finding): string {
   const tags = [
     f.state === 'new' || f.state === 'updated' ? f.state : null,
-    f.suppressed ? `waived until ${f.suppressed.expires}` : null,
+    f.suppressed ? suppressionText(f.suppressed) : null,
   ].filter((t) => t !== null);
   return tags.length > 0 ? `  [${tags.join(', ')}]` : '';
 }

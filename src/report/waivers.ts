@@ -41,6 +41,10 @@ export const WAIVER_EXPIRED_RULE: LoadedRule = {
   shipped: true,
 };
 
+/** How a suppressed finding reads: `waived until DATE` or `allowed by ledger entry ID (file:line)`. */
+export const suppressionText = (s: NonNullable<Finding['suppressed']>): string =>
+  'expires' in s ? `waived until ${s.expires}` : `allowed by ledger entry ${s.allowedBy}`;
+
 /** A waiver holds through the whole of its expiry day, UTC. */
 export const isExpired = (waiver: Waiver, now: Date): boolean => now.toISOString().slice(0, 10) > waiver.expires;
 
@@ -59,7 +63,8 @@ export function applyWaivers(evaluations: readonly Evaluation[], waivers: readon
     const live = forHost.filter((w) => !isExpired(w, now));
     const used = new Set<Waiver>();
     const findings = e.findings.map((f): Finding => {
-      const w = live.find((candidate) => matches(candidate, f));
+      // A finding the ledger allows is accepted already, for as long as the entry says so.
+      const w = f.suppressed ? undefined : live.find((candidate) => matches(candidate, f));
       if (!w) return f;
       used.add(w);
       return { ...f, suppressed: { justification: w.justification, expires: w.expires, waiver: w.source } };

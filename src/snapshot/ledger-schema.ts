@@ -15,6 +15,16 @@ export const ledgerEntrySchema = {
     sources: { type: 'array', items: { type: 'string', pattern: '^/' } },
     // null: never applied by the host — what an adoption plan proposes for a resource it found.
     applied_at: { type: ['string', 'null'], format: 'date-time' },
+    // Rules (id or name) the resource is allowed to break, each with why: declared once, not waived per finding.
+    allow: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['rule', 'reason'],
+        additionalProperties: false,
+        properties: { rule: { type: 'string', minLength: 1 }, reason: { type: 'string', minLength: 1 } },
+      },
+    },
   },
   if: { properties: { type: { const: 'file' } }, required: ['type'] },
   then: { properties: { target: { type: 'string', pattern: '^/' } } },

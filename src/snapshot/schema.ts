@@ -285,6 +285,15 @@ export const snapshotSchema = {
                   digest: { type: 'string' },
                   sources: { type: 'array', items: { type: 'string' } },
                   applied_at: { type: 'string' },
+                  allow: {
+                    type: 'array',
+                    items: {
+                      type: 'object',
+                      required: ['rule', 'reason'],
+                      additionalProperties: false,
+                      properties: { rule: { type: 'string' }, reason: { type: 'string' } },
+                    },
+                  },
                   // Every string in it a safe value: checked in load.ts (walked without recursion: it may nest deep).
                   extra: { type: 'object' },
                 },

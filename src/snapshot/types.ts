@@ -247,6 +247,12 @@ export interface LedgerRecord {
   entry: Partial<LedgerEntry>;
 }
 
+/** A rule a ledger entry's resource is allowed to break, and why. */
+export interface LedgerAllowance {
+  rule: string;
+  reason: string;
+}
+
 export interface LedgerEntry {
   id: string;
   type: string;
@@ -257,6 +263,8 @@ export interface LedgerEntry {
   digest?: string;
   sources?: string[];
   applied_at?: string;
+  /** Rules (id or name) this resource is allowed to break, with why (README, "Exceptions in the ledger"). */
+  allow?: LedgerAllowance[];
   /** Fields the scanner does not know; string values are made secret-safe. */
   extra?: Record<string, unknown>;
 }

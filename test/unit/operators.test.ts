@@ -167,3 +167,37 @@ misc('every custom operator is documented with its own name in its usage', () =>
 });
 
 misc.run();
+
+// ---------------------------------------------------------------- mode_beyond, path_within
+
+const modes = suite('mode_beyond');
+
+modes('the bits a mode grants beyond the allowed ones; stricter or equal is null; not octal text is null', () => {
+  const beyond = (mode: unknown, allowed: string) => applyLogic({ mode_beyond: [{ var: 'm' }, allowed] }, { m: mode });
+  assert.is(beyond('0666', '0644'), '0022');
+  assert.is(beyond('0660', '0660'), null);
+  assert.is(beyond('0600', '0644'), null, 'stricter than asked is no finding (docker-bench-security #459)');
+  assert.is(beyond('0466', '0644'), '0022', 'compared bit by bit, not as decimal numbers (466 <= 644)');
+  assert.is(beyond('4755', '0755'), '4000', 'setuid counts');
+  assert.is(beyond(null, '0644'), null);
+  assert.is(beyond('rw-r--r--', '0644'), null);
+});
+modes.run();
+
+const within = suite('path_within');
+
+within('whole components only; "/" holds itself alone; paths normalised', () => {
+  const folders = ['/', '/etc', '/proc'];
+  const at = (path: unknown) => applyLogic({ path_within: [{ var: 'p' }, folders] }, { p: path });
+  assert.is(at('/etc'), '/etc');
+  assert.is(at('/etc/ssl/private'), '/etc');
+  assert.is(at('/etc/'), '/etc');
+  assert.is(at('/etcd/data'), null);
+  assert.is(at('/'), '/');
+  assert.is(at('//'), '/');
+  assert.is(at('/srv/app/../../proc/1'), '/proc');
+  assert.is(at('/srv/data'), null);
+  assert.is(at('relative/etc'), null);
+  assert.is(at(null), null);
+});
+within.run();
