@@ -143,7 +143,7 @@ export function timeProcess(
   });
 }
 
-/** The last stdout line the orchestrator parses. */
-export function report(name: string, figures: Figure[]): void {
-  process.stdout.write(JSON.stringify({ name, figures }) + '\n');
+/** The last stdout line the orchestrator parses; `fixture` says what the figures were measured on. */
+export function report(name: string, figures: Figure[], fixture?: string): void {
+  process.stdout.write(JSON.stringify({ name, figures, ...(fixture !== undefined ? { fixture } : {}) }) + '\n');
 }
