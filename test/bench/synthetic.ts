@@ -7,6 +7,8 @@
  *   moved target (needs the history snapshot), MA2004 unclaimed managed file, MA3001 absent target,
  *   MA3002 co-claimants, MA3003 ports vs holds, MA3004 file digest drift, MA3005 invalid entries,
  *   MA3006 adopted-node origins.
+ * Containers are shaped like real ones (issue 27): 15 to 40 env keys (the image's five, then 10 to 35
+ * from the env file), 8 to 15 labels (OCI, Compose on half of them, mesh), two bind mounts and a volume.
  */
 import type { Container, FileRecord, LedgerRecord, Snapshot } from '../../src/snapshot/types.js';
 import type { SafeValue } from '../../src/secret/value.js';
@@ -32,15 +34,26 @@ function hex(random: () => number, length: number): string {
   return s.slice(0, length);
 }
 
-const ENV_KEYS = [
-  'PATH',
-  'HOME',
-  'LANG',
-  'TZ',
-  'LOG_LEVEL',
+/** The image's own env (the first keys of every container). */
+const IMAGE_ENV_KEYS = ['PATH', 'LANG', 'GOSU_VERSION', 'APP_VERSION', 'APP_HOME'];
+/** Keys of the composed env file, as real services take them; past these, `SETTING_<n>`. */
+const FILE_ENV_KEYS = [
   'DATABASE_URL',
   'REDIS_URL',
-  'API_TOKEN',
+  'AMQP_URL',
+  'SMTP_URL',
+  'SECRET_KEY',
+  'OIDC_CLIENT_SECRET',
+  'S3_ENDPOINT',
+  'S3_ACCESS_KEY',
+  'LOG_LEVEL',
+  'TZ',
+  'JAVA_OPTS',
+  'FEATURE_FLAGS',
+  'MAX_CONNECTIONS',
+  'HTTP_PORT',
+  'PUBLIC_URL',
+  'ALLOWED_HOSTS',
   'WORKERS',
   'MODE',
 ];
@@ -85,14 +98,18 @@ export function syntheticSnapshot(count: number, seed = 1, hostname = 'bench-hos
     const running = pick(0.9);
     const hostNetwork = pick(0.1);
 
-    // env file and the container env, mostly equal
+    // 15 to 40 env keys, as on real hosts: the image's own, then the env file's (the container mostly equal to it)
     const env: Record<string, SafeValue> = {};
+    const imageEnv: Record<string, SafeValue> = {};
+    for (const key of IMAGE_ENV_KEYS) env[key] = imageEnv[key] = digest();
     const envEntries: FileRecord['env'] = [];
-    ENV_KEYS.forEach((key, k) => {
+    const fileKeys = 10 + Math.floor(random() * 26);
+    for (let k = 0; k < fileKeys; k++) {
+      const key = FILE_ENV_KEYS[k] ?? `SETTING_${k}`;
       const v = digest();
-      env[key] = pick(0.03) ? digest() : v;
-      envEntries.push({ key, value: v, line: k + 1 });
-    });
+      env[key] = pick(0.003) ? digest() : v;
+      envEntries.push({ key, value: v, line: k + 3 });
+    }
     const envSha = sha();
     const envInode = inode++;
     files.push({
@@ -170,15 +187,32 @@ export function syntheticSnapshot(count: number, seed = 1, hostname = 'bench-hos
             hostPort: pick(0.95) ? holds[0]! : 9000 + (i % 1000),
           },
         ];
-    const labels: Record<string, string> = labelled
-      ? {
-          'mesh.module': mod,
-          'mesh.resource': `${mod}.${name}`,
-          'mesh.sources': envPath,
-          'mesh.source-digests': pick(0.05) ? sha() : envSha,
-          'com.example.team': 'bench',
-        }
-      : { 'com.example.team': 'bench' };
+    // 8 to 15 labels, as on real hosts: the image's OCI labels, Compose's when it made the container, mesh's.
+    const compose = pick(0.5);
+    const labels: Record<string, string> = {
+      'org.opencontainers.image.title': mod,
+      'org.opencontainers.image.version': `1.${i % 10}`,
+      'org.opencontainers.image.source': `https://git.example.invalid/${mod}`,
+      ...(compose
+        ? {
+            'com.docker.compose.project': `mesh-${mod}`,
+            'com.docker.compose.service': name,
+            'com.docker.compose.container-number': '1',
+            'com.docker.compose.config-hash': hex(random, 64),
+            'com.docker.compose.version': '1.29.2',
+            'com.docker.compose.project.config_files': `${root}/docker-compose.yml`,
+          }
+        : { 'org.opencontainers.image.revision': hex(random, 40), 'org.opencontainers.image.licenses': 'MIT' }),
+      ...(labelled
+        ? {
+            'mesh.module': mod,
+            'mesh.resource': `${mod}.${name}`,
+            'mesh.sources': envPath,
+            'mesh.source-digests': pick(0.05) ? sha() : envSha,
+          }
+        : {}),
+      'com.example.team': 'bench',
+    };
     containers.push({
       id,
       name,
@@ -195,6 +229,7 @@ export function syntheticSnapshot(count: number, seed = 1, hostname = 'bench-hos
         restartCount: 0,
       },
       env,
+      imageEnv,
       networkMode: hostNetwork ? 'host' : 'bridge',
       mounts: [
         { type: 'bind', source: iniPath, destination: '/app/app.ini', rw: false },
