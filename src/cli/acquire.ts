@@ -4,7 +4,7 @@ import type { ScanSettings } from '../config.js';
 import { DEFAULT_MAX_FILES } from '../limits.js';
 import { parseCount } from './choices.js';
 import { detail, note, type CommandContext } from './context.js';
-import type { OutputFolder } from './output.js';
+import type { OutputFolder } from '../write/runs.js';
 import { progressLine } from './progress.js';
 import { CONFIG_HELP, settingsOf, type SettingFlags } from './settings.js';
 import type { ScopeJudge } from '../scope.js';

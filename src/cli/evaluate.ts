@@ -15,17 +15,8 @@ import { loadHistory } from '../snapshot/history.js';
 import { loadSnapshot } from '../snapshot/load.js';
 import { withProblems } from '../snapshot/problems.js';
 import type { Problem, Snapshot } from '../snapshot/types.js';
-import {
-  checkStdoutFormats,
-  DEFAULT_LOCK_TIMEOUT_SECONDS,
-  deliverRun,
-  fileFormatsOf,
-  latestJsonReport,
-  parseFormats,
-  withOutputFolder,
-  type DeliveryPlan,
-  type OutputFolder,
-} from './output.js';
+import { checkStdoutFormats, deliverRun, fileFormatsOf, parseFormats, type DeliveryPlan } from './output.js';
+import { DEFAULT_LOCK_TIMEOUT_SECONDS, latestJsonReport, withOutputFolder, type OutputFolder } from '../write/runs.js';
 import { detail, list, note, type CommandContext } from './context.js';
 import { alertmanagerTargetOf } from '../alert/target.js';
 import { prepareOutputDir } from '../write/atomic.js';

@@ -17,7 +17,7 @@ import { renderSarif } from '../report/sarif.js';
 import { withProblems } from '../snapshot/problems.js';
 import type { Snapshot } from '../snapshot/types.js';
 import { writeFileAtomic } from '../write/atomic.js';
-import { withOutputFolder, type OutputFolder } from './output.js';
+import { withOutputFolder, type OutputFolder } from '../write/runs.js';
 import { note, type CommandContext } from './context.js';
 import { parseFormatList, parseLockTimeout } from './choices.js';
 import { addPolicyOptions, addScopeOptions, policyChoiceOf, settingsAndScopeOf } from './settings.js';

@@ -7,7 +7,7 @@ import { basename, dirname, resolve } from 'node:path';
 import { acquireFor, acquireIo, addCollectOptions, type CollectFlags } from './acquire.js';
 import { detail, note, type CommandContext } from './context.js';
 import { addAuditOptions, auditAndReport, prepareAuditRun, usesOutputFolder, type AuditOptions } from './evaluate.js';
-import { withOutputFolder, type OutputFolder } from './output.js';
+import { withOutputFolder, type OutputFolder } from '../write/runs.js';
 import { addScopeOptions, settingsAndScopeOf } from './settings.js';
 import { readingScopeOf } from '../scope.js';
 

@@ -87,7 +87,7 @@ export async function loadReportFile(path: string): Promise<ReportFile> {
 }
 
 /**
- * The previous JSON report of an output folder (`--baseline auto`), given the path cli/output.ts found
+ * The previous JSON report of an output folder (`--baseline auto`), given the path write/runs.ts found
  * (the newest complete run that has one), or null on a first run.
  */
 export async function previousReport(path: string | null): Promise<ReportFile | null> {

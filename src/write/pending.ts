@@ -3,7 +3,7 @@ import { rmSync } from 'node:fs';
 /*
  * What a run has half-written and not yet published: temp files, and the run folder being filled.
  * A run stopped by SIGINT/SIGTERM removes them before it exits (cli/signals.ts); a run killed outright
- * leaves them, and the next run into the folder cleans them (cli/output.ts, cleanLeftovers).
+ * leaves them, and the next run into the folder cleans them (write/runs.ts, cleanLeftovers).
  */
 const pending = new Set<string>();
 
