@@ -30,7 +30,7 @@ export interface Finding {
    * own (not raised, not lowered), the message says so, and the run is incomplete.
    */
   unknownEscalation?: UnknownEscalation;
-  /** Set when a waiver or the ledger (`allow:`) accepts the finding: it stays in the output and does not fail the run. */
+  /** Set when a waiver or the ledger (`allow:`) accepts the finding: it stays in the output, does not fail the run. */
   suppressed?: Suppression;
 }
 

@@ -127,8 +127,9 @@ export const CUSTOM_OPERATORS: readonly OperatorDoc[] = [
     name: 'mode_beyond',
     usage: '{"mode_beyond": [MODE, ALLOWED]}',
     doc:
-      'The permission bits of MODE (octal text, as `mode` facts are: `"0660"`) that ALLOWED (octal text) does not grant, as ' +
-      'four octal digits (`"0002"`); null when MODE grants nothing more (stricter is never a finding) or is not octal text.',
+      'The permission bits of MODE (octal text, as `mode` facts are: `"0660"`) that ALLOWED (octal text) does not ' +
+      'grant, as four octal digits (`"0002"`); null when MODE grants nothing more (stricter is never a finding) or ' +
+      'is not octal text.',
     fn: (mode, allowed) => {
       const octal = (v: unknown): number | null =>
         typeof v === 'string' && /^[0-7]{1,6}$/.test(v) ? Number.parseInt(v, 8) & 0o7777 : null;
