@@ -1,6 +1,7 @@
 import { readRegularInput } from './input/read.js';
 import { hostname as osHostname } from 'node:os';
 import { join } from 'node:path';
+import { collectDaemonHost } from './collect/daemon.js';
 import { collectDocker } from './collect/docker.js';
 import { resolveEndpoint } from './collect/docker-endpoint.js';
 import { collectFiles } from './collect/files.js';
@@ -92,6 +93,15 @@ export async function takeSnapshot(
   problems.push(...ledger.problems);
   problems.push(...docker.problems);
   notes.push(...docker.notes);
+  const daemonHost = await collectDaemonHost({
+    root: settings.root,
+    safe,
+    socketPath: endpoint.local && docker.docker !== null ? endpoint.socketPath : undefined,
+    procUnavailable: procReason,
+    kind: docker.docker?.kind,
+  });
+  problems.push(...daemonHost.problems);
+  notes.push(...daemonHost.notes);
 
   const { paths, envPaths } = filesToRead(
     ledger.ledger.entries.map((r) => r.entry),
@@ -120,6 +130,13 @@ export async function takeSnapshot(
     config: { managedRoots: settings.managedRoots, labels: settings.labels, envFileSyntax: settings.envFileSyntax },
     docker: docker.docker,
     containers: docker.containers,
+    images: docker.images,
+    daemon: {
+      info: docker.daemonInfo,
+      config: daemonHost.config,
+      process: daemonHost.process,
+      paths: daemonHost.paths,
+    },
     files: files.files,
     ledger: ledger.ledger,
     problems,

@@ -4,13 +4,14 @@ import { readAdoptionPlanSchema } from './premigrate/plan-schema.js';
 import { reportSchema } from './report/report-file.js';
 import { waiversSchema } from './report/waivers-file.js';
 import { ledgerEntrySchema } from './snapshot/ledger-schema.js';
-import { snapshotSchema } from './snapshot/schema.js';
+import { snapshotSchema, snapshotSchemaV1 } from './snapshot/schema.js';
 import type { SchemaName } from './validate.js';
 
 /** Every JSON Schema mesh-audit checks input against, by name (what the build precompiles). */
 export async function allSchemas(): Promise<Record<SchemaName, object>> {
   return {
     snapshot: snapshotSchema,
+    snapshotV1: snapshotSchemaV1,
     config: configSchema,
     report: reportSchema,
     waivers: waiversSchema,

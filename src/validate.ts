@@ -5,7 +5,15 @@ import type { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 
 /** Every JSON Schema mesh-audit checks input against, by the name its precompiled validator has. */
-export type SchemaName = 'snapshot' | 'config' | 'report' | 'waivers' | 'ledgerEntry' | 'policy' | 'adoptionPlan';
+export type SchemaName =
+  | 'snapshot'
+  | 'snapshotV1'
+  | 'config'
+  | 'report'
+  | 'waivers'
+  | 'ledgerEntry'
+  | 'policy'
+  | 'adoptionPlan';
 
 /** Where `npm run build` writes the validators compiled ahead (scripts/precompile.ts). */
 export const GENERATED_VALIDATORS = './generated/validators.cjs';

@@ -129,7 +129,7 @@ test('a snapshot with the engine kind, and one without (made before it was kept)
   }
   assert.throws(
     () => parseSnapshot(JSON.parse(JSON.stringify(host('lxc' as EngineKind, { DB: 'x' }))), 'snap.json'),
-    /not a valid mesh-audit\/snapshot@1/,
+    /not a valid mesh-audit\/snapshot@2/,
   );
 });
 
@@ -177,7 +177,8 @@ async function collectFrom(version: unknown) {
     res.setHeader('content-type', 'application/json');
     if (path === '/_ping') return res.end('OK');
     if (path === '/version') return res.end(JSON.stringify(version));
-    if (path === '/containers/json') return res.end('[]');
+    if (path === '/containers/json' || path === '/images/json') return res.end('[]');
+    if (path === '/info') return res.end('{}');
     res.statusCode = 404;
     res.end('{"message":"no"}');
   });

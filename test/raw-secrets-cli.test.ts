@@ -332,7 +332,7 @@ for (const variant of VARIANTS) {
       if (variant.inHistory)
         assert.match(
           whole.stdout,
-          `[history] ${join(history, 'raw-host-20260930T030000Z.json')}: not a valid mesh-audit/snapshot@1`,
+          `[history] ${join(history, 'raw-host-20260930T030000Z.json')}: not a valid mesh-audit/snapshot@2`,
         );
       // The env drift of the container (MA1001), the dropped key (MA1003), the stray container, the printed env and ledger fields.
       for (const shown of [

@@ -12,10 +12,17 @@ export interface ContainerSummary {
   State?: string;
 }
 
+export interface ImageSummary {
+  Id: string;
+  RepoTags?: string[] | null;
+}
+
 export interface EngineVersion {
   Version: string;
   ApiVersion: string;
   MinAPIVersion?: string;
+  Os?: unknown;
+  KernelVersion?: unknown;
   /** What the engine is made of: Docker names an `Engine`, Podman a `Podman Engine` (API 1.25 and later). */
   Components?: { Name?: unknown }[];
 }
@@ -47,8 +54,8 @@ export class EngineHttpError extends Error {
 export const MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
 
 /**
- * The only door to the Docker Engine, through dockerode: ping, version, info, list, inspect and image
- * inspect — all GET requests. Nothing here can create, start, stop, exec or pull; errors never carry
+ * The only door to the Docker Engine, through dockerode: ping, version, info, the container and image
+ * lists, container and image inspect — all GET requests. Nothing here can create, start, stop, exec or pull; errors never carry
  * response bodies. Every answer is bounded in time (its own limit and the collection's deadline, even
  * when docker-modem never settles), in size (`maxResponseBytes`, engine-agent.ts), and checked to be
  * the JSON expected.
@@ -62,6 +69,8 @@ export class ReadOnlyDocker {
     readonly serverVersion: string,
     readonly kind: EngineKind,
     private readonly limits: Limits,
+    /** What `GET /version` answered at connect (the daemon's facts read it again, with no request). */
+    readonly version: EngineVersion,
   ) {}
 
   /**
@@ -106,6 +115,7 @@ export class ReadOnlyDocker {
         version.Version,
         engineKindOf(version),
         limits,
+        version,
       );
     } catch (err) {
       agent.destroy();
@@ -128,6 +138,16 @@ export class ReadOnlyDocker {
       'list containers',
       list,
       (v): v is ContainerSummary[] => Array.isArray(v) && v.every((c) => isObject(c) && isContainerId(c['Id'])),
+    );
+  }
+
+  /** `GET /images/json`, once per scan: which image each tag names now. */
+  async listImages(): Promise<ImageSummary[]> {
+    const list = await call('list images', this.limits, () => this.docker.listImages({}));
+    return checked(
+      'list images',
+      list,
+      (v): v is ImageSummary[] => Array.isArray(v) && v.every((i) => isObject(i) && typeof i['Id'] === 'string'),
     );
   }
 
@@ -168,6 +188,7 @@ interface DockerodeCalls {
   version(): Promise<unknown>;
   info(): Promise<unknown>;
   listContainers(options: { all: boolean }): Promise<unknown>;
+  listImages(options: Record<string, never>): Promise<unknown>;
   getContainer(id: string): { inspect(): Promise<unknown> };
   getImage(id: string): { inspect(): Promise<unknown> };
 }

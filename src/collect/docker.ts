@@ -1,9 +1,19 @@
 import { engineAddedKeys } from '../engine-env.js';
 import type { SafeValueMaker } from '../secret/value.js';
-import type { Container, DockerInfo, Problem, ProcView } from '../snapshot/types.js';
-import { EngineHttpError, loadDockerode, ReadOnlyDocker, shortImageId } from './docker-api.js';
+import type {
+  Collected,
+  Container,
+  DaemonInfo,
+  DockerInfo,
+  ImageRecord,
+  ImagesView,
+  Problem,
+  ProcView,
+} from '../snapshot/types.js';
+import { EngineHttpError, loadDockerode, ReadOnlyDocker, shortImageId, type ImageSummary } from './docker-api.js';
 import type { DockerEndpoint } from './docker-endpoint.js';
-import { containerFromInspect, envFromList, type ContainerInspect } from './inspect.js';
+import { daemonInfoOf, imageRecordOf, tagsOf } from './images.js';
+import { containerFromInspect, type ContainerInspect } from './inspect.js';
 
 export interface DockerCollectOptions {
   endpoint: DockerEndpoint;
@@ -23,6 +33,9 @@ export interface DockerCollectOptions {
 export interface DockerCollection {
   docker: DockerInfo | null;
   containers: Container[];
+  images: ImagesView;
+  /** `GET /info` with what `/version` said at connect. */
+  daemonInfo: Collected<DaemonInfo>;
   problems: Problem[];
   notes: Problem[];
 }
@@ -68,7 +81,8 @@ export async function collectDocker(options: DockerCollectOptions): Promise<Dock
       subject: options.endpoint.url,
       message: `cannot reach the Docker engine at ${options.endpoint.url}: ${(err as Error).message}`,
     });
-    return { docker: null, containers: [], problems, notes };
+    const unread = { available: false as const, reason: `the engine at ${options.endpoint.url} was not reached` };
+    return { docker: null, containers: [], images: unread, daemonInfo: unread, problems, notes };
   }
   try {
     return await collectWith(api, options, problems, notes);
@@ -100,18 +114,27 @@ async function collectWith(
         `when an earlier snapshot of the file named it`,
     });
   }
+  // The image list and /info are asked for with the container list, once each: no request per container.
+  const imageListing = settle(api.listImages());
+  const infoAnswer = settle(api.info());
+  const daemonInfo = async (): Promise<Collected<DaemonInfo>> => {
+    const answer = await infoAnswer;
+    if (answer.ok) return { available: true, ...daemonInfoOf(answer.value, api.version) };
+    const reason = `cannot read the daemon's settings: ${answer.error.message}`;
+    problems.push({ source: 'daemon', subject: options.endpoint.url, message: reason });
+    return { available: false, reason };
+  };
   let summaries;
   try {
     const listing = api.listContainers();
     options.whileListing?.();
     summaries = await listing;
   } catch (err) {
-    problems.push({
-      source: 'docker',
-      subject: options.endpoint.url,
-      message: `cannot list containers: ${(err as Error).message}`,
-    });
-    return { docker, containers: [], problems, notes };
+    const message = `cannot list containers: ${(err as Error).message}`;
+    problems.push({ source: 'docker', subject: options.endpoint.url, message });
+    await imageListing;
+    const images: ImagesView = { available: false, reason: message };
+    return { docker, containers: [], images, daemonInfo: await daemonInfo(), problems, notes };
   }
   // 8 at once, on connections kept open: 300 inspects took 312 ms one at a time and ~160 ms at 8 on
   // a 2-CPU machine, and more gained nothing (test/bench/scan.bench.ts).
@@ -153,32 +176,42 @@ async function collectWith(
   const containers = inspected
     .filter((c): c is Container => c !== null)
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  await addImageEnv(api, containers, options, problems, notes);
-  return { docker, containers, problems, notes };
+  const images = await collectImages(api, containers, await imageListing, options, problems, notes);
+  return { docker, containers, images, daemonInfo: await daemonInfo(), problems, notes };
 }
 
+type Settled<T> = { ok: true; value: T } | { ok: false; error: Error };
+/** A request started now and awaited later, without an unhandled rejection in between. */
+const settle = <T>(pending: Promise<T>): Promise<Settled<T>> =>
+  pending.then(
+    (value) => ({ ok: true as const, value }),
+    (error: unknown) => ({ ok: false as const, error: error as Error }),
+  );
+
 /**
- * Each image's own Config.Env (what a container holds without anyone having written it), read once per
- * distinct image id, under the same HMAC key as the containers' env. An image that cannot be read
- * leaves `imageEnv` absent on its containers — unknown, not empty — and says so, naming the image.
+ * Each image in use, read once per distinct image id (its own Config.Env — what a container holds
+ * without anyone having written it — under the same HMAC key as the containers' env, its user, labels
+ * and healthcheck), and which image each tag names now, from the one image list. An image that cannot
+ * be read leaves `imageEnv` absent on its containers and is missing from the images — unknown, not
+ * empty — and says so, naming the image; a list that cannot be read leaves every image fact unknown.
  */
-async function addImageEnv(
+async function collectImages(
   api: ReadOnlyDocker,
   containers: Container[],
+  listing: Settled<ImageSummary[]>,
   options: DockerCollectOptions,
   problems: Problem[],
   notes: Problem[],
-): Promise<void> {
+): Promise<ImagesView> {
   const imageIds = [
     ...new Set(containers.flatMap((c) => (c.imageId !== undefined && c.imageId !== '' ? [c.imageId] : []))),
   ].sort();
-  const envs = new Map<string, Container['env']>();
+  const records = new Map<string, ImageRecord>();
   await mapLimited(imageIds, options.concurrency ?? DEFAULT_INSPECT_CONCURRENCY, async (imageId) => {
     const users = containers.filter((c) => c.imageId === imageId);
     const label = `${users[0]?.image ?? ''} (${shortImageId(imageId)})`;
     try {
-      const image = await api.inspectImage(imageId);
-      envs.set(imageId, envFromList(image.Config?.Env, options.safe));
+      records.set(imageId, imageRecordOf(await api.inspectImage(imageId), options.safe));
     } catch (err) {
       const names = users.map((c) => c.name).join(', ');
       if (err instanceof EngineHttpError && err.statusCode === 404) {
@@ -197,7 +230,14 @@ async function addImageEnv(
     }
   });
   for (const c of containers) {
-    const env = c.imageId !== undefined ? envs.get(c.imageId) : undefined;
-    if (env !== undefined) c.imageEnv = env;
+    const record = c.imageId !== undefined ? records.get(c.imageId) : undefined;
+    if (record !== undefined) c.imageEnv = record.env;
   }
+  if (!listing.ok) {
+    const reason = `cannot list images: ${listing.error.message}`;
+    problems.push({ source: 'images', subject: options.endpoint.url, message: reason });
+    return { available: false, reason };
+  }
+  const images = [...records.values()].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  return { available: true, images, tags: tagsOf(listing.value) };
 }

@@ -1,6 +1,15 @@
 import { compareText } from '../compare.js';
 import type { SafeValueMaker } from '../secret/value.js';
-import type { Container, Mount, ProcView, PublishedPort } from '../snapshot/types.js';
+import type { Container, ContainerRuntime, Mount, ProcView, PublishedPort } from '../snapshot/types.js';
+
+/** Config.Healthcheck of a container or an image. */
+export interface HealthcheckConfig {
+  Test?: string[] | null;
+  Interval?: number;
+  Timeout?: number;
+  Retries?: number;
+  StartPeriod?: number;
+}
 
 /** The part of the Engine API's `GET /containers/{id}/json` that mesh-audit reads. */
 export interface ContainerInspect {
@@ -9,20 +18,80 @@ export interface ContainerInspect {
   Created: string;
   Image?: string;
   RestartCount?: number;
-  State?: { Status?: string; Running?: boolean; Pid?: number; StartedAt?: string; FinishedAt?: string };
-  Config?: { Image?: string; Env?: string[] | null; Labels?: Record<string, string> | null };
+  AppArmorProfile?: string;
+  State?: {
+    Status?: string;
+    Running?: boolean;
+    Restarting?: boolean;
+    OOMKilled?: boolean;
+    ExitCode?: number;
+    Pid?: number;
+    StartedAt?: string;
+    FinishedAt?: string;
+    Health?: { Status?: string } | null;
+  };
+  Config?: {
+    Image?: string;
+    Env?: string[] | null;
+    Labels?: Record<string, string> | null;
+    User?: string;
+    Cmd?: string[] | string | null;
+    Entrypoint?: string[] | string | null;
+    Healthcheck?: HealthcheckConfig | null;
+  };
   HostConfig?: {
     NetworkMode?: string;
     PortBindings?: Record<string, { HostIp?: string; HostPort?: string }[] | null> | null;
+    Privileged?: boolean;
+    CapAdd?: string[] | null;
+    CapDrop?: string[] | null;
+    SecurityOpt?: string[] | null;
+    PidMode?: string;
+    IpcMode?: string;
+    UTSMode?: string;
+    UsernsMode?: string;
+    CgroupnsMode?: string;
+    ReadonlyRootfs?: boolean;
+    Memory?: number;
+    MemorySwap?: number;
+    NanoCpus?: number;
+    CpuShares?: number;
+    PidsLimit?: number | null;
+    RestartPolicy?: { Name?: string; MaximumRetryCount?: number } | null;
+    Devices?: { PathOnHost?: string; PathInContainer?: string; CgroupPermissions?: string }[] | null;
+    Ulimits?: { Name?: string; Soft?: number; Hard?: number }[] | null;
+    CgroupParent?: string;
+    LogConfig?: { Type?: string } | null;
   };
-  Mounts?: { Type?: string; Source?: string; Destination?: string; RW?: boolean }[] | null;
-  NetworkSettings?: { Ports?: Record<string, { HostIp?: string; HostPort?: string }[] | null> | null };
+  Mounts?:
+    | {
+        Type?: string;
+        Name?: string;
+        Source?: string;
+        Destination?: string;
+        RW?: boolean;
+        Mode?: string;
+        Propagation?: string;
+      }[]
+    | null;
+  NetworkSettings?: {
+    Ports?: Record<string, { HostIp?: string; HostPort?: string }[] | null> | null;
+    Networks?: Record<string, unknown> | null;
+  };
 }
 
 /** The part of the Engine API's `GET /images/{id}/json` that mesh-audit reads. */
 export interface ImageInspect {
   Id: string;
-  Config?: { Env?: string[] | null } | null;
+  RepoTags?: string[] | null;
+  RepoDigests?: string[] | null;
+  Created?: string;
+  Config?: {
+    Env?: string[] | null;
+    User?: string;
+    Labels?: Record<string, string> | null;
+    Healthcheck?: HealthcheckConfig | null;
+  } | null;
 }
 
 // The engine writes the zero time for "never".
@@ -68,7 +137,78 @@ function mountsOf(inspect: ContainerInspect): Mount[] {
     source: m.Source ?? '',
     destination: m.Destination ?? '',
     rw: m.RW ?? false,
+    ...(m.Type === 'volume' && m.Name !== undefined && m.Name !== '' ? { name: m.Name } : {}),
+    propagation: m.Propagation ?? '',
+    mode: m.Mode ?? '',
   }));
+}
+
+/** `CAP_SYS_ADMIN`, `sys_admin` and `SYS_ADMIN` are one capability (Podman writes the prefix, Docker not). */
+const capabilityName = (cap: string): string => cap.trim().toUpperCase().replace(/^CAP_/, '');
+
+/** Cmd and Entrypoint are lists (Podman may give a string): each element secret-safe, null when unset. */
+function safeArgs(value: string[] | string | null | undefined, safe: SafeValueMaker): ContainerRuntime['command'] {
+  if (value === undefined || value === null) return null;
+  return (typeof value === 'string' ? [value] : value).map((arg) => safe(String(arg)));
+}
+
+/** A healthcheck that runs: a test other than `NONE` (which switches off the image's). */
+export const hasHealthcheck = (check: HealthcheckConfig | null | undefined): boolean =>
+  Array.isArray(check?.Test) && check.Test.length > 0 && check.Test[0] !== 'NONE';
+
+const numberOr = (value: unknown, fallback: number): number =>
+  typeof value === 'number' && Number.isFinite(value) ? value : fallback;
+
+/** How the container runs, from the inspect already made (snapshot@2; types.ts ContainerRuntime). */
+function runtimeOf(inspect: ContainerInspect, safe: SafeValueMaker): ContainerRuntime {
+  const host = inspect.HostConfig ?? {};
+  const state = inspect.State ?? {};
+  const config = inspect.Config ?? {};
+  const pids = host.PidsLimit;
+  return {
+    privileged: host.Privileged ?? false,
+    capAdd: (host.CapAdd ?? []).map(capabilityName).sort(compareText),
+    capDrop: (host.CapDrop ?? []).map(capabilityName).sort(compareText),
+    securityOpt: [...(host.SecurityOpt ?? [])],
+    appArmorProfile: inspect.AppArmorProfile ?? '',
+    pidMode: host.PidMode ?? '',
+    ipcMode: host.IpcMode ?? '',
+    utsMode: host.UTSMode ?? '',
+    usernsMode: host.UsernsMode ?? '',
+    cgroupnsMode: host.CgroupnsMode ?? '',
+    readonlyRootfs: host.ReadonlyRootfs ?? false,
+    memory: numberOr(host.Memory, 0),
+    memorySwap: numberOr(host.MemorySwap, 0),
+    nanoCpus: numberOr(host.NanoCpus, 0),
+    cpuShares: numberOr(host.CpuShares, 0),
+    // 0 and -1 are "no limit" as much as null is (Docker writes null, Podman 0 or 2048-like defaults).
+    pidsLimit: typeof pids === 'number' && pids > 0 ? pids : null,
+    restartPolicy: {
+      name: host.RestartPolicy?.Name ?? '',
+      maxRetries: numberOr(host.RestartPolicy?.MaximumRetryCount, 0),
+    },
+    devices: (host.Devices ?? []).map((d) => ({
+      pathOnHost: d.PathOnHost ?? '',
+      pathInContainer: d.PathInContainer ?? '',
+      cgroupPermissions: d.CgroupPermissions ?? '',
+    })),
+    ulimits: (host.Ulimits ?? []).map((u) => ({
+      name: u.Name ?? '',
+      soft: numberOr(u.Soft, 0),
+      hard: numberOr(u.Hard, 0),
+    })),
+    cgroupParent: host.CgroupParent ?? '',
+    user: config.User ?? '',
+    logDriver: host.LogConfig?.Type ?? '',
+    networks: Object.keys(inspect.NetworkSettings?.Networks ?? {}).sort(compareText),
+    health: typeof state.Health?.Status === 'string' && state.Health.Status !== '' ? state.Health.Status : 'none',
+    restarting: state.Restarting ?? false,
+    oomKilled: state.OOMKilled ?? false,
+    exitCode: numberOr(state.ExitCode, 0),
+    command: safeArgs(config.Cmd, safe),
+    entrypoint: safeArgs(config.Entrypoint, safe),
+    healthcheck: hasHealthcheck(config.Healthcheck),
+  };
 }
 
 /** A container as the snapshot holds it; /proc facts are added by the proc collector. */
@@ -98,5 +238,6 @@ export function containerFromInspect(
     mounts: mountsOf(inspect),
     ports: portsOf(inspect),
     proc,
+    runtime: runtimeOf(inspect, safe),
   };
 }

@@ -3,22 +3,34 @@ import { readInput } from '../input/read.js';
 import { validatorFor } from '../validate.js';
 import { MeshAuditError } from '../errors.js';
 import { SHAPE_PATTERN } from '../secret/value.js';
-import { snapshotSchema } from './schema.js';
-import type { Snapshot } from './types.js';
+import { migrateV1, type SnapshotV1 } from './migrate.js';
+import { snapshotSchema, snapshotSchemaV1 } from './schema.js';
+import { SNAPSHOT_SCHEMA, SNAPSHOT_SCHEMA_V1, type Snapshot } from './types.js';
 
 const validateSnapshot = validatorFor<Snapshot>('snapshot', snapshotSchema);
+const validateSnapshotV1 = validatorFor<SnapshotV1>('snapshotV1', snapshotSchemaV1);
 
-/** Checks parsed JSON against `mesh-audit/snapshot@1`; the error names the JSON path of the first problems. */
+const schemaOf = (json: unknown): unknown =>
+  typeof json === 'object' && json !== null ? (json as { schema?: unknown }).schema : undefined;
+
+/**
+ * Checks parsed JSON against the snapshot layout it names — `mesh-audit/snapshot@2`, or @1 which is
+ * then migrated (migrate.ts) — and gives it as @2; the error names the JSON path of the first problems.
+ */
 export function parseSnapshot(json: unknown, source: string): Snapshot {
-  if (validateSnapshot(json)) {
+  const v1 = schemaOf(json) === SNAPSHOT_SCHEMA_V1;
+  const layout = v1 ? SNAPSHOT_SCHEMA_V1 : SNAPSHOT_SCHEMA;
+  const validate = v1 ? validateSnapshotV1 : validateSnapshot;
+  if (validate(json)) {
     const raw = rawStringIn(json);
-    if (raw === null) return json;
+    if (raw === null) return v1 ? migrateV1(json as SnapshotV1) : (json as Snapshot);
     throw new MeshAuditError(
-      `${source}: not a valid mesh-audit/snapshot@1\n  at ${raw}: is not a value's digest and shape (a snapshot ` +
+      `${source}: not a valid ${layout}
+  at ${raw}: is not a value's digest and shape (a snapshot ` +
         `holds those, never values)`,
     );
   }
-  const errors = (validateSnapshot.errors ?? []).slice(0, 5).map((e) => {
+  const errors = (validate.errors ?? []).slice(0, 5).map((e) => {
     const where = e.instancePath === '' ? '(root)' : e.instancePath;
     const extra = e.keyword === 'additionalProperties' ? ` '${String(e.params['additionalProperty'])}'` : '';
     // A shape that is not one shapeOf makes may be a raw value: say so without quoting it or the pattern.
@@ -28,7 +40,7 @@ export function parseSnapshot(json: unknown, source: string): Snapshot {
         : (e.message ?? 'invalid');
     return `  at ${where}: ${message}${extra}`;
   });
-  throw new MeshAuditError(`${source}: not a valid mesh-audit/snapshot@1\n${errors.join('\n')}`);
+  throw new MeshAuditError(`${source}: not a valid ${layout}\n${errors.join('\n')}`);
 }
 
 const SHAPE = new RegExp(SHAPE_PATTERN, 'u');
@@ -50,7 +62,7 @@ const isSafeValue = (v: object): v is { digest: string; shape: string } => {
  * no shape; null when there is none. Walked with a stack of its own, not recursion: a hand-made
  * snapshot may nest deeper than the call stack goes, and paths are made only for what is found.
  */
-function rawStringIn(snapshot: Snapshot): string | null {
+function rawStringIn(snapshot: Pick<Snapshot, 'ledger'>): string | null {
   /**
    * A value met on the walk, the key it is under, and the step it was found in (null: the extra itself, whose key is
    * its path).

@@ -1,5 +1,5 @@
 import { SHAPE_PATTERN } from '../secret/value.js';
-import { SNAPSHOT_SCHEMA } from './types.js';
+import { SNAPSHOT_SCHEMA, SNAPSHOT_SCHEMA_V1 } from './types.js';
 
 const safeValue = {
   type: 'object',
@@ -31,15 +31,18 @@ const envEntries = {
   },
 };
 
-/** JSON Schema of `mesh-audit/snapshot@1`; the TypeScript types in types.ts mirror it. */
-export const snapshotSchema = {
+/**
+ * JSON Schema of `mesh-audit/snapshot@1`, the first layout, kept to read old snapshots (history, saved
+ * files) before they are migrated (migrate.ts); `snapshotSchema` below is @2, which types.ts mirrors.
+ */
+export const snapshotSchemaV1 = {
   $id: 'https://mesh-audit.dev/schemas/snapshot-1.json',
   type: 'object',
   required: ['schema', 'tool', 'takenAt', 'host', 'config', 'docker', 'containers', 'files', 'ledger', 'problems'],
   additionalProperties: false,
   $defs: { safeValue, envEntries },
   properties: {
-    schema: { const: SNAPSHOT_SCHEMA },
+    schema: { const: SNAPSHOT_SCHEMA_V1 },
     tool: {
       type: 'object',
       required: ['name', 'version'],
@@ -342,3 +345,276 @@ export const snapshotSchema = {
     },
   },
 } as const;
+
+const safeList = { type: 'array', items: { $ref: '#/$defs/safeValue' } };
+const strings = { type: 'array', items: { type: 'string' } };
+const integer = { type: 'integer' };
+
+/** A part read as a whole (types.ts Collected): its fields when read, else why not. */
+const collected = (required: string[], properties: Record<string, unknown>) => ({
+  oneOf: [
+    {
+      type: 'object',
+      required: ['available', 'reason'],
+      additionalProperties: false,
+      properties: { available: { const: false }, reason: { type: 'string' } },
+    },
+    {
+      type: 'object',
+      required: ['available', ...required],
+      additionalProperties: false,
+      properties: { available: { const: true }, ...properties },
+    },
+  ],
+});
+
+const containerRuntime = {
+  type: 'object',
+  additionalProperties: false,
+  required: [
+    'privileged',
+    'capAdd',
+    'capDrop',
+    'securityOpt',
+    'appArmorProfile',
+    'pidMode',
+    'ipcMode',
+    'utsMode',
+    'usernsMode',
+    'cgroupnsMode',
+    'readonlyRootfs',
+    'memory',
+    'memorySwap',
+    'nanoCpus',
+    'cpuShares',
+    'pidsLimit',
+    'restartPolicy',
+    'devices',
+    'ulimits',
+    'cgroupParent',
+    'user',
+    'logDriver',
+    'networks',
+    'health',
+    'restarting',
+    'oomKilled',
+    'exitCode',
+    'command',
+    'entrypoint',
+    'healthcheck',
+  ],
+  properties: {
+    privileged: { type: 'boolean' },
+    capAdd: strings,
+    capDrop: strings,
+    securityOpt: strings,
+    appArmorProfile: { type: 'string' },
+    pidMode: { type: 'string' },
+    ipcMode: { type: 'string' },
+    utsMode: { type: 'string' },
+    usernsMode: { type: 'string' },
+    cgroupnsMode: { type: 'string' },
+    readonlyRootfs: { type: 'boolean' },
+    memory: integer,
+    memorySwap: integer,
+    nanoCpus: integer,
+    cpuShares: integer,
+    pidsLimit: { type: ['integer', 'null'] },
+    restartPolicy: {
+      type: 'object',
+      required: ['name', 'maxRetries'],
+      additionalProperties: false,
+      properties: { name: { type: 'string' }, maxRetries: integer },
+    },
+    devices: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['pathOnHost', 'pathInContainer', 'cgroupPermissions'],
+        additionalProperties: false,
+        properties: {
+          pathOnHost: { type: 'string' },
+          pathInContainer: { type: 'string' },
+          cgroupPermissions: { type: 'string' },
+        },
+      },
+    },
+    ulimits: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['name', 'soft', 'hard'],
+        additionalProperties: false,
+        properties: { name: { type: 'string' }, soft: integer, hard: integer },
+      },
+    },
+    cgroupParent: { type: 'string' },
+    user: { type: 'string' },
+    logDriver: { type: 'string' },
+    networks: strings,
+    health: { type: 'string' },
+    restarting: { type: 'boolean' },
+    oomKilled: { type: 'boolean' },
+    exitCode: integer,
+    command: { oneOf: [{ type: 'null' }, safeList] },
+    entrypoint: { oneOf: [{ type: 'null' }, safeList] },
+    healthcheck: { type: 'boolean' },
+  },
+};
+
+const images = collected(['images', 'tags'], {
+  images: {
+    type: 'array',
+    items: {
+      type: 'object',
+      required: ['id', 'tags', 'digests', 'created', 'labels', 'env', 'user', 'healthcheck'],
+      additionalProperties: false,
+      properties: {
+        id: { type: 'string', pattern: '^(sha256:)?[0-9a-f]{12,64}$' },
+        tags: strings,
+        digests: strings,
+        created: { type: 'string' },
+        labels: safeEnv,
+        env: safeEnv,
+        user: { type: 'string' },
+        healthcheck: {
+          oneOf: [
+            { type: 'null' },
+            {
+              type: 'object',
+              required: ['test', 'interval', 'timeout', 'retries', 'startPeriod'],
+              additionalProperties: false,
+              properties: {
+                test: safeList,
+                interval: integer,
+                timeout: integer,
+                retries: integer,
+                startPeriod: integer,
+              },
+            },
+          ],
+        },
+      },
+    },
+  },
+  tags: { type: 'object', additionalProperties: { type: 'string' } },
+});
+
+/** A daemon setting: a boolean, a number, harmless text, or a safe value; nested as daemon.json nests. */
+const daemonSetting = {
+  oneOf: [
+    { type: ['boolean', 'number', 'string', 'null'] },
+    { $ref: '#/$defs/safeValue' },
+    { type: 'array', items: { $ref: '#/$defs/daemonSetting' } },
+    {
+      type: 'object',
+      not: { required: ['digest', 'shape'] },
+      additionalProperties: { $ref: '#/$defs/daemonSetting' },
+    },
+  ],
+};
+
+const daemon = {
+  type: 'object',
+  required: ['info', 'config', 'process', 'paths'],
+  additionalProperties: false,
+  properties: {
+    info: collected(
+      [
+        'serverVersion',
+        'apiVersion',
+        'os',
+        'kernelVersion',
+        'securityOptions',
+        'loggingDriver',
+        'cgroupDriver',
+        'cgroupVersion',
+        'storageDriver',
+        'liveRestore',
+        'swarmState',
+        'experimental',
+      ],
+      {
+        serverVersion: { type: 'string' },
+        apiVersion: { type: 'string' },
+        os: { type: 'string' },
+        kernelVersion: { type: 'string' },
+        securityOptions: strings,
+        loggingDriver: { type: 'string' },
+        cgroupDriver: { type: 'string' },
+        cgroupVersion: { type: 'string' },
+        storageDriver: { type: 'string' },
+        liveRestore: { type: 'boolean' },
+        swarmState: { type: 'string' },
+        experimental: { type: 'boolean' },
+      },
+    ),
+    config: collected(['exists', 'settings'], {
+      exists: { type: 'boolean' },
+      settings: { type: 'object', additionalProperties: { $ref: '#/$defs/daemonSetting' } },
+    }),
+    process: collected(['running', 'args', 'flags'], {
+      running: { type: 'boolean' },
+      args: safeList,
+      flags: {
+        type: 'object',
+        additionalProperties: {
+          type: 'array',
+          items: { oneOf: [{ type: ['boolean', 'number', 'string'] }, { $ref: '#/$defs/safeValue' }] },
+        },
+      },
+    }),
+    paths: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['role', 'path', 'exists'],
+        additionalProperties: false,
+        properties: {
+          role: { type: 'string' },
+          path: absolutePath,
+          exists: { type: ['boolean', 'null'] },
+          kind: { type: 'string' },
+          mode: { type: 'string', pattern: '^0[0-7]{3,4}$' },
+          uid: integer,
+          gid: integer,
+          user: { type: 'string' },
+          group: { type: 'string' },
+          error: { type: 'string' },
+        },
+      },
+    },
+  },
+};
+
+type SchemaObject = Record<string, unknown> & {
+  properties: Record<string, SchemaObject>;
+  items: SchemaObject;
+  required: string[];
+  $defs: Record<string, unknown>;
+};
+
+/**
+ * JSON Schema of `mesh-audit/snapshot@2` (the layout types.ts mirrors): @1 with images, the daemon,
+ * each container's runtime facts and its mounts' volume name, propagation and mode; a fact source for
+ * images and the daemon in problems.
+ */
+export const snapshotSchema: object = (() => {
+  const v2 = structuredClone(snapshotSchemaV1) as unknown as SchemaObject;
+  v2['$id'] = 'https://mesh-audit.dev/schemas/snapshot-2.json';
+  v2.$defs = { ...v2.$defs, daemonSetting };
+  v2.required = [...v2.required, 'images', 'daemon'];
+  v2.properties['schema'] = { const: SNAPSHOT_SCHEMA } as unknown as SchemaObject;
+  v2.properties['images'] = images as unknown as SchemaObject;
+  v2.properties['daemon'] = daemon as unknown as SchemaObject;
+  const container = v2.properties['containers']!.items;
+  container.properties['runtime'] = containerRuntime as unknown as SchemaObject;
+  Object.assign(container.properties['mounts']!.items.properties, {
+    name: { type: 'string' },
+    propagation: { type: 'string' },
+    mode: { type: 'string' },
+  });
+  const problem = v2.properties['problems']!.items.properties['source'] as unknown as { enum: string[] };
+  problem.enum = [...problem.enum, 'images', 'daemon'];
+  return v2;
+})();

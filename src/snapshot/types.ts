@@ -1,7 +1,10 @@
 import type { SafeValue } from '../secret/value.js';
 import type { FileKind } from '../file-kind.js';
 
-export const SNAPSHOT_SCHEMA = 'mesh-audit/snapshot@1';
+/** The snapshot layout this scanner writes (README, "Snapshots"); it reads @1 too, migrated (src/snapshot/migrate.ts). */
+export const SNAPSHOT_SCHEMA = 'mesh-audit/snapshot@2';
+/** The first layout: no images, no daemon, no container runtime facts. Still read (history, saved snapshots). */
+export const SNAPSHOT_SCHEMA_V1 = 'mesh-audit/snapshot@1';
 
 /** Everything one scan saw on one host: plain JSON, secret-safe, can be saved and evaluated later. */
 export interface Snapshot {
@@ -14,6 +17,10 @@ export interface Snapshot {
   /** null when the engine was not read (see problems). */
   docker: DockerInfo | null;
   containers: Container[];
+  /** Every image a container uses, and which image each tag names now (snapshot@2). */
+  images: ImagesView;
+  /** The engine's daemon: its settings, daemon.json, its command line, its sockets and folders (snapshot@2). */
+  daemon: DaemonView;
   files: FileRecord[];
   ledger: Ledger;
   /** What could not be read while collecting; a non-empty list makes the scan incomplete. */
@@ -125,6 +132,55 @@ export interface Container {
   /** Published ports (NetworkSettings.Ports, or HostConfig.PortBindings when not running). */
   ports: PublishedPort[];
   proc: ProcView;
+  /**
+   * What HostConfig, Config and State say of how it runs (snapshot@2). Absent in a snapshot made before
+   * it was recorded (a migrated snapshot@1): then every fact read from it is unknown, never false.
+   */
+  runtime?: ContainerRuntime;
+}
+
+/** A container's security and runtime settings and its health, from the one inspect already made. */
+export interface ContainerRuntime {
+  privileged: boolean;
+  /** Capabilities added and dropped, upper case without `CAP_` (`SYS_ADMIN`, `ALL`). */
+  capAdd: string[];
+  capDrop: string[];
+  /** HostConfig.SecurityOpt as given (`seccomp=unconfined`, `no-new-privileges`, `label=disable`, …). */
+  securityOpt: string[];
+  /** The AppArmor profile the engine applied (State.AppArmorProfile / AppArmorProfile), `` when none. */
+  appArmorProfile: string;
+  pidMode: string;
+  ipcMode: string;
+  utsMode: string;
+  usernsMode: string;
+  cgroupnsMode: string;
+  readonlyRootfs: boolean;
+  /** Bytes; 0 is no limit. */
+  memory: number;
+  memorySwap: number;
+  nanoCpus: number;
+  cpuShares: number;
+  /** null: the engine sets none (0 and -1 also mean none). */
+  pidsLimit: number | null;
+  restartPolicy: { name: string; maxRetries: number };
+  devices: { pathOnHost: string; pathInContainer: string; cgroupPermissions: string }[];
+  ulimits: { name: string; soft: number; hard: number }[];
+  cgroupParent: string;
+  /** Config.User (the image's unless `--user` overrode it); `` is the image default, root. */
+  user: string;
+  logDriver: string;
+  /** Names of the networks it is attached to (NetworkSettings.Networks). */
+  networks: string[];
+  /** State.Health.Status, or `none` when it has no healthcheck. */
+  health: string;
+  restarting: boolean;
+  oomKilled: boolean;
+  exitCode: number;
+  /** Config.Cmd and Config.Entrypoint, each element secret-safe; null when not set. */
+  command: SafeValue[] | null;
+  entrypoint: SafeValue[] | null;
+  /** Config.Healthcheck has a test that is not `NONE`. */
+  healthcheck: boolean;
 }
 
 export interface ContainerState {
@@ -141,6 +197,92 @@ export interface Mount {
   source: string;
   destination: string;
   rw: boolean;
+  /** The volume's name (volume mounts); absent before snapshot@2 and for other mounts. */
+  name?: string;
+  /** Bind propagation (`rprivate`, `shared`, …) and the mode string given (`ro,Z`); snapshot@2. */
+  propagation?: string;
+  mode?: string;
+}
+
+/** A part of the host read as a whole: what it holds, or why it was not read. */
+export type Collected<T> = ({ available: true } & T) | { available: false; reason: string };
+
+/** Images in use, by id, and which image each tag of the engine names (`GET /images/json`, read once). */
+export type ImagesView = Collected<{
+  images: ImageRecord[];
+  /** Every tag the engine knows, as it lists them (`busybox:latest`, `localhost/app:1`), to the image id it names. */
+  tags: Record<string, string>;
+}>;
+
+export interface ImageRecord {
+  /** `sha256:<hex>`. */
+  id: string;
+  tags: string[];
+  digests: string[];
+  created: string;
+  /** Label values secret-safe: an image's labels are anyone's text. */
+  labels: Record<string, SafeValue>;
+  env: Record<string, SafeValue>;
+  /** Config.User; `` is root. */
+  user: string;
+  /** Config.Healthcheck, null when it has none (or `NONE`). */
+  healthcheck: ImageHealthcheck | null;
+}
+
+export interface ImageHealthcheck {
+  test: SafeValue[];
+  /** Nanoseconds; 0 is the engine's default. */
+  interval: number;
+  timeout: number;
+  retries: number;
+  startPeriod: number;
+}
+
+/** The daemon, each part read on its own (one may be read when another is not). */
+export interface DaemonView {
+  /** `GET /info` and `/version`. */
+  info: Collected<DaemonInfo>;
+  /** `/etc/docker/daemon.json` (under --root); `exists: false` and `{}` when there is none. */
+  config: Collected<{ exists: boolean; settings: Record<string, unknown> }>;
+  /** dockerd's command line, from /proc (not running: `running: false`). */
+  process: Collected<{ running: boolean; args: SafeValue[]; flags: Record<string, DaemonSettingValue[]> }>;
+  /** Owner and mode of the daemon's sockets, folders and files (stat, never read). */
+  paths: DaemonPath[];
+}
+
+/** A setting's value: booleans, numbers and known harmless text as they are, any other text secret-safe. */
+export type DaemonSettingValue = string | number | boolean | SafeValue;
+
+export interface DaemonInfo {
+  serverVersion: string;
+  apiVersion: string;
+  os: string;
+  kernelVersion: string;
+  securityOptions: string[];
+  loggingDriver: string;
+  cgroupDriver: string;
+  cgroupVersion: string;
+  storageDriver: string;
+  liveRestore: boolean;
+  swarmState: string;
+  experimental: boolean;
+}
+
+export interface DaemonPath {
+  /** What it is: `docker_socket`, `containerd_socket`, `etc_docker`, `daemon_json`, … */
+  role: string;
+  /** Host path. */
+  path: string;
+  /** null: it could not be looked at (`error` says why). */
+  exists: boolean | null;
+  kind?: FileKind;
+  mode?: string;
+  uid?: number;
+  gid?: number;
+  /** The owner's and group's names on the host (its /etc/passwd and /etc/group), when they have one. */
+  user?: string;
+  group?: string;
+  error?: string;
 }
 
 export interface PublishedPort {
@@ -270,7 +412,7 @@ export interface LedgerEntry {
 }
 
 export interface Problem {
-  source: 'docker' | 'proc' | 'files' | 'ledger' | 'history' | 'config';
+  source: 'docker' | 'proc' | 'files' | 'ledger' | 'history' | 'config' | 'images' | 'daemon';
   /** What was not read: a container name, a path. */
   subject?: string;
   message: string;

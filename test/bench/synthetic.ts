@@ -337,7 +337,14 @@ export function syntheticSnapshot(count: number, seed = 1, hostname = 'bench-hos
     if (f.kind === 'file' && i % 97 === 0) files[i] = { path: f.path, kind: 'missing' };
 
   const base = {
-    schema: 'mesh-audit/snapshot@1' as const,
+    schema: 'mesh-audit/snapshot@2' as const,
+    images: { available: true as const, images: [], tags: {} },
+    daemon: {
+      info: { available: false as const, reason: 'not modelled' },
+      config: { available: false as const, reason: 'not modelled' },
+      process: { available: false as const, reason: 'not modelled' },
+      paths: [],
+    },
     tool: { name: 'mesh-audit', version: '0.1.0' },
     host: { hostname },
     config: {

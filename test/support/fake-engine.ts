@@ -35,7 +35,7 @@ export async function fakeEngine(
           readFileSync(join(PACKAGE_ROOT, 'test', 'fixtures', 'inspect', 'containers-list.json'), 'utf8'),
         ) as { Id: string; Names: string[] }[]);
   const inspects = ['env-file-container.json', 'host-network-httpd.json', 'stopped-container.json'].map(
-    (f) => fixture(f) as { Id: string; Name: string },
+    (f) => fixture(f) as { Id: string; Name: string; Image?: string; Config?: { Image?: string } },
   );
   const requests: string[] = [];
   const hanging: ServerResponse[] = [];
@@ -61,6 +61,27 @@ export async function fakeEngine(
     }
     if (path === '/containers/json') {
       send(res, 200, list);
+      return;
+    }
+    // Each image in use, tagged as its containers name it (snapshot@2 reads the list once).
+    if (path === '/images/json') {
+      const images = new Map<string, string[]>();
+      for (const i of inspects)
+        if (i.Image !== undefined)
+          (images.get(i.Image) ?? images.set(i.Image, []).get(i.Image)!).push(i.Config?.Image ?? '');
+      send(
+        res,
+        200,
+        [...images].map(([Id, tags]) => ({ Id, RepoTags: [...new Set(tags)].filter((t) => t !== '') })),
+      );
+      return;
+    }
+    if (path === '/info') {
+      send(res, 200, {
+        ServerVersion: '20.10.24',
+        SecurityOptions: ['name=seccomp,profile=default'],
+        Driver: 'overlay2',
+      });
       return;
     }
     // The fixture image, as `docker import --change 'ENV PATH=/bin'` made it.

@@ -8,6 +8,9 @@ import {
   SNAPSHOT_SCHEMA,
   type BoundFile,
   type Container,
+  type DaemonView,
+  type ImageRecord,
+  type ImagesView,
   type FileRecord,
   type LedgerRecord,
   type ListeningSocket,
@@ -42,6 +45,12 @@ export interface ContainerSpec {
   binds?: { source: string; destination: string; rw?: boolean }[];
   /** Published ports as `HOSTIP:HOSTPORT:CONTAINERPORT/PROTO`. */
   publish?: string[];
+  /** Inspect fields merged over the defaults (snapshot@2 runtime facts: privileged, caps, health, …). */
+  hostConfig?: Partial<NonNullable<ContainerInspect['HostConfig']>>;
+  state?: Partial<NonNullable<ContainerInspect['State']>>;
+  config?: Partial<NonNullable<ContainerInspect['Config']>>;
+  /** The image's own facts (its record in `images`); its id is made from `image`. */
+  imageFacts?: Partial<Omit<ImageRecord, 'id' | 'env'>>;
   /** /proc view; a string is the reason it was unavailable. */
   proc?:
     | {
@@ -62,6 +71,29 @@ export class HostModel {
     available: true,
   };
   private readonly problems: Problem[] = [];
+  private readonly images = new Map<string, ImageRecord>();
+  private readonly tags: Record<string, string> = {};
+  private imagesView: ImagesView | undefined;
+  private daemonView: DaemonView = {
+    info: {
+      available: true,
+      serverVersion: '26.1.5',
+      apiVersion: '1.45',
+      os: 'Debian GNU/Linux 12 (bookworm)',
+      kernelVersion: '6.1.0',
+      securityOptions: ['name=apparmor', 'name=seccomp,profile=builtin', 'name=cgroupns'],
+      loggingDriver: 'json-file',
+      cgroupDriver: 'systemd',
+      cgroupVersion: '2',
+      storageDriver: 'overlay2',
+      liveRestore: false,
+      swarmState: 'inactive',
+      experimental: false,
+    },
+    config: { available: true, exists: false, settings: {} },
+    process: { available: true, running: true, args: [], flags: {} },
+    paths: [],
+  };
   private nextInode = 1000;
   private seq = 0;
 
@@ -134,16 +166,25 @@ export class HostModel {
       State: {
         Status: status,
         Running: running,
+        Restarting: status === 'restarting',
         Pid: hasProcess ? 4000 + this.seq : 0,
         StartedAt: '2026-09-01T10:00:01Z',
         FinishedAt: running ? '0001-01-01T00:00:00Z' : '2026-09-02T10:00:00Z',
+        ...spec.state,
       },
       Config: {
         Image: spec.image ?? 'registry.example.invalid/busybox:1',
         Env: Object.entries(spec.env ?? {}).map(([k, v]) => `${k}=${v}`),
         Labels: spec.labels ?? {},
+        ...spec.config,
       },
-      HostConfig: { NetworkMode: spec.network ?? 'none', PortBindings: portBindings },
+      HostConfig: {
+        NetworkMode: spec.network ?? 'none',
+        PortBindings: portBindings,
+        RestartPolicy: { Name: 'no', MaximumRetryCount: 0 },
+        LogConfig: { Type: 'json-file' },
+        ...spec.hostConfig,
+      },
       Mounts: [
         ...(spec.binds ?? []).map((b) => ({
           Type: 'bind',
@@ -186,6 +227,21 @@ export class HostModel {
                 }),
             };
     const container = containerFromInspect(inspect, this.safe, view);
+    const imageId = inspect.Image!;
+    const tag = inspect.Config!.Image!;
+    if (!this.images.has(imageId))
+      this.images.set(imageId, {
+        id: imageId,
+        tags: [tag],
+        digests: [],
+        created: '2026-08-01T00:00:00Z',
+        labels: {},
+        env: Object.fromEntries(Object.entries(spec.imageEnv ?? {}).map(([k, v]) => [k, this.safe(v)])),
+        user: '',
+        healthcheck: null,
+        ...spec.imageFacts,
+      });
+    this.tags[tag] ??= imageId;
     if (spec.imageEnv)
       container.imageEnv = Object.fromEntries(Object.entries(spec.imageEnv).map(([k, v]) => [k, this.safe(v)]));
     this.containers.push(container);
@@ -201,6 +257,23 @@ export class HostModel {
   ledgerUnavailable(message: string): this {
     this.ledgerMeta.available = false;
     this.problems.push({ source: 'ledger', subject: this.ledgerMeta.path, message });
+    return this;
+  }
+
+  /** The tag now names the image made from `imageName` (a tag moved after containers were made from it). */
+  moveTag(tag: string, imageName: string): this {
+    this.tags[tag] = 'sha256:' + createHash('sha256').update(imageName).digest('hex');
+    return this;
+  }
+
+  /** Images as not read (the list failed), with why. */
+  imagesUnavailable(reason: string): this {
+    this.imagesView = { available: false, reason };
+    return this;
+  }
+
+  daemon(view: Partial<DaemonView>): this {
+    this.daemonView = { ...this.daemonView, ...view };
     return this;
   }
 
@@ -223,6 +296,14 @@ export class HostModel {
       config: { managedRoots: this.managedRoots, labels: DEFAULT_LABEL_KEYS },
       docker: { endpoint: 'unix:///var/run/docker.sock', serverVersion: '26.1.5', apiVersion: '1.45', local: true },
       containers: [...this.containers].sort((a, b) => (a.name < b.name ? -1 : 1)),
+      images: this.imagesView ?? {
+        available: true,
+        images: [...this.images.values()]
+          .map((image) => ({ ...image, tags: Object.keys(this.tags).filter((t) => this.tags[t] === image.id) }))
+          .sort((a, b) => (a.id < b.id ? -1 : 1)),
+        tags: { ...this.tags },
+      },
+      daemon: this.daemonView,
       files: [...this.files.values()].sort((a, b) => (a.path < b.path ? -1 : 1)),
       ledger: { ...this.ledgerMeta, entries: this.ledgerMeta.available ? this.ledgerRecords() : [] },
       problems: this.problems,

@@ -66,7 +66,14 @@ envFile('network mode, bind mount, running state; zero FinishedAt becomes null',
   const c = containerFromInspect(inspect, createSafeValueMaker());
   assert.is(c.networkMode, 'none');
   assert.equal(c.mounts, [
-    { type: 'bind', source: '/tmp/mesh-audit-fixtures/gitea/app.env', destination: '/etc/app/app.env', rw: false },
+    {
+      type: 'bind',
+      source: '/tmp/mesh-audit-fixtures/gitea/app.env',
+      destination: '/etc/app/app.env',
+      rw: false,
+      propagation: 'rprivate',
+      mode: 'ro',
+    },
   ]);
   assert.is(c.state.running, true);
   assert.is(c.state.status, 'running');
