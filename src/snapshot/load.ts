@@ -25,8 +25,7 @@ export function parseSnapshot(json: unknown, source: string): Snapshot {
     const raw = rawStringIn(json);
     if (raw === null) return v1 ? migrateV1(json as SnapshotV1) : (json as Snapshot);
     throw new MeshAuditError(
-      `${source}: not a valid ${layout}
-  at ${raw}: is not a value's digest and shape (a snapshot ` +
+      `${source}: not a valid ${layout}\n  at ${raw}: is not a value's digest and shape (a snapshot ` +
         `holds those, never values)`,
     );
   }
