@@ -55,10 +55,10 @@ export const MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
 
 /**
  * The only door to the Docker Engine, through dockerode: ping, version, info, the container and image
- * lists, container and image inspect — all GET requests. Nothing here can create, start, stop, exec or pull; errors never carry
- * response bodies. Every answer is bounded in time (its own limit and the collection's deadline, even
- * when docker-modem never settles), in size (`maxResponseBytes`, engine-agent.ts), and checked to be
- * the JSON expected.
+ * lists, container and image inspect — all GET requests. Nothing here can create, start, stop, exec or
+ * pull; errors never carry response bodies. Every answer is bounded in time (its own limit and the
+ * collection's deadline, even when docker-modem never settles), in size (`maxResponseBytes`,
+ * engine-agent.ts), and checked to be the JSON expected.
  */
 export class ReadOnlyDocker {
   private constructor(

@@ -1,7 +1,7 @@
 import type { SafeValue } from '../secret/value.js';
 import type { FileKind } from '../file-kind.js';
 
-/** The snapshot layout this scanner writes (README, "Snapshots"); it reads @1 too, migrated (src/snapshot/migrate.ts). */
+/** The snapshot layout this scanner writes; it reads @1 too, migrated (src/snapshot/migrate.ts). */
 export const SNAPSHOT_SCHEMA = 'mesh-audit/snapshot@2';
 /** The first layout: no images, no daemon, no container runtime facts. Still read (history, saved snapshots). */
 export const SNAPSHOT_SCHEMA_V1 = 'mesh-audit/snapshot@1';
