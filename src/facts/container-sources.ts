@@ -3,7 +3,7 @@ import { containerLogical, type BuiltContainer } from './containers.js';
 import { envLine, fileFacts, fileUnknown, shownUnknown } from './file-facts.js';
 import { candidateReadings, consumerOf, fileReadings, namedByAny, READINGS_OF, type Consumer } from './env-readings.js';
 import type { Joins } from './joins.js';
-import { unknownFacts, type Subject } from '../policy/subject.js';
+import { subjectFactory, type Subject } from '../policy/subject.js';
 import type { ContainerSourceData } from '../policy/subject-data.js';
 
 /**
@@ -41,6 +41,8 @@ function droppedKeys(
   return { keys: Object.keys(evidence), evidence };
 }
 
+const SOURCES = subjectFactory('container_sources');
+
 /** The `container_sources` set: a container paired with each file it was built from (labels and ledger). */
 export function buildContainerSources(
   containers: readonly BuiltContainer[],
@@ -59,11 +61,10 @@ export function buildContainerSources(
         const candidates = candidateReadings(readings, consumer);
         const dropped = droppedKeys(c, path, paths, consumer, joins);
         const unknown = sourceUnknown(path, paths, file, joins);
-        return {
-          set: 'container_sources',
-          about: { kind: 'container', id: c.name },
+        return SOURCES.subject({
+          id: c.name,
           part: path,
-          ...(unknown.length > 0 ? { unknown } : {}),
+          unknown,
           data: {
             kind: 'container-source',
             id: `${c.name} <- ${path}`,
@@ -105,7 +106,7 @@ export function buildContainerSources(
             };
           },
           resource: subject.resource,
-        };
+        });
       }),
       ...(joins.ledgerUnread ? [ledgerSourcesUnknown(c, subject, joins, joins.ledgerUnread)] : []),
     ];
@@ -124,11 +125,10 @@ function ledgerSourcesUnknown(
   reason: string,
 ): Subject<ContainerSourceData> {
   const part = '(sources named by the ledger)';
-  return {
-    set: 'container_sources',
-    about: { kind: 'container', id: c.name },
+  return SOURCES.subject({
+    id: c.name,
     part,
-    unknown: [{ field: '', source: 'ledger', reason }],
+    unknown: SOURCES.wholly('ledger', reason),
     data: {
       kind: 'container-source',
       id: `${c.name} <- ${part}`,
@@ -154,7 +154,7 @@ function ledgerSourcesUnknown(
     },
     locate: () => ({ physical: [], logical: [containerLogical(joins.host, c.name)] }),
     resource: subject.resource,
-  };
+  });
 }
 
 function sourceUnknown(path: string, paths: readonly string[], file: FileRecord | undefined, joins: Joins) {
@@ -167,22 +167,16 @@ function sourceUnknown(path: string, paths: readonly string[], file: FileRecord 
   // Why the dropped keys are unknown: the source's own reason when it was not read in full, else another env file's.
   const droppedUnread = unreadable?.fields.includes('env') || otherUnread ? (unreadable ?? otherUnread) : undefined;
   return [
-    ...(joins.ledgerUnread
-      ? unknownFacts<ContainerSourceData>('ledger', joins.ledgerUnread, ['container.claimed_by', 'named_by'])
-      : []),
+    ...(joins.ledgerUnread ? SOURCES.unknown('ledger', joins.ledgerUnread, ['container.claimed_by', 'named_by']) : []),
     ...(unreadable
-      ? unknownFacts<ContainerSourceData>(
+      ? SOURCES.unknown(
           'files',
           unreadable.reason,
           shownUnknown(unreadable.fields).map((f) => `source.${f}` as const),
         )
       : []),
-    ...(droppedUnread
-      ? unknownFacts<ContainerSourceData>('files', droppedUnread.reason, ['dropped_keys', 'dropped_evidence'])
-      : []),
+    ...(droppedUnread ? SOURCES.unknown('files', droppedUnread.reason, ['dropped_keys', 'dropped_evidence']) : []),
     // The readings are the file's env, read each consumer's way: unknown with it.
-    ...(unreadable?.fields.includes('env')
-      ? unknownFacts<ContainerSourceData>('files', unreadable.reason, ['readings'])
-      : []),
+    ...(unreadable?.fields.includes('env') ? SOURCES.unknown('files', unreadable.reason, ['readings']) : []),
   ];
 }

@@ -11,7 +11,13 @@ import {
   type FactSource,
   type FactTable,
 } from './derived.js';
-import type { Allowance, LogicalLocation, Subject, UnknownFact } from '../policy/subject.js';
+import {
+  subjectFactory,
+  type Allowance,
+  type LogicalLocation,
+  type Subject,
+  type UnknownFactOf,
+} from '../policy/subject.js';
 import type { ContainerData, Endpoints, Exposure, MeshLabels, Reach } from '../policy/subject-data.js';
 
 export type { Exposure, Reach } from '../policy/subject-data.js';
@@ -144,6 +150,8 @@ export const CONTAINER_FACTS = {
 export const CONTAINER_KINDS = factKinds<ContainerData, ContainerContext>(CONTAINER_FACTS);
 export const CONTAINER_ORDER = derivationOrder<ContainerData, ContainerContext>(CONTAINER_FACTS);
 
+const CONTAINERS = subjectFactory('containers');
+
 /** A container subject, with the claims it was built from (container_sources reads their sources). */
 export interface BuiltContainer {
   container: Container;
@@ -163,16 +171,14 @@ export function buildContainers(containers: readonly Container[], labels: LabelK
       const line = joins.lineOfId(id);
       return line !== undefined ? [{ path: joins.ledgerPath, line }] : [];
     });
-    const subject: Subject<ContainerData> = {
-      set: 'containers',
-      about: { kind: 'container', id: c.name },
-      part: null,
+    const subject = CONTAINERS.subject({
+      id: c.name,
       data,
-      ...(unknown.length > 0 ? { unknown } : {}),
+      unknown,
       locate: () => ({ physical, logical: [containerLogical(joins.host, c.name)] }),
       resource: data.mesh.resource ?? claims[0]?.entry.id ?? formerIds[0] ?? null,
       ...allowancesOf(claims, joins.ledgerPath),
-    };
+    });
     return { container: c, subject, claims };
   });
 }
@@ -206,7 +212,7 @@ function containerData(
   labels: LabelKeys,
   claims: readonly LedgerRecord[],
   joins: Joins,
-): { data: ContainerData; unknown: UnknownFact[] } {
+): { data: ContainerData; unknown: UnknownFactOf<ContainerData>[] } {
   const base: BaseFacts<ContainerData, typeof CONTAINER_FACTS> = {
     kind: 'container',
     id: c.name,

@@ -1,5 +1,5 @@
 import type { Problem } from '../snapshot/types.js';
-import type { UnknownFact } from '../policy/subject.js';
+import type { UnknownFactOf } from '../policy/subject.js';
 
 /**
  * Where each fact of a subject comes from, declared once per subject set: read from a source (and
@@ -113,9 +113,9 @@ export function buildFacts<D, C, T extends FactTable<D, C>>(
   context: C,
   unread: ReadonlyMap<FactSource, string>,
   readFields: ReadonlyMap<keyof D & string, FactSource>,
-): { data: D; unknown: UnknownFact[] } {
+): { data: D; unknown: UnknownFactOf<D>[] } {
   const data = base as Record<string, unknown>;
-  const unknownBy = new Map<string, UnknownFact>();
+  const unknownBy = new Map<string, UnknownFactOf<D>>();
   if (unread.size > 0) {
     for (const [field, source] of readFields) {
       const reason = unread.get(source);
@@ -131,7 +131,7 @@ export function buildFacts<D, C, T extends FactTable<D, C>>(
     }
     // Some input is unknown: the fact is unknown when compute reads one (it may not: a container not
     // on the host network has no sockets of its own to show).
-    let firstUnknown: UnknownFact | undefined;
+    let firstUnknown: UnknownFactOf<D> | undefined;
     const inputs = {};
     for (const input of fact.from) {
       Object.defineProperty(inputs, input, {

@@ -1,8 +1,10 @@
 import type { FileRecord } from '../snapshot/types.js';
 import { envMap, fileUnknown } from './file-facts.js';
 import type { Joins } from './joins.js';
-import { unknownFacts, type Subject } from '../policy/subject.js';
+import { subjectFactory, type Subject } from '../policy/subject.js';
 import type { FileData } from '../policy/subject-data.js';
+
+const FILES = subjectFactory('files');
 
 /** The `files` set: every file the snapshot holds, with what claims, names and mounts it. */
 export function buildFiles(files: readonly FileRecord[], joins: Joins): Subject<FileData>[] {
@@ -36,26 +38,17 @@ export function buildFiles(files: readonly FileRecord[], joins: Joins): Subject<
     const unreadable = fileUnknown(f, f.path);
     const unknown = [
       ...(joins.ledgerUnread
-        ? unknownFacts<FileData>('ledger', joins.ledgerUnread, [
-            'claimed_by',
-            'claimed',
-            'referenced_by',
-            'formerly_claimed_by',
-          ])
+        ? FILES.unknown('ledger', joins.ledgerUnread, ['claimed_by', 'claimed', 'referenced_by', 'formerly_claimed_by'])
         : []),
-      ...(joins.containersIncomplete
-        ? unknownFacts<FileData>('docker', joins.containersIncomplete, ['mounted_by'])
-        : []),
-      ...(unreadable ? unknownFacts<FileData>('files', unreadable.reason, unreadable.fields) : []),
+      ...(joins.containersIncomplete ? FILES.unknown('docker', joins.containersIncomplete, ['mounted_by']) : []),
+      ...(unreadable ? FILES.unknown('files', unreadable.reason, unreadable.fields) : []),
     ];
-    return {
-      set: 'files',
-      about: { kind: 'file', id: f.path },
-      part: null,
+    return FILES.subject({
+      id: f.path,
       data,
-      ...(unknown.length > 0 ? { unknown } : {}),
+      unknown,
       locate: () => ({ physical: [{ path: f.path }], logical: [] }),
       resource: claims[0]?.entry.id ?? data.formerly_claimed_by[0]?.id ?? null,
-    };
+    });
   });
 }

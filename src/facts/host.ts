@@ -1,21 +1,19 @@
 import type { Snapshot } from '../snapshot/types.js';
 import type { Joins } from './joins.js';
-import { unknownFacts, type Subject } from '../policy/subject.js';
+import { subjectFactory, type Subject } from '../policy/subject.js';
 import type { HostData } from '../policy/subject-data.js';
+
+const HOST = subjectFactory('host');
 
 /** The `host` set: the one host the snapshot is of, with what was and was not read. */
 export function buildHost(snapshot: Snapshot, joins: Joins): Subject<HostData> {
   const host = joins.host;
   const unknown = [
-    ...(joins.engineUnread ? unknownFacts<HostData>('docker', joins.engineUnread, ['container_count']) : []),
-    ...(joins.ledgerUnread
-      ? unknownFacts<HostData>('ledger', joins.ledgerUnread, ['ledger_count', 'node', 'adopted'])
-      : []),
+    ...(joins.engineUnread ? HOST.unknown('docker', joins.engineUnread, ['container_count']) : []),
+    ...(joins.ledgerUnread ? HOST.unknown('ledger', joins.ledgerUnread, ['ledger_count', 'node', 'adopted']) : []),
   ];
-  return {
-    set: 'host',
-    about: { kind: 'host', id: host },
-    part: null,
+  return HOST.subject({
+    id: host,
     data: {
       kind: 'host',
       id: host,
@@ -31,8 +29,8 @@ export function buildHost(snapshot: Snapshot, joins: Joins): Subject<HostData> {
       file_count: snapshot.files.length,
       ledger_count: snapshot.ledger.entries.length,
     },
-    ...(unknown.length > 0 ? { unknown } : {}),
+    unknown,
     locate: () => ({ physical: [], logical: [{ kind: 'host', name: host, fullyQualifiedName: host }] }),
     resource: null,
-  };
+  });
 }

@@ -1,8 +1,10 @@
 import type { LedgerRecord, Snapshot } from '../snapshot/types.js';
 import { fileFacts, fileUnknown, shownUnknown } from './file-facts.js';
 import type { Joins } from './joins.js';
-import { unknownFacts, type Subject } from '../policy/subject.js';
+import { subjectFactory, type Subject } from '../policy/subject.js';
 import type { LedgerEntryData } from '../policy/subject-data.js';
+
+const LEDGER = subjectFactory('ledger');
 
 /** The `ledger` set: every entry, valid or not, with whether its target is there and who else claims it. */
 export function buildLedger(ledger: Snapshot['ledger'], joins: Joins): Subject<LedgerEntryData>[] {
@@ -12,21 +14,19 @@ export function buildLedger(ledger: Snapshot['ledger'], joins: Joins): Subject<L
     const fileUnread = type === 'file' && target !== null ? fileUnknown(targetFile, target) : null;
     const unknown = [
       ...(type === 'container' && data.target_container === null && joins.containersIncomplete
-        ? unknownFacts<LedgerEntryData>('docker', joins.containersIncomplete, ['present', 'target_container'])
+        ? LEDGER.unknown('docker', joins.containersIncomplete, ['present', 'target_container'])
         : []),
       ...(fileUnread
-        ? unknownFacts<LedgerEntryData>('files', fileUnread.reason, [
+        ? LEDGER.unknown('files', fileUnread.reason, [
             ...(fileUnread.fields.includes('exists') ? (['present'] as const) : []),
             ...shownUnknown(fileUnread.fields).map((f) => `target_file.${f}` as const),
           ])
         : []),
     ];
-    return {
-      set: 'ledger',
-      about: { kind: 'ledger-entry', id: data.id },
-      part: null,
+    return LEDGER.subject({
+      id: data.id,
       data,
-      ...(unknown.length > 0 ? { unknown } : {}),
+      unknown,
       locate: () => ({
         physical: [
           { path: joins.ledgerPath, line: r.line },
@@ -35,7 +35,7 @@ export function buildLedger(ledger: Snapshot['ledger'], joins: Joins): Subject<L
         logical: [{ kind: 'ledger-entry', name: data.id, fullyQualifiedName: `${joins.host}/ledger/${data.id}` }],
       }),
       resource: r.entry.id ?? null,
-    };
+    });
   });
 }
 

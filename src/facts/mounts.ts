@@ -1,8 +1,10 @@
 import { containerLogical, type BuiltContainer } from './containers.js';
 import { fileFacts, fileUnknown, shownUnknown } from './file-facts.js';
 import type { Joins } from './joins.js';
-import { unknownFacts, type Subject } from '../policy/subject.js';
+import { subjectFactory, type Subject } from '../policy/subject.js';
 import type { MountData } from '../policy/subject-data.js';
+
+const MOUNTS = subjectFactory('mounts');
 
 /** The `mounts` set: every mount of every container, with what the container really sees of a single-file bind. */
 export function buildMounts(containers: readonly BuiltContainer[], joins: Joins): Subject<MountData>[] {
@@ -16,9 +18,9 @@ export function buildMounts(containers: readonly BuiltContainer[], joins: Joins)
         // not running sees nothing (it binds the host file as it is when it starts).
         ...(c.proc.available || !c.state.running || !(m.type === 'bind' && hostFile?.kind === 'file')
           ? []
-          : unknownFacts<MountData>('proc', `/proc of ${c.name} not read: ${c.proc.reason}`, ['seen'])),
+          : MOUNTS.unknown('proc', `/proc of ${c.name} not read: ${c.proc.reason}`, ['seen'])),
         ...(unreadable
-          ? unknownFacts<MountData>('files', unreadable.reason, [
+          ? MOUNTS.unknown('files', unreadable.reason, [
               ...(unreadable.fields.includes('file_kind') ? (['single_file'] as const) : []),
               ...shownUnknown(unreadable.fields)
                 .filter((f) => f !== 'env')
@@ -26,11 +28,10 @@ export function buildMounts(containers: readonly BuiltContainer[], joins: Joins)
             ])
           : []),
       ];
-      return {
-        set: 'mounts',
-        about: { kind: 'container', id: c.name },
+      return MOUNTS.subject({
+        id: c.name,
         part: m.destination,
-        ...(unknown.length > 0 ? { unknown } : {}),
+        unknown,
         data: {
           kind: 'mount',
           id: `${c.name}:${m.destination}`,
@@ -55,7 +56,7 @@ export function buildMounts(containers: readonly BuiltContainer[], joins: Joins)
         }),
         resource: subject.resource,
         ...(subject.allowances ? { allowances: subject.allowances } : {}),
-      };
+      });
     }),
   );
 }

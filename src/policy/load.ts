@@ -10,6 +10,7 @@ import { EMBEDDED } from '../embedded.js';
 import { packageFile, readPackageText } from '../paths.js';
 import { SUBJECT_FIELDS } from './fields.js';
 import { unknownFieldReads } from './field-check.js';
+import { withSubjectSets } from './pack-schema.js';
 import { checkLogic } from './logic.js';
 import { placeholders } from './template.js';
 import type { LoadedRule, PolicyPack, Rule } from './types.js';
@@ -55,9 +56,12 @@ function precompiled(file: string, text: string): PolicyPack | undefined {
   };
 }
 
-/** The JSON Schema of a policy pack, shipped beside the pack (editors use it too). */
+/**
+ * The JSON Schema of a policy pack, shipped beside the pack (editors use it too), its `subject` enum
+ * made from the registry of subject sets (pack-schema.ts).
+ */
 export async function readPolicySchema(): Promise<object> {
-  return JSON.parse(await readPackageText('policies/policy.schema.json')) as object;
+  return withSubjectSets(JSON.parse(await readPackageText('policies/policy.schema.json')) as object);
 }
 
 let validatePack: Validator<unknown> | undefined;

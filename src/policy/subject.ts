@@ -1,13 +1,7 @@
-import type { SubjectSetName } from './types.js';
+import { SUBJECT_SETS, type AboutKind, type SubjectDataOf, type SubjectSetName } from './sets.js';
 import type { Problem } from '../snapshot/types.js';
-import type {
-  ContainerData,
-  ContainerSourceData,
-  FileData,
-  HostData,
-  LedgerEntryData,
-  MountData,
-} from './subject-data.js';
+
+export type { SubjectDataOf } from './sets.js';
 
 export interface PhysicalLocation {
   path: string;
@@ -52,26 +46,6 @@ type InnerFields<V> = V extends readonly unknown[]
 export type FieldPath<D> = { [K in keyof D & string]-?: K | `${K}.${InnerFields<NonNullable<D[K]>>}` }[keyof D &
   string];
 
-/**
- * The unknown facts of a subject whose data is `D` (given explicitly: `unknownFacts<FileData>(…)`;
- * without it no field is accepted), all from one source not read, for one reason.
- */
-export const unknownFacts = <D extends object = object>(
-  source: Problem['source'],
-  reason: string,
-  fields: readonly NoInfer<FieldPath<D>>[],
-): UnknownFact[] => fields.map((field) => ({ field, source, reason }));
-
-/** The data of each subject set: what rules read (src/policy/subject-data.ts, fields in src/policy/fields.ts). */
-export interface SubjectDataOf {
-  containers: ContainerData;
-  files: FileData;
-  ledger: LedgerEntryData;
-  container_sources: ContainerSourceData;
-  mounts: MountData;
-  host: HostData;
-}
-
 export type SubjectData = SubjectDataOf[SubjectSetName];
 
 /**
@@ -82,7 +56,7 @@ export type SubjectData = SubjectDataOf[SubjectSetName];
 export interface Subject<D extends object = object> {
   set: SubjectSetName;
   /** What a finding is about: a container's name, a file's path, a ledger entry's id, the host. */
-  about: { kind: 'container' | 'file' | 'ledger-entry' | 'host'; id: string };
+  about: { kind: AboutKind; id: string };
   /** Prefix of the finding's discriminator when one subject of this set is one part of a thing (a mount, a source). */
   part: string | null;
   data: D;
@@ -113,3 +87,55 @@ export type SubjectSets = { [S in SubjectSetName]: Subject<SubjectDataOf[S]>[] }
 
 /** Subject sets as the evaluator takes them: any data (SubjectSets is one). */
 export type AnySubjectSets = { readonly [S in SubjectSetName]: readonly Subject[] };
+
+/** An unknown fact of a subject whose data is `D`: its field is one of `D`'s (or `''`, the whole subject). */
+export type UnknownFactOf<D> = UnknownFact & { readonly field: FieldPath<D> | '' };
+
+/** What a builder gives for one subject; the factory adds the set and what a finding is about. */
+export interface SubjectParts<D extends object> {
+  /** What a finding about it is named by (about.id): a container's name, a file's path, … */
+  id: string;
+  /** The part of the thing it is (a mount's destination, a source's path), when one thing has several subjects. */
+  part?: string | null;
+  data: D;
+  unknown?: readonly UnknownFactOf<D>[];
+  locate: (item: unknown) => SubjectLocations;
+  resource: string | null;
+  allowances?: readonly Allowance[];
+}
+
+/** How the builder of one set makes its subjects and their unknown facts (subjectFactory). */
+export interface SubjectFactory<S extends SubjectSetName> {
+  /** The facts `fields` of a subject of this set, unknown: their source was not read, for `reason`. */
+  unknown(
+    source: Problem['source'],
+    reason: string,
+    fields: readonly FieldPath<SubjectDataOf[S]>[],
+  ): UnknownFactOf<SubjectDataOf[S]>[];
+  /** Every fact of the subject unknown: it stands for things not known to exist. */
+  wholly(source: Problem['source'], reason: string): UnknownFactOf<SubjectDataOf[S]>[];
+  subject(parts: SubjectParts<SubjectDataOf[S]>): Subject<SubjectDataOf[S]>;
+}
+
+/**
+ * The one way a builder (src/facts/) makes subjects of a set: the set's name gives the data type,
+ * what a finding is about (the registry, src/policy/sets.ts) and the fields an unknown fact may name,
+ * so a misspelt field in an unknown list, or a field of another set, is a type error.
+ */
+export function subjectFactory<S extends SubjectSetName>(set: S): SubjectFactory<S> {
+  const about = SUBJECT_SETS[set].about;
+  return {
+    unknown: (source, reason, fields) => fields.map((field) => ({ field, source, reason })),
+    wholly: (source, reason) => [{ field: '', source, reason }],
+    subject: ({ id, part = null, data, unknown = [], locate, resource, allowances }) => ({
+      set,
+      about: { kind: about, id },
+      part,
+      data,
+      ...(unknown.length > 0 ? { unknown: [...unknown] } : {}),
+      locate,
+      resource,
+      ...(allowances ? { allowances } : {}),
+    }),
+  };
+}

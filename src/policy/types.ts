@@ -1,10 +1,12 @@
 import type { Logic } from './logic.js';
+import type { SubjectSetName } from './sets.js';
+
+export type { SubjectSetName } from './sets.js';
 
 export type Severity = 'error' | 'warning' | 'note';
 export const SEVERITIES: readonly Severity[] = ['error', 'warning', 'note'];
 export const severityRank = (s: Severity): number => ({ error: 3, warning: 2, note: 1 })[s];
 
-export type SubjectSetName = 'containers' | 'files' | 'ledger' | 'container_sources' | 'mounts' | 'host';
 export type Profile = 'nightly' | 'premigration';
 
 /** A rule as written in a pack, after validation. */

@@ -29,9 +29,14 @@ function fieldRows(fields: Readonly<Record<string, FieldDoc>>, prefix = ''): str
   ]);
 }
 
-/** Each subject set's fields with what each means (src/policy/fields.ts): for the README and `rules docs`. */
-export function subjectCatalogue(): string {
-  return Object.entries(SUBJECT_FIELD_DOCS)
+/**
+ * Each subject set's fields with what each means (src/policy/fields.ts): for the README and `rules docs`;
+ * `docs` another registry's (a test's).
+ */
+export function subjectCatalogue(
+  docs: Readonly<Record<string, Readonly<Record<string, FieldDoc>>>> = SUBJECT_FIELD_DOCS,
+): string {
+  return Object.entries(docs)
     .map(([set, fields]) =>
       [`**\`${set}\`**`, '', '| field | what it is |', '|---|---|', ...fieldRows(fields), ''].join('\n'),
     )

@@ -10,6 +10,7 @@ import type { Finding } from '../../src/evaluate/finding.js';
 import { buildSubjects, type Subject } from '../../src/facts/subjects.js';
 import { DEFAULT_POLICY, loadPolicyFile } from '../../src/policy/load.js';
 import type { LoadedRule, SubjectSetName } from '../../src/policy/types.js';
+import { SUBJECT_SET_NAMES } from '../../src/policy/sets.js';
 import { loadSnapshot } from '../../src/snapshot/load.js';
 import type { Snapshot } from '../../src/snapshot/types.js';
 import { example } from '../support/cli.js';
@@ -30,7 +31,7 @@ import { buildRealistic, realisticHost } from '../support/realistic-host.js';
 // A seed whose 200 runs reach all three outcomes: a rule throwing on arbitrary data is rare (about one
 // run in 300), and 0xe7a1 reached none once MA2001's wording followed `exposure` (issue 18).
 const RUNS = { numRuns: 200, seed: 0xe7a2 } as const;
-const SETS: SubjectSetName[] = ['containers', 'files', 'ledger', 'container_sources', 'mounts', 'host'];
+const SETS = SUBJECT_SET_NAMES;
 
 const rules: LoadedRule[] = (await loadPolicyFile(DEFAULT_POLICY)).rules;
 const snapshots = new Map<string, Snapshot>();

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { DEFAULT_POLICY, loadPolicyFile } from '../../src/policy/load.js';
 import { KNOWN_OPERATORS } from '../../src/policy/logic.js';
+import { SUBJECT_SET_NAMES } from '../../src/policy/sets.js';
 import { MeshAuditError } from '../../src/errors.js';
 import type { PolicyPack } from '../../src/policy/types.js';
 import { tempDir } from '../support/cli.js';
@@ -125,7 +126,7 @@ const packText = fc
           name: mostly(['rule-one', 'rule-two', 'rule-three'], ['T1', 'Bad Name']),
           title: mostly(['t'], ['']),
           severity: mostly(['error', 'warning', 'note'], ['fatal']),
-          subject: mostly(['containers', 'files', 'ledger', 'container_sources', 'mounts', 'host'], ['nothing']),
+          subject: mostly([...SUBJECT_SET_NAMES], ['nothing']),
           where: logic,
           each: logic,
           let: fc.dictionary(fc.constantFrom('a', 'b', 'item'), logic, { maxKeys: 2 }),

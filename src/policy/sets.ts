@@ -1,0 +1,276 @@
+import type { FieldDocs } from './fields.js';
+import type {
+  ContainerData,
+  ContainerSourceData,
+  FileData,
+  FileFacts,
+  HostData,
+  LedgerEntryData,
+  MountData,
+} from './subject-data.js';
+
+/*
+ * The registry of subject sets (ARCHITECTURE.md, "Where to add … a subject set"): each set a rule can
+ * run over, with its data interface (src/policy/subject-data.ts), the kind of its subjects, what a
+ * finding about one is about, and what each of its fields means. Everything that names a set is made
+ * from it: the `SubjectSetName` type, the pack schema's `subject` enum (src/policy/load.ts, written
+ * into policies/policy.schema.json by `npm run docs`), the field docs the loader checks rules against
+ * (src/policy/fields.ts), `rules docs` and the README. The builders that fill each set are keyed by it
+ * in src/facts/subjects.ts (`SUBJECT_BUILDERS`, one per set), below it in the layering.
+ */
+
+/** The fields every subject's data has, documented once for every set. */
+export interface SubjectBase {
+  kind: string;
+  id: string;
+  host: string;
+}
+
+/** What a finding about a subject is about (its `subject.kind` in every format). */
+export type AboutKind = 'container' | 'file' | 'ledger-entry' | 'host';
+
+/** One entry of the registry: a set whose subjects' data is `D`. */
+export interface SubjectSet<D extends SubjectBase = SubjectBase> {
+  /** The `kind` field of its subjects' data. */
+  kind: D['kind'];
+  /** What a finding about one of its subjects is about (a mount's finding is about its container). */
+  about: AboutKind;
+  /** What the set holds, in one line. */
+  summary: string;
+  /** What each field means: one entry per field of `D` but the common `kind`, `id` and `host`. */
+  fields: FieldDocs<Omit<D, keyof SubjectBase>>;
+  /** Type only, never set: the data interface, which `SubjectDataOf` reads back. */
+  readonly data?: D;
+}
+
+/** A registry entry whose data is `D`: its fields are held to `D`'s, no more, no fewer. */
+export const subjectSet = <D extends SubjectBase>(set: SubjectSet<D>): SubjectSet<D> => set;
+
+const FORMERLY_CLAIMED_BY =
+  'ledger ids that once claimed it and moved to another target (each `{id, current_target, changed_at, last_seen}`), ' +
+  'from history';
+
+const fileFacts = (of: string): { doc: string; fields: FieldDocs<FileFacts> } => ({
+  doc: `${of}, as the snapshot has it`,
+  fields: {
+    known: 'whether the file is in the snapshot (false: every other fact is null)',
+    exists: 'whether it is there (null: not read)',
+    file_kind: '`file`, `directory`, `symlink`, `missing`, `unknown`, …',
+    sha256: '`sha256:<hex>` of its contents',
+    inode: 'its inode number',
+    is_env: 'whether it was read as an env file',
+    env: "its env entries as Compose's `env_file:` reads them, `{KEY: {digest, shape}}` (later lines win)",
+    error: 'why it could not be read in full, or null',
+  },
+});
+
+const MESH_LABELS = {
+  doc: 'what its mesh labels say',
+  fields: {
+    module: 'the `mesh.module` label, or null',
+    resource: 'the `mesh.resource` label (a ledger id), or null',
+    sources: 'files named by the `mesh.sources` label',
+    source_digests: 'digests named by the `mesh.source-digests` label, in the order of `sources`',
+  },
+} as const;
+
+/** Every subject set, in the order `rules docs`, the README and the schema list them. */
+export const SUBJECT_SETS = {
+  containers: subjectSet<ContainerData>({
+    kind: 'container',
+    about: 'container',
+    summary: 'every container, with its claims, exposure and history',
+    fields: {
+      name: 'container name (without the leading slash)',
+      container_id: 'the first 12 characters of its id',
+      image: 'the image it was created from',
+      status: "the engine's state (`running`, `exited`, …)",
+      running: 'whether it runs',
+      network_mode: '`host`, `none`, `bridge`, a network name, …',
+      host_network: 'whether it shares the host network',
+      labels: 'its labels, `{key: value}`',
+      mesh: MESH_LABELS,
+      mesh_labelled: 'whether it carries any mesh label',
+      claimed_by: 'ids of the valid ledger entries whose target is its name or id',
+      claimed: 'whether any ledger entry claims it',
+      origins: 'origins of the entries claiming it (`declared`, `found`)',
+      holds: 'ports the entries claiming it hold',
+      env: 'the env it was created with, `{KEY: {digest, shape}}`',
+      ports: 'published ports (`{containerPort, protocol, hostIp, hostPort}`)',
+      published_ports: 'host ports published',
+      listening: 'sockets listening in it, from /proc (null: /proc not read; none when it is not running)',
+      open_ports: 'ports open beyond the container: published, or listening on the host network',
+      exposed: 'whether it is reachable from beyond this host (or may be: `exposure` unknown)',
+      exposure: 'its widest reach: `all-interfaces`, `address`, `loopback`, `none`, `unknown`',
+      exposed_endpoints: 'endpoints reachable from beyond this host (`address:port/protocol`)',
+      endpoints: {
+        doc: 'endpoints by reach',
+        fields: { all_interfaces: 'on every interface', address: 'on one address', loopback: 'on this host only' },
+      },
+      proc_available: 'whether /proc of its process was read',
+      proc_reason: 'why /proc was not read, or null',
+      formerly_claimed_by: FORMERLY_CLAIMED_BY,
+    },
+  }),
+  files: subjectSet<FileData>({
+    kind: 'file',
+    about: 'file',
+    summary: 'every file the snapshot holds, with what claims, names and mounts it',
+    fields: {
+      path: 'host path',
+      exists: 'whether it is there',
+      file_kind: '`file`, `directory`, `symlink`, `missing`, `unknown`, …',
+      size: 'size in bytes',
+      mode: 'permission bits as octal text (`0640`)',
+      uid: 'owner user id',
+      gid: 'owner group id',
+      mtime: 'last modified (RFC 3339)',
+      inode: 'inode number',
+      sha256: '`sha256:<hex>` of its contents (regular files)',
+      link_target: 'where a symlink points',
+      error: 'why it could not be read in full, or null',
+      is_env: 'whether it was read as an env file',
+      env: "its env entries as Compose's `env_file:` reads them, `{KEY: {digest, shape}}` (later lines win), or null",
+      managed_root: 'the managed root it lies under, or null',
+      claimed_by: 'ids of the valid ledger entries whose target it is',
+      claimed: 'whether any ledger entry claims it',
+      referenced_by: 'ids of the valid ledger entries naming it among their sources',
+      mounted_by: 'names of the containers bind-mounting it',
+      formerly_claimed_by: FORMERLY_CLAIMED_BY,
+    },
+  }),
+  ledger: subjectSet<LedgerEntryData>({
+    kind: 'ledger-entry',
+    about: 'ledger-entry',
+    summary: 'every ledger entry, valid or not, with whether its target is there and who else claims it',
+    fields: {
+      adopted: 'whether the ledger says the node was adopted',
+      line: 'the line the entry starts on',
+      valid: 'whether the entry is valid',
+      errors: 'why it is not',
+      entry_id: "the entry's `id`, or null",
+      type: '`container`, `file`, …, or null',
+      target: 'the container name or id, or the path, it claims',
+      origin: '`declared` or `found`, or null',
+      module: 'the module that wrote it, or null',
+      holds: 'ports it holds',
+      digest: 'the digest it recorded, or null',
+      sources: 'files it was built from',
+      applied_at: 'when it was applied, or null',
+      extra: 'fields the scanner does not know (text made secret-safe)',
+      present: 'whether its target is there (null: not known or not a container or file)',
+      target_container: {
+        doc: 'the container it claims, or null',
+        fields: { name: 'its name', status: 'its state', running: 'whether it runs' },
+      },
+      target_file: fileFacts('the file it claims (null: not a file entry)'),
+      co_claimants: 'ids of the other valid entries claiming the same target',
+      former_targets: 'targets it had before, from history (`{target, last_seen, changed_at}`)',
+    },
+  }),
+  container_sources: subjectSet<ContainerSourceData>({
+    kind: 'container-source',
+    about: 'container',
+    summary: 'each container paired with each file it was built from (named by its labels or the ledger)',
+    fields: {
+      container: {
+        doc: 'the container',
+        fields: {
+          name: 'its name',
+          container_id: 'the first 12 characters of its id',
+          running: 'whether it runs',
+          status: 'its state',
+          env: 'the env it was created with, `{KEY: {digest, shape}}`',
+          mesh: MESH_LABELS,
+          claimed_by: 'ids of the ledger entries claiming it',
+        },
+      },
+      source: { doc: 'the file it was built from', fields: { path: 'its host path', ...fileFacts('').fields } },
+      index: 'its place in the `mesh.sources` label, or null',
+      recorded_digest: 'the digest the `mesh.source-digests` label recorded for it, or null',
+      named_by: 'what names it as a source: `label`, `ledger`',
+      reading:
+        "which consumer's reading of the file the container is judged by: `docker` (`--env-file`, literal), `compose` " +
+        '(`env_file:`, dotenv-like) or `either` (nothing says)',
+      reading_evidence:
+        "why: a Compose label, the `mesh.env-file-syntax` label, the config's `envFileSyntax`, or no evidence",
+      readings: {
+        doc:
+          'the file as each reading the consumer may have made gives it, `{KEY: {digest, shape}}` (null: not one of ' +
+          "them, or the consumer refuses the file); keys a reading takes from its tool's environment are left out",
+        fields: {
+          docker: '`docker run --env-file`: values literal',
+          podman:
+            "`podman run --env-file`: as Docker's, but a BOM stays in the first key and keys with blanks are taken",
+          compose:
+            "Compose's `env_file:` (docker-compose 1.29): quotes and escapes removed, inline comments cut, " +
+            'values trimmed',
+        },
+      },
+      dropped_keys: 'keys the container holds that no env file it was built from names any more',
+      dropped_evidence: 'for each dropped key, why it is known to have come from the file',
+    },
+  }),
+  mounts: subjectSet<MountData>({
+    kind: 'mount',
+    about: 'container',
+    summary: 'every mount of every container, with what the container really sees of a single-file bind',
+    fields: {
+      container: {
+        doc: 'the container',
+        fields: {
+          name: 'its name',
+          running: 'whether it runs',
+          status: 'its state',
+          proc_available: 'whether /proc of its process was read',
+        },
+      },
+      type: '`bind`, `volume`, `tmpfs`, …',
+      source: 'host path (or volume name)',
+      destination: 'path in the container',
+      rw: 'whether it is writable',
+      single_file: 'whether it is a bind mount of a single file',
+      host_file: fileFacts('the host file (`env` not shown)'),
+      seen: {
+        doc: 'what the container sees of a single-file bind, from /proc, or null',
+        fields: {
+          inode: 'its inode',
+          sha256: '`sha256:<hex>` of its contents',
+          error: 'why it could not be read, or null',
+        },
+      },
+    },
+  }),
+  host: subjectSet<HostData>({
+    kind: 'host',
+    about: 'host',
+    summary: 'the one host the snapshot is of, with what was and was not read',
+    fields: {
+      hostname: "the host's name",
+      node: 'the node the ledger names, or null',
+      adopted: 'whether the ledger says the node was adopted',
+      complete: 'whether everything was read',
+      problems: 'how many things were not read',
+      docker_available: 'whether the engine was read',
+      ledger_available: 'whether the ledger was read',
+      container_count: 'containers listed',
+      file_count: 'files read',
+      ledger_count: 'ledger entries',
+    },
+  }),
+};
+
+export type SubjectSetName = keyof typeof SUBJECT_SETS;
+
+/** The data interface of each subject set, read back from the registry. */
+export type SubjectDataOf = { [S in SubjectSetName]: DataOf<(typeof SUBJECT_SETS)[S]> };
+
+/** The data of a registry entry. */
+export type DataOf<E> = E extends SubjectSet<infer D> ? D : never;
+
+/** Every set's name, in registry order. */
+export const SUBJECT_SET_NAMES = Object.keys(SUBJECT_SETS) as readonly SubjectSetName[];
+
+/** A table with one value per set, in registry order. */
+export const bySet = <T>(of: (set: SubjectSetName) => T): Record<SubjectSetName, T> =>
+  Object.fromEntries(SUBJECT_SET_NAMES.map((set) => [set, of(set)])) as Record<SubjectSetName, T>;
