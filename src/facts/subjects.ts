@@ -25,7 +25,7 @@ export { reachOf, type Exposure, type Reach } from './containers.js';
 
 type Registry = Readonly<Record<string, SubjectSet>>;
 
-/** What every builder is given: the snapshot, the joins made once, and the containers built once (others pair with them). */
+/** What every builder is given: the snapshot, and the joins and containers made once (other sets pair with them). */
 export interface BuildInputs {
   snapshot: Snapshot;
   joins: Joins;

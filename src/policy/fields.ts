@@ -46,7 +46,7 @@ function commonDocs(sets: Readonly<Record<string, SubjectSet>>): FieldDocs<Subje
   };
 }
 
-/** Each set's fields with what each means, the common ones first: from a registry (SUBJECT_SETS, or one a test extends). */
+/** Each set's fields with what each means, the common ones first, from a registry (SUBJECT_SETS, or a test's). */
 export function fieldDocsOf<R extends Readonly<Record<string, SubjectSet>>>(
   sets: R,
 ): { readonly [S in keyof R]: FieldDocs<DataOf<R[S]>> } {

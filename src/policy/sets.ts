@@ -190,8 +190,8 @@ export const SUBJECT_SETS = {
       recorded_digest: 'the digest the `mesh.source-digests` label recorded for it, or null',
       named_by: 'what names it as a source: `label`, `ledger`',
       reading:
-        "which consumer's reading of the file the container is judged by: `docker` (`--env-file`, literal), `compose` " +
-        '(`env_file:`, dotenv-like) or `either` (nothing says)',
+        "which consumer's reading of the file the container is judged by: `docker` (`--env-file`, literal), " +
+        '`compose` (`env_file:`, dotenv-like) or `either` (nothing says)',
       reading_evidence:
         "why: a Compose label, the `mesh.env-file-syntax` label, the config's `envFileSyntax`, or no evidence",
       readings: {
