@@ -4,19 +4,20 @@
  *   and validators.cjs, with the fingerprint of the schema each came from (src/validate.ts uses one
  *   only while its schema is unchanged);
  * - the bundled policy pack parsed and checked: dist/src/generated/bundled-pack.json, with the
- *   fingerprint of its YAML text (src/policy/load.ts uses it only while the text is unchanged);
+ *   fingerprint of its YAML texts (src/policy/load.ts uses it only while they are unchanged);
  * - the commit the build is made from, for `--version`: dist/src/generated/build-info.json.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import standaloneCode from 'ajv/dist/standalone/index.js';
 import {
   DEFAULT_POLICY,
   packFingerprint,
-  parsePolicyPack,
+  parsePackParts,
   PRECOMPILED_PACK,
+  readPackParts,
   type PrecompiledPack,
 } from '../src/policy/load.js';
 import { allSchemas } from '../src/schemas.js';
@@ -53,12 +54,13 @@ for (const [name, schema] of Object.entries(schemas)) {
 }
 writeWhole(target, `${lines.join('\n')}\n`);
 
-const packText = readFileSync(DEFAULT_POLICY, 'utf8');
-const loaded = await parsePolicyPack(DEFAULT_POLICY, packText);
+const packParts = await readPackParts(DEFAULT_POLICY);
+const loaded = await parsePackParts(DEFAULT_POLICY, packParts);
 const bundled: PrecompiledPack = {
-  fingerprint: packFingerprint(packText),
+  fingerprint: packFingerprint(packParts),
   pack: loaded.pack,
-  rules: loaded.rules.map(({ source, ...rule }) => ({ ...rule, line: source.line })),
+  parts: loaded.parts.map((file) => basename(file)),
+  rules: loaded.rules.map(({ source, ...rule }) => ({ ...rule, part: basename(source.file), line: source.line })),
 };
 writeWhole(
   join(dirname(join(dirname(validateModule), 'policy', 'load.js')), PRECOMPILED_PACK),

@@ -12,7 +12,7 @@ export type WorkerName = 'hash' | 'evaluate';
 export interface Embedded {
   version: string;
   commit: string;
-  /** Package files by their path in the package ('policies/mesh-core.yaml'), as text. */
+  /** Package files by their path in the package ('policies/mesh-core/MA1-drift.yaml'), as text. */
   files: Record<string, string>;
   /** The validators and the pack precompiled by `npm run build` (scripts/precompile.ts). */
   validators: { fingerprints: Partial<Record<string, string>>; validators: Partial<Record<string, ValidateFunction>> };

@@ -27,12 +27,17 @@ export const packageFile = (...parts: string[]): string => {
  * executable carries each of them (scripts/package/bundle.ts embeds this list), so a file read any
  * other way would be missing there. Read them with readPackageText.
  */
-export const RUNTIME_PACKAGE_FILES = [
-  'policies/mesh-core.yaml',
-  'policies/policy.schema.json',
-  'policies/adoption-plan.schema.json',
-] as const;
+export const RUNTIME_PACKAGE_FILES = ['policies/policy.schema.json', 'policies/adoption-plan.schema.json'] as const;
 export type RuntimePackageFile = (typeof RUNTIME_PACKAGE_FILES)[number];
+
+/** The shipped pack's folder in the package: pack.yaml and one rule file per ID block (README, "ID blocks"). */
+export const SHIPPED_PACK_FOLDER = 'policies/mesh-core';
+/**
+ * Package folders whose pack files (`*.yaml`, not `*.cases.yaml`) the program reads at run time: the
+ * single executable carries each of them (scripts/package/bundle.ts), so a rule file added to the
+ * shipped pack is embedded without being named anywhere else.
+ */
+export const RUNTIME_PACKAGE_FOLDERS = [SHIPPED_PACK_FOLDER] as const;
 
 /** A runtime package file's text: from inside the single executable, else from the package folder. */
 export async function readPackageText(path: RuntimePackageFile): Promise<string> {

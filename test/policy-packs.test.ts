@@ -4,7 +4,7 @@
  * in every format, and the baseline's findings of the rules that did not run are not checked — carried
  * forward, never absent — so that alerting does not resolve them.
  */
-import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -314,23 +314,22 @@ test('a rule id or pack id the shipped pack has is a clear error (exit 2) naming
   ]);
   assert.is(r.code, 2);
   assert.match(r.stderr, `${clash}:7: rule MA1001: duplicate rule id 'MA1001' (first at `);
-  assert.match(r.stderr, 'mesh-core.yaml:');
+  assert.match(r.stderr, join('mesh-core', 'MA1-drift.yaml:'));
   assert.match(r.stderr, '--no-default-policy');
-  // An edited copy of the shipped pack: the same pack id.
-  const copy = join(dir, 'mesh-core.yaml');
-  writeFileSync(
-    copy,
-    readFileSync(join(PACKAGE_ROOT, 'policies', 'mesh-core.yaml'), 'utf8').replace('severity: error', 'severity: note'),
-  );
+  // An edited copy of the shipped pack folder: the same pack id.
+  const copy = join(dir, 'mesh-core');
+  cpSync(join(PACKAGE_ROOT, 'policies', 'mesh-core'), copy, { recursive: true });
+  const drift = join(copy, 'MA1-drift.yaml');
+  writeFileSync(drift, readFileSync(drift, 'utf8').replace('severity: error', 'severity: note'));
   const edited = await runCli(['rules', 'list', '--policy', copy]);
   assert.is(edited.code, 2);
   assert.match(edited.stderr, `${copy}: duplicate pack id 'mesh-core'`);
   assert.match(edited.stderr, '--no-default-policy');
   // The same copy replacing the shipped pack on purpose is fine.
   assert.is((await runCli(['rules', 'list', '--policy', copy, '--no-default-policy'])).code, 0);
-  // The shipped pack named again (a byte-identical copy) is loaded once.
-  const same = join(dir, 'same.yaml');
-  copyFileSync(join(PACKAGE_ROOT, 'policies', 'mesh-core.yaml'), same);
+  // The shipped pack named again (a byte-identical copy of its folder) is loaded once.
+  const same = join(dir, 'same');
+  cpSync(join(PACKAGE_ROOT, 'policies', 'mesh-core'), same, { recursive: true });
   const once = await runCli(['rules', 'list', '--policy', same]);
   assert.is(once.code, 0, once.stderr);
   assert.is(once.stdout.split('\n').filter((l) => l.startsWith('MA1001 ')).length, 1);

@@ -310,7 +310,7 @@ test('a custom pack changes the verdict: an error rule of its own blocks a ready
     '--format',
     'text',
     '--policy',
-    join(PACKAGE_ROOT, 'policies', 'mesh-core.yaml'),
+    join(PACKAGE_ROOT, 'policies', 'mesh-core'),
     '--policy',
     join(dir, 'site.yaml'),
   ]);

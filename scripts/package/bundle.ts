@@ -3,11 +3,11 @@
  * whose require() knows only Node's own modules): the compiled code (dist/src) bundled by esbuild,
  * with src/embedded.ts replaced by the files a package folder would hold and each worker's own bundle.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { basename, dirname, join, relative } from 'node:path';
 import { build, type BuildOptions, type Plugin } from 'esbuild';
 import { DEFERRED, deferredFile } from '../../src/collect/docker-deferred.js';
-import { RUNTIME_PACKAGE_FILES } from '../../src/paths.js';
+import { RUNTIME_PACKAGE_FILES, RUNTIME_PACKAGE_FOLDERS } from '../../src/paths.js';
 
 export interface BundleInput {
   root: string;
@@ -127,7 +127,13 @@ function ownModuleUrls(root: string, bundleDir: string): Plugin {
 /** src/embedded.ts filled: the package files, the precompiled validators and pack, the workers. */
 function embeddedFiles(input: BundleInput, workers: Record<string, string>): Plugin {
   const text = (path: string) => readFileSync(join(input.root, path), 'utf8');
-  const files = Object.fromEntries(RUNTIME_PACKAGE_FILES.map((p) => [p, text(p)]));
+  const packFiles = RUNTIME_PACKAGE_FOLDERS.flatMap((folder) =>
+    readdirSync(join(input.root, folder))
+      .filter((name) => /\.ya?ml$/.test(name) && !/\.cases\.ya?ml$/.test(name))
+      .sort()
+      .map((name) => `${folder}/${name}`),
+  );
+  const files = Object.fromEntries([...RUNTIME_PACKAGE_FILES, ...packFiles].map((p) => [p, text(p)]));
   return {
     name: 'embedded-files',
     setup(b) {

@@ -17,7 +17,7 @@ import {
   statSync,
   writeFileSync,
 } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { gzipSync } from 'node:zlib';
 
 export interface DebInput {
@@ -59,8 +59,12 @@ export function buildDeb(input: DebInput): string {
   copyFileSync(input.binary, join(tree, 'usr', 'bin', 'mesh-audit'));
   chmodSync(join(tree, 'usr', 'bin', 'mesh-audit'), 0o755);
 
-  for (const name of readdirSync(join(input.root, 'policies')))
-    put(`usr/share/mesh-audit/policies/${name}`, from(`policies/${name}`));
+  // The schemas, and each pack folder whole (its rule files and their cases).
+  for (const entry of readdirSync(join(input.root, 'policies'), { recursive: true, withFileTypes: true }))
+    if (entry.isFile()) {
+      const path = relative(input.root, join(entry.parentPath, entry.name));
+      put(`usr/share/mesh-audit/${path}`, from(path));
+    }
   // The rules the nightly unit's --prom-file feeds, and their test: `promtool test rules` runs it in place.
   for (const name of ['mesh-audit.rules.yml', 'mesh-audit.rules.test.yml'])
     put(`usr/share/mesh-audit/alerting/${name}`, from(`examples/alerting/${name}`));

@@ -39,8 +39,25 @@ export interface CaseResult {
 
 export const casesFileOf = (packFile: string): string => packFile.replace(/\.ya?ml$/, '.cases.yaml');
 
-export async function loadCases(pack: PolicyPack): Promise<Record<string, RuleCases>> {
-  const file = casesFileOf(pack.file);
+/** The cases of one file of a pack (`X.cases.yaml` beside `X.yaml`), and the rules that file holds. */
+export interface FileCases {
+  file: string;
+  rules: LoadedRule[];
+  cases: Record<string, RuleCases>;
+}
+
+/** The cases of every file of a pack: a pack folder's rule files each have their own, beside them. */
+export async function loadCases(pack: PolicyPack): Promise<FileCases[]> {
+  return Promise.all(
+    pack.parts.map(async (part) => ({
+      file: casesFileOf(part),
+      rules: pack.rules.filter((r) => r.source.file === part),
+      cases: await loadCasesFile(casesFileOf(part)),
+    })),
+  );
+}
+
+async function loadCasesFile(file: string): Promise<Record<string, RuleCases>> {
   let text: string;
   try {
     text = (await readRegularInput(file)).toString('utf8');
@@ -96,7 +113,7 @@ export function runCases(rules: readonly LoadedRule[], cases: Record<string, Rul
         kind: 'coverage',
         name: 'cases name a rule',
         ok: false,
-        detail: `no rule ${id} in the pack`,
+        detail: `no rule ${id} in the file these cases are beside`,
       });
   }
   for (const rule of rules) {

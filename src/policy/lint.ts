@@ -1,5 +1,5 @@
 import deepEqual from 'fast-deep-equal';
-import { readInput } from '../input/read.js';
+import { readPackText } from './load.js';
 import { lineAt, parseYaml } from '../input/yaml.js';
 import type { PolicyPack, Rule } from './types.js';
 import { escapePointer } from './logic.js';
@@ -151,12 +151,17 @@ function jsonLogicCompare(op: string, a: number, b: number): boolean {
   return op === '<' ? a < b : op === '<=' ? a <= b : op === '>' ? a > b : a >= b;
 }
 
-/** Warnings for every expression of every rule of a loaded pack, with the lines of its file. */
+/** Warnings for every expression of every rule of a loaded pack, with the lines of the file each rule is in. */
 export async function lintPack(pack: PolicyPack): Promise<LintWarning[]> {
+  return (await Promise.all(pack.parts.map(lintPackFile))).flat();
+}
+
+/** Warnings for the rules of one file of a pack (a pack file, or a rule file of a pack folder). */
+async function lintPackFile(file: string): Promise<LintWarning[]> {
   // The rules as written in the file (already validated by the loader), so that indexes are the file's.
-  const { doc, lines, value } = parseYaml(await readInput(pack.file, 'policy'), pack.file);
+  const { doc, lines, value } = parseYaml(await readPackText(file), file);
   const warnings: LintWarning[] = [];
-  (value as { rules: Rule[] }).rules.forEach((rule, index) => {
+  ((value as { rules?: Rule[] }).rules ?? []).forEach((rule, index) => {
     const base = `/rules/${index}`;
     const fields: [string, unknown][] = [
       ['where', rule.where],
@@ -172,7 +177,7 @@ export async function lintPack(pack: PolicyPack): Promise<LintWarning[]> {
       walk(expr, `${base}/${field}`, [], found);
       for (const f of found)
         warnings.push({
-          file: pack.file,
+          file,
           line: lineAt(doc, lines, f.pointer),
           ruleId: rule.id,
           field,

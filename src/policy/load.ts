@@ -1,13 +1,14 @@
 import { hash } from 'node:crypto';
 import { readdir, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
+import type { ErrorObject } from 'ajv';
 import { readInput } from '../input/read.js';
 import { lineAt, parseYaml } from '../input/yaml.js';
 import { validatorFor, type Validator } from '../validate.js';
 import { MeshAuditError } from '../errors.js';
 import { EMBEDDED } from '../embedded.js';
-import { packageFile, readPackageText } from '../paths.js';
+import { packageFile, readPackageText, SHIPPED_PACK_FOLDER } from '../paths.js';
 import { SUBJECT_FIELDS } from './fields.js';
 import { unknownFieldReads } from './field-check.js';
 import { withSubjectSets } from './pack-schema.js';
@@ -15,32 +16,86 @@ import { checkLogic } from './logic.js';
 import { placeholders } from './template.js';
 import type { LoadedRule, PolicyPack, Rule } from './types.js';
 
-/** How the single executable names the pack it carries inside (not a file: the text is read from EMBEDDED). */
-export const EMBEDDED_POLICY_PATH = '<built-in>/policies/mesh-core.yaml';
-/** The shipped pack. */
-export const DEFAULT_POLICY = EMBEDDED ? EMBEDDED_POLICY_PATH : packageFile('policies', 'mesh-core.yaml');
+/** How the single executable names the pack it carries inside (not a folder: the texts are read from EMBEDDED). */
+export const EMBEDDED_POLICY_PATH = `<built-in>/${SHIPPED_PACK_FOLDER}`;
+/** The shipped pack (a pack folder). */
+export const DEFAULT_POLICY = EMBEDDED ? EMBEDDED_POLICY_PATH : packageFile(...SHIPPED_PACK_FOLDER.split('/'));
+/** The file of a pack folder that names the pack; its other `*.yaml` files (not `*.cases.yaml`) hold rules. */
+export const PACK_MANIFEST = 'pack.yaml';
 
 const require = createRequire(import.meta.url);
 
 /** Where `npm run build` writes the bundled pack already loaded (scripts/precompile.ts). */
 export const PRECOMPILED_PACK = '../generated/bundled-pack.json';
 
-/** The bundled pack as loadPolicyFile gives it, with the fingerprint of the YAML text it came from. */
+/** The bundled pack as loadPack gives it, with the fingerprint of the YAML texts it came from. */
 export interface PrecompiledPack {
   fingerprint: string;
   pack: PolicyPack['pack'];
-  rules: Array<Omit<LoadedRule, 'source'> & { line: number }>;
+  /** The pack's files by their name in its folder. */
+  parts: string[];
+  rules: Array<Omit<LoadedRule, 'source'> & { part: string; line: number }>;
 }
 
-export const packFingerprint = (text: string): string => hash('sha256', text, 'hex');
+/** One YAML file of a pack: the pack file itself, or the manifest or a rule file of a pack folder. */
+export interface PackPart {
+  file: string;
+  text: string;
+}
+
+/** The fingerprint of a pack's texts: any edit, rename, added or removed file changes it. */
+export const packFingerprint = (parts: readonly PackPart[]): string =>
+  hash('sha256', JSON.stringify(parts.map((p) => [basename(p.file), p.text])), 'hex');
+
+const isPackYaml = (name: string): boolean => /\.ya?ml$/.test(name) && !/\.cases\.ya?ml$/.test(name);
+
+/** The manifest first, then the rule files by name: the order rules are loaded (and listed) in. */
+const partOrder = (a: string, b: string): number =>
+  a === PACK_MANIFEST ? -1 : b === PACK_MANIFEST ? 1 : a < b ? -1 : a > b ? 1 : 0;
+
+/** A pack's YAML file: read from inside the single executable for the shipped pack's, else from disk. */
+export async function readPackText(file: string): Promise<string> {
+  if (EMBEDDED && file.startsWith('<built-in>/')) {
+    const text = EMBEDDED.files[file.slice('<built-in>/'.length)];
+    if (text === undefined) throw new MeshAuditError(`${file}: not in the single executable`);
+    return text;
+  }
+  return readInput(file, 'policy');
+}
+
+/** Whether a folder is a pack folder (it holds pack.yaml) rather than a folder of pack files. */
+const isPackFolder = async (folder: string): Promise<boolean> => {
+  try {
+    return (await stat(join(folder, PACK_MANIFEST))).isFile();
+  } catch {
+    return false;
+  }
+};
+
+/** The files of a pack (one for a pack file; the manifest and rule files of a pack folder), with their texts. */
+export async function readPackParts(path: string): Promise<PackPart[]> {
+  if (path === DEFAULT_POLICY && EMBEDDED) {
+    const prefix = `${SHIPPED_PACK_FOLDER}/`;
+    return Object.keys(EMBEDDED.files)
+      .filter((key) => key.startsWith(prefix) && isPackYaml(key.slice(prefix.length)))
+      .map((key) => key.slice(prefix.length))
+      .sort(partOrder)
+      .map((name) => ({ file: `${path}/${name}`, text: EMBEDDED!.files[`${prefix}${name}`]! }));
+  }
+  if (!(await isPackFolder(path))) return [{ file: path, text: await readInput(path, 'policy') }];
+  const names = (await readdir(path)).filter(isPackYaml).sort(partOrder);
+  return Promise.all(
+    names.map(async (name) => ({ file: join(path, name), text: await readInput(join(path, name), 'policy') })),
+  );
+}
 
 /**
- * The bundled pack loaded at build time, when its text is still the one it was built from: parsing
+ * The bundled pack loaded at build time, when its texts are still the ones it was built from: parsing
  * and checking the YAML took ~60 ms of every command (yaml's import included). Any other pack, or a
  * bundled pack edited since the build, is loaded from its text.
  */
-function precompiled(file: string, text: string): PolicyPack | undefined {
-  if (file !== DEFAULT_POLICY) return undefined;
+function precompiled(path: string, parts: readonly PackPart[]): PolicyPack | undefined {
+  if (path !== DEFAULT_POLICY) return undefined;
   let ready: PrecompiledPack;
   try {
     // PRECOMPILED_PACK written out: a bundler includes only what a literal require names (dist/program).
@@ -48,11 +103,12 @@ function precompiled(file: string, text: string): PolicyPack | undefined {
   } catch {
     return undefined; // not built (tsc alone)
   }
-  if (ready.fingerprint !== packFingerprint(text)) return undefined;
+  if (ready.fingerprint !== packFingerprint(parts)) return undefined;
   return {
-    file,
+    file: path,
+    parts: ready.parts.map((name) => `${path}/${name}`),
     pack: ready.pack,
-    rules: ready.rules.map(({ line, ...rule }) => ({ ...rule, source: { file, line } })),
+    rules: ready.rules.map(({ part, line, ...rule }) => ({ ...rule, source: { file: `${path}/${part}`, line } })),
   };
 }
 
@@ -83,13 +139,12 @@ function fail(file: string, line: number, ruleId: string | undefined, message: s
   throw new MeshAuditError(`${file}:${line}: ${ruleId ? `rule ${ruleId}: ` : ''}${message}`);
 }
 
-export async function loadPolicyFile(file: string): Promise<PolicyPack> {
-  const text =
-    (file === DEFAULT_POLICY ? EMBEDDED?.files['policies/mesh-core.yaml'] : undefined) ??
-    (await readInput(file, 'policy'));
-  const pack = precompiled(file, text) ?? (await parsePolicyPack(file, text));
+/** A pack, from a pack file or a pack folder (`pack.yaml` and its rule files): one PolicyPack either way. */
+export async function loadPack(path: string): Promise<PolicyPack> {
+  const parts = await readPackParts(path);
+  const pack = precompiled(path, parts) ?? (await parsePackParts(path, parts));
   // The shipped pack's rules are documented in the README (their default link); no other pack's are.
-  return file === DEFAULT_POLICY
+  return path === DEFAULT_POLICY
     ? { ...pack, shipped: true, rules: pack.rules.map((r) => ({ ...r, shipped: true })) }
     : pack;
 }
@@ -104,13 +159,48 @@ export async function parsePolicyPack(
   text: string,
   options: { checkFields?: boolean } = {},
 ): Promise<PolicyPack> {
-  const { doc, lines, value } = parseYaml(text, file);
+  return parsePackParts(file, [{ file, text }], options);
+}
 
+/** What a file is to its pack: a whole pack, a pack folder's manifest (header only), or one of its rule files. */
+type PartRole = 'pack' | 'manifest' | 'rules';
+
+/** A schema error a pack folder's split makes expected: the manifest holds no rules, a rule file no header. */
+const expectedOfRole = (role: PartRole, e: ErrorObject): boolean =>
+  e.keyword === 'required' &&
+  e.instancePath === '' &&
+  e.params['missingProperty'] === (role === 'manifest' ? 'rules' : role === 'rules' ? 'pack' : undefined);
+
+/**
+ * A pack from its files: one pack file, or a pack folder's `pack.yaml` (the header, and rules if it
+ * likes) and rule files (`schema` and `rules`, no header: the pack is named once). Every problem of
+ * every file is reported together, each with its file:line.
+ */
+export async function parsePackParts(
+  path: string,
+  parts: readonly PackPart[],
+  options: { checkFields?: boolean } = {},
+): Promise<PolicyPack> {
+  const roleOf = (part: PackPart): PartRole =>
+    part.file === path ? 'pack' : basename(part.file) === PACK_MANIFEST ? 'manifest' : 'rules';
   const validate = await packValidator();
-  if (!validate(value)) {
+  const problems: string[] = [];
+  const parsed = parts.map((part) => ({ part, role: roleOf(part), ...parseYaml(part.text, part.file) }));
+  const manifest = parsed.find((p) => p.role !== 'rules');
+  if (!manifest) throw new MeshAuditError(`${path}: pack folder has no ${PACK_MANIFEST}`);
+  for (const { part, role, doc, lines, value } of parsed) {
+    const file = part.file;
+    if (role === 'rules' && value !== null && typeof value === 'object' && 'pack' in value) {
+      problems.push(
+        `${file}:${lineAt(doc, lines, '/pack')}: /pack: ` +
+          `a rule file of a pack folder names no pack (${PACK_MANIFEST} does)`,
+      );
+    }
+    if (validate(value)) continue;
     // Every schema error at once (one per place and kind), in file order: a pack is fixed in one pass.
     const seen = new Set<string>();
     const found = validate.errors!.flatMap((e) => {
+      if (expectedOfRole(role, e)) return [];
       const extra =
         e.keyword === 'additionalProperties'
           ? ` '${JSON.stringify(String(e.params['additionalProperty'])).slice(1, -1)}'`
@@ -124,60 +214,81 @@ export async function parsePolicyPack(
       seen.add(text);
       return [{ line, text }];
     });
-    throw new MeshAuditError(
-      found
-        .sort((a, b) => a.line - b.line)
-        .map((f) => f.text)
-        .join('\n'),
-    );
+    problems.push(...found.sort((a, b) => a.line - b.line).map((f) => f.text));
   }
-  const pack = value as { pack: PolicyPack['pack']; rules: Rule[] };
+  if (problems.length > 0) throw new MeshAuditError(problems.join('\n'));
+  const header = (manifest.value as { pack: PolicyPack['pack'] }).pack;
 
   // Every problem of every rule is collected, then reported together.
-  const problems: string[] = [];
-  const report = (line: number, ruleId: string, message: string) =>
+  const report = (file: string, line: number, ruleId: string, message: string) =>
     problems.push(`${file}:${line}: rule ${ruleId}: ${message}`);
-  const rules: LoadedRule[] = pack.rules.map((rule, index) => {
-    const at = `/rules/${index}`;
-    for (const field of ['where', 'each', 'discriminator', 'assert'] as const) {
-      if (rule[field] === undefined) continue;
-      for (const problem of checkLogic(rule[field], `${at}/${field}`))
-        report(lineAt(doc, lines, problem.path), rule.id, `${problem.path.slice(at.length + 1)}: ${problem.message}`);
-    }
-    for (const [name, expr] of Object.entries(rule.let ?? {})) {
-      for (const problem of checkLogic(expr, `${at}/let/${name}`))
-        report(lineAt(doc, lines, problem.path), rule.id, `${problem.path.slice(at.length + 1)}: ${problem.message}`);
-    }
-    (rule.escalate ?? []).forEach((step, i) => {
-      for (const problem of checkLogic(step.when, `${at}/escalate/${i}/when`))
-        report(lineAt(doc, lines, problem.path), rule.id, `${problem.path.slice(at.length + 1)}: ${problem.message}`);
-    });
-    // A field the subject set does not have, read anywhere the rule decides (a misspelt `var` reads null).
-    for (const problem of options.checkFields === false ? [] : unknownFieldReads(rule))
-      report(lineAt(doc, lines, `${at}${problem.path}`), rule.id, `${problem.path.slice(1)}: ${problem.message}`);
-    const known = new Set([
-      ...SUBJECT_FIELDS[rule.subject],
-      ...Object.keys(rule.let ?? {}),
-      ...(rule.each !== undefined ? ['item'] : []),
-    ]);
-    for (const name of placeholders(rule.message)) {
-      const head = name.split('.')[0]!;
-      if (!known.has(head)) {
-        report(
-          lineAt(doc, lines, `${at}/message`),
-          rule.id,
-          `message: unknown placeholder {${name}} (known: ${[...known].sort().join(', ')})`,
-        );
+  const rules: LoadedRule[] = parsed.flatMap(({ part: { file }, doc, lines, value }) =>
+    ((value as { rules?: Rule[] }).rules ?? []).map((rule, index) => {
+      const at = `/rules/${index}`;
+      for (const field of ['where', 'each', 'discriminator', 'assert'] as const) {
+        if (rule[field] === undefined) continue;
+        for (const problem of checkLogic(rule[field], `${at}/${field}`))
+          report(
+            file,
+            lineAt(doc, lines, problem.path),
+            rule.id,
+            `${problem.path.slice(at.length + 1)}: ${problem.message}`,
+          );
       }
-    }
-    return { ...rule, source: { file, line: lineAt(doc, lines, `${at}/id`) }, pack: pack.pack.id };
-  });
+      for (const [name, expr] of Object.entries(rule.let ?? {})) {
+        for (const problem of checkLogic(expr, `${at}/let/${name}`))
+          report(
+            file,
+            lineAt(doc, lines, problem.path),
+            rule.id,
+            `${problem.path.slice(at.length + 1)}: ${problem.message}`,
+          );
+      }
+      (rule.escalate ?? []).forEach((step, i) => {
+        for (const problem of checkLogic(step.when, `${at}/escalate/${i}/when`))
+          report(
+            file,
+            lineAt(doc, lines, problem.path),
+            rule.id,
+            `${problem.path.slice(at.length + 1)}: ${problem.message}`,
+          );
+      });
+      // A field the subject set does not have, read anywhere the rule decides (a misspelt `var` reads null).
+      for (const problem of options.checkFields === false ? [] : unknownFieldReads(rule))
+        report(
+          file,
+          lineAt(doc, lines, `${at}${problem.path}`),
+          rule.id,
+          `${problem.path.slice(1)}: ${problem.message}`,
+        );
+      const known = new Set([
+        ...SUBJECT_FIELDS[rule.subject],
+        ...Object.keys(rule.let ?? {}),
+        ...(rule.each !== undefined ? ['item'] : []),
+      ]);
+      for (const name of placeholders(rule.message)) {
+        const head = name.split('.')[0]!;
+        if (!known.has(head)) {
+          report(
+            file,
+            lineAt(doc, lines, `${at}/message`),
+            rule.id,
+            `message: unknown placeholder {${name}} (known: ${[...known].sort().join(', ')})`,
+          );
+        }
+      }
+      return { ...rule, source: { file, line: lineAt(doc, lines, `${at}/id`) }, pack: header.id };
+    }),
+  );
 
   if (problems.length > 0) throw new MeshAuditError(problems.join('\n'));
-  return { file, pack: pack.pack, rules };
+  return { file: path, parts: parts.map((p) => p.file), pack: header, rules };
 }
 
-/** A path is a pack file or a folder of them (`*.yaml`/`*.yml`, not `*.cases.yaml`). */
+/**
+ * A path is a pack file, a pack folder (it holds pack.yaml: one pack), or a folder of packs: its pack
+ * files (`*.yaml`/`*.yml`, not `*.cases.yaml`) and its pack folders, by name.
+ */
 async function expandPolicyPath(path: string): Promise<string[]> {
   if (path === DEFAULT_POLICY && EMBEDDED) return [path];
   let info;
@@ -186,10 +297,18 @@ async function expandPolicyPath(path: string): Promise<string[]> {
   } catch {
     throw new MeshAuditError(`${path}: no such policy file or folder`);
   }
-  if (!info.isDirectory()) return [path];
-  const names = (await readdir(path)).filter((n) => /\.ya?ml$/.test(n) && !/\.cases\.ya?ml$/.test(n)).sort();
-  if (names.length === 0) throw new MeshAuditError(`${path}: folder holds no policy (*.yaml)`);
-  return names.map((n) => join(path, n));
+  if (!info.isDirectory() || (await isPackFolder(path))) return [path];
+  const entries = (await readdir(path, { withFileTypes: true })).sort((a, b) =>
+    a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
+  );
+  const found: string[] = [];
+  for (const entry of entries) {
+    const at = join(path, entry.name);
+    if (entry.isDirectory() ? await isPackFolder(at) : isPackYaml(entry.name)) found.push(at);
+  }
+  if (found.length === 0)
+    throw new MeshAuditError(`${path}: folder holds no policy (*.yaml, or a folder with ${PACK_MANIFEST})`);
+  return found;
 }
 
 /** Which packs a run loads: the shipped pack unless replaced on purpose, plus the packs added to it. */
@@ -201,9 +320,6 @@ export interface PolicyChoice {
 }
 
 export const SHIPPED_ONLY: PolicyChoice = { added: [], shipped: true };
-
-const shippedText = async (): Promise<string> =>
-  EMBEDDED?.files['policies/mesh-core.yaml'] ?? (await readInput(DEFAULT_POLICY, 'policy'));
 
 /**
  * Loads the packs a run evaluates: the shipped pack (unless `choice.shipped` is false) and every added
@@ -227,17 +343,17 @@ export async function loadPolicies(choice: PolicyChoice = SHIPPED_ONLY): Promise
   const packs: PolicyPack[] = [];
   let shippedFingerprint: string | undefined;
   if (shipped) {
-    packs.push(await loadPolicyFile(DEFAULT_POLICY));
-    if (files.length > 0) shippedFingerprint = packFingerprint(await shippedText());
+    packs.push(await loadPack(DEFAULT_POLICY));
+    if (files.length > 0) shippedFingerprint = packFingerprint(await readPackParts(DEFAULT_POLICY));
   }
   for (const file of files) {
-    if (shipped && (file === DEFAULT_POLICY || packFingerprint(await readInput(file, 'policy')) === shippedFingerprint))
+    if (shipped && (file === DEFAULT_POLICY || packFingerprint(await readPackParts(file)) === shippedFingerprint))
       continue;
-    packs.push(await loadPolicyFile(file));
+    packs.push(await loadPack(file));
   }
   const shippedId = shipped ? packs[0]?.pack.id : undefined;
-  const clash = (first: { file: string }) =>
-    shipped && first.file === DEFAULT_POLICY
+  const clash = (first: LoadedRule) =>
+    shipped && first.shipped === true
       ? ' — the shipped pack has it: give your rule its own id and name, ' +
         'or replace the shipped pack on purpose with --no-default-policy'
       : '';
@@ -265,7 +381,7 @@ export async function loadPolicies(choice: PolicyChoice = SHIPPED_ONLY): Promise
           rule.source.line,
           rule.id,
           `duplicate rule ${key === rule.id ? 'id' : 'name'} '${key}' (first at ` +
-            `${other.source.file}:${other.source.line})${clash(other.source)}`,
+            `${other.source.file}:${other.source.line})${clash(other)}`,
         );
       seen.set(key, rule);
     }

@@ -30,7 +30,7 @@ export interface Rule {
 }
 
 export interface LoadedRule extends Rule {
-  /** Where the rule is written: the pack file and the line of its `id`. */
+  /** Where the rule is written: its file (the pack file, or a rule file of a pack folder) and the line of its `id`. */
   source: { file: string; line: number };
   pack: string;
   /** A rule of the shipped pack (or built in): documented in the README, which its link defaults to. */
@@ -38,7 +38,10 @@ export interface LoadedRule extends Rule {
 }
 
 export interface PolicyPack {
+  /** The pack file, or the pack folder (README, "ID blocks"). */
   file: string;
+  /** The YAML files its rules were read from: the pack file, or a pack folder's pack.yaml and rule files. */
+  parts: string[];
   /** The pack shipped with mesh-audit (loaded unless replaced on purpose), not one the operator added. */
   shipped?: boolean;
   pack: { id: string; name: string; version: string; description?: string };

@@ -71,7 +71,7 @@ export const STANDINGS: readonly { standing: Standing; title: string; blocking: 
 ];
 
 /**
- * The tag by which a rule puts the resource of its findings in a standing (policies/mesh-core.yaml;
+ * The tag by which a rule puts the resource of its findings in a standing (policies/mesh-core/;
  * a custom pack may use it too). `standing:unrecorded` is resolved by a fact: `mesh-unclaimed` when
  * the mesh wrote the resource (mesh labels, or named as a container's source), else
  * `unknown-unrecorded`.

@@ -1,7 +1,7 @@
 /**
  * Synthetic, secret-safe snapshots for the benchmarks: built as plain JSON (no HostModel, for speed),
- * deterministic for a given (count, seed), and shaped so that every rule of policies/mesh-core.yaml
- * has work to do and fires on a fraction of the subjects:
+ * deterministic for a given (count, seed), and shaped so that every rule of the shipped pack
+ * (policies/mesh-core/) has work to do and fires on a fraction of the subjects:
  *   MA1001 env drift, MA1002 replaced bind-mounted file, MA1003 stale source digest, MA2001 unclaimed
  *   container (with and without mesh labels, exposed or not), MA2002/MA2003 stale file/container at a
  *   moved target (needs the history snapshot), MA2004 unclaimed managed file, MA3001 absent target,

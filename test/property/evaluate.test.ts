@@ -8,7 +8,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { evaluate, evaluateRule } from '../../src/evaluate/evaluate.js';
 import type { Finding } from '../../src/evaluate/finding.js';
 import { buildSubjects, type Subject } from '../../src/facts/subjects.js';
-import { DEFAULT_POLICY, loadPolicyFile } from '../../src/policy/load.js';
+import { DEFAULT_POLICY, loadPack } from '../../src/policy/load.js';
 import type { LoadedRule, SubjectSetName } from '../../src/policy/types.js';
 import { SUBJECT_SET_NAMES } from '../../src/policy/sets.js';
 import { loadSnapshot } from '../../src/snapshot/load.js';
@@ -33,7 +33,7 @@ import { buildRealistic, realisticHost } from '../support/realistic-host.js';
 const RUNS = { numRuns: 200, seed: 0xe7a2 } as const;
 const SETS = SUBJECT_SET_NAMES;
 
-const rules: LoadedRule[] = (await loadPolicyFile(DEFAULT_POLICY)).rules;
+const rules: LoadedRule[] = (await loadPack(DEFAULT_POLICY)).rules;
 const snapshots = new Map<string, Snapshot>();
 const realSubjects = Object.fromEntries(SETS.map((s) => [s, [] as Subject[]])) as Record<SubjectSetName, Subject[]>;
 for (const name of ['clean', '045', '097', 'demo', 'adopted-node']) {

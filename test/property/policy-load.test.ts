@@ -1,15 +1,16 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import fc from 'fast-check';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { DEFAULT_POLICY, loadPolicyFile } from '../../src/policy/load.js';
+import { loadPack } from '../../src/policy/load.js';
 import { KNOWN_OPERATORS } from '../../src/policy/logic.js';
 import { SUBJECT_SET_NAMES } from '../../src/policy/sets.js';
 import { MeshAuditError } from '../../src/errors.js';
 import type { PolicyPack } from '../../src/policy/types.js';
 import { tempDir } from '../support/cli.js';
+import { shippedPackAsOneFile } from '../support/shipped-pack.js';
 
 /*
  * Property of the policy loader: whatever YAML text a policy file holds, loading it gives a PolicyPack
@@ -19,7 +20,7 @@ import { tempDir } from '../support/cli.js';
 
 const RUNS = { numRuns: 200, seed: 0x9011c7 } as const;
 const dir = tempDir('mesh-prop-policy-');
-const SHIPPED = readFileSync(DEFAULT_POLICY, 'utf8');
+const SHIPPED = shippedPackAsOneFile();
 let n = 0;
 
 type Outcome = { pack: PolicyPack } | { error: MeshAuditError };
@@ -29,7 +30,7 @@ async function load(text: string): Promise<Outcome> {
   const file = join(dir, `p${++n}.yaml`);
   writeFileSync(file, text);
   try {
-    return { pack: await loadPolicyFile(file) };
+    return { pack: await loadPack(file) };
   } catch (err) {
     if (!(err instanceof MeshAuditError)) {
       throw new Error(

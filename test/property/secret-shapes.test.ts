@@ -2,7 +2,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import fc from 'fast-check';
 import { auditSnapshots } from '../../src/pipeline.js';
-import { DEFAULT_POLICY, loadPolicyFile } from '../../src/policy/load.js';
+import { DEFAULT_POLICY, loadPack } from '../../src/policy/load.js';
 import { renderJson } from '../../src/report/json.js';
 import { renderJsonl } from '../../src/report/jsonl.js';
 import { renderProm } from '../../src/report/prom.js';
@@ -21,7 +21,7 @@ import { buildRealistic, realisticHost } from '../support/realistic-host.js';
  */
 
 const RUNS = { numRuns: 150, seed: 0x5ec2e7 } as const;
-const rules = (await loadPolicyFile(DEFAULT_POLICY)).rules;
+const rules = (await loadPack(DEFAULT_POLICY)).rules;
 const NOW = new Date('2026-10-01T00:00:00Z');
 
 /** A credential: 12 to 40 characters of a token alphabet, not one character repeated. */

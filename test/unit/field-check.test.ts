@@ -4,7 +4,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { MeshAuditError } from '../../src/errors.js';
 import { SUBJECT_FIELDS } from '../../src/policy/fields.js';
-import { loadPolicyFile } from '../../src/policy/load.js';
+import { loadPack } from '../../src/policy/load.js';
 import { example, runCli, tempDir } from '../support/cli.js';
 
 /* A rule reading a field its subject set does not have is refused when the pack loads (src/policy/field-check.ts). */
@@ -39,7 +39,7 @@ function pack(subject: string, lines: string[]): string {
 
 async function refusal(file: string): Promise<string> {
   try {
-    await loadPolicyFile(file);
+    await loadPack(file);
   } catch (err) {
     assert.instance(err, MeshAuditError);
     return (err as Error).message;
@@ -95,9 +95,9 @@ refused(
       'assert:',
       '  {"and": [{"var": "container.name"}, {"var": "source.env.DB_PASSWORD.digest"}, {"var": "container.mesh.sources.0"}, {"var": "source.path.length"}]}',
     ]);
-    assert.is((await loadPolicyFile(good)).rules.length, 1);
+    assert.is((await loadPack(good)).rules.length, 1);
     const labels = pack('containers', ['assert: {"!!": {"var": "labels.mesh.module"}}']);
-    assert.is((await loadPolicyFile(labels)).rules.length, 1);
+    assert.is((await loadPack(labels)).rules.length, 1);
   },
 );
 
@@ -145,13 +145,13 @@ allowed(
       '  ]}',
       'discriminator: {"cat": [{"var": "item"}, {"var": "held"}]}',
     ]);
-    assert.is((await loadPolicyFile(file)).rules.length, 1);
+    assert.is((await loadPack(file)).rules.length, 1);
   },
 );
 
 allowed('a path worked out at run time is not checked (it cannot be told at load)', async () => {
   const file = pack('containers', ['assert: {"var": {"cat": ["na", "me"]}}']);
-  assert.is((await loadPolicyFile(file)).rules.length, 1);
+  assert.is((await loadPack(file)).rules.length, 1);
 });
 
 allowed.run();

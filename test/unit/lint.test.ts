@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { loadPolicyFile } from '../../src/policy/load.js';
+import { loadPack } from '../../src/policy/load.js';
 import { lintPack } from '../../src/policy/lint.js';
 import { runCli, tempDir } from '../support/cli.js';
 
@@ -67,7 +67,7 @@ const file = join(dir, 'traps.yaml');
 writeFileSync(file, PACK);
 
 test('each trap is a warning with its file, line, rule and field; what is written safely is not', async () => {
-  const warnings = await lintPack(await loadPolicyFile(file));
+  const warnings = await lintPack(await loadPack(file));
   const seen = warnings.map((w) => `${w.line} ${w.ruleId} ${w.field} ${w.code}`);
   assert.equal(seen, [
     '9 T1 assert missing-compares-as-zero',

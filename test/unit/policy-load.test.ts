@@ -1,12 +1,12 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { DEFAULT_POLICY, loadPolicies, loadPolicyFile, parsePolicyPack } from '../../src/policy/load.js';
+import { basename, join } from 'node:path';
+import { DEFAULT_POLICY, loadPolicies, loadPack, parsePackParts, readPackParts } from '../../src/policy/load.js';
 import { execFileSync } from 'node:child_process';
 import { MeshAuditError } from '../../src/errors.js';
-import { packageFile } from '../../src/paths.js';
+import { shippedRuleFiles } from '../support/shipped-pack.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'mesh-audit-policy-test-'));
 process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
@@ -107,13 +107,12 @@ good('a small valid pack loads, and each rule knows the line of its id', async (
 
 good('an explicit %YAML 1.2 directive is accepted', async () => {
   const file = writePack(['%YAML 1.2', '---', ...HEAD, ...ruleLines({ id: 'T1', name: 'rule-one' })]);
-  const pack = await loadPolicyFile(file);
+  const pack = await loadPack(file);
   assert.is(pack.rules.length, 1);
 });
 
-good('the shipped pack mesh-core.yaml loads with at least 12 rules, including the incident rules', async () => {
-  const file = packageFile('policies', 'mesh-core.yaml');
-  const pack = await loadPolicyFile(file);
+good('the shipped pack folder mesh-core/ loads with at least 12 rules, including the incident rules', async () => {
+  const pack = await loadPack(DEFAULT_POLICY);
   assert.ok(pack.rules.length >= 12, `${pack.rules.length} rules`);
   const names = pack.rules.map((r) => r.name);
   for (const name of ['container-env-matches-composed-file', 'no-unclaimed-container', 'no-stale-file-at-old-target']) {
@@ -122,11 +121,26 @@ good('the shipped pack mesh-core.yaml loads with at least 12 rules, including th
   const ids = pack.rules.map((r) => r.id);
   assert.is(new Set(ids).size, ids.length, 'ids are unique');
   assert.is(new Set(names).size, names.length, 'names are unique');
-  const lines = readFileSync(file, 'utf8').split('\n');
   for (const r of pack.rules) {
     assert.ok(r.name !== r.id);
+    const lines = readFileSync(r.source.file, 'utf8').split('\n');
     assert.match(lines[r.source.line - 1] ?? '', new RegExp(`id: ${r.id}\\b`), `source line of ${r.id}`);
   }
+});
+
+good('every rule of the shipped pack is in the file of its ID block (MA1001 in MA1-….yaml)', async () => {
+  const pack = await loadPack(DEFAULT_POLICY);
+  const files = shippedRuleFiles();
+  assert.ok(files.length >= 3, files.join(', '));
+  for (const name of files) assert.match(name, /^[A-Z]+[0-9]+-[a-z0-9-]+\.yaml$/, `${name}: BLOCK-topic.yaml`);
+  for (const r of pack.rules) {
+    const block = basename(r.source.file).split('-')[0]!;
+    assert.ok(r.id.startsWith(block), `${r.id} is in ${basename(r.source.file)}, not in the file of its block`);
+    assert.match(r.id.slice(block.length), /^[0-9]{3}$/, `${r.id}: block ${block} and a three-digit number`);
+  }
+  // Each block has one file: two files for one block would let ids collide unnoticed until load.
+  const blocks = files.map((n) => n.split('-')[0]);
+  assert.is(new Set(blocks).size, blocks.length, blocks.join(', '));
 });
 
 good('loadPolicies with no path loads the shipped pack', async () => {
@@ -160,6 +174,61 @@ good('a folder loads its *.yaml packs and skips *.cases.yaml', async () => {
   );
 });
 
+/** A pack folder: pack.yaml (the header) and rule files of `schema` and `rules` only. */
+function writePackFolder(name: string, files: Record<string, string[]>): string {
+  const folder = join(dir, name);
+  mkdirSync(folder);
+  writePack(HEAD.slice(0, -1), 'pack.yaml', folder);
+  for (const [file, lines] of Object.entries(files)) writePack(lines, file, folder);
+  return folder;
+}
+
+good('a folder with pack.yaml is one pack: its rule files add rules, each rule keeps its own file:line', async () => {
+  const folder = writePackFolder('pack-folder', {
+    'T1-one.yaml': ['schema: mesh-audit/policy@1', 'rules:', ...ruleLines({ id: 'T1001', name: 'rule-one' })],
+    'T2-two.yaml': [
+      '# a comment',
+      'schema: mesh-audit/policy@1',
+      'rules:',
+      ...ruleLines({ id: 'T2001', name: 'rule-two' }),
+    ],
+    'T2-two.cases.yaml': ['not: [a pack'],
+  });
+  const packs = await loadPolicies({ added: [folder], shipped: false });
+  assert.is(packs.length, 1);
+  assert.is(packs[0]!.pack.id, 'test-pack');
+  assert.is(packs[0]!.file, folder);
+  assert.equal(
+    packs[0]!.parts.map((p) => basename(p)),
+    ['pack.yaml', 'T1-one.yaml', 'T2-two.yaml'],
+  );
+  assert.equal(
+    packs[0]!.rules.map((r) => [r.id, basename(r.source.file), r.source.line, r.pack]),
+    [
+      ['T1001', 'T1-one.yaml', 3, 'test-pack'],
+      ['T2001', 'T2-two.yaml', 4, 'test-pack'],
+    ],
+  );
+  // A folder of packs takes a pack folder inside it as one pack, beside its pack files.
+  const parent = join(dir, 'packs-and-folders');
+  mkdirSync(parent);
+  cpSync(folder, join(parent, 'site'), { recursive: true });
+  writePack(
+    ['schema: mesh-audit/policy@1', 'pack:', '  id: lone', '  name: lone', '  version: 1.0.0', 'rules:'].concat(
+      ruleLines({ id: 'L1', name: 'lone-rule' }),
+    ),
+    'lone.yaml',
+    parent,
+  );
+  assert.equal(
+    (await loadPolicies({ added: [parent], shipped: false })).map((p) => [p.pack.id, p.rules.length]),
+    [
+      ['lone', 1],
+      ['test-pack', 2],
+    ],
+  );
+});
+
 good.run();
 
 const bad = suite('invalid packs: MeshAuditError, exit 2, file:LINE, rule id');
@@ -167,14 +236,14 @@ const bad = suite('invalid packs: MeshAuditError, exit 2, file:LINE, rule id');
 bad('YAML syntax error is reported at its line', async () => {
   // With prettyErrors: false, yaml leaves linePos unset and every YAML error was reported at line 1.
   const file = writePack([...HEAD, ...ruleLines({ id: 'T1', name: 'rule-one' }), '  - id: [unclosed', '    name: x']);
-  const e = await loadError(() => loadPolicyFile(file));
+  const e = await loadError(() => loadPack(file));
   assert.match(e.message, /YAML/);
   assertAt(e, file, lineOf(file, 'id: [unclosed') + 1);
 });
 
 bad('a duplicate YAML key is reported at its line', async () => {
   const file = writePack([...HEAD, ...ruleLines({ id: 'T1', name: 'rule-one', extra: ['    title: Again'] })]);
-  const e = await loadError(() => loadPolicyFile(file));
+  const e = await loadError(() => loadPack(file));
   assertAt(e, file, lineOf(file, 'title: Again'));
 });
 
@@ -184,7 +253,7 @@ bad('schema error: bad severity, at the severity line, with the rule id', async 
     ...ruleLines({ id: 'T1', name: 'rule-one' }),
     ...ruleLines({ id: 'T2', name: 'rule-two', severity: 'fatal' }),
   ]);
-  const e = await loadError(() => loadPolicyFile(file));
+  const e = await loadError(() => loadPack(file));
   assertAt(e, file, lineOf(file, 'severity: fatal'));
   assert.match(e.message, /rule T2/);
   assert.match(e.message, /severity/);
@@ -192,7 +261,7 @@ bad('schema error: bad severity, at the severity line, with the rule id', async 
 
 bad('schema error: unknown field in a rule names the field', async () => {
   const file = writePack([...HEAD, ...ruleLines({ id: 'T7', name: 'rule-seven', extra: ['    sevrity: error'] })]);
-  const e = await loadError(() => loadPolicyFile(file));
+  const e = await loadError(() => loadPack(file));
   assert.match(e.message, /rule T7/);
   assert.match(e.message, /sevrity/);
   assertAt(e, file, lineOf(file, 'id: T7'));
@@ -204,7 +273,7 @@ bad('unknown operator in assert, at the assert line, with the rule id and operat
     ...ruleLines({ id: 'T1', name: 'rule-one' }),
     ...ruleLines({ id: 'T2', name: 'rule-two', assert: '{"and": [{"var": "claimed"}, {"frobnicate": [1]}]}' }),
   ]);
-  const e = await loadError(() => loadPolicyFile(file));
+  const e = await loadError(() => loadPack(file));
   assertAt(e, file, lineOf(file, 'frobnicate'));
   assert.match(e.message, /rule T2/);
   assert.match(e.message, /frobnicate/);
@@ -227,7 +296,7 @@ bad("unknown operator in a block-style assert points at the operator's own line"
     '    tags: []',
     '    profiles: [nightly]',
   ]);
-  const e = await loadError(() => loadPolicyFile(file));
+  const e = await loadError(() => loadPack(file));
   assertAt(e, file, lineOf(file, '- nope: 1'));
   assert.match(e.message, /rule T3/);
 });
@@ -238,7 +307,7 @@ bad('object literal in where, at the where line, with the rule id', async () => 
     ...ruleLines({ id: 'T1', name: 'rule-one' }),
     ...ruleLines({ id: 'T2', name: 'rule-two', where: '{"==": [{"var": "labels"}, {"shape": "x"}]}' }),
   ]);
-  const e = await loadError(() => loadPolicyFile(file));
+  const e = await loadError(() => loadPack(file));
   assertAt(e, file, lineOf(file, '"shape"'));
   assert.match(e.message, /rule T2/);
   assert.match(e.message, /where/);
@@ -253,7 +322,7 @@ bad('multi-key object literal in where is rejected too', async () => {
       where: '{"===": [{"var": "mesh"}, {"module": "a", "resource": "b"}]}',
     }),
   ]);
-  const e = await loadError(() => loadPolicyFile(file));
+  const e = await loadError(() => loadPack(file));
   assertAt(e, file, lineOf(file, 'where:'));
   assert.match(e.message, /rule T4/);
 });
@@ -315,7 +384,7 @@ bad('unknown message placeholder, at the message line, with the rule id and the 
     ...ruleLines({ id: 'T1', name: 'rule-one' }),
     ...ruleLines({ id: 'T2', name: 'rule-two', message: '"{name} has {no_such_field.x}"' }),
   ]);
-  const e = await loadError(() => loadPolicyFile(file));
+  const e = await loadError(() => loadPack(file));
   assertAt(e, file, lineOf(file, 'no_such_field'));
   assert.match(e.message, /rule T2/);
   assert.match(e.message, /no_such_field/);
@@ -331,13 +400,13 @@ bad('a let name is a known placeholder', async () => {
       message: '"{name}: {why}"',
     }),
   ]);
-  const pack = await loadPolicyFile(file);
+  const pack = await loadPack(file);
   assert.is(pack.rules.length, 1);
 });
 
 bad('a %YAML 1.1 directive is refused at line 1', async () => {
   const file = writePack(['%YAML 1.1', '---', ...HEAD, ...ruleLines({ id: 'T1', name: 'rule-one' })]);
-  const e = await loadError(() => loadPolicyFile(file));
+  const e = await loadError(() => loadPack(file));
   assertAt(e, file, 1);
   assert.match(e.message, /1\.1|YAML 1\.2/);
 });
@@ -364,7 +433,7 @@ bad('an alias bomb is refused as a policy error, not a crash', async () => {
       ],
     }),
   ]);
-  const e = await loadError(() => loadPolicyFile(file));
+  const e = await loadError(() => loadPack(file));
   assert.match(e.message, new RegExp(`^${file.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}:\\d+:`));
 });
 
@@ -374,13 +443,50 @@ bad('a missing file is a MeshAuditError naming the file', async () => {
   assert.ok(e.message.includes(missing), e.message);
 });
 
+bad(
+  'a pack folder: a rule file naming a pack, or an unknown field in one clause, is reported at its own line',
+  async () => {
+    const folder = writePackFolder('pack-folder-bad', {
+      'T1-one.yaml': [
+        'schema: mesh-audit/policy@1',
+        'pack: {id: other, name: other, version: 1.0.0}',
+        'rules:',
+        ...ruleLines({
+          id: 'T1001',
+          name: 'rule-one',
+          where: '{"and": [\n      {"var": "running"},\n      {"var": "runing"}]}',
+        }),
+      ],
+    });
+    const file = join(folder, 'T1-one.yaml');
+    const e = await loadError(() => loadPack(folder));
+    assert.is(e.message, `${file}:2: /pack: a rule file of a pack folder names no pack (pack.yaml does)`);
+    writeFileSync(file, readFileSync(file, 'utf8').replace(/^pack: .*\n/m, ''));
+    const e2 = await loadError(() => loadPack(folder));
+    assert.match(e2.message, new RegExp(`^${file}:${lineOf(file, '"runing"')}: rule T1001: where/and/1/var: `));
+  },
+);
+
+bad('a pack folder whose rule file lacks rules, or whose pack.yaml lacks its header, says so at the file', async () => {
+  const folder = writePackFolder('pack-folder-empty', { 'T1-one.yaml': ['schema: mesh-audit/policy@1'] });
+  const e = await loadError(() => loadPack(folder));
+  assert.match(e.message, `${join(folder, 'T1-one.yaml')}:1: (root) must have required property 'rules'`);
+  writeFileSync(join(folder, 'pack.yaml'), 'schema: mesh-audit/policy@1\n');
+  writeFileSync(
+    join(folder, 'T1-one.yaml'),
+    ['schema: mesh-audit/policy@1', 'rules:', ...ruleLines({ id: 'T1', name: 'r' })].join('\n'),
+  );
+  const e2 = await loadError(() => loadPack(folder));
+  assert.match(e2.message, `${join(folder, 'pack.yaml')}:1: (root) must have required property 'pack'`);
+});
+
 bad.run();
 
 const precompiledPack = suite('the bundled pack precompiled by the build');
 
 precompiledPack('is the YAML as it loads now: same pack, same rules, same lines', async () => {
   const [bundled] = await loadPolicies();
-  const parsed = await parsePolicyPack(DEFAULT_POLICY, readFileSync(DEFAULT_POLICY, 'utf8'));
+  const parsed = await parsePackParts(DEFAULT_POLICY, await readPackParts(DEFAULT_POLICY));
   assert.equal(bundled, { ...parsed, shipped: true, rules: parsed.rules.map((r) => ({ ...r, shipped: true })) });
 });
 
@@ -401,8 +507,10 @@ precompiledPack(
   async () => {
     const dir = mkdtempSync(join(tmpdir(), 'mesh-pack-copy-'));
     try {
-      const copy = join(dir, 'mesh-core.yaml');
-      writeFileSync(copy, readFileSync(DEFAULT_POLICY, 'utf8').replace('severity: error', 'severity: note'));
+      const copy = join(dir, 'mesh-core');
+      cpSync(DEFAULT_POLICY, copy, { recursive: true });
+      const first = join(copy, shippedRuleFiles()[0]!);
+      writeFileSync(first, readFileSync(first, 'utf8').replace('severity: error', 'severity: note'));
       const [edited] = await loadPolicies({ added: [copy], shipped: false });
       const [bundled] = await loadPolicies();
       assert.is(edited!.rules[0]!.severity, 'note');
