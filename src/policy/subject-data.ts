@@ -4,8 +4,9 @@ import type { FileKind, ListeningSocket, PublishedPort } from '../snapshot/types
 /**
  * The data of each subject set: what a rule's `var` reads and a message's `{placeholder}` shows.
  * What each field means is written once, in the registry of subject sets (src/policy/sets.ts), which
- * the compiler holds to these interfaces (a field added here and not there fails the build); the policy loader refuses a rule
- * reading a field its set does not have, and `mesh-audit rules docs` and the README list them.
+ * the compiler holds to these interfaces (a field added here and not there fails the build); the
+ * policy loader refuses a rule reading a field its set does not have, and `mesh-audit rules docs` and
+ * the README list them.
  */
 
 /** How far a listening address reaches: every interface, one address, or this host only. */
