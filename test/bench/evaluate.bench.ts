@@ -14,6 +14,7 @@
  *
  * Usage: node dist/test/bench/evaluate.bench.js [sizes…]   (child modes: --child FILE N RUNS, --parse FILE RUNS)
  */
+import { constants } from 'node:buffer';
 import { spawnSync } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -170,11 +171,22 @@ async function main(): Promise<void> {
     process.stdout.write(JSON.stringify(await parseChild(args[1]!, Number(args[2]))) + '\n');
     return;
   }
-  const sizes = args.length > 0 ? args.map(Number) : [1000, 10000, 50000];
+  const sizes = args.length > 0 ? args.map(Number) : [1000, 10000, 30000, 50000];
   const dir = await mkdtemp(join(tmpdir(), 'ma-bench-evaluate-'));
   const results: Array<ChildResult & { cli?: CliResult & { parseRssMB: number } }> = [];
+  const beyond: { size: number; expectedMB: number }[] = [];
   try {
-    for (const size of sizes) results.push(await runChild(dir, size, size >= 50000 ? 3 : 5, size >= 10000));
+    for (const size of sizes) {
+      // A snapshot whose JSON is longer than V8's longest string cannot be read by JSON.parse, nor by
+      // `evaluate`: said (from the size of the last one, which grows linearly), not attempted.
+      const last = results.at(-1);
+      const expectedMB = last ? (last.snapshotTextMB * size) / last.size : 0;
+      if (expectedMB * 1024 * 1024 > constants.MAX_STRING_LENGTH) {
+        beyond.push({ size, expectedMB });
+        continue;
+      }
+      results.push(await runChild(dir, size, size >= 30000 ? 1 : size >= 10000 ? 3 : 5, size >= 10000));
+    }
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
@@ -230,6 +242,16 @@ async function main(): Promise<void> {
         `(${r.runs} evaluations in a row)`,
     });
   }
+  for (const b of beyond)
+    figures.push({
+      label: `evaluate ${b.size.toLocaleString('en')} containers`,
+      value: round(b.expectedMB, 0),
+      unit: 'MB of snapshot JSON (not run)',
+      notes:
+        `not measurable: a snapshot of ${b.size.toLocaleString('en')} real-shaped containers is ~${round(b.expectedMB, 0)} MB of JSON ` +
+        `(linear from the last size), beyond V8's longest string (${round(constants.MAX_STRING_LENGTH / 2 ** 20, 0)} MiB): ` +
+        `JSON.parse cannot read it, and neither can \`mesh-audit evaluate\` (snapshot@1 is one JSON document)`,
+    });
   report('evaluate', figures);
 }
 

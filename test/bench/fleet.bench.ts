@@ -2,7 +2,7 @@
  * A fleet in one process: `mesh-audit evaluate` over 1,000 saved snapshots of 100 real-shaped
  * containers each (one host each), in ONE process, against one process per snapshot. The reference is
  * what a shell loop would do at its best: as many processes at a time as the machine has CPUs
- * (`xargs -P$(nproc)`), timed on a sample of the snapshots (100 by default, spread over the 1,000) as
+ * (`xargs -P$(nproc)`), timed on a sample of the snapshots (60 by default, spread over the 1,000) as
  * the wall time of the whole sample, scaled to 1,000; that extrapolation is said in the notes. Both
  * sides run with the same environment, a nightly job's (PATH and HOME only), and write JSON reports only.
  *
@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { syntheticSnapshot } from './synthetic.js';
 import { BIN, parallel, report, median, round, timeProcess } from './common.js';
 
-const [count = 1000, containers = 100, sample = 100, runs = 3] = process.argv.slice(2).map(Number);
+const [count = 1000, containers = 100, sample = 60, runs = 3] = process.argv.slice(2).map(Number);
 const cpus = availableParallelism();
 const jobEnv = { PATH: process.env['PATH'] ?? '/usr/sbin:/usr/bin:/sbin:/bin', HOME: process.env['HOME'] ?? '/root' };
 const dir = await mkdtemp(join(tmpdir(), 'ma-bench-fleet-'));
