@@ -28,10 +28,11 @@ export function ledgerRecord(raw: unknown, line: number, safe: SafeValueMaker): 
     : (validateEntry.errors ?? [])
         .filter((e) => e.keyword !== 'if')
         .map((e) => `${e.instancePath.slice(1) || 'entry'} ${e.message ?? 'is invalid'}`);
-  // Keep each known field only when it has the right shape, so an invalid entry still shows its id.
+  // Keep each known field only when it has the right shape, so an invalid entry still shows its id. The
+  // schema checks each field on its own, so every field of a valid entry has its shape: probed only when invalid.
   const type = typeof obj['type'] === 'string' && obj['type'] !== '' ? obj['type'] : 'x';
   const probe = (field: string, value: unknown): boolean =>
-    validateEntry({ id: 'x', type, target: '/x', [field]: value });
+    valid || validateEntry({ id: 'x', type, target: '/x', [field]: value });
   const entry: Partial<LedgerEntry> = {};
   for (const field of KNOWN_FIELDS) {
     // A null (`applied_at: null`) says "none": kept as an absent field.
