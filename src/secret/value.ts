@@ -57,8 +57,7 @@ export const SHAPE_PATTERN =
  */
 export function shapeOf(raw: string): string {
   const url = SCHEME.exec(raw);
-  // eslint-disable-next-line @typescript-eslint/no-misused-spread -- counts code points on purpose, as a person would
-  if (!url) return `<${[...raw].length} chars>`;
+  if (!url) return `<${codePoints(raw)} chars>`;
   const [, scheme = '', rest = ''] = url; // both groups always match when the expression does
   const end = rest.search(/[/?#]/);
   const authority = end < 0 ? rest : rest.slice(0, end);
@@ -68,6 +67,13 @@ export function shapeOf(raw: string): string {
   const { host, port } = splitHostPort(at < 0 ? authority : authority.slice(at + 1));
   const shownPortPart = port === undefined ? '' : `:${shownPort(port)}`;
   return `${scheme}://${at >= 0 ? '…@' : ''}${shownHost(host)}${shownPortPart}${tailShape(tail)}`;
+}
+
+const SURROGATE_PAIR = /[\uD800-\uDBFF][\uDC00-\uDFFF]/g;
+
+/** Code points, as a person counts characters (a lone surrogate counts one): without an array per value. */
+function codePoints(raw: string): number {
+  return raw.length - (raw.match(SURROGATE_PAIR)?.length ?? 0);
 }
 
 function splitHostPort(hostPort: string): { host: string; port: string | undefined } {
