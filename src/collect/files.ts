@@ -6,7 +6,7 @@ import { DEFAULT_MAX_FILES } from '../limits.js';
 import { kindOf } from '../file-kind.js';
 import { basename, isAbsolute, join, posix, resolve } from 'node:path';
 import { parseEnvBytes, readLiteral, type RawEnvBytesEntry } from './envfile.js';
-import type { SafeValue, SafeValueMaker } from '../secret/value.js';
+import type { SafeValueMaker } from '../secret/value.js';
 import type { EnvEntry, FileRecord, Problem } from '../snapshot/types.js';
 
 /*
@@ -376,19 +376,10 @@ export function envReadings(
   safe: SafeValueMaker,
 ): Required<Pick<FileRecord, 'env' | 'envLiteral'>> {
   const literal = readLiteral(content);
-  // The two readings mostly give a key the same value: each value digested once per file (a string
-  // and bytes never share an entry: bytes are a value that is not UTF-8).
-  const digested = new Map<string, SafeValue>();
-  const once = (raw: string | Uint8Array): SafeValue => {
-    if (typeof raw !== 'string') return safe(raw);
-    let value = digested.get(raw);
-    if (value === undefined) digested.set(raw, (value = safe(raw)));
-    return value;
-  };
   return {
-    env: parseEnvBytes(content).map((e) => safeEntry(once, e)),
+    env: parseEnvBytes(content).map((e) => safeEntry(safe, e)),
     envLiteral: {
-      entries: literal.entries.map((e) => safeEntry(once, e)),
+      entries: literal.entries.map((e) => safeEntry(safe, e)),
       ...(literal.bom ? { bom: true as const } : {}),
       ...(literal.dockerRefuses !== undefined ? { dockerRefuses: literal.dockerRefuses } : {}),
     },
@@ -396,7 +387,7 @@ export function envReadings(
 }
 
 /** An entry of either reading, its value made secret-safe (none for a key written without `=`). */
-function safeEntry(safe: (raw: string | Uint8Array) => SafeValue, e: RawEnvBytesEntry): EnvEntry {
+function safeEntry(safe: SafeValueMaker, e: RawEnvBytesEntry): EnvEntry {
   return {
     key: e.key,
     ...(e.value !== null ? { value: safe(e.value) } : {}),

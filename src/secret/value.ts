@@ -19,7 +19,7 @@ export interface SafeValueMaker {
 }
 
 export function createSafeValueMaker(key: Buffer = randomBytes(32)): SafeValueMaker {
-  return (raw: string | Uint8Array): SafeValue => ({
+  const make = (raw: string | Uint8Array): SafeValue => ({
     digest:
       'hmac-sha256:' +
       createHmac('sha256', key)
@@ -27,7 +27,19 @@ export function createSafeValueMaker(key: Buffer = randomBytes(32)): SafeValueMa
         .digest('hex'),
     shape: shapeOf(typeof raw === 'string' ? raw : Buffer.from(raw).toString('utf8')),
   });
+  // A scan meets most values several times (the container's env, its process's, the env file's two
+  // readings): each short string is digested once per maker, which lives as long as its key (one scan).
+  const made = new Map<string, SafeValue>();
+  return (raw: string | Uint8Array): SafeValue => {
+    if (typeof raw !== 'string' || raw.length > REMEMBERED_LENGTH) return make(raw);
+    let value = made.get(raw);
+    if (value === undefined) made.set(raw, (value = make(raw)));
+    return value;
+  };
 }
+
+/** Values up to this length are digested once per maker; longer ones (rare) each time. */
+const REMEMBERED_LENGTH = 4096;
 
 const SCHEME = /^([a-zA-Z][a-zA-Z0-9+.-]*):\/\/(.*)$/s;
 
