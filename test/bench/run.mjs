@@ -1,16 +1,25 @@
 #!/usr/bin/env node
-// Runs every compiled benchmark (dist/test/bench/*.bench.js) in turn as a child process, parses the
-// JSON object on its last stdout line and rewrites BENCHMARKS.md. A failing benchmark is listed as
-// failed with the tail of its stderr; the run goes on. Exit 1 if any benchmark failed.
+// Runs the compiled benchmarks (dist/test/bench/*.bench.js) in turn as child processes, parses the JSON
+// object on each one's last stdout line and writes BENCHMARKS.md whole, from results only: nothing in it
+// is edited by hand. `npm run bench` runs them all in one run. Naming some (`node test/bench/run.mjs
+// scan`) runs those only: their sections are replaced and every other section is kept as its own run
+// wrote it (each section carries its result, its date, its command, the machine and the load average,
+// so a file made of several runs says so section by section). `--render` runs nothing and writes the
+// file again from the results it carries (after test/bench/PROFILES.md changed). A failing benchmark is listed as failed
+// with the tail of its stderr; the run goes on. Exit 1 if any benchmark failed.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { cpus, totalmem } from 'node:os';
+import { cpus, loadavg, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const benchDir = join(root, 'dist', 'test', 'bench');
-const only = process.argv.slice(2);
+const target = join(root, 'BENCHMARKS.md');
+// --render: no benchmark runs; BENCHMARKS.md is written again from the results it carries (after
+// test/bench/PROFILES.md changed, say).
+const renderOnly = process.argv[2] === '--render';
+const only = renderOnly ? [] : process.argv.slice(2);
 
 function out(cmd, args) {
   const r = spawnSync(cmd, args, { encoding: 'utf8' });
@@ -39,35 +48,43 @@ function machine() {
     : existsSync('/usr/bin/dockerd')
       ? '/usr/bin/dockerd'
       : 'dockerd';
-  return {
-    nproc: out('nproc', []) ?? String(cpus().length),
-    cpu: model,
-    memory,
-    node: process.version,
-    engine: out(dockerd, ['--version']) ?? 'not installed',
-    kernel: out('uname', ['-sr']) ?? 'unknown',
-  };
+  const nproc = out('nproc', []) ?? String(cpus().length);
+  return (
+    `${nproc} CPUs (nproc), ${model}, ${memory} memory, ${out('uname', ['-sr']) ?? 'unknown'}; ` +
+    `Node ${process.version}; ${out(dockerd, ['--version']) ?? 'no Docker engine installed'}`
+  );
 }
 
-function cell(v) {
-  if (v === undefined || v === null || v === '') return '';
-  if (typeof v === 'boolean') return v ? 'yes' : '**no**';
-  return String(v).replace(/\|/g, '\\|').replace(/\n/g, ' ');
-}
+const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ');
 
 const files = existsSync(benchDir)
   ? readdirSync(benchDir)
       .filter((f) => f.endsWith('.bench.js'))
       .sort()
   : [];
-const selected = only.length > 0 ? files.filter((f) => only.some((o) => f.startsWith(o))) : files;
-if (selected.length === 0) {
-  console.error(`no benchmarks in ${benchDir} (run \`npm run -s build\` first)`);
+const benchOf = (file) => file.replace(/\.bench\.js$/, '');
+const selected = renderOnly ? [] : only.length > 0 ? files.filter((f) => only.includes(benchOf(f))) : files;
+if (!renderOnly && (selected.length === 0 || selected.length < only.length)) {
+  console.error(
+    `no such benchmark in ${benchDir}: ${only.join(', ') || '(none built)'} (known: ${files.map(benchOf).join(', ')}; run \`npm run -s build\` first)`,
+  );
   process.exit(1);
 }
-const results = [];
+const command = only.length > 0 ? `node test/bench/run.mjs ${only.join(' ')}` : 'npm run bench';
+const runStarted = new Date().toISOString();
+const where = machine();
+if (!existsSync(join(benchDir, 'render.js'))) {
+  console.error(`${benchDir}/render.js is missing: run \`npm run -s build\` first`);
+  process.exit(1);
+}
+const { parseSections, renderBenchmarks } = await import(pathToFileURL(join(benchDir, 'render.js')).href);
+const sections = existsSync(target) ? parseSections(readFileSync(target, 'utf8')) : new Map();
 for (const file of selected) {
   const started = Date.now();
+  const loadBefore = load();
   console.error(`bench: ${file} …`);
   const r = spawnSync(process.execPath, [join(benchDir, file)], {
     cwd: root,
@@ -91,53 +108,27 @@ for (const file of selected) {
     }
   }
   const stderrTail = (r.stderr ?? '').trim().split('\n').slice(-15).join('\n');
-  results.push({ file, seconds, result: parsed, failure: parsed ? null : why, stderrTail });
+  sections.set(benchOf(file), {
+    bench: benchOf(file),
+    file,
+    seconds,
+    started: new Date(started).toISOString(),
+    run: { command, started: runStarted },
+    machine: where,
+    load: `${loadBefore} → ${load()}`,
+    result: parsed,
+    failure: parsed ? null : why,
+    stderrTail: parsed ? '' : stderrTail,
+  });
   console.error(`bench: ${file} ${parsed ? 'done' : 'FAILED (' + why + ')'} in ${seconds} s`);
 }
 
-const m = machine();
-const now = new Date();
-const md = [];
-md.push('# Benchmarks', '');
-md.push('Written by `npm run bench` (test/bench/run.mjs); do not edit by hand — rerun it.', '');
-md.push(`- Date: ${now.toISOString()}`);
-md.push('- Command: `npm run bench`');
-md.push(`- Machine: ${m.nproc} CPUs (nproc), ${m.cpu}, ${m.memory} memory, ${m.kernel}`);
-md.push(`- Node: ${m.node}`);
-md.push(`- Docker engine: ${m.engine} (a private dockerd started by test/docker/engine-harness.sh)`);
-md.push('');
-md.push('| benchmark | status | figures met | wall time |', '|---|---|---|---|');
-for (const r of results) {
-  const name = r.result?.name ?? r.file.replace(/\.bench\.js$/, '');
-  const targeted = r.result ? r.result.figures.filter((f) => typeof f.met === 'boolean') : [];
-  const met = targeted.filter((f) => f.met).length;
-  md.push(
-    `| ${cell(name)} | ${r.result ? 'ok' : '**failed**'} | ${r.result ? `${met}/${targeted.length}` : ''} | ${r.seconds} s |`,
-  );
-}
-md.push('');
-for (const r of results) {
-  const name = r.result?.name ?? r.file.replace(/\.bench\.js$/, '');
-  md.push(`## ${name}`, '', `\`${r.file}\`, ${r.seconds} s.`, '');
-  if (!r.result) {
-    md.push(`**Failed**: ${cell(r.failure)}`, '', 'stderr (tail):', '', '```', r.stderrTail || '(empty)', '```', '');
-    continue;
-  }
-  md.push('| figure | value | reference | ratio | target | met |', '|---|---|---|---|---|---|');
-  const notes = [];
-  for (const f of r.result.figures) {
-    const ref = f.reference ? `${cell(f.reference.value)} ${cell(f.unit)} (${cell(f.reference.label)})` : '';
-    md.push(
-      `| ${cell(f.label)} | ${cell(f.value)} ${cell(f.unit)} | ${ref} | ${f.ratio !== undefined ? cell(f.ratio) + 'x' : ''} | ${cell(f.target)} | ${cell(f.met)} |`,
-    );
-    if (f.notes) notes.push(`- ${f.label}: ${f.notes}`);
-  }
-  md.push('');
-  if (notes.length > 0) md.push('Notes:', '', ...notes, '');
-}
-// What the profiles said about these figures (kept by hand beside the benchmarks).
+// Every benchmark there is, in order; one whose section no run has written yet says so.
 const profiles = join(root, 'test', 'bench', 'PROFILES.md');
-if (existsSync(profiles)) md.push(readFileSync(profiles, 'utf8').trim(), '');
-writeFileSync(join(root, 'BENCHMARKS.md'), md.join('\n'));
-console.error(`bench: wrote BENCHMARKS.md (${results.filter((r) => !r.result).length} failed)`);
-process.exit(results.every((r) => r.result) ? 0 : 1);
+writeFileSync(
+  target,
+  renderBenchmarks(files.map(benchOf), sections, existsSync(profiles) ? readFileSync(profiles, 'utf8') : null),
+);
+const failed = selected.filter((f) => !sections.get(benchOf(f))?.result);
+console.error(`bench: wrote BENCHMARKS.md (${failed.length} failed)`);
+process.exit(failed.length === 0 ? 0 : 1);
