@@ -312,4 +312,62 @@ test('an outage night renews the alerts of the findings it could not check: none
   }
 });
 
+test('a night without /proc keeps the severities last checked: the same alerts, the findings not new, the run incomplete', () => {
+  // Night 1 reads everything: forge-old, left at forge's old name and listening on every interface, is raised.
+  const first = hostOn('2026-10-01T03:00:00.000Z', { renamed: true });
+  const at1 = new Date('2026-10-01T03:01:00.000Z');
+  const night1 = triage(reportOf([auditSnapshot(first, [], rules)], rules, { now: at1 }), { now: at1 });
+  const standing = night1.evaluations.flatMap((e) => e.findings);
+  const raised = standing.filter((f) => f.subject.id === 'forge-old' && f.severity === 'error');
+  assert.ok(raised.length > 0, 'night 1 raises a finding on forge-old');
+  // Night 2: /proc not read, so whether forge-old listens beyond loopback is unknown.
+  const down = withMemory(hostOn('2026-10-02T03:00:00.000Z', { renamed: true, proc: 'down' }), [first]);
+  const at2 = new Date('2026-10-02T03:01:00.000Z');
+  const alone = triage(reportOf([auditSnapshot(down, [first], rules)], rules, { now: at2 }), { now: at2 });
+  const night2 = triage(reportOf([auditSnapshot(down, [first], rules)], rules, { now: at2 }), {
+    now: at2,
+    baseline: { source: 'night 1', generatedAt: night1.generatedAt, findings: standing },
+  });
+  for (const f of raised) {
+    // Without a baseline the rule's own severity stands, said as left at it (nothing to keep).
+    const bare = alone.evaluations[0]!.findings.find((g) => g.fingerprint === f.fingerprint)!;
+    assert.is.not(bare.severity, 'error', `${f.ruleId}: not raised from an unknown`);
+    assert.match(bare.message, /\(severity left at /);
+    const now = night2.evaluations[0]!.findings.find((g) => g.fingerprint === f.fingerprint)!;
+    assert.is(now.severity, 'error', `${f.ruleId}: kept at the severity last checked`);
+    // Its words say what tonight could not tell ("may be exposed"): updated, never new, never gone.
+    assert.is(now.state, 'updated', `${f.ruleId}: the same finding, reworded`);
+    assert.is(now.unknownEscalation?.keptFrom, night1.generatedAt);
+    assert.match(now.message, /\(severity kept at error as last checked \(2026-10-01T03:01:00\.000Z\): .*not known/);
+  }
+  const notes = night2.evaluations[0]!.notifications.filter((n) => /severity not checked/.test(n.message));
+  assert.ok(notes.some((n) => /kept at error as last checked/.test(n.message)));
+  assert.not.ok(
+    notes.some((n) => raised.some((f) => n.source === f.ruleId) && /left at/.test(n.message)),
+    'no notification says a kept severity was left at the rule own',
+  );
+  assert.is(night2.evaluations[0]!.complete, false, 'still incomplete: the severity was not checked tonight');
+  // Alertmanager sees the same alert (same labels), renewed.
+  const labels = (r: typeof night1) =>
+    alertsOf(r, { ttlHours: 25 })
+      .filter((a) => raised.some((f) => a.labels['fingerprint'] === f.fingerprint))
+      .map((a) => JSON.stringify(a.labels))
+      .sort();
+  assert.equal(labels(night2), labels(night1));
+  // Night 3, /proc still down: kept again, still as checked on night 1, and now unchanged (same words, same severity).
+  const at3 = new Date('2026-10-03T03:01:00.000Z');
+  const down3 = withMemory(hostOn('2026-10-03T03:00:00.000Z', { renamed: true, proc: 'down' }), [first, down]);
+  const night3 = triage(reportOf([auditSnapshot(down3, [first, down], rules)], rules, { now: at3 }), {
+    now: at3,
+    baseline: { source: 'night 2', generatedAt: night2.generatedAt, findings: night2.evaluations[0]!.findings },
+  });
+  for (const f of raised) {
+    const now = night3.evaluations[0]!.findings.find((g) => g.fingerprint === f.fingerprint)!;
+    assert.is(now.severity, 'error');
+    assert.is(now.state, 'unchanged', `${f.ruleId}: a second night alike changes nothing`);
+    assert.is(now.unknownEscalation?.keptFrom, night1.generatedAt, `${f.ruleId}: last checked on night 1`);
+  }
+  assert.equal(labels(night3), labels(night1));
+});
+
 test.run();

@@ -7,7 +7,7 @@ import { renderTemplate } from '../policy/template.js';
 import type { LoadedRule, Severity } from '../policy/types.js';
 import type { Problem, Snapshot } from '../snapshot/types.js';
 import { historyNotes } from '../facts/history.js';
-import type { Check, Evaluation, Finding, NotChecked, Notification } from './finding.js';
+import type { Check, Evaluation, Finding, NotChecked, Notification, UnknownEscalation } from './finding.js';
 
 const FINGERPRINT_VERSION = 'mesh-audit/v1';
 
@@ -191,6 +191,12 @@ function severityOf(
   return { severity: rule.severity };
 }
 
+/** The end of a message whose severity was not checked: the severity it has, and what was not known. */
+export function severityNote(severity: Severity, u: UnknownEscalation): string {
+  const kept = u.keptFrom !== undefined ? `kept at ${severity} as last checked (${u.keptFrom})` : `left at ${severity}`;
+  return ` (severity ${kept}: ${u.fields.join(', ')} not known: ${u.reasons.join('; ')})`;
+}
+
 function findingsOf(
   rule: LoadedRule,
   subject: Subject,
@@ -227,11 +233,7 @@ function findingsOf(
       subject: { ...subject.about },
       discriminator,
       message:
-        renderTemplate(rule.message, scope) +
-        (unknownEscalation
-          ? ` (severity left at ${severity}: ${unknownEscalation.fields.join(', ')} not known: ` +
-            `${unknownEscalation.reasons.join('; ')})`
-          : ''),
+        renderTemplate(rule.message, scope) + (unknownEscalation ? severityNote(severity, unknownEscalation) : ''),
       locations: subject.locate(item),
       ...(subject.resource !== null ? { resource: subject.resource } : {}),
       ...(unknownEscalation ? { unknownEscalation } : {}),
@@ -400,20 +402,30 @@ function groupedErrors<T extends { ruleId: string }>(
   });
 }
 
+/** How the notifications of severities not checked begin, after `rule ID: ` (src/report/baseline.ts rewrites them). */
+export const SEVERITY_NOT_CHECKED = 'severity not checked on ';
+
 /**
- * Findings that kept their rule's severity because an `escalate` condition read unknown facts: the
- * severity was not checked, so the run is incomplete (exit 3), and every format says which findings.
+ * Findings that kept their rule's severity (or the baseline's, src/report/baseline.ts) because an `escalate`
+ * condition read unknown facts: the severity was not checked, so the run is incomplete (exit 3), and every format
+ * says which findings.
  */
-function unknownEscalationNotifications(host: string, findings: readonly Finding[]): Notification[] {
-  const escalated = findings.filter((f) => f.unknownEscalation !== undefined);
-  return groupedErrors(
-    host,
-    escalated,
-    (f) => f.unknownEscalation!.sources,
-    (f) => `${f.subject.kind} ${f.subject.id}${f.discriminator !== null ? ` (${f.discriminator})` : ''}`,
-    (f, shown) =>
-      `rule ${f.ruleId}: severity not checked on ${shown}, left at ${f.severity} ` +
-      `(${f.unknownEscalation!.fields.join(', ')} not known: ${f.unknownEscalation!.reasons[0]})`,
+export function unknownEscalationNotifications(host: string, findings: readonly Finding[]): Notification[] {
+  const notChecked = findings.filter((f) => f.unknownEscalation !== undefined);
+  // Kept at the baseline's severity, or left at the rule's own: grouped apart, since they are worded apart.
+  return [true, false].flatMap((kept) =>
+    groupedErrors(
+      host,
+      notChecked.filter((f) => (f.unknownEscalation!.keptFrom !== undefined) === kept),
+      (f) => f.unknownEscalation!.sources,
+      (f) => `${f.subject.kind} ${f.subject.id}${f.discriminator !== null ? ` (${f.discriminator})` : ''}`,
+      (f, shown) =>
+        `rule ${f.ruleId}: ${SEVERITY_NOT_CHECKED}${shown}, ` +
+        (kept
+          ? `kept at ${f.severity} as last checked (${f.unknownEscalation!.keptFrom}) `
+          : `left at ${f.severity} `) +
+        `(${f.unknownEscalation!.fields.join(', ')} not known: ${f.unknownEscalation!.reasons[0]})`,
+    ),
   );
 }
 

@@ -42,6 +42,11 @@ export interface UnknownEscalation {
   sources: string[];
   /** Why, one line per unknown fact. */
   reasons: string[];
+  /**
+   * Set when the baseline had this finding at a severity that was checked: the severity is kept at that one, as
+   * last checked (the baseline report's time), rather than falling back to the rule's own for a night.
+   */
+  keptFrom?: string;
 }
 
 export type BaselineState = 'new' | 'unchanged' | 'updated' | 'absent';

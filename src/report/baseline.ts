@@ -1,5 +1,11 @@
-import { compareFindings } from '../evaluate/evaluate.js';
+import {
+  compareFindings,
+  severityNote,
+  SEVERITY_NOT_CHECKED,
+  unknownEscalationNotifications,
+} from '../evaluate/evaluate.js';
 import type { BaselineState, Evaluation, Finding } from '../evaluate/finding.js';
+import { SEVERITIES } from '../policy/types.js';
 
 /** What a baseline keeps of a finding: what the earlier report said (its JSON findings). */
 export type BaselineFinding = Pick<
@@ -14,7 +20,16 @@ export type BaselineFinding = Pick<
   | 'message'
   | 'locations'
   | 'firstSeen'
+  | 'unknownEscalation'
 >;
+
+/** A finding's message without the note a severity not checked adds to it: the words its rule said. */
+function ruleWords(f: BaselineFinding): string {
+  const u = f.unknownEscalation;
+  if (u === undefined) return f.message;
+  const note = severityNote(f.severity, u);
+  return f.message.endsWith(note) ? f.message.slice(0, -note.length) : f.message;
+}
 
 /** A finding's state against the earlier findings, by fingerprint. */
 function stateAgainst(
@@ -22,7 +37,30 @@ function stateAgainst(
   f: BaselineFinding,
 ): Exclude<BaselineState, 'absent'> {
   const old = before.get(f.fingerprint);
-  return old === undefined ? 'new' : old.message === f.message && old.severity === f.severity ? 'unchanged' : 'updated';
+  if (old === undefined) return 'new';
+  // A severity kept as last checked, with the same words, is the same finding: not updated by a night's unread source.
+  return ruleWords(old) === ruleWords(f) && old.severity === f.severity ? 'unchanged' : 'updated';
+}
+
+/**
+ * A finding whose severity could not be checked tonight (an `escalate` condition read an unknown fact) keeps the
+ * severity the baseline had for it when that one was checked, rather than the rule's own: an unread source changes
+ * no severity, so an alert raised yesterday is neither lowered nor replaced by another for one bad night. The
+ * message and the notification say it was kept, and since when; without such a baseline finding it is left as is.
+ */
+function keptAsLastChecked(f: Finding, old: BaselineFinding | undefined, baselineTime: string | undefined): Finding {
+  const u = f.unknownEscalation;
+  if (u === undefined || u.keptFrom !== undefined || old === undefined || !SEVERITIES.includes(old.severity)) return f;
+  // The baseline's own severity must have been checked, or kept from a night when it was.
+  const lastChecked = old.unknownEscalation === undefined ? baselineTime : old.unknownEscalation.keptFrom;
+  if (lastChecked === undefined || old.severity === f.severity) return f;
+  const kept = { ...u, keptFrom: lastChecked };
+  return {
+    ...f,
+    severity: old.severity,
+    unknownEscalation: kept,
+    message: ruleWords(f) + severityNote(old.severity, kept),
+  };
 }
 
 export interface FindingsDiff {
@@ -94,17 +132,27 @@ export function applyBaseline(
   const firstSeenOf = (old: BaselineFinding | undefined, fallback: string): string =>
     old?.firstSeen ?? (old !== undefined && baselineTime ? baselineTime : fallback);
   const seen = new Set<string>();
-  const marked = evaluations.map((e) => ({
-    ...e,
-    findings: e.findings.map((f): Finding => {
-      seen.add(f.fingerprint);
+  const marked = evaluations.map((e) => {
+    const kept = new Set<string>();
+    const findings = e.findings.map((found): Finding => {
+      seen.add(found.fingerprint);
+      const f = keptAsLastChecked(found, before.get(found.fingerprint), baselineTime);
+      if (f !== found) kept.add(f.fingerprint);
       return {
         ...f,
         state: stateAgainst(before, f),
         firstSeen: firstSeenOf(before.get(f.fingerprint), f.firstSeen ?? e.takenAt),
       };
-    }),
-  }));
+    });
+    if (kept.size === 0) return { ...e, findings };
+    findings.sort(compareFindings);
+    // Severities kept: the notifications about severities not checked say so (the others stand as they were).
+    const notifications = [
+      ...e.notifications.filter((n) => !n.message.startsWith(`rule ${n.source}: ${SEVERITY_NOT_CHECKED}`)),
+      ...unknownEscalationNotifications(e.host, findings),
+    ];
+    return { ...e, findings, notifications };
+  });
   const completeHosts = new Set(evaluations.filter((e) => e.complete).map((e) => e.host));
   const incompleteHosts = new Set(evaluations.filter((e) => !e.complete).map((e) => e.host));
   // A subject the scope left out is not checked, so its findings are not gone either.
