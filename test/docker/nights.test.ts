@@ -34,7 +34,14 @@ forEachEngine('nights', (e, it, index) => {
 
   interface NightReport {
     summary: { complete: boolean };
-    findings: { ruleId: string; subject: { id: string }; fingerprint: string; state?: string; firstSeen?: string }[];
+    findings: {
+      ruleId: string;
+      subject: { id: string };
+      fingerprint: string;
+      severity: string;
+      state?: string;
+      firstSeen?: string;
+    }[];
     absent?: { ruleId: string; subject: { id: string }; fingerprint: string }[];
     notCheckedFindings?: { ruleId: string; subject: { id: string }; fingerprint: string }[];
     notChecked?: { ruleId: string; sources: string[] }[];
