@@ -2,7 +2,9 @@ import type { Container, FileRecord, LedgerRecord, ScanConfig, Snapshot } from '
 import { engineAddedKeys } from '../engine-env.js';
 import { fileReadings, type ReadingName } from './env-readings.js';
 import { formerTargets, type FormerTarget } from './history.js';
-import type { FormerClaim } from '../policy/subject-data.js';
+import type { ContainerData, FormerClaim } from '../policy/subject-data.js';
+import { normalImageId } from '../snapshot/image-id.js';
+import { daemonSecurityOf, imageFactsOf, type ContainerImageFacts } from './runtime.js';
 
 /**
  * The joins between a snapshot's ledger, containers, files and history that every subject builder
@@ -42,6 +44,10 @@ export interface Joins {
   config: ScanConfig;
   /** Env keys the engine writes into a container by itself (src/engine-env.ts), per the snapshot's engine kind. */
   engineAdded: ReadonlySet<string>;
+  /** What the snapshot's images say of a container's image (snapshot@2). */
+  imageFactsOf(c: Container): ContainerImageFacts;
+  /** What the daemon enforces for every container; null when not all of it was read. */
+  daemonSecurity: ContainerData['daemon_security'] | null;
 }
 
 function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
@@ -80,6 +86,15 @@ export function joinsOf(snapshot: Snapshot, history: readonly Snapshot[]): Joins
     ...ledgerJoins(snapshot),
     ...historyJoins(snapshot, history),
     ...containerJoins(snapshot),
+    ...runtimeJoins(snapshot),
+  };
+}
+
+function runtimeJoins(snapshot: Snapshot): Pick<Joins, 'imageFactsOf' | 'daemonSecurity'> {
+  const byId = new Map(snapshot.images.available ? snapshot.images.images.map((i) => [normalImageId(i.id), i]) : []);
+  return {
+    imageFactsOf: (c: Container) => imageFactsOf(c, snapshot, byId),
+    daemonSecurity: daemonSecurityOf(snapshot),
   };
 }
 

@@ -2,6 +2,8 @@ import { compareText } from '../compare.js';
 import type { Snapshot } from '../snapshot/types.js';
 import { buildContainerSources } from './container-sources.js';
 import { buildContainers, type BuiltContainer } from './containers.js';
+import { buildDaemon } from './daemon.js';
+import { buildImages } from './images.js';
 import { buildFiles } from './files.js';
 import { buildHost } from './host.js';
 import { joinsOf, type Joins } from './joins.js';
@@ -53,6 +55,8 @@ export const SUBJECT_BUILDERS: SubjectBuilders = {
   container_sources: ({ containers, joins }) => buildContainerSources(containers, joins).sort(byId),
   mounts: ({ containers, joins }) => buildMounts(containers, joins).sort(byId),
   host: ({ snapshot, joins }) => [buildHost(snapshot, joins)],
+  images: ({ snapshot, containers, joins }) => buildImages(snapshot, containers, joins).sort(byId),
+  daemon: ({ snapshot, joins }) => buildDaemon(snapshot, joins),
 };
 
 /** The inputs of every builder: the joins once (joins.ts), the containers once. */

@@ -2,9 +2,11 @@ import type { FieldDocs } from './fields.js';
 import type {
   ContainerData,
   ContainerSourceData,
+  DaemonData,
   FileData,
   FileFacts,
   HostData,
+  ImageData,
   LedgerEntryData,
   MountData,
 } from './subject-data.js';
@@ -27,7 +29,7 @@ export interface SubjectBase {
 }
 
 /** What a finding about a subject is about (its `subject.kind` in every format). */
-export type AboutKind = 'container' | 'file' | 'ledger-entry' | 'host';
+export type AboutKind = 'container' | 'file' | 'ledger-entry' | 'host' | 'image' | 'daemon';
 
 /** One entry of the registry: a set whose subjects' data is `D`. */
 export interface SubjectSet<D extends SubjectBase = SubjectBase> {
@@ -110,6 +112,62 @@ export const SUBJECT_SETS = {
       proc_available: 'whether /proc of its process was read',
       proc_reason: 'why /proc was not read, or null',
       formerly_claimed_by: FORMERLY_CLAIMED_BY,
+      privileged: 'whether it runs privileged (`--privileged`); a stopped one starts so',
+      cap_add: 'capabilities added, upper case without `CAP_` (`SYS_ADMIN`, `ALL`)',
+      cap_drop: 'capabilities dropped, as `cap_add`',
+      security_opt: 'its security options as given (`seccomp=unconfined`, `no-new-privileges`, `label=disable`, …)',
+      seccomp_profile: "`default` (the engine's), `unconfined`, or `custom` (a profile of its own)",
+      apparmor_profile: 'the AppArmor profile applied (`docker-default`, `unconfined`, …), `` when none',
+      no_new_privileges: 'whether its options set no-new-privileges (the daemon may set it for all: `daemon_security`)',
+      selinux_labels: 'its SELinux `label=` options (`disable`, `type:…`)',
+      pid_mode: 'pid namespace: `` (its own), `host`, `container:<id>`',
+      ipc_mode: 'ipc namespace: `private`, `shareable`, `host`, `container:<id>`, ``',
+      uts_mode: 'uts namespace: `` (its own) or `host`',
+      userns_mode: "user namespace: `` (the daemon's default) or `host`",
+      cgroupns_mode: "cgroup namespace: `private`, `host`, or `` (the daemon's default)",
+      read_only_rootfs: 'whether its root file system is read-only',
+      memory: 'memory limit in bytes, 0: none',
+      memory_swap: 'memory and swap limit in bytes, 0: none, -1: unlimited swap',
+      nano_cpus: 'CPU limit in billionths of a CPU (`--cpus`), 0: none',
+      cpu_shares: 'relative CPU weight, 0: the default (1024)',
+      pids_limit: 'the most processes it may have, null: no limit',
+      restart_policy: {
+        doc: 'its restart policy',
+        fields: {
+          name: '`no`, `always`, `unless-stopped`, `on-failure`, `` (none given)',
+          max_retries: 'at most this many restarts for `on-failure`, 0: no limit',
+        },
+      },
+      devices: 'host devices given to it (`{path_on_host, path_in_container, cgroup_permissions}`)',
+      ulimits: 'ulimits it sets (`{name, soft, hard}`)',
+      cgroup_parent: 'its cgroup parent, `` for the default',
+      user: "the user it runs as (the image's unless `--user` set one), `` for root",
+      log_driver: 'its log driver (`json-file`, `journald`, …)',
+      mount_list:
+        'its mounts (`{type, source, destination, rw, volume_name, propagation, mode}`), the `mounts` set has one subject each',
+      networks: 'names of the networks it is attached to',
+      image_id: 'the id of the image it runs (`sha256:…`)',
+      health: 'its health: `healthy`, `unhealthy`, `starting`, or `none` (no healthcheck)',
+      has_healthcheck: "whether it has a healthcheck (its own or its image's, not `NONE`)",
+      restarting: 'whether the engine is restarting it now',
+      oom_killed: 'whether its last run was killed for lack of memory',
+      exit_code: 'the exit code of its last run (0 while running)',
+      restart_count: 'how often the engine restarted it',
+      command: 'its command (Cmd), each argument `{digest, shape}`, or null',
+      entrypoint: 'its entrypoint, each argument `{digest, shape}`, or null',
+      image_tag_now: 'the image id its image reference (a tag) names now, null when it is no tag or names no image',
+      image_tag_moved: 'whether its tag now names another image than the one it runs (recreate it to run the new one)',
+      image_user: 'the user its image names, `` for root',
+      process_names:
+        'names of its processes (its main process and every descendant), from /proc: none when it does not run',
+      daemon_security: {
+        doc: 'what the daemon enforces for every container',
+        fields: {
+          apparmor: "AppArmor is on (the daemon's security options)",
+          selinux: 'SELinux is on',
+          no_new_privileges: 'no-new-privileges for every container (daemon.json or `--no-new-privileges`)',
+        },
+      },
     },
   }),
   files: subjectSet<FileData>({
@@ -256,6 +314,70 @@ export const SUBJECT_SETS = {
       container_count: 'containers listed',
       file_count: 'files read',
       ledger_count: 'ledger entries',
+    },
+  }),
+  images: subjectSet<ImageData>({
+    kind: 'image',
+    about: 'image',
+    summary: 'each image a container uses (snapshot@2), with the containers using it',
+    fields: {
+      image_id: 'its id (`sha256:…`)',
+      short_id: 'the first 12 hex digits of its id',
+      tags: 'the tags naming it now',
+      digests: 'its repository digests (`name@sha256:…`)',
+      created: 'when it was built (RFC 3339)',
+      labels: 'its labels, `{key: {digest, shape}}`',
+      env: 'its own env, `{KEY: {digest, shape}}`',
+      user: 'the user it runs as, `` for root',
+      healthcheck: {
+        doc: 'its healthcheck, or null',
+        fields: {
+          test: 'the test, each argument `{digest, shape}`',
+          interval: 'nanoseconds between checks, 0: the default',
+          timeout: 'nanoseconds before a check fails, 0: the default',
+          retries: 'failures in a row before unhealthy, 0: the default',
+          start_period: 'nanoseconds of grace after start, 0: the default',
+        },
+      },
+      has_healthcheck: 'whether it has a healthcheck',
+      dangling: 'whether no tag names it any more (a tag it had was moved or removed)',
+      used_by: 'names of the containers running it',
+      claimed_users: 'names of the claimed containers running it',
+    },
+  }),
+  daemon: subjectSet<DaemonData>({
+    kind: 'daemon',
+    about: 'daemon',
+    summary: "the engine's daemon (snapshot@2): its settings, daemon.json, its command line, its paths",
+    fields: {
+      engine: '`docker`, `podman` or `unknown`',
+      server_version: 'its version',
+      api_version: 'the API version spoken',
+      os: 'the host operating system it reports',
+      kernel_version: 'the kernel it reports',
+      security_options: 'its security options (`name=seccomp,profile=builtin`, `name=rootless`, …)',
+      rootless: 'whether it runs rootless',
+      userns: 'whether user namespace remapping is on',
+      seccomp: 'whether seccomp is on',
+      apparmor: 'whether AppArmor is on',
+      selinux: 'whether SELinux is on',
+      live_restore: 'whether live restore is on',
+      logging_driver: 'the default log driver',
+      cgroup_driver: '`cgroupfs` or `systemd`',
+      cgroup_version: '`1` or `2`',
+      storage_driver: 'its storage driver (`overlay2`, …)',
+      swarm_state: "swarm mode's state: `inactive`, `active`, …",
+      experimental: 'whether experimental features are on',
+      daemon_json:
+        'daemon.json as written (`{}` when there is none): booleans, numbers, drivers, paths and addresses as they are, any other text `{digest, shape}`',
+      daemon_json_exists: 'whether there is a daemon.json',
+      dockerd_running: 'whether a dockerd serves the engine (false on Podman)',
+      dockerd_flags:
+        "dockerd's flags, `{name: [values]}` without dashes (`true` for a bare flag; text as in `daemon_json`)",
+      dockerd_args: "dockerd's arguments, each `{digest, shape}`",
+      paths:
+        'its sockets, folders and files by role (`docker_socket`, `containerd_socket`, `etc_docker`, `daemon_json`, `certs_d`, `etc_default_docker`, `etc_sysconfig_docker`, `docker_service`, `docker_socket_unit`, `tls_ca`, `tls_cert`, `tls_key`; a role not configured is absent), each `{path, exists, file_kind, mode, uid, gid, user, group}`',
+      registry_certs: 'the files in /etc/docker/certs.d/*/, each as in `paths`',
     },
   }),
 };

@@ -614,6 +614,8 @@ export const snapshotSchema: object = (() => {
     propagation: { type: 'string' },
     mode: { type: 'string' },
   });
+  const procRead = (container.properties['proc'] as unknown as { oneOf: SchemaObject[] }).oneOf[1]!;
+  procRead.properties['processes'] = strings as unknown as SchemaObject;
   const problem = v2.properties['problems']!.items.properties['source'] as unknown as { enum: string[] };
   problem.enum = [...problem.enum, 'images', 'daemon'];
   return v2;

@@ -300,6 +300,11 @@ export type ProcView =
       env: Record<string, SafeValue>;
       listening: ListeningSocket[];
       boundFiles: BoundFile[];
+      /**
+       * The names (comm) of its main process and every descendant, each once: what runs in it, read
+       * without exec (snapshot@2; absent before).
+       */
+      processes?: string[];
     };
 
 export interface ListeningSocket {

@@ -56,6 +56,8 @@ export interface ContainerSpec {
     | {
         env?: Record<string, string>;
         listening?: ListeningSocket[];
+        /** Names of its processes (default: its main process, `sh`). */
+        processes?: string[];
         bound?: { destination: string; text: string; inode: number }[];
       }
     | string;
@@ -211,6 +213,7 @@ export class HostModel {
               available: true,
               env: Object.fromEntries(Object.entries(proc?.env ?? spec.env ?? {}).map(([k, v]) => [k, this.safe(v)])),
               listening: proc?.listening ?? [],
+              processes: proc?.processes ?? ['sh'],
               boundFiles: (spec.binds ?? [])
                 .filter((b) => this.files.get(b.source)?.kind === 'file')
                 .map((b): BoundFile => {
