@@ -16,7 +16,7 @@ function optionValues(options: readonly string[], key: string): string[] {
   });
 }
 
-/** What a container's security options say: its seccomp profile, AppArmor profile, no-new-privileges, SELinux labels. */
+/** What a container's security options say: seccomp and AppArmor profiles, no-new-privileges, SELinux labels. */
 export function securityOf(
   options: readonly string[],
   appArmorProfile: string,

@@ -86,7 +86,11 @@ function hidings(s: Snapshot): [string, Snapshot][] {
       migrateV1({
         ...s,
         schema: 'mesh-audit/snapshot@1',
-        containers: s.containers.map(({ runtime: _, ...c }) => c),
+        containers: s.containers.map((c) => {
+          const v1 = { ...c };
+          delete v1.runtime;
+          return v1;
+        }),
       }),
     ],
     ...s.files.map((f): [string, Snapshot] => [

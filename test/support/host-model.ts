@@ -25,6 +25,8 @@ import {
  */
 export const sha256 = (text: string): string => 'sha256:' + createHash('sha256').update(text, 'utf8').digest('hex');
 
+const DEFAULT_IMAGE = 'registry.example.invalid/busybox:1';
+
 export interface ContainerSpec {
   name: string;
   /** The engine's id; by default one derived from host, name and order. */
@@ -159,10 +161,11 @@ export class HostModel {
       Id: id,
       Name: `/${spec.name}`,
       Created: spec.created ?? '2026-09-01T10:00:00Z',
+      // One image per reference: containers made from one tag run one image (until moveTag).
       Image:
         'sha256:' +
         createHash('sha256')
-          .update(spec.image ?? 'busybox')
+          .update(spec.image ?? DEFAULT_IMAGE)
           .digest('hex'),
       RestartCount: spec.restartCount ?? (status === 'restarting' ? 7 : 0),
       State: {
@@ -175,7 +178,7 @@ export class HostModel {
         ...spec.state,
       },
       Config: {
-        Image: spec.image ?? 'registry.example.invalid/busybox:1',
+        Image: spec.image ?? DEFAULT_IMAGE,
         Env: Object.entries(spec.env ?? {}).map(([k, v]) => `${k}=${v}`),
         Labels: spec.labels ?? {},
         ...spec.config,
