@@ -41,7 +41,8 @@ export function buildDaemon(snapshot: Snapshot, joins: Joins): Subject<DaemonDat
   if (snapshot.docker === null) return [];
   const { info, config, process, paths } = snapshot.daemon;
   const unknown: ReturnType<typeof DAEMON.unknown> = [];
-  const unread = (reason: string, fields: (keyof DaemonData)[]) => unknown.push(...DAEMON.unknown('daemon', reason, fields));
+  const unread = (reason: string, fields: (keyof DaemonData)[]) =>
+    unknown.push(...DAEMON.unknown('daemon', reason, fields));
   if (!info.available)
     unread(info.reason, [
       'server_version',

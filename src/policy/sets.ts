@@ -144,7 +144,8 @@ export const SUBJECT_SETS = {
       user: "the user it runs as (the image's unless `--user` set one), `` for root",
       log_driver: 'its log driver (`json-file`, `journald`, …)',
       mount_list:
-        'its mounts (`{type, source, destination, rw, volume_name, propagation, mode}`), the `mounts` set has one subject each',
+        'its mounts (`{type, source, destination, rw, volume_name, propagation, mode}`); ' +
+        'the `mounts` set has one subject each',
       networks: 'names of the networks it is attached to',
       image_id: 'the id of the image it runs (`sha256:…`)',
       health: 'its health: `healthy`, `unhealthy`, `starting`, or `none` (no healthcheck)',
@@ -369,14 +370,18 @@ export const SUBJECT_SETS = {
       swarm_state: "swarm mode's state: `inactive`, `active`, …",
       experimental: 'whether experimental features are on',
       daemon_json:
-        'daemon.json as written (`{}` when there is none): booleans, numbers, drivers, paths and addresses as they are, any other text `{digest, shape}`',
+        'daemon.json as written (`{}` when there is none): booleans, numbers, drivers, paths and addresses ' +
+        'as they are, any other text `{digest, shape}`',
       daemon_json_exists: 'whether there is a daemon.json',
       dockerd_running: 'whether a dockerd serves the engine (false on Podman)',
       dockerd_flags:
         "dockerd's flags, `{name: [values]}` without dashes (`true` for a bare flag; text as in `daemon_json`)",
       dockerd_args: "dockerd's arguments, each `{digest, shape}`",
       paths:
-        'its sockets, folders and files by role (`docker_socket`, `containerd_socket`, `etc_docker`, `daemon_json`, `certs_d`, `etc_default_docker`, `etc_sysconfig_docker`, `docker_service`, `docker_socket_unit`, `tls_ca`, `tls_cert`, `tls_key`; a role not configured is absent), each `{path, exists, file_kind, mode, uid, gid, user, group}`',
+        'its sockets, folders and files by role (`docker_socket`, `containerd_socket`, `etc_docker`, ' +
+        '`daemon_json`, `certs_d`, `etc_default_docker`, `etc_sysconfig_docker`, `docker_service`, ' +
+        '`docker_socket_unit`, `tls_ca`, `tls_cert`, `tls_key`; a role not configured is absent), ' +
+        'each `{path, exists, file_kind, mode, uid, gid, user, group}`',
       registry_certs: 'the files in /etc/docker/certs.d/*/, each as in `paths`',
     },
   }),
