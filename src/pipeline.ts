@@ -1,3 +1,4 @@
+import type { HistoryInput } from './facts/history.js';
 import { buildSubjects } from './facts/subjects.js';
 import { evaluate, type EvaluateOptions } from './evaluate/evaluate.js';
 import type { LoadedRule, PolicyPack, Profile } from './policy/types.js';
@@ -20,7 +21,7 @@ export function rulesOf(rules: readonly LoadedRule[], profile: Profile | undefin
  */
 export function auditSnapshot(
   snapshot: Snapshot,
-  history: readonly Snapshot[],
+  history: HistoryInput,
   rules: readonly LoadedRule[],
   options: EvaluateOptions & { scoped?: { scope: Scope; now: Date } | undefined } = {},
 ): Evaluation {
@@ -80,7 +81,7 @@ export function reportOf(
 /** The pure core, top to bottom: snapshots -> facts -> findings -> a report for every writer. */
 export function auditSnapshots(
   snapshots: readonly Snapshot[],
-  history: readonly Snapshot[],
+  history: HistoryInput,
   rules: readonly LoadedRule[],
   options: {
     profile?: Profile | undefined;

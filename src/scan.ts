@@ -21,6 +21,7 @@ import {
 } from './snapshot/types.js';
 import { TOOL_NAME, TOOL_VERSION } from './version.js';
 import type { ScopeJudge } from './scope.js';
+import { pastOfAll, type HistoryInput } from './facts/history.js';
 
 export interface ScanHooks {
   now(): Date;
@@ -54,11 +55,7 @@ export async function resolveHostname(settings: ScanSettings): Promise<string> {
  * read), then every file any of them names. The HMAC key lives only in this call.
  * `earlier` are the host's previous snapshots: their former targets are collected too (097).
  */
-export async function takeSnapshot(
-  settings: ScanSettings,
-  earlier: readonly Snapshot[],
-  hooks: ScanHooks,
-): Promise<Snapshot> {
+export async function takeSnapshot(settings: ScanSettings, earlier: HistoryInput, hooks: ScanHooks): Promise<Snapshot> {
   const safe = createSafeValueMaker();
   const takenAt = hooks.now().toISOString();
   const problems: Problem[] = [];
@@ -190,7 +187,7 @@ function procReaderFor(
 function filesToRead(
   entries: readonly Partial<LedgerEntry>[],
   allContainers: readonly Container[],
-  earlier: readonly Snapshot[],
+  earlier: HistoryInput,
   sourcesLabel: string,
   scope: ScopeJudge | undefined,
 ): { paths: string[]; envPaths: string[] } {
@@ -218,11 +215,9 @@ function filesToRead(
   );
   const ledgerSources = entries.filter(entryInScope).flatMap((e) => e.sources ?? []);
   // Every file target the host's ledgers ever named, and every one the scanner's memory still holds (097).
-  const formerFiles = earlier.flatMap((s) => [
-    ...s.ledger.entries
-      .filter((r) => r.entry.type === 'file' && r.entry.target !== undefined)
-      .map((r) => r.entry.target!),
-    ...(s.memory?.formerTargets ?? []).filter((r) => r.type === 'file').map((r) => r.target),
+  const formerFiles = pastOfAll(earlier).flatMap((s) => [
+    ...s.ledger.entries.filter((r) => r.type === 'file').map((r) => r.target),
+    ...s.formerTargets.filter((r) => r.type === 'file').map((r) => r.target),
   ]);
   const paths = [
     ...entries

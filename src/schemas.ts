@@ -4,6 +4,7 @@ import { readAdoptionPlanSchema } from './premigrate/plan-schema.js';
 import { reportSchema } from './report/report-file.js';
 import { waiversSchema } from './report/waivers-file.js';
 import { ledgerEntrySchema } from './snapshot/ledger-schema.js';
+import { historyIndexSchema } from './snapshot/history-index.js';
 import { snapshotSchema, snapshotSchemaV1 } from './snapshot/schema.js';
 import type { SchemaName } from './validate.js';
 
@@ -18,5 +19,6 @@ export async function allSchemas(): Promise<Record<SchemaName, object>> {
     ledgerEntry: ledgerEntrySchema,
     policy: await readPolicySchema(),
     adoptionPlan: await readAdoptionPlanSchema(),
+    historyIndex: historyIndexSchema,
   };
 }

@@ -12,6 +12,7 @@ import { postAlerts } from '../src/alert/alertmanager.js';
 import { auditSnapshots, triage } from '../src/pipeline.js';
 import { loadPolicies } from '../src/policy/load.js';
 import { alertsOf } from '../src/report/alerts.js';
+import { historyReading } from '../src/acquire.js';
 import { loadHistory } from '../src/snapshot/history.js';
 import { loadSnapshot } from '../src/snapshot/load.js';
 import { example } from './support/cli.js';
@@ -114,7 +115,7 @@ it('an alert starts when its finding was first seen, reads well (summary, descri
 
 test("one root cause, one group: a renamed container's MA2001 and MA2003 alerts share their resource label", async () => {
   const rules = (await loadPolicies()).flatMap((p) => p.rules);
-  const history = await loadHistory(example('097', 'history'));
+  const history = await loadHistory(example('097', 'history'), historyReading());
   const report = auditSnapshots([await loadSnapshot(example('097', 'snapshot.json'))], history.snapshots, rules, {
     now: new Date('2026-10-01T00:00:00Z'),
   });

@@ -1,3 +1,4 @@
+import type { HistoryInput } from '../facts/history.js';
 import type { CAC } from 'cac';
 import { join } from 'node:path';
 import { ExitCode, MeshAuditError } from '../errors.js';
@@ -73,7 +74,7 @@ function checkPlanName(plan: unknown, out: string): void {
  */
 function premigrationNodes(
   snapshots: readonly Snapshot[],
-  history: readonly Snapshot[],
+  history: HistoryInput,
   report: Report,
   scoped: { scope: Scope; now: Date },
 ): Premigration[] {

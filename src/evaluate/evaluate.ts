@@ -6,7 +6,7 @@ import { applyLogic, mayReadNames, scopeReads, truthy } from '../policy/logic.js
 import { renderTemplate } from '../policy/template.js';
 import type { LoadedRule, Severity } from '../policy/types.js';
 import type { Problem, Snapshot } from '../snapshot/types.js';
-import { historyNotes } from '../facts/history.js';
+import { historyNotes, type HistoryInput } from '../facts/history.js';
 import type { Check, Evaluation, Finding, NotChecked, Notification, UnknownEscalation } from './finding.js';
 
 const FINGERPRINT_VERSION = 'mesh-audit/v1';
@@ -273,7 +273,7 @@ export function evaluate(
   snapshot: Snapshot,
   subjects: AnySubjectSets,
   rules: readonly LoadedRule[],
-  history: readonly Snapshot[] = [],
+  history: HistoryInput = [],
   options: EvaluateOptions = {},
 ): Evaluation {
   const host = snapshot.host.hostname;

@@ -1,7 +1,8 @@
 import type { Container, FileRecord, LedgerRecord, ScanConfig, Snapshot } from '../snapshot/types.js';
 import { engineAddedKeys } from '../engine-env.js';
-import { fileReadings, type ReadingName } from './env-readings.js';
-import { formerTargets, type FormerTarget } from './history.js';
+import type { PastEnvFile } from '../snapshot/past.js';
+import type { ReadingName } from './env-readings.js';
+import { formerTargets, pastOfAll, type FormerTarget, type HistoryInput } from './history.js';
 import type { ContainerData, FormerClaim } from '../policy/subject-data.js';
 import { normalImageId } from '../snapshot/image-id.js';
 import { daemonSecurityOf, imageFactsOf, type ContainerImageFacts } from './runtime.js';
@@ -75,7 +76,7 @@ function unread(snapshot: Snapshot): Pick<Joins, 'ledgerUnread' | 'engineUnread'
  * container list or history per subject: quadratic in the size of the host (BENCHMARKS.md, evaluate,
  * measures up to 50,000 containers).
  */
-export function joinsOf(snapshot: Snapshot, history: readonly Snapshot[]): Joins {
+export function joinsOf(snapshot: Snapshot, history: HistoryInput): Joins {
   return {
     host: snapshot.host.hostname,
     config: snapshot.config,
@@ -149,7 +150,7 @@ function ledgerJoins(snapshot: Snapshot): LedgerJoins {
 
 function historyJoins(
   snapshot: Snapshot,
-  history: readonly Snapshot[],
+  history: HistoryInput,
 ): Pick<Joins, 'formerlyOf' | 'formerTargetsOf' | 'composedBefore'> {
   const formerByTypeTarget = new Map<string, Map<string, FormerTarget[]>>();
   const formerById = new Map<string, FormerTarget[]>();
@@ -161,22 +162,22 @@ function historyJoins(
   }
   // Each env file as earlier snapshots of this host recorded it: a key one of them named is evidence
   // that a key the container holds came from its composed file, once the file no longer names it.
-  const earlierFiles = new Map<string, FileRecord[]>();
-  for (const earlier of history) {
-    if (earlier.host.hostname !== snapshot.host.hostname) continue;
-    for (const f of earlier.files) if (f.env) push(earlierFiles, f.path, f);
+  // (The history's index shares one record among the snapshots that read a file alike: each counted once.)
+  const earlierFiles = new Map<string, Set<PastEnvFile>>();
+  for (const earlier of pastOfAll(history)) {
+    if (earlier.hostname !== snapshot.host.hostname) continue;
+    for (const f of earlier.envFiles) {
+      let records = earlierFiles.get(f.path);
+      if (!records) earlierFiles.set(f.path, (records = new Set()));
+      records.add(f);
+    }
   }
   const composedBefore = (path: string, names: readonly ReadingName[]): ReadonlySet<string> => {
     const keys = new Set<string>();
     for (const f of earlierFiles.get(path) ?? []) {
-      const readings = fileReadings(f);
       // A snapshot from before the literal reading was kept: its (Compose) keys stand for every reading.
-      const chosen = readings.composeOnly ? [readings.compose] : names.map((n) => readings[n]);
-      for (const r of chosen) {
-        if (!r) continue;
-        for (const k of Object.keys(r.values)) keys.add(k);
-        for (const k of r.caller) keys.add(k);
-      }
+      const chosen = f.composeOnly ? [f.compose] : names.map((n) => f[n]);
+      for (const named of chosen) for (const k of named ?? []) keys.add(k);
     }
     return keys;
   };

@@ -1,3 +1,4 @@
+import type { HistoryInput } from './history.js';
 import { compareText } from '../compare.js';
 import type { Snapshot } from '../snapshot/types.js';
 import { buildContainerSources } from './container-sources.js';
@@ -60,7 +61,7 @@ export const SUBJECT_BUILDERS: SubjectBuilders = {
 };
 
 /** The inputs of every builder: the joins once (joins.ts), the containers once. */
-export function buildInputs(snapshot: Snapshot, history: readonly Snapshot[] = []): BuildInputs {
+export function buildInputs(snapshot: Snapshot, history: HistoryInput = []): BuildInputs {
   const joins = joinsOf(snapshot, history);
   return { snapshot, joins, containers: buildContainers(snapshot.containers, snapshot.config.labels, joins) };
 }
@@ -78,6 +79,6 @@ export function buildSets<R extends Registry>(
  * Builds every subject set (ARCHITECTURE.md, `src/facts/`) from a snapshot and the earlier snapshots
  * of its host (pure): the joins once (joins.ts), then each set's builder.
  */
-export function buildSubjects(snapshot: Snapshot, history: readonly Snapshot[] = []): SubjectSets {
+export function buildSubjects(snapshot: Snapshot, history: HistoryInput = []): SubjectSets {
   return buildSets(SUBJECT_SETS, SUBJECT_BUILDERS, buildInputs(snapshot, history));
 }
