@@ -64,7 +64,7 @@ export interface AcquireRequest {
 
 const NO_HISTORY: History = { snapshots: [], problems: [], files: new Map() };
 
-/** How history is read by this mesh-audit: each kept snapshot from its folder's index where it can be, said with --verbose. */
+/** How this mesh-audit reads history: each kept snapshot from its folder's index where it can be (--verbose says). */
 export const historyReading = (say?: (line: string) => void): HistoryReading => ({
   pastOf,
   tool: TOOL_VERSION,

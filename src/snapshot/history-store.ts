@@ -50,7 +50,7 @@ export async function readOwnHistory(out: string, hostname: string, reading: His
   return loadHistory(dir, reading);
 }
 
-/** What keepSnapshot needs besides the snapshot: what it tells later runs, and the index of the history read before it. */
+/** What keepSnapshot needs besides the snapshot: what it tells later runs, and the history read before it. */
 export interface KeptMemory {
   past: PastSnapshot;
   history: History;

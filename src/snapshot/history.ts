@@ -111,10 +111,10 @@ async function readFolder(
   const reasons = [...new Set(parsed.map(([, why]) => why))].map(
     (why) => `${parsed.filter(([, w]) => w === why).length} ${why}`,
   );
+  const count = `${files.length} snapshot${files.length === 1 ? '' : 's'}`;
   reading.say(
-    `history ${dir}: ${files.length} snapshot${files.length === 1 ? '' : 's'}, ${fromIndex} known from its index, ${parsed.length} parsed${
-      parsed.length > 0 ? ` (${reasons.join('; ')})` : ''
-    }`,
+    `history ${dir}: ${count}, ${fromIndex} known from its index, ${parsed.length} parsed` +
+      (parsed.length > 0 ? ` (${reasons.join('; ')})` : ''),
   );
 }
 
