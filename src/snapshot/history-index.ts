@@ -147,7 +147,7 @@ export const historyIndexSchema = {
 
 const validateIndex = validatorFor<IndexFile>('historyIndex', historyIndexSchema);
 
-/** Numbers each distinct record (by its JSON) in the order first met; the same object met again is not serialized again. */
+/** Numbers each distinct record (by its JSON) in the order first met; the same object again is not serialized again. */
 class Interned<T extends object> {
   readonly items: T[] = [];
   private readonly at = new Map<string, number>();
