@@ -116,7 +116,7 @@ async function main(): Promise<void> {
     report(
       'history',
       figures,
-      `${host.describe()} Both sides from source (node bin/mesh-audit.js) with PATH and HOME only, ` +
+      `${host.describe()}. Both sides from source (node bin/mesh-audit.js) with PATH and HOME only, ` +
         `--format sarif,json, each in its own output folder (--keep 1, --keep ${KEPT}).`,
     );
   } finally {
