@@ -9,7 +9,7 @@ import { schemaTextWithSubjectSets } from '../src/policy/pack-schema.js';
 import { fillReadme, readmeBlocks } from '../src/report/readme-blocks.js';
 
 const file = packageFile('README.md');
-const rules = (await loadPolicies()).flatMap((p) => p.rules);
+const rules = (await loadPolicies({ added: [], shipped: true, hardening: true })).flatMap((p) => p.rules);
 writeFileSync(file, fillReadme(readFileSync(file, 'utf8'), readmeBlocks(rules)));
 console.log(`updated ${file}`);
 

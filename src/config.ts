@@ -153,7 +153,7 @@ export const configSchema = {
       },
     },
     format: { type: 'string', pattern: `^ *${reportFormat} *(, *${reportFormat} *)*$` },
-    profile: { enum: ['nightly', 'premigration', 'all'] },
+    profile: { enum: ['nightly', 'premigration', 'hardening', 'all'] },
     baseline: { type: 'string', minLength: 1 },
     failOnNew: { type: 'boolean' },
     onlyNew: { type: 'boolean' },

@@ -37,7 +37,9 @@ export const SHIPPED_PACK_FOLDER = 'policies/mesh-core';
  * single executable carries each of them (scripts/package/bundle.ts), so a rule file added to the
  * shipped pack is embedded without being named anywhere else.
  */
-export const RUNTIME_PACKAGE_FOLDERS = [SHIPPED_PACK_FOLDER] as const;
+/** The second shipped pack's folder: docker-hardening (CIS Docker), loaded only for the `hardening` profile. */
+export const HARDENING_PACK_FOLDER = 'policies/docker-hardening';
+export const RUNTIME_PACKAGE_FOLDERS = [SHIPPED_PACK_FOLDER, HARDENING_PACK_FOLDER] as const;
 
 /** A runtime package file's text: from inside the single executable, else from the package folder. */
 export async function readPackageText(path: RuntimePackageFile): Promise<string> {

@@ -6,6 +6,7 @@ import { collectDocker } from './collect/docker.js';
 import { resolveEndpoint } from './collect/docker-endpoint.js';
 import { collectFiles } from './collect/files.js';
 import { readLedger } from './collect/ledger.js';
+import { ownContainerId } from './collect/self.js';
 import { procUnavailableReason, readProcessTable, readProcView, type ProcessTable } from './collect/proc.js';
 import type { ProcNetRow } from './collect/proc-net.js';
 import type { ScanSettings } from './config.js';
@@ -66,6 +67,8 @@ export async function takeSnapshot(settings: ScanSettings, earlier: HistoryInput
   const ledgerRead = readLedger(settings.ledger, { root: settings.root, safe });
   ledgerRead.catch(() => undefined); // its failure is thrown below, where it is awaited
 
+  // The container the scanner runs in, if any: the hardening rules leave it out (it mounts the host by design).
+  const scannerContainer = await ownContainerId();
   const endpoint = resolveEndpoint(settings.dockerHost);
   const procReason = await procUnavailableReason({ endpointIsLocalSocket: endpoint.local });
   if (procReason !== null)
@@ -123,7 +126,11 @@ export async function takeSnapshot(settings: ScanSettings, earlier: HistoryInput
     schema: SNAPSHOT_SCHEMA,
     tool: { name: TOOL_NAME, version: TOOL_VERSION },
     takenAt,
-    host: { hostname: await resolveHostname(settings), ...(settings.root !== '/' ? { root: settings.root } : {}) },
+    host: {
+      hostname: await resolveHostname(settings),
+      ...(settings.root !== '/' ? { root: settings.root } : {}),
+      ...(scannerContainer !== null ? { scannerContainer } : {}),
+    },
     config: { managedRoots: settings.managedRoots, labels: settings.labels, envFileSyntax: settings.envFileSyntax },
     docker: docker.docker,
     containers: docker.containers,

@@ -258,7 +258,7 @@ export const parseFailOn = (value: unknown): FailOn => parseChoice('--fail-on', 
 
 export function parseProfile(value: unknown): Profile | undefined {
   if (value === undefined) return undefined;
-  const p = parseChoice('--profile', value, ['nightly', 'premigration', 'all'] as const);
+  const p = parseChoice('--profile', value, ['nightly', 'premigration', 'hardening', 'all'] as const);
   return p === 'all' ? undefined : p;
 }
 
@@ -425,7 +425,8 @@ export function addAuditOptions(command: Command): Command {
     .option('--alert-ttl <hours>', 'How long a posted alert lasts unless the next run renews it (default 25)')
     .option(
       '--profile <name>',
-      `Only rules of this profile: nightly, premigration, all (default: ${DEFAULT_REPORT_SETTINGS.profile})`,
+      'Only rules of this profile: nightly, premigration, all, or hardening (the shipped CIS Docker pack, ' +
+        `loaded for it alone) (default: ${DEFAULT_REPORT_SETTINGS.profile})`,
     );
 }
 

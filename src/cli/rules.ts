@@ -14,7 +14,7 @@ import {
   settingsOf,
   type SettingFlags,
 } from './settings.js';
-import { didYouMean } from './choices.js';
+import { didYouMean, parseChoice } from './choices.js';
 
 function showRule(rule: LoadedRule): string {
   const expr = (v: unknown) => JSON.stringify(v);
@@ -48,7 +48,13 @@ export function registerRules(cli: CAC, ctx: CommandContext): void {
       `when none is)`,
   )
     .option('--config <file>', CONFIG_HELP)
+    .option(
+      '--profile <name>',
+      'Only rules of this profile (list, show, docs, test): nightly, premigration, all, or hardening (the shipped ' +
+        'CIS Docker pack, loaded for it alone)',
+    )
     .example('mesh-audit rules list')
+    .example('mesh-audit rules list --profile hardening')
     .example('mesh-audit rules show no-unclaimed-container')
     .example('mesh-audit rules test')
     .example('mesh-audit rules test --policy my-pack.yaml')
@@ -62,9 +68,20 @@ export function registerRules(cli: CAC, ctx: CommandContext): void {
             `${action} --policy ${ruleRef}\``,
         );
       }
-      const choice = policyChoiceOf(await settingsOf(options, ctx));
+      const resolved = await settingsOf(options, ctx);
+      const profile = parseChoice('--profile', resolved.settings.profile, [
+        'nightly',
+        'premigration',
+        'hardening',
+        'all',
+      ]);
+      const choice = policyChoiceOf(resolved);
       // Loaded with the shipped pack (unless replaced): a rule id of an added pack that clashes is an error here too.
-      const packs = await loadPolicies(choice);
+      const loaded = await loadPolicies(choice);
+      // A profile narrows every action to its rules (`rules test --profile hardening` runs the hardening cases).
+      const packs = loaded
+        .map((p) => ({ ...p, rules: p.rules.filter((r) => profile === 'all' || r.profiles.includes(profile)) }))
+        .filter((p) => p.rules.length > 0 || p.shipped !== true);
       const rules = packs.flatMap((p) => p.rules).sort((a, b) => (a.id < b.id ? -1 : 1));
       // What `test` and `lint` check: the packs the author added, not the shipped one each time again.
       // (The shipped pack named again is loaded once: then it is what is checked.)

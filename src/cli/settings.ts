@@ -145,6 +145,8 @@ function withAddedPolicies(resolved: ResolvedSettings, fromFlags: string[]): Res
 export const policyChoiceOf = (resolved: ResolvedSettings): PolicyChoice => ({
   added: resolved.settings.policy,
   shipped: resolved.settings.defaultPolicy,
+  // The hardening pack is loaded for its profile alone: a run without it is what it always was.
+  hardening: resolved.settings.profile === 'hardening',
 });
 
 /**

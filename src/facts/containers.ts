@@ -150,6 +150,7 @@ export const CONTAINER_FACTS = {
   ),
   proc_available: SCAN,
   proc_reason: SCAN,
+  scanner_self: SCAN,
   formerly_claimed_by: ledger,
   privileged: runtime,
   cap_add: runtime,
@@ -349,6 +350,7 @@ function containerData(
     proc_reason: c.proc.available ? null : c.proc.reason,
     formerly_claimed_by: joins.formerlyOf('container', c.name),
     ...runtimeFacts(c, joins),
+    scanner_self: joins.scannerContainer !== null && c.id === joins.scannerContainer,
   };
   const built = buildFacts<ContainerData, ContainerContext, typeof CONTAINER_FACTS>(
     CONTAINER_FACTS,

@@ -18,6 +18,8 @@ export interface Joins {
   filesByPath: ReadonlyMap<string, FileRecord>;
   /** Why the ledger's facts are unknown (it was not read), or null. */
   ledgerUnread: string | null;
+  /** The engine id of the container the scanner ran in (snapshot host.scannerContainer), or null. */
+  scannerContainer: string | null;
   /** Why the engine's facts are unknown, or null. */
   engineUnread: string | null;
   /** Why a container not listed may still be there (not every container was listed and inspected), or null. */
@@ -81,6 +83,7 @@ export function joinsOf(snapshot: Snapshot, history: HistoryInput): Joins {
     host: snapshot.host.hostname,
     config: snapshot.config,
     ledgerPath: snapshot.ledger.path,
+    scannerContainer: snapshot.host.scannerContainer ?? null,
     filesByPath: new Map(snapshot.files.map((f) => [f.path, f])),
     engineAdded: engineAddedKeys(snapshot.docker?.kind),
     ...unread(snapshot),

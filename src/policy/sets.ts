@@ -169,6 +169,9 @@ export const SUBJECT_SETS = {
           no_new_privileges: 'no-new-privileges for every container (daemon.json or `--no-new-privileges`)',
         },
       },
+      scanner_self:
+        "the scanner's own container (it mounts the host by design): the hardening rules leave it out. Told by " +
+        'the engine id in its own /proc/self/mountinfo, never by a label another container could carry',
     },
   }),
   files: subjectSet<FileData>({

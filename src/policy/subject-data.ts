@@ -70,6 +70,7 @@ export interface ContainerData {
   proc_available: boolean;
   proc_reason: string | null;
   formerly_claimed_by: FormerClaim[];
+  scanner_self: boolean;
   // snapshot@2: how it runs (HostConfig, Config, State), from the inspect.
   privileged: boolean;
   cap_add: string[];

@@ -7,7 +7,8 @@ export type Severity = 'error' | 'warning' | 'note';
 export const SEVERITIES: readonly Severity[] = ['error', 'warning', 'note'];
 export const severityRank = (s: Severity): number => ({ error: 3, warning: 2, note: 1 })[s];
 
-export type Profile = 'nightly' | 'premigration';
+/** `hardening` runs the shipped docker-hardening pack (CIS Docker), loaded only for it (src/policy/load.ts). */
+export type Profile = 'nightly' | 'premigration' | 'hardening';
 
 /** A rule as written in a pack, after validation. */
 export interface Rule {

@@ -1,3 +1,4 @@
+import { HARDENING_PACK_ID } from '../policy/load.js';
 import type { LoadedRule } from '../policy/types.js';
 import { operatorCatalogue, ruleCatalogue, subjectCatalogue } from './catalogue.js';
 import { remediationOf } from './rule-docs.js';
@@ -7,10 +8,9 @@ import { WAIVER_EXPIRED_RULE } from './waivers.js';
  * One README section per rule, the target of its `helpUri` in SARIF, its `runbook_url` in alerts and
  * the link in the text report: `#### MA2001 \`no-unclaimed-container\`` (anchor `ma2001-no-unclaimed-container`).
  */
-export function ruleReference(rules: readonly LoadedRule[]): string {
-  const all = [...rules, ...(rules.some((r) => r.id === WAIVER_EXPIRED_RULE.id) ? [] : [WAIVER_EXPIRED_RULE])].sort(
-    (a, b) => (a.id < b.id ? -1 : 1),
-  );
+export function ruleReference(rules: readonly LoadedRule[], builtIns = true): string {
+  const withBuiltIns = builtIns && !rules.some((r) => r.id === WAIVER_EXPIRED_RULE.id);
+  const all = [...rules, ...(withBuiltIns ? [WAIVER_EXPIRED_RULE] : [])].sort((a, b) => (a.id < b.id ? -1 : 1));
   return all
     .map((r) => {
       const raised = r.escalate
@@ -34,9 +34,14 @@ export function ruleReference(rules: readonly LoadedRule[]): string {
 
 /** The README's generated blocks, by marker name: `<!-- NAME:start -->` … `<!-- NAME:end -->`. */
 export function readmeBlocks(rules: readonly LoadedRule[]): Record<string, string> {
+  // The docker-hardening pack has its own section (README, "Hardening (CIS Docker)").
+  const core = rules.filter((r) => r.pack !== HARDENING_PACK_ID);
+  const hardening = rules.filter((r) => r.pack === HARDENING_PACK_ID);
   return {
-    rules: ruleCatalogue(rules),
-    'rule-reference': ruleReference(rules),
+    rules: ruleCatalogue(core),
+    'rule-reference': ruleReference(core),
+    'hardening-rules': ruleCatalogue(hardening),
+    'hardening-reference': ruleReference(hardening, false),
     operators: operatorCatalogue(),
     subjects: subjectCatalogue(),
   };

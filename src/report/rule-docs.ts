@@ -51,6 +51,32 @@ export function remediationOf(rule: Pick<Rule, 'help'>): string {
 /** Rules about something reachable from outside: tagged `exposure` in their pack. */
 export const isExposureRule = (rule: Pick<Rule, 'tags'>): boolean => rule.tags.includes('exposure');
 
+/** Security rules for code-scanning consumers (SARIF `security-severity`): exposure and hardening (CIS) rules. */
+export const isSecurityRule = (rule: Pick<Rule, 'tags'>): boolean =>
+  isExposureRule(rule) || rule.tags.includes('hardening');
+
+/** A rule's CIS benchmark recommendation, from its tags (`cis-docker-1.6:5.5`, `cis-level-1`, `cis-automated`). */
+export interface BenchmarkRef {
+  benchmark: string;
+  id: string;
+  level: number | null;
+  assessment: 'automated' | 'manual' | null;
+}
+
+/** The recommendation a rule implements, when its tags name one (the docker-hardening pack's do). */
+export function benchmarkOf(rule: Pick<Rule, 'tags'>): BenchmarkRef | undefined {
+  const ref = rule.tags.map((t) => /^(cis-[a-z0-9-]+-\d+(?:\.\d+)*):(\d+(?:\.\d+)*)$/.exec(t)).find((m) => m !== null);
+  if (!ref) return undefined;
+  const level = rule.tags.map((t) => /^cis-level-(\d)$/.exec(t)).find((m) => m !== null);
+  const assessment = rule.tags.find((t) => t === 'cis-automated' || t === 'cis-manual');
+  return {
+    benchmark: ref[1]!,
+    id: ref[2]!,
+    level: level ? Number(level[1]) : null,
+    assessment: assessment === undefined ? null : assessment === 'cis-automated' ? 'automated' : 'manual',
+  };
+}
+
 /** The worst severity a rule can give: its own or one it escalates to. */
 export function worstSeverity(rule: Pick<Rule, 'severity' | 'escalate'>): Severity {
   const rank = { note: 1, warning: 2, error: 3 } as const;

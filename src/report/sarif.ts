@@ -2,7 +2,15 @@ import { pathToFileURL } from 'node:url';
 import type { Evaluation, Finding, Notification } from '../evaluate/finding.js';
 import type { LoadedRule, Severity } from '../policy/types.js';
 import { carriedFindings, type Report } from './report.js';
-import { helpUriOf, isExposureRule, plainText, SECURITY_SEVERITY, summaryOf, worstSeverity } from './rule-docs.js';
+import {
+  benchmarkOf,
+  helpUriOf,
+  isSecurityRule,
+  plainText,
+  SECURITY_SEVERITY,
+  summaryOf,
+  worstSeverity,
+} from './rule-docs.js';
 
 /** Versioned key of our partialFingerprints entry (ARCHITECTURE.md, Pitfalls: never fill `fingerprints`). */
 export const FINGERPRINT_KEY = 'meshAuditFinding/v1';
@@ -98,7 +106,8 @@ function notificationText(n: Notification): string {
 }
 
 function ruleDescriptor(r: LoadedRule) {
-  const security = isExposureRule(r);
+  const security = isSecurityRule(r);
+  const benchmark = benchmarkOf(r);
   return {
     id: r.id,
     name: r.name,
@@ -113,6 +122,8 @@ function ruleDescriptor(r: LoadedRule) {
       ...(security ? { 'security-severity': SECURITY_SEVERITY[worstSeverity(r)] } : {}),
       profiles: r.profiles,
       pack: r.pack,
+      // The CIS recommendation it implements (docker-hardening): id, level, automated or manual.
+      ...(benchmark ? { cis: benchmark } : {}),
     },
   };
 }

@@ -35,7 +35,7 @@ export const WAIVER_EXPIRED_RULE: LoadedRule = {
     'reported.\n\n' +
     '**Remediation:** fix what the waived finding is about, or renew the waiver with a new justification and date.',
   tags: ['waivers'],
-  profiles: ['nightly', 'premigration'],
+  profiles: ['nightly', 'premigration', 'hardening'],
   source: { file: '(built in)', line: 1 },
   pack: 'mesh-audit',
   shipped: true,

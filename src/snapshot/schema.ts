@@ -53,7 +53,11 @@ export const snapshotSchemaV1 = {
       type: 'object',
       required: ['hostname'],
       additionalProperties: false,
-      properties: { hostname: { type: 'string', minLength: 1 }, root: { type: 'string' } },
+      properties: {
+        hostname: { type: 'string', minLength: 1 },
+        root: { type: 'string' },
+        scannerContainer: { type: 'string', pattern: '^[0-9a-f]{64}$' },
+      },
     },
     config: {
       type: 'object',

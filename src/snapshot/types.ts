@@ -56,6 +56,8 @@ export interface HostInfo {
   hostname: string;
   /** Folder the host was mounted at when the scanner ran in a container (`--root`); paths are host paths. */
   root?: string;
+  /** The engine id of the container the scanner ran in (src/collect/self.ts); absent when it ran on the host. */
+  scannerContainer?: string;
 }
 
 export interface ScanConfig {
