@@ -27,7 +27,11 @@ export const packageFile = (...parts: string[]): string => {
  * executable carries each of them (scripts/package/bundle.ts embeds this list), so a file read any
  * other way would be missing there. Read them with readPackageText.
  */
-export const RUNTIME_PACKAGE_FILES = ['policies/policy.schema.json', 'policies/adoption-plan.schema.json'] as const;
+export const RUNTIME_PACKAGE_FILES = [
+  'policies/policy.schema.json',
+  'policies/cases.schema.json',
+  'policies/adoption-plan.schema.json',
+] as const;
 export type RuntimePackageFile = (typeof RUNTIME_PACKAGE_FILES)[number];
 
 /** The shipped pack's folder in the package: pack.yaml and one rule file per ID block (README, "ID blocks"). */

@@ -1,4 +1,5 @@
 import { configSchema } from './config.js';
+import { readCasesSchema } from './policy/cases-file.js';
 import { readPolicySchema } from './policy/load.js';
 import { readAdoptionPlanSchema } from './premigrate/plan-schema.js';
 import { reportSchema } from './report/report-file.js';
@@ -18,6 +19,7 @@ export async function allSchemas(): Promise<Record<SchemaName, object>> {
     waivers: waiversSchema,
     ledgerEntry: ledgerEntrySchema,
     policy: await readPolicySchema(),
+    cases: await readCasesSchema(),
     adoptionPlan: await readAdoptionPlanSchema(),
     historyIndex: historyIndexSchema,
   };

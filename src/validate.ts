@@ -13,6 +13,7 @@ export type SchemaName =
   | 'waivers'
   | 'ledgerEntry'
   | 'policy'
+  | 'cases'
   | 'adoptionPlan'
   | 'historyIndex';
 

@@ -125,8 +125,8 @@ export function registerRules(cli: CAC, ctx: CommandContext): void {
           let total = 0;
           // The lint's warnings come first; they are advice and do not fail the cases.
           for (const w of (await Promise.all(authored.map(lintPack))).flat()) ctx.stdout(`warn ${formatWarning(w)}\n`);
-          for (const { rules: fileRules, cases } of (await Promise.all(authored.map(loadCases))).flat()) {
-            const results = runCases(fileRules, cases);
+          for (const { file, rules: fileRules, cases } of (await Promise.all(authored.map(loadCases))).flat()) {
+            const results = runCases(file, fileRules, cases);
             for (const r of results) {
               total++;
               if (!r.ok) failed++;
