@@ -2,6 +2,8 @@ import { evaluateRule } from './evaluate.js';
 import type { Finding } from './finding.js';
 import type { Subject } from '../facts/subjects.js';
 import { casesFileOf, loadCasesFile, type Case, type RuleCases } from '../policy/cases-file.js';
+
+export type { Case, RuleCases } from '../policy/cases-file.js';
 import type { LoadedRule, PolicyPack } from '../policy/types.js';
 
 export interface CaseResult {
