@@ -5,6 +5,7 @@ import { collectDaemonHost } from './collect/daemon.js';
 import { collectDocker } from './collect/docker.js';
 import { resolveEndpoint } from './collect/docker-endpoint.js';
 import { collectFiles } from './collect/files.js';
+import { readHostListeners } from './collect/host-listeners.js';
 import { readLedger } from './collect/ledger.js';
 import { ownContainerId } from './collect/self.js';
 import { procUnavailableReason, readProcessTable, readProcView, type ProcessTable } from './collect/proc.js';
@@ -16,6 +17,7 @@ import {
   SNAPSHOT_SCHEMA,
   type Container,
   type FileRecord,
+  type HostListenerView,
   type LedgerEntry,
   type Problem,
   type Snapshot,
@@ -85,10 +87,27 @@ export async function takeSnapshot(settings: ScanSettings, earlier: HistoryInput
     endpoint,
     safe,
     deadlineMs: settings.dockerTimeoutSeconds * 1000,
+    labelKeys: settings.labels,
     ...(proc !== undefined
       ? { readProc: proc.read, whileListing: proc.readProcessTable }
       : { procUnavailable: procReason ?? 'not read' }),
   });
+  // The host's own sockets, after the containers' (a socket is attributed to a container by its process's cgroup).
+  const hostListeners: HostListenerView =
+    procReason === null
+      ? readHostListeners()
+      : { available: false, reason: `the host's listening sockets not read from /proc: ${procReason}` };
+  if (!hostListeners.available && procReason === null)
+    problems.push({ source: 'listeners', message: `the host's listening sockets not read: ${hostListeners.reason}` });
+  const unheld = hostListeners.available ? hostListeners.sockets.filter((s) => s.holderUnknown !== undefined) : [];
+  if (unheld.length > 0)
+    notes.push({
+      source: 'listeners',
+      message:
+        `${unheld.length} socket(s) listening on the host not checked: no process the scan could read holds them, ` +
+        `and some processes' fds are closed to it (${unheld[0]!.holderUnknown!}): ` +
+        unheld.map((s) => `${s.address}:${s.port}/${s.protocol}`).join(', '),
+    });
   const ledger = await ledgerRead;
   problems.push(...ledger.problems);
   problems.push(...docker.problems);
@@ -141,6 +160,9 @@ export async function takeSnapshot(settings: ScanSettings, earlier: HistoryInput
       process: daemonHost.process,
       paths: daemonHost.paths,
     },
+    networks: docker.networks,
+    volumes: docker.volumes,
+    hostListeners,
     files: files.files,
     ledger: ledger.ledger,
     problems,

@@ -105,8 +105,13 @@ function presenceIn(snapshot: Snapshot): (type: string, target: string) => boole
   // Not listed is gone only when every container was listed and inspected.
   const allListed = snapshot.docker !== null && !snapshot.problems.some((p) => p.source === 'docker');
   const files = new Map(snapshot.files.map((f) => [f.path, f]));
+  // Networks and volumes: absent from a list the engine gave is gone; no list (not read, older snapshot) is unknown.
+  const networks = snapshot.networks ? new Set(snapshot.networks.flatMap((n) => [n.name, n.id])) : null;
+  const volumes = snapshot.volumes ? new Set(snapshot.volumes.map((v) => v.name)) : null;
   return (type, target) => {
     if (type === 'container') return containers.has(target) ? true : allListed ? false : null;
+    if (type === 'network') return networks === null ? null : networks.has(target);
+    if (type === 'volume') return volumes === null ? null : volumes.has(target);
     if (type === 'file') {
       const file = files.get(target);
       if (!file || file.error !== undefined || file.kind === 'unknown') return null;

@@ -51,6 +51,10 @@ export interface Joins {
   imageFactsOf(c: Container): ContainerImageFacts;
   /** What the daemon enforces for every container; null when not all of it was read. */
   daemonSecurity: ContainerData['daemon_security'] | null;
+  /** Whether the engine has a network (by name or id) or volume (by name); null when its list was not read. */
+  objectPresent(type: 'network' | 'volume', target: string): boolean | null;
+  /** Why a list of networks or volumes the engine should have given was not read, or null. */
+  objectsUnread(type: 'network' | 'volume'): string | null;
 }
 
 function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
@@ -91,6 +95,7 @@ export function joinsOf(snapshot: Snapshot, history: HistoryInput): Joins {
     ...historyJoins(snapshot, history),
     ...containerJoins(snapshot),
     ...runtimeJoins(snapshot),
+    ...objectJoins(snapshot),
   };
 }
 
@@ -99,6 +104,20 @@ function runtimeJoins(snapshot: Snapshot): Pick<Joins, 'imageFactsOf' | 'daemonS
   return {
     imageFactsOf: (c: Container) => imageFactsOf(c, snapshot, byId),
     daemonSecurity: daemonSecurityOf(snapshot),
+  };
+}
+
+function objectJoins(snapshot: Snapshot): Pick<Joins, 'objectPresent' | 'objectsUnread'> {
+  const names = {
+    network: snapshot.networks ? new Set(snapshot.networks.flatMap((n) => [n.name, n.id])) : null,
+    volume: snapshot.volumes ? new Set(snapshot.volumes.map((v) => v.name)) : null,
+  };
+  const unreadOf = (source: 'networks' | 'volumes'): string | null =>
+    snapshot.problems.find((p) => p.source === source)?.message ?? null;
+  const unread = { network: unreadOf('networks'), volume: unreadOf('volumes') };
+  return {
+    objectPresent: (type, target) => names[type]?.has(target) ?? null,
+    objectsUnread: (type) => (names[type] === null ? unread[type] : null),
   };
 }
 

@@ -7,6 +7,7 @@ import { buildDaemon } from './daemon.js';
 import { buildImages } from './images.js';
 import { buildFiles } from './files.js';
 import { buildHost } from './host.js';
+import { buildListeners, buildNetworks, buildVolumes } from './host-objects.js';
 import { joinsOf, type Joins } from './joins.js';
 import { buildLedger } from './ledger.js';
 import { buildMounts } from './mounts.js';
@@ -58,6 +59,9 @@ export const SUBJECT_BUILDERS: SubjectBuilders = {
   host: ({ snapshot, joins }) => [buildHost(snapshot, joins)],
   images: ({ snapshot, containers, joins }) => buildImages(snapshot, containers, joins).sort(byId),
   daemon: ({ snapshot, joins }) => buildDaemon(snapshot, joins),
+  networks: ({ snapshot, joins }) => buildNetworks(snapshot, joins).sort(byId),
+  volumes: ({ snapshot, joins }) => buildVolumes(snapshot, joins).sort(byId),
+  listeners: ({ snapshot, joins }) => buildListeners(snapshot, joins),
 };
 
 /** The inputs of every builder: the joins once (joins.ts), the containers once. */

@@ -8,7 +8,10 @@ import type {
   HostData,
   ImageData,
   LedgerEntryData,
+  ListenerData,
   MountData,
+  NetworkData,
+  VolumeData,
 } from './subject-data.js';
 
 /*
@@ -29,7 +32,16 @@ export interface SubjectBase {
 }
 
 /** What a finding about a subject is about (its `subject.kind` in every format). */
-export type AboutKind = 'container' | 'file' | 'ledger-entry' | 'host' | 'image' | 'daemon';
+export type AboutKind =
+  | 'container'
+  | 'file'
+  | 'ledger-entry'
+  | 'host'
+  | 'image'
+  | 'daemon'
+  | 'network'
+  | 'volume'
+  | 'listener';
 
 /** One entry of the registry: a set whose subjects' data is `D`. */
 export interface SubjectSet<D extends SubjectBase = SubjectBase> {
@@ -65,6 +77,11 @@ const fileFacts = (of: string): { doc: string; fields: FieldDocs<FileFacts> } =>
     error: 'why it could not be read in full, or null',
   },
 });
+
+const OBJECT_MESH_LABELS = {
+  doc: 'what its mesh labels say',
+  fields: { module: 'the `mesh.module` label, or null', resource: 'the `mesh.resource` label (a ledger id), or null' },
+} as const;
 
 const MESH_LABELS = {
   doc: 'what its mesh labels say',
@@ -386,6 +403,86 @@ export const SUBJECT_SETS = {
         '`docker_socket_unit`, `tls_ca`, `tls_cert`, `tls_key`; a role not configured is absent), ' +
         'each `{path, exists, file_kind, mode, uid, gid, user, group}`',
       registry_certs: 'the files in /etc/docker/certs.d/*/, each as in `paths`',
+    },
+  }),
+  networks: subjectSet<NetworkData>({
+    kind: 'network',
+    about: 'network',
+    summary: 'every network the engine lists, with its claims and history',
+    fields: {
+      name: 'the network name (what findings are named by)',
+      network_id: 'the first 12 characters of its id',
+      driver: '`bridge`, `host`, `null`, `macvlan`, `overlay`, …',
+      scope: '`local`, `swarm`, `global`',
+      internal: 'whether it was created `--internal` (no route out)',
+      created: 'when the engine created it (RFC 3339), or null',
+      labels: 'its labels, `{key: {digest, shape}}` (values secret-safe)',
+      mesh: OBJECT_MESH_LABELS,
+      mesh_labelled: 'whether it carries the mesh module or resource label',
+      compose_project: 'its `com.docker.compose.project` label, or null',
+      default:
+        "whether it is one of the engine's own networks (`bridge`, `host`, `none`, Podman's `podman`), never a finding",
+      containers: 'names of the containers attached to it, running or not',
+      claimed_by: 'ids of the valid `network` ledger entries whose target is its name or id',
+      claimed: 'whether any ledger entry claims it',
+      origins: 'origins of the entries claiming it (`declared`, `found`)',
+      formerly_claimed_by: FORMERLY_CLAIMED_BY,
+    },
+  }),
+  volumes: subjectSet<VolumeData>({
+    kind: 'volume',
+    about: 'volume',
+    summary: 'every volume the engine lists, with the containers mounting it, its claims and history',
+    fields: {
+      name: 'the volume name (what findings are named by)',
+      driver: '`local`, or a plugin',
+      scope: '`local` or `global`',
+      mountpoint: 'where its data lives on the host',
+      created: 'when the engine created it (RFC 3339), or null',
+      labels: 'its labels, `{key: {digest, shape}}` (values secret-safe)',
+      mesh: OBJECT_MESH_LABELS,
+      mesh_labelled: 'whether it carries the mesh module or resource label',
+      compose_project: 'its `com.docker.compose.project` label, or null',
+      anonymous:
+        "whether it is anonymous (a 64-hex name, or Docker's `com.docker.volume.anonymous` label): made for a " +
+        'container, never claimed by name, never a finding',
+      used_by: 'names of the containers that mount it, running or not',
+      used_by_claimed: 'those of them a ledger entry claims',
+      claimed_by: 'ids of the valid `volume` ledger entries whose target is its name',
+      claimed: 'whether any ledger entry claims it',
+      origins: 'origins of the entries claiming it (`declared`, `found`)',
+      formerly_claimed_by: FORMERLY_CLAIMED_BY,
+    },
+  }),
+  listeners: subjectSet<ListenerData>({
+    kind: 'listener',
+    about: 'listener',
+    summary:
+      "every socket listening in the host's network namespace (with the process or container holding it) " +
+      "and in each container's own",
+    fields: {
+      namespace: "`host`: in the host's network namespace; `container`: in a container's own",
+      protocol: '`tcp`, `tcp6`, `udp`, `udp6`',
+      address: 'the address it listens on (`0.0.0.0`, `::`, `127.0.0.1`, one address)',
+      port: 'the port',
+      endpoint: '`address:port/protocol`',
+      reach: 'how far it reaches: `all-interfaces`, `address`, `loopback`',
+      owner:
+        "`container` (a process in a container, or a container's own namespace), `published-port` (the engine's " +
+        "proxy for a container's published port), `process` (a host process), `kernel` (no process holds it)",
+      process: {
+        doc: "the host process holding it, or null (a container's own namespace, or the kernel)",
+        fields: {
+          pid: 'its pid',
+          name: 'its name as the kernel keeps it (`comm`, at most 15 characters), or null',
+          exe: "its executable's host path, or null",
+        },
+      },
+      container: 'the container owning it (by cgroup, namespace or published port), or null',
+      container_claimed: 'whether a ledger entry claims that container (null: no container)',
+      declared_by: 'ids of the valid `service` ledger entries declaring its process and port',
+      declared: 'whether a `service` entry declares it',
+      claimed: 'whether a claimed container owns it (or a published port of one) or a `service` entry declares it',
     },
   }),
 };

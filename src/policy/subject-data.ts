@@ -321,3 +321,75 @@ export interface HostData {
   file_count: number;
   ledger_count: number;
 }
+
+/** What the mesh labels of a network or volume say (the configured module and resource keys). */
+export interface ObjectMeshLabels {
+  module: string | null;
+  resource: string | null;
+}
+
+export interface NetworkData {
+  kind: 'network';
+  id: string;
+  host: string;
+  name: string;
+  network_id: string;
+  driver: string;
+  scope: string;
+  internal: boolean;
+  created: string | null;
+  labels: Record<string, SafeValue>;
+  mesh: ObjectMeshLabels;
+  mesh_labelled: boolean;
+  compose_project: string | null;
+  default: boolean;
+  containers: string[];
+  claimed_by: string[];
+  claimed: boolean;
+  origins: string[];
+  formerly_claimed_by: FormerClaim[];
+}
+
+export interface VolumeData {
+  kind: 'volume';
+  id: string;
+  host: string;
+  name: string;
+  driver: string;
+  scope: string;
+  mountpoint: string;
+  created: string | null;
+  labels: Record<string, SafeValue>;
+  mesh: ObjectMeshLabels;
+  mesh_labelled: boolean;
+  compose_project: string | null;
+  anonymous: boolean;
+  used_by: string[];
+  used_by_claimed: string[];
+  claimed_by: string[];
+  claimed: boolean;
+  origins: string[];
+  formerly_claimed_by: FormerClaim[];
+}
+
+/** Who holds a listening socket: a container, a published port's proxy, a host process, or no process (the kernel). */
+export type ListenerOwner = 'container' | 'published-port' | 'process' | 'kernel';
+
+export interface ListenerData {
+  kind: 'listener';
+  id: string;
+  host: string;
+  namespace: 'host' | 'container';
+  protocol: ListeningSocket['protocol'];
+  address: string;
+  port: number;
+  endpoint: string;
+  reach: Reach;
+  owner: ListenerOwner;
+  process: { pid: number; name: string | null; exe: string | null } | null;
+  container: string | null;
+  container_claimed: boolean | null;
+  declared_by: string[];
+  declared: boolean;
+  claimed: boolean;
+}

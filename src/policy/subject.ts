@@ -9,7 +9,7 @@ export interface PhysicalLocation {
 }
 
 export interface LogicalLocation {
-  kind: 'container' | 'ledger-entry' | 'host' | 'image' | 'daemon';
+  kind: 'container' | 'ledger-entry' | 'host' | 'image' | 'daemon' | 'network' | 'volume' | 'listener';
   name: string;
   fullyQualifiedName: string;
 }

@@ -119,6 +119,9 @@ const ABOUT_THE_READING: Record<SubjectSetName, readonly string[]> = {
   host: ['complete', 'problems', 'docker_available', 'ledger_available'],
   images: [],
   daemon: [],
+  networks: [],
+  volumes: [],
+  listeners: [],
 };
 
 const isUnder = (path: string, field: string) => path === field || path.startsWith(`${field}.`);
