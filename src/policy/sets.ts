@@ -237,7 +237,7 @@ export const SUBJECT_SETS = {
       sources: 'files it was built from',
       applied_at: 'when it was applied, or null',
       extra: 'fields the scanner does not know (text made secret-safe)',
-      present: 'whether its target is there (null: not known or not a container or file)',
+      present: 'whether its target is there: a container, file, network or volume (null: not known, or another type)',
       target_container: {
         doc: 'the container it claims, or null',
         fields: { name: 'its name', status: 'its state', running: 'whether it runs' },
