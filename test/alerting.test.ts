@@ -16,6 +16,7 @@ import { historyReading } from '../src/acquire.js';
 import { loadHistory } from '../src/snapshot/history.js';
 import { loadSnapshot } from '../src/snapshot/load.js';
 import { example } from './support/cli.js';
+import { DEFAULT_DOCS_URL } from '../src/version.js';
 
 // A real Alertmanager (Debian's prometheus-alertmanager) on loopback; in CI it must be there.
 const it = hasAlertmanager() || process.env['CI'] === 'true' ? test : test.skip;
@@ -96,10 +97,7 @@ it('an alert starts when its finding was first seen, reads well (summary, descri
   assert.ok(Date.parse(firing.endsAt) > Date.now() + 24 * 3600_000, 'lasts until the next nightly run');
   assert.match(firing.annotations['summary']!, 'drift-host: Container env matches the composed file it was built from');
   assert.match(firing.annotations['description']!, 'DATABASE_URL');
-  assert.is(
-    firing.annotations['runbook_url'],
-    'https://github.com/mesh-audit/mesh-audit#ma1001-container-env-matches-composed-file',
-  );
+  assert.is(firing.annotations['runbook_url'], `${DEFAULT_DOCS_URL}/rules/MA1001.md`);
   assert.match(firing.annotations['remediation']!, 'recreate the container from the current file');
   assert.is(firing.labels['resource'], 'app.server');
 

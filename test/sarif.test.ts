@@ -169,15 +169,16 @@ test("a container is located at its ledger entry's line, an unclaimed one at the
   }
 });
 
-test('rules: helpUri to the README section, security-severity and the security tag on exposure rules only', () => {
+test("rules: helpUri to the rule's page under docs/, security-severity and the security tag on exposure rules only", () => {
   const rules = readSarif(example('demo', 'expected.sarif')).runs[0]!.tool.driver.rules;
-  const readme = readFileSync(example('..', 'README.md'), 'utf8');
   for (const rule of rules) {
-    const anchor = rule.helpUri.split('#')[1]!;
     assert.ok(rule.helpUri.startsWith('https://'), 'absolute');
-    assert.ok(
-      readme.includes(`#### ${rule.id} \`${rule.name}\``) && anchor === `${rule.id}-${rule.name}`.toLowerCase(),
-      `README section of ${rule.id}`,
+    const page = /\/blob\/v[^/]+\/(docs\/rules\/[A-Z0-9]+\.md)$/.exec(rule.helpUri)?.[1];
+    assert.is(page, `docs/rules/${rule.id}.md`, rule.helpUri);
+    assert.match(
+      readFileSync(example('..', page ?? 'missing'), 'utf8'),
+      `# ${rule.id} \`${rule.name}\``,
+      `the page of ${rule.id}`,
     );
   }
   const exposure = rules.filter((r) => r.properties['security-severity'] !== undefined);

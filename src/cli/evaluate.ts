@@ -330,7 +330,7 @@ export async function auditAndReport(
     `evaluated ${evaluations.length} snapshot${evaluations.length === 1 ? '' : 's'} with ${selected.length} rules in ` +
       `${now.getTime() - startedAt.getTime()} ms`,
   );
-  const evaluated = reportOf(evaluations, selected, { now, startedAt, packs });
+  const evaluated = reportOf(evaluations, selected, { now, startedAt, packs, docsUrl: run.resolved.settings.docsUrl });
   const plan: DeliveryPlan = {
     formats,
     out: options.out,

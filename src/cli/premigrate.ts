@@ -190,6 +190,7 @@ export function registerPremigrate(cli: CAC, ctx: CommandContext): void {
       startedAt,
       packs: run.packs,
       scoped,
+      docsUrl: run.resolved.settings.docsUrl,
     });
     const nodes = premigrationNodes(snapshots, acquired.history.snapshots, report, scoped);
     await writePremigration({ report, nodes }, options, formats, folder, planSchema);

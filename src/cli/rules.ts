@@ -4,6 +4,7 @@ import { loadCases, runCases } from '../evaluate/cases.js';
 import { formatWarning, lintPack } from '../policy/lint.js';
 import { loadPolicies } from '../policy/load.js';
 import { ruleCatalogue, subjectCatalogue } from '../report/catalogue.js';
+import { helpUriOf } from '../report/rule-docs.js';
 import type { LoadedRule } from '../policy/types.js';
 import type { CommandContext } from './context.js';
 import {
@@ -37,6 +38,8 @@ function showRule(rule: LoadedRule): string {
       .trimEnd()
       .split('\n')
       .map((l) => `  ${l}`),
+    '',
+    ...`Remediation: ${rule.remediation.trim()}`.split('\n').map((l) => `  ${l}`),
   ];
   return lines.join('\n') + '\n';
 }
@@ -139,8 +142,9 @@ export function registerRules(cli: CAC, ctx: CommandContext): void {
           return failed > 0 ? ExitCode.Findings : ExitCode.Ok;
         }
         case 'docs':
-          // The rules, then the fields each subject set offers them (what a rule's `var` may read).
-          ctx.stdout(`${ruleCatalogue(rules)}\n${subjectCatalogue()}`);
+          // The rules, each linked to its documentation as reports link it, then the fields each subject
+          // set offers them (what a rule's `var` may read): the tables of the pages under docs/.
+          ctx.stdout(`${ruleCatalogue(rules, (r) => helpUriOf(r, resolved.settings.docsUrl))}\n${subjectCatalogue()}`);
           return ExitCode.Ok;
         default:
           throw new MeshAuditError(

@@ -149,3 +149,30 @@ function judge(rule: LoadedRule, kind: 'pass' | 'fail', c: Case): string | undef
     );
   return undefined;
 }
+
+/** A case as a rule's page shows it: what it is, and the findings the rule gives on it (none for a passing case). */
+export interface CaseExample {
+  kind: 'pass' | 'fail';
+  name: string;
+  subject: Record<string, unknown>;
+  /** Fields the case leaves unread. */
+  unknown: string[];
+  findings: { message: string; severity: string; discriminator: string | null }[];
+}
+
+/** Each case of a rule run as `rules test` runs it, kept with what the rule said: the examples of its page. */
+export function caseExamples(rule: LoadedRule, cases: RuleCases | undefined): CaseExample[] {
+  return (['fail', 'pass'] as const).flatMap((kind) =>
+    (cases?.[kind] ?? []).map((c) => ({
+      kind,
+      name: c.name,
+      subject: c.subject,
+      unknown: (c.unknown ?? []).map(String),
+      findings: evaluateRule(rule, caseSubject(rule, c.subject, c.unknown)).map((f) => ({
+        message: f.message,
+        severity: f.severity,
+        discriminator: f.discriminator,
+      })),
+    })),
+  );
+}

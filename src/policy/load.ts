@@ -222,10 +222,15 @@ export async function parsePackParts(
           ? ` '${JSON.stringify(String(e.params['additionalProperty'])).slice(1, -1)}'`
           : ''; // escaped: a key can hold line breaks
       const allowed = e.keyword === 'enum' ? `: ${(e.params['allowedValues'] as unknown[]).join(', ')}` : '';
+      // Remediation was once a paragraph of `help`: say where that paragraph goes now.
+      const hint =
+        e.keyword === 'required' && e.params['missingProperty'] === 'remediation'
+          ? ' (what to do about a finding, in markdown: a **Remediation:** paragraph of help moves there)'
+          : '';
       const line = lineAt(doc, lines, e.instancePath);
       const ruleId = ruleIdAt(value, e.instancePath);
       const where = `${file}:${line}: ${ruleId ? `rule ${ruleId}: ` : ''}${e.instancePath || '(root)'}`;
-      const text = `${where} ${e.message ?? 'is invalid'}${extra}${allowed}`;
+      const text = `${where} ${e.message ?? 'is invalid'}${extra}${allowed}${hint}`;
       if (seen.has(text)) return [];
       seen.add(text);
       return [{ line, text }];
@@ -325,6 +330,14 @@ async function expandPolicyPath(path: string): Promise<string[]> {
   if (found.length === 0)
     throw new MeshAuditError(`${path}: folder holds no policy (*.yaml, or a folder with ${PACK_MANIFEST})`);
   return found;
+}
+
+/**
+ * Every pack shipped with mesh-audit, whatever a run's profile or settings load: the rules that have a
+ * page under docs/rules/ and a link to it (`npm run docs`, scripts/docs-pages.ts; report/rule-docs.ts).
+ */
+export async function loadShippedPacks(): Promise<PolicyPack[]> {
+  return [await loadPolicyFile(DEFAULT_POLICY)];
 }
 
 /** Which packs a run loads: the shipped pack unless replaced on purpose, plus the packs added to it. */

@@ -5,6 +5,7 @@ import { carriedFindings, type Report } from './report.js';
 import {
   benchmarkOf,
   helpUriOf,
+  helpWithRemediation,
   isSecurityRule,
   plainText,
   SECURITY_SEVERITY,
@@ -105,7 +106,7 @@ function notificationText(n: Notification): string {
   return n.message.includes(subject) ? n.message : `${subject}: ${n.message}`;
 }
 
-function ruleDescriptor(r: LoadedRule) {
+function ruleDescriptor(r: LoadedRule, docsUrl: string) {
   const security = isSecurityRule(r);
   const benchmark = benchmarkOf(r);
   return {
@@ -113,9 +114,9 @@ function ruleDescriptor(r: LoadedRule) {
     name: r.name,
     shortDescription: { text: r.title },
     fullDescription: { text: summaryOf(r) },
-    help: { text: plainText(r.help), markdown: r.help.trim() },
+    help: { text: plainText(helpWithRemediation(r)), markdown: helpWithRemediation(r) },
     // Only a real page: a rule of one's own pack without `helpUri` has none (its help is here whole).
-    ...(helpUriOf(r) !== undefined ? { helpUri: helpUriOf(r) } : {}),
+    ...(helpUriOf(r, docsUrl) !== undefined ? { helpUri: helpUriOf(r, docsUrl) } : {}),
     defaultConfiguration: { level: level(r.severity) },
     properties: {
       tags: security ? [...new Set([...r.tags, 'security'])] : r.tags,
@@ -148,7 +149,7 @@ function hostRuns(report: Report): HostRuns[] {
     version: report.tool.version,
     semanticVersion: report.tool.version,
     informationUri: report.tool.uri,
-    rules: rules.map(ruleDescriptor),
+    rules: rules.map((r) => ruleDescriptor(r, report.docsUrl)),
   };
   const startTimeUtc = new Date(
     Date.parse(report.generatedAt) - Math.round(report.durationSeconds * 1000),

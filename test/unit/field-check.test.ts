@@ -29,6 +29,7 @@ function pack(subject: string, lines: string[]): string {
       ...lines.map((l) => `    ${l}`),
       '    message: m',
       '    help: h',
+      '    remediation: r',
       '    tags: []',
       '    profiles: [nightly]',
       '',

@@ -42,6 +42,7 @@ function ruleLines(r: RuleText): string[] {
     `    assert: ${r.assert ?? '{"var": "claimed"}'}`,
     `    message: ${r.message ?? '"{name} is not claimed"'}`,
     '    help: Why it matters.',
+    '    remediation: What to do.',
     '    tags: [test]',
     '    profiles: [nightly]',
   ];
@@ -293,6 +294,7 @@ bad("unknown operator in a block-style assert points at the operator's own line"
     '        - nope: 1',
     '    message: "{name}"',
     '    help: h',
+    '    remediation: r',
     '    tags: []',
     '    profiles: [nightly]',
   ]);
