@@ -4,7 +4,7 @@
  * the built-in ones and every subject set.
  */
 import { relative } from 'node:path';
-import { caseExamples, loadCases } from '../src/evaluate/cases.js';
+import { caseExamples, loadCases, type RuleCases } from '../src/evaluate/cases.js';
 import { PACKAGE_ROOT } from '../src/paths.js';
 import { loadShippedPacks } from '../src/policy/load.js';
 import { docPages, type RulePageInput } from '../src/report/doc-pages.js';
@@ -17,12 +17,11 @@ export const DOCS_FOLDER = 'docs';
 export async function shippedDocPages(): Promise<Map<string, string>> {
   const inputs: RulePageInput[] = [{ rule: WAIVER_EXPIRED_RULE, source: 'src/report/waivers.ts', examples: [] }];
   for (const pack of await loadShippedPacks()) {
-    const cases = await loadCases(pack);
-    const file = relative(PACKAGE_ROOT, pack.file);
+    const cases = Object.assign({}, ...(await loadCases(pack)).map((f) => f.cases)) as Record<string, RuleCases>;
     for (const rule of pack.rules)
       inputs.push({
         rule,
-        source: file,
+        source: relative(PACKAGE_ROOT, rule.source.file),
         pack: { id: pack.pack.id, version: pack.pack.version },
         examples: caseExamples(rule, cases[rule.id]),
       });

@@ -43,7 +43,7 @@ test('each shipped rule, the built-in one too, and each subject set has its page
 
 test("a rule's page has its help, remediation, facts read, and its cases with the finding each failing one gives", () => {
   const page = readFileSync(docs('rules', 'MA1001.md'), 'utf8');
-  const cases = readFileSync(packageFile('policies', 'mesh-core.cases.yaml'), 'utf8');
+  const cases = readFileSync(packageFile('policies', 'mesh-core', 'MA1-drift.cases.yaml'), 'utf8');
   assert.match(page, '# MA1001 `container-env-matches-composed-file`');
   assert.match(page, '## Remediation\n\nRecreate the container from the current file (restarting is not enough');
   assert.match(page, '| `readings.compose` |');

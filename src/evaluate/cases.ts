@@ -168,7 +168,7 @@ export function caseExamples(rule: LoadedRule, cases: RuleCases | undefined): Ca
       name: c.name,
       subject: c.subject,
       unknown: (c.unknown ?? []).map(String),
-      findings: evaluateRule(rule, caseSubject(rule, c.subject, c.unknown)).map((f) => ({
+      findings: evaluateRule(rule, caseSubject(rule, c.subject, c.unknown, c.allow)).map((f) => ({
         message: f.message,
         severity: f.severity,
         discriminator: f.discriminator,

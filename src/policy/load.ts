@@ -159,7 +159,7 @@ function fail(file: string, line: number, ruleId: string | undefined, message: s
 export async function loadPack(path: string): Promise<PolicyPack> {
   const parts = await readPackParts(path);
   const pack = precompiled(path, parts) ?? (await parsePackParts(path, parts));
-  // The shipped packs' rules are documented in the README (their default link); no other pack's are.
+  // The shipped packs' rules have pages under docs/rules/ (their default link); no other pack's do.
   return isShippedPack(path)
     ? { ...pack, shipped: true, rules: pack.rules.map((r) => ({ ...r, shipped: true })) }
     : pack;
@@ -337,7 +337,7 @@ async function expandPolicyPath(path: string): Promise<string[]> {
  * page under docs/rules/ and a link to it (`npm run docs`, scripts/docs-pages.ts; report/rule-docs.ts).
  */
 export async function loadShippedPacks(): Promise<PolicyPack[]> {
-  return [await loadPolicyFile(DEFAULT_POLICY)];
+  return [await loadPack(DEFAULT_POLICY)];
 }
 
 /** Which packs a run loads: the shipped pack unless replaced on purpose, plus the packs added to it. */
