@@ -337,7 +337,8 @@ async function expandPolicyPath(path: string): Promise<string[]> {
  * page under docs/rules/ and a link to it (`npm run docs`, scripts/docs-pages.ts; report/rule-docs.ts).
  */
 export async function loadShippedPacks(): Promise<PolicyPack[]> {
-  return [await loadPack(DEFAULT_POLICY)];
+  // The hardening pack too: a run loads it only for its profile, but its rules are shipped and documented.
+  return loadPolicies({ added: [], shipped: true, hardening: true });
 }
 
 /** Which packs a run loads: the shipped pack unless replaced on purpose, plus the packs added to it. */
