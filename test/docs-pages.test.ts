@@ -7,7 +7,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { packageFile } from '../src/paths.js';
-import { loadShippedPacks } from '../src/policy/load.js';
+import { HARDENING_PACK_ID, loadShippedPacks } from '../src/policy/load.js';
 import { SUBJECT_SET_NAMES } from '../src/policy/sets.js';
 import { helpUriOf } from '../src/report/rule-docs.js';
 import { WAIVER_EXPIRED_RULE } from '../src/report/waivers.js';
@@ -70,8 +70,13 @@ test('`mesh-audit rules docs` prints each set with the field table of its page, 
     assert.ok(table.split('\n').length > 3, set);
     assert.match(r.stdout, `**\`${set}\`**\n\n${table}\n`);
   }
-  for (const rule of (await loadShippedPacks()).flatMap((p) => p.rules))
-    assert.match(r.stdout, `| [${rule.id}](${DEFAULT_DOCS_URL}/rules/${rule.id}.md) | \`${rule.name}\` |`);
+  // The hardening pack's rules are listed for their profile alone (`rules docs --profile hardening`).
+  const hardening = await runCli(['rules', 'docs', '--profile', 'hardening']);
+  assert.is(hardening.code, 0, hardening.stderr);
+  for (const rule of (await loadShippedPacks()).flatMap((p) => p.rules)) {
+    const out = rule.pack === HARDENING_PACK_ID ? hardening.stdout : r.stdout;
+    assert.match(out, `| [${rule.id}](${DEFAULT_DOCS_URL}/rules/${rule.id}.md) | \`${rule.name}\` |`);
+  }
 });
 
 test.run();
