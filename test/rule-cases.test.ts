@@ -21,6 +21,7 @@ rules:
     assert: {"===": [{"var": "seen.inode"}, {"var": "host_file.inode"}]}
     message: "{container.name} sees {destination} as inode {seen.inode}, the host has {host_file.inode}"
     help: Why it matters.
+    remediation: What to do.
     tags: [test]
     profiles: [nightly]
 `;
