@@ -13,9 +13,7 @@ export type SchemaName =
   | 'waivers'
   | 'ledgerEntry'
   | 'policy'
-  | 'cases'
-  | 'adoptionPlan'
-  | 'historyIndex';
+  | 'adoptionPlan';
 
 /** Where `npm run build` writes the validators compiled ahead (scripts/precompile.ts). */
 export const GENERATED_VALIDATORS = './generated/validators.cjs';

@@ -32,7 +32,6 @@ rules:
     assert: {"==": [{"count": [{"var": "big"}]}, 0]}
     message: "{name}: {big}"
     help: Nothing to do.
-    remediation: Nothing.
     tags: []
     profiles: [nightly]
   - id: T2
@@ -45,7 +44,6 @@ rules:
     assert: {"==": [{"cat": [{"var": "big"}]}, "x"]}
     message: "{name}"
     help: Nothing to do.
-    remediation: Nothing.
     tags: []
     profiles: [nightly]
   - id: T3
@@ -56,7 +54,6 @@ rules:
     assert: false
     message: "{name} is here"
     help: Nothing to do.
-    remediation: Nothing.
     tags: []
     profiles: [nightly]
 `;

@@ -25,7 +25,6 @@ async function everyContainerRule() {
           assert: { '!': { var: 'host_network' } },
           message: '{name} is on the host network',
           help: 'h',
-          remediation: 'r',
           tags: [],
           profiles: ['nightly'],
         },

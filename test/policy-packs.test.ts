@@ -33,7 +33,8 @@ rules:
     message: "{name} has no owner label"
     help: |
       Every running container names its owner.
-    remediation: label it.
+
+      **Remediation:** label it.
     tags: [site]
     profiles: [nightly]
 `;

@@ -140,7 +140,6 @@ rules:
     assert: false
     message: "{name} holds {env}"
     help: Nothing to do.
-    remediation: Nothing.
     tags: []
     profiles: [nightly]
   - id: T9002
@@ -151,7 +150,6 @@ rules:
     assert: false
     message: "{id} carries {extra}"
     help: Nothing to do.
-    remediation: Nothing.
     tags: []
     profiles: [nightly]
 `;

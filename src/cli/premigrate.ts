@@ -1,4 +1,3 @@
-import type { HistoryInput } from '../facts/history.js';
 import type { CAC } from 'cac';
 import { join } from 'node:path';
 import { ExitCode, MeshAuditError } from '../errors.js';
@@ -74,7 +73,7 @@ function checkPlanName(plan: unknown, out: string): void {
  */
 function premigrationNodes(
   snapshots: readonly Snapshot[],
-  history: HistoryInput,
+  history: readonly Snapshot[],
   report: Report,
   scoped: { scope: Scope; now: Date },
 ): Premigration[] {
@@ -190,7 +189,6 @@ export function registerPremigrate(cli: CAC, ctx: CommandContext): void {
       startedAt,
       packs: run.packs,
       scoped,
-      docsUrl: run.resolved.settings.docsUrl,
     });
     const nodes = premigrationNodes(snapshots, acquired.history.snapshots, report, scoped);
     await writePremigration({ report, nodes }, options, formats, folder, planSchema);

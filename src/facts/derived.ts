@@ -1,4 +1,5 @@
-import type { FactSource, UnknownFactOf } from '../policy/subject.js';
+import type { Problem } from '../snapshot/types.js';
+import type { UnknownFactOf } from '../policy/subject.js';
 
 /**
  * Where each fact of a subject comes from, declared once per subject set: read from a source (and
@@ -10,7 +11,7 @@ import type { FactSource, UnknownFactOf } from '../policy/subject.js';
  * object holding only those). So a fact built from an unknown one can never pass for known:
  * ARCHITECTURE.md, "Known and unknown".
  */
-export type { FactSource };
+export type FactSource = Problem['source'];
 
 /** A fact read from a source. */
 export interface ReadFact {

@@ -133,8 +133,9 @@ export function renderText(report: Report, options: TextOptions): string {
     for (const id of ruled) {
       const rule = rules.get(id);
       if (!rule) continue;
-      lines.push(`  ${rule.id} ${rule.name}: ${remediationOf(rule)}`);
-      lines.push(`  ${paint('dim', `  more: ${moreAbout(rule, report.docsUrl)}`)}`);
+      const remediation = remediationOf(rule);
+      lines.push(`  ${rule.id} ${rule.name}: ${remediation || 'see its help'}`);
+      lines.push(`  ${paint('dim', `  more: ${moreAbout(rule)}`)}`);
     }
     lines.push('');
   }

@@ -34,7 +34,6 @@ async function rule(fields: Record<string, unknown>) {
           subject: 'containers',
           message: 'm',
           help: 'h',
-          remediation: 'r',
           tags: [],
           profiles: ['nightly'],
           ...fields,

@@ -38,7 +38,6 @@ const packText = JSON.stringify(
       assert: rule,
       message: 'case failed',
       help: 'A case of the public JSON Logic suite.',
-      remediation: 'None.',
       tags: [],
       profiles: ['nightly'],
     })),
