@@ -322,6 +322,19 @@ const demoFound = [
   },
 ];
 
+const demoObjects = [
+  { id: 'forge.net', type: 'network', module: 'forge', origin: 'declared', target: 'forge_net' },
+  { id: 'forge.data', type: 'volume', module: 'forge', origin: 'declared', target: 'forge_data' },
+  {
+    id: 'host.sshd',
+    type: 'service',
+    origin: 'found',
+    target: 'sshd',
+    holds: [22],
+    applied_at: '2026-09-01T00:00:00Z',
+  },
+];
+
 function demoBefore(): Snapshot {
   const model = runner(gitea045(demoModel('2026-09-23T06:00:00Z')))
     .file('/etc/mesh/forge/forge.env', OLD_FORGE_ENV)
@@ -346,12 +359,42 @@ function demo(): Snapshot {
       network: 'none',
       env: { PATH: '/bin' },
     });
-  return oldForge(newForge(model, 'forge', 3998), 3999)
-    .ledger([...ledger045('2026-09-13T09:30:00Z'), ...forgeLedger(true, 'forge', [3998]), ...demoFound], {
-      path: LEDGER,
-      node: 'edge-7',
-      adopted: true,
+  // What else the mesh and the host keep there, all accounted for: the engine's own networks, the forge's
+  // network and data volume, an anonymous volume, sshd declared as a host service, a loopback-only agent.
+  const withObjects = model
+    .network({ name: 'host', driver: 'host', containers: ['forge', 'forge-forge.server', 'legacy-postgres'] })
+    .network({ name: 'none', driver: 'null', containers: ['debug-shell'] })
+    .network({ name: 'forge_net', internal: true, labels: { 'mesh.module': 'forge', 'mesh.resource': 'forge.net' } })
+    .volume({
+      name: 'forge_data',
+      labels: { 'mesh.module': 'forge', 'mesh.resource': 'forge.data' },
+      containers: ['forge'],
     })
+    .volume({
+      name: '5e1d4c3b2a19088f7e6d5c4b3a2918070f1e2d3c4b5a69788796a5b4c3d2e1f0',
+      containers: ['legacy-postgres'],
+    })
+    .hostListener({
+      protocol: 'tcp',
+      address: '0.0.0.0',
+      port: 22,
+      holder: { pid: 611, name: 'sshd', exe: '/usr/sbin/sshd', containerId: null },
+    })
+    .hostListener({
+      protocol: 'tcp',
+      address: '127.0.0.1',
+      port: 9100,
+      holder: { pid: 702, name: 'node_exporter', exe: '/usr/bin/node_exporter', containerId: null },
+    });
+  return oldForge(newForge(withObjects, 'forge', 3998), 3999)
+    .ledger(
+      [...ledger045('2026-09-13T09:30:00Z'), ...forgeLedger(true, 'forge', [3998]), ...demoFound, ...demoObjects],
+      {
+        path: LEDGER,
+        node: 'edge-7',
+        adopted: true,
+      },
+    )
     .build();
 }
 

@@ -2,15 +2,16 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { ScanSettings } from './config.js';
 import { MeshAuditError } from './errors.js';
-import { withMemory } from './facts/history.js';
+import { pastOf, withMemory } from './facts/history.js';
 import { resolveHostname, takeSnapshot } from './scan.js';
-import { loadHistory, type History } from './snapshot/history.js';
+import { loadHistory, type History, type HistoryReading } from './snapshot/history.js';
 import { keepSnapshot, readOwnHistory } from './snapshot/history-store.js';
 import { loadSnapshot } from './snapshot/load.js';
 import { withProblems } from './snapshot/problems.js';
 import type { Problem, Snapshot } from './snapshot/types.js';
 import { WriteFailure } from './write/atomic.js';
 import type { ScopeJudge } from './scope.js';
+import { TOOL_VERSION } from './version.js';
 
 /*
  * The snapshot a command works on, shared by `scan`, `snapshot` and `premigrate`: a saved one with the
@@ -23,6 +24,8 @@ export interface AcquireIo {
   now(): Date;
   /** `using the history beside …`, `kept snapshot …`. */
   note(text: string): void;
+  /** For --verbose only: how the history was read. */
+  detail(text: string): void;
   /** A source that could not be read, told as it is met (it is in the reports too). */
   problem(message: string): void;
   /** A progress line for one read of the host. */
@@ -59,7 +62,14 @@ export interface AcquireRequest {
   scope?: ScopeJudge;
 }
 
-const NO_HISTORY: History = { snapshots: [], problems: [] };
+const NO_HISTORY: History = { snapshots: [], problems: [], files: new Map() };
+
+/** How this mesh-audit reads history: each kept snapshot from its folder's index where it can be (--verbose says). */
+export const historyReading = (say?: (line: string) => void): HistoryReading => ({
+  pastOf,
+  tool: TOOL_VERSION,
+  ...(say ? { say } : {}),
+});
 
 /**
  * `named`, else the `history/` folder beside `file` (`what`: the snapshot, the output) when there is one, said in a
@@ -110,7 +120,13 @@ export async function readHost(
 export async function acquireSnapshot(request: AcquireRequest, io: AcquireIo, home?: HistoryHome): Promise<Acquired> {
   if (request.snapshot !== undefined) {
     const historyDir = historyFolderFor(request.snapshot, 'the snapshot', request.history, io);
-    const history = historyDir !== undefined ? await loadHistory(historyDir) : NO_HISTORY;
+    const history =
+      historyDir !== undefined
+        ? await loadHistory(
+            historyDir,
+            historyReading((line) => io.detail(line)),
+          )
+        : NO_HISTORY;
     return {
       snapshots: [await loadSnapshot(request.snapshot)],
       history,
@@ -124,9 +140,16 @@ export async function acquireSnapshot(request: AcquireRequest, io: AcquireIo, ho
   const own = request.history === undefined ? home : undefined;
   const history =
     request.history !== undefined
-      ? await loadHistory(request.history)
+      ? await loadHistory(
+          request.history,
+          historyReading((line) => io.detail(line)),
+        )
       : own !== undefined
-        ? await readOwnHistory(own.dir, hostname)
+        ? await readOwnHistory(
+            own.dir,
+            hostname,
+            historyReading((line) => io.detail(line)),
+          )
         : NO_HISTORY;
   const snapshot = await readHost({ ...settings, hostname }, history, io, request.scope);
   for (const p of [...snapshot.problems, ...history.problems]) io.problem(p.message);
@@ -137,7 +160,13 @@ export async function acquireSnapshot(request: AcquireRequest, io: AcquireIo, ho
     keep: async () => {
       if (own === undefined) return [];
       try {
-        io.note(`kept snapshot ${await keepSnapshot(own.dir, own.sequence, snapshot, settings.keep)}`);
+        const kept = await keepSnapshot(own.dir, own.sequence, snapshot, settings.keep, {
+          past: pastOf(snapshot),
+          history,
+          tool: TOOL_VERSION,
+          indexNotWritten: (message) => io.note(message),
+        });
+        io.note(`kept snapshot ${kept}`);
         return [];
       } catch (err) {
         if (!(err instanceof WriteFailure) && !(err instanceof MeshAuditError)) throw err;
@@ -160,7 +189,13 @@ export async function snapshotOfHost(
   scope?: ScopeJudge,
 ): Promise<Snapshot> {
   const hostname = await resolveHostname(settings);
-  const history = historyDir !== undefined ? await loadHistory(historyDir) : NO_HISTORY;
+  const history =
+    historyDir !== undefined
+      ? await loadHistory(
+          historyDir,
+          historyReading((line) => io.detail(line)),
+        )
+      : NO_HISTORY;
   const snapshot = withProblems(await readHost({ ...settings, hostname }, history, io, scope), history.problems);
   for (const p of snapshot.problems) io.problem(p.message);
   return snapshot;

@@ -8,6 +8,7 @@ import { DEFAULT_LABEL_KEYS, type EnvFileSyntax, type LabelKeys } from './snapsh
 import { validatorFor } from './validate.js';
 import { DEFAULT_MAX_FILES } from './limits.js';
 import type { AlertmanagerSettings } from './alert/target.js';
+import { DEFAULT_DOCS_URL } from './version.js';
 
 /** Everything a live scan needs to know about the host, merged from flags, config file and defaults. */
 export interface ScanSettings {
@@ -55,6 +56,8 @@ export interface AuditSettings {
   defaultPolicy: boolean;
   /** Where alerts go and how to authenticate (alert/target.ts); `--alertmanager URL` overrides its url. */
   alertmanager: AlertmanagerSettings | undefined;
+  /** The docs folder the shipped rules' links point into (`<docsUrl>/rules/<ID>.md`): SARIF helpUri, runbook_url, … */
+  docsUrl: string;
 }
 
 /** The defaults of the reporting settings (scan and evaluate; premigrate has its own formats). */
@@ -153,12 +156,13 @@ export const configSchema = {
       },
     },
     format: { type: 'string', pattern: `^ *${reportFormat} *(, *${reportFormat} *)*$` },
-    profile: { enum: ['nightly', 'premigration', 'all'] },
+    profile: { enum: ['nightly', 'premigration', 'hardening', 'all'] },
     baseline: { type: 'string', minLength: 1 },
     failOnNew: { type: 'boolean' },
     onlyNew: { type: 'boolean' },
     promFile: { type: 'string', minLength: 1 },
     waivers: { type: 'string', minLength: 1 },
+    docsUrl: { type: 'string', format: 'uri' },
   },
 } as const;
 const validateConfig = validatorFor('config', configSchema);
@@ -278,6 +282,7 @@ export async function resolveSettings(
     defaultPolicy: true,
     ...DEFAULT_REPORT_SETTINGS,
     alertmanager: undefined,
+    docsUrl: DEFAULT_DOCS_URL,
   };
   const settings: Settings = { ...defaults };
   const origins = Object.fromEntries(Object.keys(defaults).map((k) => [k, 'default'])) as Record<

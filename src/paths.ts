@@ -27,7 +27,11 @@ export const packageFile = (...parts: string[]): string => {
  * executable carries each of them (scripts/package/bundle.ts embeds this list), so a file read any
  * other way would be missing there. Read them with readPackageText.
  */
-export const RUNTIME_PACKAGE_FILES = ['policies/policy.schema.json', 'policies/adoption-plan.schema.json'] as const;
+export const RUNTIME_PACKAGE_FILES = [
+  'policies/policy.schema.json',
+  'policies/cases.schema.json',
+  'policies/adoption-plan.schema.json',
+] as const;
 export type RuntimePackageFile = (typeof RUNTIME_PACKAGE_FILES)[number];
 
 /** The shipped pack's folder in the package: pack.yaml and one rule file per ID block (README, "ID blocks"). */
@@ -37,7 +41,9 @@ export const SHIPPED_PACK_FOLDER = 'policies/mesh-core';
  * single executable carries each of them (scripts/package/bundle.ts), so a rule file added to the
  * shipped pack is embedded without being named anywhere else.
  */
-export const RUNTIME_PACKAGE_FOLDERS = [SHIPPED_PACK_FOLDER] as const;
+/** The second shipped pack's folder: docker-hardening (CIS Docker), loaded only for the `hardening` profile. */
+export const HARDENING_PACK_FOLDER = 'policies/docker-hardening';
+export const RUNTIME_PACKAGE_FOLDERS = [SHIPPED_PACK_FOLDER, HARDENING_PACK_FOLDER] as const;
 
 /** A runtime package file's text: from inside the single executable, else from the package folder. */
 export async function readPackageText(path: RuntimePackageFile): Promise<string> {

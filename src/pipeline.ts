@@ -1,10 +1,11 @@
+import type { HistoryInput } from './facts/history.js';
 import { buildSubjects } from './facts/subjects.js';
 import { evaluate, type EvaluateOptions } from './evaluate/evaluate.js';
 import type { LoadedRule, PolicyPack, Profile } from './policy/types.js';
 import { policyUsed, type Report } from './report/report.js';
 import type { Evaluation, Finding } from './evaluate/finding.js';
 import type { Snapshot } from './snapshot/types.js';
-import { TOOL_NAME, TOOL_URI, TOOL_VERSION } from './version.js';
+import { DEFAULT_DOCS_URL, TOOL_NAME, TOOL_URI, TOOL_VERSION } from './version.js';
 import { applyBaseline, withFirstSeen, type BaselineFinding } from './report/baseline.js';
 import { applyWaivers, WAIVER_EXPIRED_RULE, type Waiver } from './report/waivers.js';
 import { applyScope, isEmptyScope, type Scope } from './scope.js';
@@ -20,7 +21,7 @@ export function rulesOf(rules: readonly LoadedRule[], profile: Profile | undefin
  */
 export function auditSnapshot(
   snapshot: Snapshot,
-  history: readonly Snapshot[],
+  history: HistoryInput,
   rules: readonly LoadedRule[],
   options: EvaluateOptions & { scoped?: { scope: Scope; now: Date } | undefined } = {},
 ): Evaluation {
@@ -44,17 +45,18 @@ export const SHIPPED_PACK_REPLACED =
 
 /**
  * The report of evaluations already made, for every writer. `packs`: the packs loaded, said in every
- * format (and, when the shipped one is not among them, a note on each host).
+ * format (and, when the shipped one is not among them, a note on each host). `docsUrl`: the setting.
  */
 export function reportOf(
   evaluations: Evaluation[],
   rules: readonly LoadedRule[],
-  options: { now: Date; startedAt?: Date; packs?: readonly PolicyPack[] },
+  options: { now: Date; startedAt?: Date; packs?: readonly PolicyPack[]; docsUrl?: string },
 ): Report {
   const policy = options.packs ? { ...policyUsed(options.packs), rulesRun: rules.map((r) => r.id).sort() } : undefined;
   const replaced = policy !== undefined && !policy.shippedPack;
   return {
     tool: { name: TOOL_NAME, version: TOOL_VERSION, uri: TOOL_URI },
+    docsUrl: options.docsUrl ?? DEFAULT_DOCS_URL,
     generatedAt: options.now.toISOString(),
     rules: [...rules],
     evaluations: replaced
@@ -80,7 +82,7 @@ export function reportOf(
 /** The pure core, top to bottom: snapshots -> facts -> findings -> a report for every writer. */
 export function auditSnapshots(
   snapshots: readonly Snapshot[],
-  history: readonly Snapshot[],
+  history: HistoryInput,
   rules: readonly LoadedRule[],
   options: {
     profile?: Profile | undefined;
@@ -88,6 +90,7 @@ export function auditSnapshots(
     startedAt?: Date;
     packs?: readonly PolicyPack[];
     scoped?: { scope: Scope; now: Date };
+    docsUrl?: string;
   },
 ): Report {
   const selected = rulesOf(rules, options.profile);

@@ -5,7 +5,9 @@ import { collectDaemonHost } from './collect/daemon.js';
 import { collectDocker } from './collect/docker.js';
 import { resolveEndpoint } from './collect/docker-endpoint.js';
 import { collectFiles } from './collect/files.js';
+import { readHostListeners } from './collect/host-listeners.js';
 import { readLedger } from './collect/ledger.js';
+import { ownContainerId } from './collect/self.js';
 import { procUnavailableReason, readProcessTable, readProcView, type ProcessTable } from './collect/proc.js';
 import type { ProcNetRow } from './collect/proc-net.js';
 import type { ScanSettings } from './config.js';
@@ -15,12 +17,14 @@ import {
   SNAPSHOT_SCHEMA,
   type Container,
   type FileRecord,
+  type HostListenerView,
   type LedgerEntry,
   type Problem,
   type Snapshot,
 } from './snapshot/types.js';
 import { TOOL_NAME, TOOL_VERSION } from './version.js';
 import type { ScopeJudge } from './scope.js';
+import { pastOfAll, type HistoryInput } from './facts/history.js';
 
 export interface ScanHooks {
   now(): Date;
@@ -54,11 +58,7 @@ export async function resolveHostname(settings: ScanSettings): Promise<string> {
  * read), then every file any of them names. The HMAC key lives only in this call.
  * `earlier` are the host's previous snapshots: their former targets are collected too (097).
  */
-export async function takeSnapshot(
-  settings: ScanSettings,
-  earlier: readonly Snapshot[],
-  hooks: ScanHooks,
-): Promise<Snapshot> {
+export async function takeSnapshot(settings: ScanSettings, earlier: HistoryInput, hooks: ScanHooks): Promise<Snapshot> {
   const safe = createSafeValueMaker();
   const takenAt = hooks.now().toISOString();
   const problems: Problem[] = [];
@@ -69,6 +69,8 @@ export async function takeSnapshot(
   const ledgerRead = readLedger(settings.ledger, { root: settings.root, safe });
   ledgerRead.catch(() => undefined); // its failure is thrown below, where it is awaited
 
+  // The container the scanner runs in, if any: the hardening rules leave it out (it mounts the host by design).
+  const scannerContainer = await ownContainerId();
   const endpoint = resolveEndpoint(settings.dockerHost);
   const procReason = await procUnavailableReason({ endpointIsLocalSocket: endpoint.local });
   if (procReason !== null)
@@ -85,10 +87,27 @@ export async function takeSnapshot(
     endpoint,
     safe,
     deadlineMs: settings.dockerTimeoutSeconds * 1000,
+    labelKeys: settings.labels,
     ...(proc !== undefined
       ? { readProc: proc.read, whileListing: proc.readProcessTable }
       : { procUnavailable: procReason ?? 'not read' }),
   });
+  // The host's own sockets, after the containers' (a socket is attributed to a container by its process's cgroup).
+  const hostListeners: HostListenerView =
+    procReason === null
+      ? readHostListeners()
+      : { available: false, reason: `the host's listening sockets not read from /proc: ${procReason}` };
+  if (!hostListeners.available && procReason === null)
+    problems.push({ source: 'listeners', message: `the host's listening sockets not read: ${hostListeners.reason}` });
+  const unheld = hostListeners.available ? hostListeners.sockets.filter((s) => s.holderUnknown !== undefined) : [];
+  if (unheld.length > 0)
+    notes.push({
+      source: 'listeners',
+      message:
+        `${unheld.length} socket(s) listening on the host not checked: no process the scan could read holds them, ` +
+        `and some processes' fds are closed to it (${unheld[0]!.holderUnknown!}): ` +
+        unheld.map((s) => `${s.address}:${s.port}/${s.protocol}`).join(', '),
+    });
   const ledger = await ledgerRead;
   problems.push(...ledger.problems);
   problems.push(...docker.problems);
@@ -126,7 +145,11 @@ export async function takeSnapshot(
     schema: SNAPSHOT_SCHEMA,
     tool: { name: TOOL_NAME, version: TOOL_VERSION },
     takenAt,
-    host: { hostname: await resolveHostname(settings), ...(settings.root !== '/' ? { root: settings.root } : {}) },
+    host: {
+      hostname: await resolveHostname(settings),
+      ...(settings.root !== '/' ? { root: settings.root } : {}),
+      ...(scannerContainer !== null ? { scannerContainer } : {}),
+    },
     config: { managedRoots: settings.managedRoots, labels: settings.labels, envFileSyntax: settings.envFileSyntax },
     docker: docker.docker,
     containers: docker.containers,
@@ -137,6 +160,9 @@ export async function takeSnapshot(
       process: daemonHost.process,
       paths: daemonHost.paths,
     },
+    networks: docker.networks,
+    volumes: docker.volumes,
+    hostListeners,
     files: files.files,
     ledger: ledger.ledger,
     problems,
@@ -190,7 +216,7 @@ function procReaderFor(
 function filesToRead(
   entries: readonly Partial<LedgerEntry>[],
   allContainers: readonly Container[],
-  earlier: readonly Snapshot[],
+  earlier: HistoryInput,
   sourcesLabel: string,
   scope: ScopeJudge | undefined,
 ): { paths: string[]; envPaths: string[] } {
@@ -218,11 +244,9 @@ function filesToRead(
   );
   const ledgerSources = entries.filter(entryInScope).flatMap((e) => e.sources ?? []);
   // Every file target the host's ledgers ever named, and every one the scanner's memory still holds (097).
-  const formerFiles = earlier.flatMap((s) => [
-    ...s.ledger.entries
-      .filter((r) => r.entry.type === 'file' && r.entry.target !== undefined)
-      .map((r) => r.entry.target!),
-    ...(s.memory?.formerTargets ?? []).filter((r) => r.type === 'file').map((r) => r.target),
+  const formerFiles = pastOfAll(earlier).flatMap((s) => [
+    ...s.ledger.entries.filter((r) => r.type === 'file').map((r) => r.target),
+    ...s.formerTargets.filter((r) => r.type === 'file').map((r) => r.target),
   ]);
   const paths = [
     ...entries

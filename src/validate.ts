@@ -13,7 +13,9 @@ export type SchemaName =
   | 'waivers'
   | 'ledgerEntry'
   | 'policy'
-  | 'adoptionPlan';
+  | 'cases'
+  | 'adoptionPlan'
+  | 'historyIndex';
 
 /** Where `npm run build` writes the validators compiled ahead (scripts/precompile.ts). */
 export const GENERATED_VALIDATORS = './generated/validators.cjs';

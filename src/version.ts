@@ -14,6 +14,12 @@ export const TOOL_VERSION: string =
  */
 export const TOOL_COMMIT: string = EMBEDDED?.commit ?? builtCommit();
 export const TOOL_URI = 'https://github.com/mesh-audit/mesh-audit';
+/**
+ * Where the shipped rules' pages are (docs/rules/<ID>.md) unless the `docsUrl` setting says: the docs
+ * folder of the repository at this version's tag, so a report links to the rule as the build that made
+ * it has it, and a link kept in an old report or alert stays true after the rule changes on main.
+ */
+export const DEFAULT_DOCS_URL = `${TOOL_URI}/blob/v${TOOL_VERSION}/docs`;
 
 function builtCommit(): string {
   try {

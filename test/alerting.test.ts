@@ -12,9 +12,11 @@ import { postAlerts } from '../src/alert/alertmanager.js';
 import { auditSnapshots, triage } from '../src/pipeline.js';
 import { loadPolicies } from '../src/policy/load.js';
 import { alertsOf } from '../src/report/alerts.js';
+import { historyReading } from '../src/acquire.js';
 import { loadHistory } from '../src/snapshot/history.js';
 import { loadSnapshot } from '../src/snapshot/load.js';
 import { example } from './support/cli.js';
+import { DEFAULT_DOCS_URL } from '../src/version.js';
 
 // A real Alertmanager (Debian's prometheus-alertmanager) on loopback; in CI it must be there.
 const it = hasAlertmanager() || process.env['CI'] === 'true' ? test : test.skip;
@@ -95,10 +97,7 @@ it('an alert starts when its finding was first seen, reads well (summary, descri
   assert.ok(Date.parse(firing.endsAt) > Date.now() + 24 * 3600_000, 'lasts until the next nightly run');
   assert.match(firing.annotations['summary']!, 'drift-host: Container env matches the composed file it was built from');
   assert.match(firing.annotations['description']!, 'DATABASE_URL');
-  assert.is(
-    firing.annotations['runbook_url'],
-    'https://github.com/mesh-audit/mesh-audit#ma1001-container-env-matches-composed-file',
-  );
+  assert.is(firing.annotations['runbook_url'], `${DEFAULT_DOCS_URL}/rules/MA1001.md`);
   assert.match(firing.annotations['remediation']!, 'recreate the container from the current file');
   assert.is(firing.labels['resource'], 'app.server');
 
@@ -114,7 +113,7 @@ it('an alert starts when its finding was first seen, reads well (summary, descri
 
 test("one root cause, one group: a renamed container's MA2001 and MA2003 alerts share their resource label", async () => {
   const rules = (await loadPolicies()).flatMap((p) => p.rules);
-  const history = await loadHistory(example('097', 'history'));
+  const history = await loadHistory(example('097', 'history'), historyReading());
   const report = auditSnapshots([await loadSnapshot(example('097', 'snapshot.json'))], history.snapshots, rules, {
     now: new Date('2026-10-01T00:00:00Z'),
   });

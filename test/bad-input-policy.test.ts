@@ -23,6 +23,7 @@ const rule = (id: string, name: string, body: string, subject = 'containers', se
     body.replace(/\n$/, ''),
     '    message: "{id} fails"',
     '    help: h',
+    '    remediation: r',
     '    tags: []',
     '    profiles: [nightly]',
   ].join('\n') + '\n';

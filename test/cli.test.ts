@@ -16,6 +16,7 @@ const GOOD_RULE = `
     assert: {"var": "running"}
     message: "{name} is {status}"
     help: Start it.
+    remediation: Start it.
     tags: []
     profiles: [nightly]`;
 
@@ -87,7 +88,7 @@ test('a bad snapshot is exit 2 with the JSON path named', async () => {
 });
 
 const BAD_POLICIES: { name: string; text: string; line: number; rule?: string; says: string }[] = [
-  { name: 'YAML error', text: pack(GOOD_RULE) + '  - id: [unclosed\n', line: 15, says: 'YAML error: Flow sequence' },
+  { name: 'YAML error', text: pack(GOOD_RULE) + '  - id: [unclosed\n', line: 16, says: 'YAML error: Flow sequence' },
   {
     name: 'duplicate key',
     text: pack(GOOD_RULE.replace('    severity: warning', '    severity: warning\n    severity: error')),
@@ -125,7 +126,7 @@ const BAD_POLICIES: { name: string; text: string; line: number; rule?: string; s
   {
     name: 'duplicate rule id',
     text: pack(GOOD_RULE + GOOD_RULE.replace('every-container-running', 'another-name')),
-    line: 14,
+    line: 15,
     rule: 'T1',
     says: "duplicate rule id 'T1'",
   },
@@ -166,6 +167,7 @@ test('a rule that throws on one subject becomes a notification; other rules and 
     assert: true
     message: "never"
     help: Test rule.
+    remediation: Fix it.
     tags: []
     profiles: [nightly]`;
   const file = policyFile(pack(GOOD_RULE + throwing));

@@ -32,6 +32,7 @@ rules:
     assert: {"==": [{"count": [{"var": "big"}]}, 0]}
     message: "{name}: {big}"
     help: Nothing to do.
+    remediation: Nothing.
     tags: []
     profiles: [nightly]
   - id: T2
@@ -44,6 +45,7 @@ rules:
     assert: {"==": [{"cat": [{"var": "big"}]}, "x"]}
     message: "{name}"
     help: Nothing to do.
+    remediation: Nothing.
     tags: []
     profiles: [nightly]
   - id: T3
@@ -54,6 +56,7 @@ rules:
     assert: false
     message: "{name} is here"
     help: Nothing to do.
+    remediation: Nothing.
     tags: []
     profiles: [nightly]
 `;

@@ -119,7 +119,7 @@ const cases: { name: string; args: string[]; says: string[] }[] = [
     name: 'a bad profile in the config: its line and the nearest value',
     args: ['--config', badProfile],
     says: [
-      `${badProfile}:2: /profile must be one of nightly, premigration, all, not 'nighty' (did you mean 'nightly'?)`,
+      `${badProfile}:2: /profile must be one of nightly, premigration, hardening, all, not 'nighty' (did you mean 'nightly'?)`,
     ],
   },
   {

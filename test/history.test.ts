@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { historyReading } from '../src/acquire.js';
 import { loadHistory } from '../src/snapshot/history.js';
 import { historyDirOf, readOwnHistory } from '../src/snapshot/history-store.js';
 import { HostModel } from './support/host-model.js';
@@ -29,15 +30,14 @@ function outputFolder(): string {
 
 test('loadHistory reads the output folder, its history/ or a per-host folder alike, oldest first, never the reports', async () => {
   const out = outputFolder();
-  const names = (r: Awaited<ReturnType<typeof loadHistory>>) =>
-    r.snapshots.map((s) => `${s.host.hostname}@${s.takenAt}`);
+  const names = (r: Awaited<ReturnType<typeof loadHistory>>) => r.snapshots.map((s) => `${s.hostname}@${s.takenAt}`);
   const all = ['n1@2026-10-01T03:00:00Z', 'n1@2026-10-02T03:00:00Z', 'n2@2026-10-01T04:00:00Z'];
   for (const dir of [out, join(out, 'history')]) {
-    const r = await loadHistory(dir);
+    const r = await loadHistory(dir, historyReading());
     assert.equal(r.problems, [], dir);
     assert.equal(names(r), all, dir);
   }
-  assert.equal(names(await loadHistory(historyDirOf(out, 'n1'))), all.slice(0, 2));
+  assert.equal(names(await loadHistory(historyDirOf(out, 'n1'), historyReading())), all.slice(0, 2));
 });
 
 test('a history folder that exists but cannot be read is a problem of the run, not a first run', async () => {
@@ -45,13 +45,13 @@ test('a history folder that exists but cannot be read is a problem of the run, n
   mkdirSync(join(out, 'history'));
   // A file where the host's folder should be: readdir fails (ENOTDIR), as it would with EACCES.
   writeFileSync(historyDirOf(out, 'n1'), 'not a folder');
-  const r = await readOwnHistory(out, 'n1');
+  const r = await readOwnHistory(out, 'n1', historyReading());
   assert.equal(r.snapshots, []);
   assert.is(r.problems.length, 1);
   assert.match(r.problems[0]!.message, /cannot read the history of this host \(ENOTDIR\)/);
   assert.equal(
-    await readOwnHistory(tempDir('mesh-history-'), 'n1'),
-    { snapshots: [], problems: [] },
+    await readOwnHistory(tempDir('mesh-history-'), 'n1', historyReading()),
+    { snapshots: [], problems: [], files: new Map() },
     'no folder yet: a first run',
   );
 });

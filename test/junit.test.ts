@@ -8,6 +8,7 @@ import { PACKAGE_ROOT } from '../src/paths.js';
 import { example, runCli, tempDir } from './support/cli.js';
 import { driftHostSnapshot } from './support/drift-host.js';
 import { HostModel } from './support/host-model.js';
+import { DEFAULT_DOCS_URL } from '../src/version.js';
 
 // The published Jenkins JUnit schema (test/fixtures/junit/README.md), checked by libxml2's xmllint.
 const SCHEMA = join(PACKAGE_ROOT, 'test', 'fixtures', 'junit', 'jenkins-junit.xsd');
@@ -57,10 +58,7 @@ test('a failure names the rule, the subject and how to fix it; a passed check is
   )!;
   assert.match(drift.name!, 'gitea-server <- /etc/mesh/gitea/db.env');
   assert.match(drift.failure![0]!.inner!, 'Remediation: recreate the container');
-  assert.match(
-    drift.failure![0]!.inner!,
-    'https://github.com/mesh-audit/mesh-audit#ma1001-container-env-matches-composed-file',
-  );
+  assert.match(drift.failure![0]!.inner!, `${DEFAULT_DOCS_URL}/rules/MA1001.md`);
   assert.ok(
     cases.some(
       (c) => c.classname === 'MA3005 ledger-well-formed' && c.failure === undefined && c.skipped === undefined,

@@ -25,6 +25,7 @@ async function everyContainerRule() {
           assert: { '!': { var: 'host_network' } },
           message: '{name} is on the host network',
           help: 'h',
+          remediation: 'r',
           tags: [],
           profiles: ['nightly'],
         },

@@ -160,7 +160,7 @@ test('waiver subject globs are real globs: [!u]* waives every container not star
 test('a bad policy pack reports every error at once, each with file:line and rule', async () => {
   const dir = tempDir();
   const rule = (id: string, name: string, assertion: string, message: string) =>
-    `  - id: ${id}\n    name: ${name}\n    title: T\n    severity: warning\n    subject: containers\n    assert: ${assertion}\n    message: "${message}"\n    help: H\n    tags: []\n    profiles: [nightly]\n`;
+    `  - id: ${id}\n    name: ${name}\n    title: T\n    severity: warning\n    subject: containers\n    assert: ${assertion}\n    message: "${message}"\n    help: H\n    remediation: R\n    tags: []\n    profiles: [nightly]\n`;
   const pack = write(
     dir,
     'bad.yaml',
@@ -171,7 +171,7 @@ test('a bad policy pack reports every error at once, each with file:line and rul
   const r = await runCli([...clean, '--format', 'text', '--policy', pack]);
   assert.is(r.code, 2);
   assert.match(r.stderr, new RegExp(`${pack}:9: rule T1: assert`));
-  assert.match(r.stderr, `${pack}:20: rule T2: message: unknown placeholder {nmae}`);
+  assert.match(r.stderr, `${pack}:21: rule T2: message: unknown placeholder {nmae}`);
   const schema = write(
     dir,
     'schema.yaml',
@@ -182,7 +182,7 @@ test('a bad policy pack reports every error at once, each with file:line and rul
   const r2 = await runCli([...clean, '--format', 'text', '--policy', schema]);
   assert.is(r2.code, 2);
   assert.match(r2.stderr, `${schema}:7: rule T1: /rules/0/severity must be equal to one of the allowed values`);
-  assert.match(r2.stderr, `${schema}:18: rule T2: /rules/1/subject`);
+  assert.match(r2.stderr, `${schema}:19: rule T2: /rules/1/subject`);
 });
 
 // --- verbosity ----------------------------------------------------------------------------------

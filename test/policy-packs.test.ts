@@ -33,8 +33,7 @@ rules:
     message: "{name} has no owner label"
     help: |
       Every running container names its owner.
-
-      **Remediation:** label it.
+    remediation: label it.
     tags: [site]
     profiles: [nightly]
 `;

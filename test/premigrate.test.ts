@@ -31,6 +31,7 @@ rules:
     assert: {"!": {"var": "host_network"}}
     message: "{name} runs on the host network"
     help: "A site's own rule."
+    remediation: Fix it.
     tags: [site]
     profiles: [premigration]
 `;

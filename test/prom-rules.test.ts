@@ -93,7 +93,7 @@ it('the shipped alerting rules fire as documented on textfiles the scanner wrote
       summary: 'drift-host: 1 new error finding(s) of MA1001 container-env-matches-composed-file',
       description:
         'The last mesh-audit run on drift-host found 1 error finding(s) of rule MA1001 (container-env-matches-composed-file) that were not there the run before. Read the report (mesh-audit.json or the text output) for what and where.',
-      runbook_url: 'https://github.com/mesh-audit/mesh-audit#rule-reference',
+      runbook_url: 'https://github.com/mesh-audit/mesh-audit/blob/main/docs/rules/MA1001.md',
     },
   };
   const noRun = {

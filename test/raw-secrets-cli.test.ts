@@ -140,6 +140,7 @@ rules:
     assert: false
     message: "{name} holds {env}"
     help: Nothing to do.
+    remediation: Nothing.
     tags: []
     profiles: [nightly]
   - id: T9002
@@ -150,6 +151,7 @@ rules:
     assert: false
     message: "{id} carries {extra}"
     help: Nothing to do.
+    remediation: Nothing.
     tags: []
     profiles: [nightly]
 `;

@@ -2,12 +2,12 @@
  * The README's example pack and its cases ("A pack of your own"), taken from the README as written and
  * run the way it tells a reader to: so the example cannot rot. Also what it says about links.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { packageFile } from '../src/paths.js';
-import { TOOL_URI } from '../src/version.js';
+import { DEFAULT_DOCS_URL, TOOL_URI } from '../src/version.js';
 import { example, runCli, tempDir } from './support/cli.js';
 
 const README = readFileSync(packageFile('README.md'), 'utf8');
@@ -67,10 +67,7 @@ test('the README example pack, added with --policy, reports beside the shipped r
   const helpUri = /^ {4}helpUri: (\S+)$/m.exec(exampleFile('site.yaml'))?.[1];
   assert.ok(helpUri !== undefined, 'the README example shows helpUri');
   assert.is(run.tool.driver.rules.find((x) => x.id === 'SITE001')?.helpUri, helpUri);
-  assert.is(
-    run.tool.driver.rules.find((x) => x.id === 'MA1001')?.helpUri,
-    `${TOOL_URI}#ma1001-container-env-matches-composed-file`,
-  );
+  assert.is(run.tool.driver.rules.find((x) => x.id === 'MA1001')?.helpUri, `${DEFAULT_DOCS_URL}/rules/MA1001.md`);
 });
 
 test("a rule of one's own without helpUri gets no made-up link: none in SARIF, JSON Lines or alerts; text points at where it is written", async () => {
@@ -101,7 +98,9 @@ test("a rule of one's own without helpUri gets no made-up link: none in SARIF, J
     .map((l) => JSON.parse(l) as { ruleId?: string; helpUri?: string });
   assert.ok(lines.some((l) => l.ruleId === 'SITE001'));
   assert.ok(lines.filter((l) => l.ruleId === 'SITE001').every((l) => l.helpUri === undefined));
-  assert.ok(lines.filter((l) => l.ruleId === 'MA1001').every((l) => l.helpUri?.startsWith(`${TOOL_URI}#`)));
+  assert.ok(
+    lines.filter((l) => l.ruleId === 'MA1001').every((l) => l.helpUri === `${DEFAULT_DOCS_URL}/rules/MA1001.md`),
+  );
   assert.match(
     r.stdout,
     `more: ${pack}:${
@@ -110,13 +109,59 @@ test("a rule of one's own without helpUri gets no made-up link: none in SARIF, J
         .findIndex((l) => l.includes('id: SITE001')) + 1
     } (`,
   );
-  assert.not.match(r.stdout, `${TOOL_URI}#site001`);
+  assert.not.match(r.stdout, 'SITE001.md');
 });
 
-test('the shipped rules link to the repository package.json names, at a section the README has', () => {
-  const pkg = JSON.parse(readFileSync(packageFile('package.json'), 'utf8')) as { repository?: { url?: string } };
+test("the shipped rules link to their page in the repository package.json names, at this version's tag", () => {
+  const pkg = JSON.parse(readFileSync(packageFile('package.json'), 'utf8')) as {
+    version: string;
+    repository?: { url?: string };
+  };
   assert.is(pkg.repository?.url, `git+${TOOL_URI}.git`, 'TOOL_URI (src/version.ts) is the repository of package.json');
-  assert.match(README, '#### MA1001 `container-env-matches-composed-file`');
+  assert.is(DEFAULT_DOCS_URL, `https://github.com/mesh-audit/mesh-audit/blob/v${pkg.version}/docs`);
+  assert.ok(existsSync(packageFile('docs', 'rules', 'MA1001.md')), 'the page a link names is in docs/');
+  assert.match(README, '| [MA1001](docs/rules/MA1001.md) | `container-env-matches-composed-file` |');
+});
+
+test('docsUrl in the config file moves every shipped link (SARIF, JSON Lines, text, `rules docs`), not a custom helpUri', async () => {
+  const { dir, pack } = writeExample();
+  const config = join(dir, 'config.yaml');
+  writeFileSync(config, 'docsUrl: https://wiki.example.org/mesh-audit/docs/\n');
+  const out = tempDir();
+  const r = await runCli([
+    'evaluate',
+    example('demo', 'snapshot.json'),
+    '--config',
+    config,
+    '--policy',
+    pack,
+    '--out',
+    out,
+    '--format',
+    'text,sarif,jsonl',
+    '--fail-on',
+    'none',
+  ]);
+  assert.is(r.code, 0, r.stderr);
+  const page = 'https://wiki.example.org/mesh-audit/docs/rules/MA1001.md';
+  const rules = (JSON.parse(readFileSync(join(out, 'mesh-audit.sarif'), 'utf8')) as SarifDoc).runs[0]!.tool.driver
+    .rules;
+  assert.is(rules.find((x) => x.id === 'MA1001')?.helpUri, page);
+  assert.is(rules.find((x) => x.id === 'SITE001')?.helpUri, 'https://wiki.example.org/runbooks/container-owner');
+  assert.match(readFileSync(join(out, 'mesh-audit.jsonl'), 'utf8'), `"helpUri":"${page}"`);
+  assert.match(r.stdout, `more: ${page}`);
+  assert.not.match(
+    r.stdout + readFileSync(join(out, 'mesh-audit.sarif'), 'utf8'),
+    'github.com/mesh-audit/mesh-audit/blob',
+  );
+  const docs = await runCli(['rules', 'docs', '--config', config]);
+  assert.match(docs.stdout, `| [MA1001](${page}) |`);
+  const shown = await runCli(['config', 'show', '--config', config]);
+  assert.match(shown.stdout, /^docsUrl\s+https:\/\/wiki\.example\.org\/mesh-audit\/docs\/\s+\(config /m);
+  writeFileSync(config, 'docsUrl: wiki/docs\n');
+  const bad = await runCli(['rules', 'docs', '--config', config]);
+  assert.is(bad.code, 2, 'a docsUrl that is not an absolute URI is refused');
+  assert.match(bad.stderr, 'docsUrl');
 });
 
 test.run();

@@ -2,12 +2,12 @@ import { readFileSync } from 'node:fs';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { packageFile } from '../src/paths.js';
-import { loadPolicies } from '../src/policy/load.js';
+import { loadShippedPacks } from '../src/policy/load.js';
 import { fillReadme, readmeBlocks } from '../src/report/readme-blocks.js';
 
 test('the README catalogues agree with the shipped pack (fix: npm run docs)', async () => {
   const readme = readFileSync(packageFile('README.md'), 'utf8');
-  const rules = (await loadPolicies()).flatMap((p) => p.rules);
+  const rules = (await loadShippedPacks()).flatMap((p) => p.rules);
   assert.fixture(
     readme,
     fillReadme(readme, readmeBlocks(rules)),

@@ -169,25 +169,31 @@ test("a container is located at its ledger entry's line, an unclaimed one at the
   }
 });
 
-test('rules: helpUri to the README section, security-severity and the security tag on exposure rules only', () => {
+test("rules: helpUri to the rule's page under docs/, security-severity and the security tag on exposure rules only", () => {
   const rules = readSarif(example('demo', 'expected.sarif')).runs[0]!.tool.driver.rules;
-  const readme = readFileSync(example('..', 'README.md'), 'utf8');
   for (const rule of rules) {
-    const anchor = rule.helpUri.split('#')[1]!;
     assert.ok(rule.helpUri.startsWith('https://'), 'absolute');
-    assert.ok(
-      readme.includes(`#### ${rule.id} \`${rule.name}\``) && anchor === `${rule.id}-${rule.name}`.toLowerCase(),
-      `README section of ${rule.id}`,
+    const page = /\/blob\/v[^/]+\/(docs\/rules\/[A-Z0-9]+\.md)$/.exec(rule.helpUri)?.[1];
+    assert.is(page, `docs/rules/${rule.id}.md`, rule.helpUri);
+    assert.match(
+      readFileSync(example('..', page ?? 'missing'), 'utf8'),
+      `# ${rule.id} \`${rule.name}\``,
+      `the page of ${rule.id}`,
     );
   }
   const exposure = rules.filter((r) => r.properties['security-severity'] !== undefined);
   assert.equal(
     exposure.map((r) => r.id),
-    ['MA2001'],
+    ['MA2001', 'MA2009'],
+    'the exposure rules: an unclaimed container, an undeclared host listener',
   );
-  assert.ok(exposure[0]!.properties.tags.includes('security'));
-  assert.ok(Number(exposure[0]!.properties['security-severity']) >= 7, 'an exposed unclaimed container is high');
-  assert.ok(rules.filter((r) => r.id !== 'MA2001').every((r) => !r.properties.tags.includes('security')));
+  for (const r of exposure) {
+    assert.ok(r.properties.tags.includes('security'));
+    assert.ok(Number(r.properties['security-severity']) >= 7, `${r.id}: exposed and unclaimed is high`);
+  }
+  assert.ok(
+    rules.filter((r) => !['MA2001', 'MA2009'].includes(r.id)).every((r) => !r.properties.tags.includes('security')),
+  );
 });
 
 test('an incomplete run: executionSuccessful false, one error notification per problem naming its subject, and still valid', async () => {

@@ -54,6 +54,7 @@ export function acquireIo(ctx: CommandContext): AcquireIo {
   return {
     now: () => ctx.now(),
     note: (text) => note(ctx, text),
+    detail: (text) => detail(ctx, text),
     problem: (message) => ctx.stderr(`mesh-audit: ${message}\n`),
     startProgress: () => progressLine(ctx),
   };

@@ -7,6 +7,7 @@ import { MeshAuditError } from '../errors.js';
 import { auditSnapshot, rulesOf } from '../pipeline.js';
 import { loadPolicies } from '../policy/load.js';
 import { loadHistory } from '../snapshot/history.js';
+import { historyReading } from '../acquire.js';
 import { loadSnapshot } from '../snapshot/load.js';
 import { withProblems } from '../snapshot/problems.js';
 import type { WorkerAnswer, WorkerJob, WorkerSetup } from './evaluate-workers.js';
@@ -18,7 +19,9 @@ const ready = (async () => {
     setup.profile,
   );
   const history =
-    setup.historyDir !== undefined ? await loadHistory(setup.historyDir) : { snapshots: [], problems: [] };
+    setup.historyDir !== undefined
+      ? await loadHistory(setup.historyDir, historyReading())
+      : { snapshots: [], problems: [] };
   return { rules, history };
 })();
 // A setup that fails (a history folder that cannot be read) is answered to every job, as its error.

@@ -12,11 +12,13 @@ import { loadWaivers } from '../report/waivers-file.js';
 import { loadPolicies, type PolicyChoice } from '../policy/load.js';
 import type { Profile } from '../policy/types.js';
 import { loadHistory } from '../snapshot/history.js';
+import { historyReading } from '../acquire.js';
 import { loadSnapshot } from '../snapshot/load.js';
 import { withProblems } from '../snapshot/problems.js';
 import type { Problem, Snapshot } from '../snapshot/types.js';
 import { checkStdoutFormats, deliverRun, fileFormatsOf, parseFormats, type DeliveryPlan } from './output.js';
 import { DEFAULT_LOCK_TIMEOUT_SECONDS, latestJsonReport, withOutputFolder, type OutputFolder } from '../write/runs.js';
+import type { HistoryInput } from '../facts/history.js';
 import { detail, list, note, type CommandContext } from './context.js';
 import { alertmanagerTargetOf } from '../alert/target.js';
 import { prepareOutputDir } from '../write/atomic.js';
@@ -256,7 +258,7 @@ export const parseFailOn = (value: unknown): FailOn => parseChoice('--fail-on', 
 
 export function parseProfile(value: unknown): Profile | undefined {
   if (value === undefined) return undefined;
-  const p = parseChoice('--profile', value, ['nightly', 'premigration', 'all'] as const);
+  const p = parseChoice('--profile', value, ['nightly', 'premigration', 'hardening', 'all'] as const);
   return p === 'all' ? undefined : p;
 }
 
@@ -268,7 +270,7 @@ export async function auditAndReport(
   source: SnapshotSource,
   run: AuditRun,
   ctx: CommandContext,
-  preloadedHistory?: { snapshots: Snapshot[]; problems: Problem[] },
+  preloadedHistory?: { snapshots: HistoryInput; problems: Problem[] },
   startedAt: Date = ctx.now(),
   folder?: OutputFolder,
 ): Promise<number> {
@@ -300,7 +302,12 @@ export async function auditAndReport(
     } else {
       const history =
         preloadedHistory ??
-        (options.history !== undefined ? await loadHistory(options.history) : { snapshots: [], problems: [] });
+        (options.history !== undefined
+          ? await loadHistory(
+              options.history,
+              historyReading((line) => detail(ctx, line)),
+            )
+          : { snapshots: [], problems: [] });
       // One snapshot at a time: each is dropped once evaluated, so a fleet's worth is never held at once
       // (1,000 snapshots of 100 containers took 1.4 GB when all were loaded first; test/bench/fleet.bench.ts).
       evaluations = [];
@@ -323,7 +330,7 @@ export async function auditAndReport(
     `evaluated ${evaluations.length} snapshot${evaluations.length === 1 ? '' : 's'} with ${selected.length} rules in ` +
       `${now.getTime() - startedAt.getTime()} ms`,
   );
-  const evaluated = reportOf(evaluations, selected, { now, startedAt, packs });
+  const evaluated = reportOf(evaluations, selected, { now, startedAt, packs, docsUrl: run.resolved.settings.docsUrl });
   const plan: DeliveryPlan = {
     formats,
     out: options.out,
@@ -418,7 +425,8 @@ export function addAuditOptions(command: Command): Command {
     .option('--alert-ttl <hours>', 'How long a posted alert lasts unless the next run renews it (default 25)')
     .option(
       '--profile <name>',
-      `Only rules of this profile: nightly, premigration, all (default: ${DEFAULT_REPORT_SETTINGS.profile})`,
+      'Only rules of this profile: nightly, premigration, all, or hardening (the shipped CIS Docker pack, ' +
+        `loaded for it alone) (default: ${DEFAULT_REPORT_SETTINGS.profile})`,
     );
 }
 

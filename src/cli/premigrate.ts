@@ -1,3 +1,4 @@
+import type { HistoryInput } from '../facts/history.js';
 import type { CAC } from 'cac';
 import { join } from 'node:path';
 import { ExitCode, MeshAuditError } from '../errors.js';
@@ -73,7 +74,7 @@ function checkPlanName(plan: unknown, out: string): void {
  */
 function premigrationNodes(
   snapshots: readonly Snapshot[],
-  history: readonly Snapshot[],
+  history: HistoryInput,
   report: Report,
   scoped: { scope: Scope; now: Date },
 ): Premigration[] {
@@ -189,6 +190,7 @@ export function registerPremigrate(cli: CAC, ctx: CommandContext): void {
       startedAt,
       packs: run.packs,
       scoped,
+      docsUrl: run.resolved.settings.docsUrl,
     });
     const nodes = premigrationNodes(snapshots, acquired.history.snapshots, report, scoped);
     await writePremigration({ report, nodes }, options, formats, folder, planSchema);

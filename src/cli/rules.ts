@@ -4,6 +4,7 @@ import { loadCases, runCases } from '../evaluate/cases.js';
 import { formatWarning, lintPack } from '../policy/lint.js';
 import { loadPolicies } from '../policy/load.js';
 import { ruleCatalogue, subjectCatalogue } from '../report/catalogue.js';
+import { helpUriOf } from '../report/rule-docs.js';
 import type { LoadedRule } from '../policy/types.js';
 import type { CommandContext } from './context.js';
 import {
@@ -14,7 +15,7 @@ import {
   settingsOf,
   type SettingFlags,
 } from './settings.js';
-import { didYouMean } from './choices.js';
+import { didYouMean, parseChoice } from './choices.js';
 
 function showRule(rule: LoadedRule): string {
   const expr = (v: unknown) => JSON.stringify(v);
@@ -37,6 +38,8 @@ function showRule(rule: LoadedRule): string {
       .trimEnd()
       .split('\n')
       .map((l) => `  ${l}`),
+    '',
+    ...`Remediation: ${rule.remediation.trim()}`.split('\n').map((l) => `  ${l}`),
   ];
   return lines.join('\n') + '\n';
 }
@@ -48,7 +51,13 @@ export function registerRules(cli: CAC, ctx: CommandContext): void {
       `when none is)`,
   )
     .option('--config <file>', CONFIG_HELP)
+    .option(
+      '--profile <name>',
+      'Only rules of this profile (list, show, docs, test): nightly, premigration, all, or hardening (the shipped ' +
+        'CIS Docker pack, loaded for it alone)',
+    )
     .example('mesh-audit rules list')
+    .example('mesh-audit rules list --profile hardening')
     .example('mesh-audit rules show no-unclaimed-container')
     .example('mesh-audit rules test')
     .example('mesh-audit rules test --policy my-pack.yaml')
@@ -62,9 +71,20 @@ export function registerRules(cli: CAC, ctx: CommandContext): void {
             `${action} --policy ${ruleRef}\``,
         );
       }
-      const choice = policyChoiceOf(await settingsOf(options, ctx));
+      const resolved = await settingsOf(options, ctx);
+      const profile = parseChoice('--profile', resolved.settings.profile, [
+        'nightly',
+        'premigration',
+        'hardening',
+        'all',
+      ]);
+      const choice = policyChoiceOf(resolved);
       // Loaded with the shipped pack (unless replaced): a rule id of an added pack that clashes is an error here too.
-      const packs = await loadPolicies(choice);
+      const loaded = await loadPolicies(choice);
+      // A profile narrows every action to its rules (`rules test --profile hardening` runs the hardening cases).
+      const packs = loaded
+        .map((p) => ({ ...p, rules: p.rules.filter((r) => profile === 'all' || r.profiles.includes(profile)) }))
+        .filter((p) => p.rules.length > 0 || p.shipped !== true);
       const rules = packs.flatMap((p) => p.rules).sort((a, b) => (a.id < b.id ? -1 : 1));
       // What `test` and `lint` check: the packs the author added, not the shipped one each time again.
       // (The shipped pack named again is loaded once: then it is what is checked.)
@@ -108,8 +128,8 @@ export function registerRules(cli: CAC, ctx: CommandContext): void {
           let total = 0;
           // The lint's warnings come first; they are advice and do not fail the cases.
           for (const w of (await Promise.all(authored.map(lintPack))).flat()) ctx.stdout(`warn ${formatWarning(w)}\n`);
-          for (const { rules: fileRules, cases } of (await Promise.all(authored.map(loadCases))).flat()) {
-            const results = runCases(fileRules, cases);
+          for (const { file, rules: fileRules, cases } of (await Promise.all(authored.map(loadCases))).flat()) {
+            const results = runCases(file, fileRules, cases);
             for (const r of results) {
               total++;
               if (!r.ok) failed++;
@@ -122,8 +142,9 @@ export function registerRules(cli: CAC, ctx: CommandContext): void {
           return failed > 0 ? ExitCode.Findings : ExitCode.Ok;
         }
         case 'docs':
-          // The rules, then the fields each subject set offers them (what a rule's `var` may read).
-          ctx.stdout(`${ruleCatalogue(rules)}\n${subjectCatalogue()}`);
+          // The rules, each linked to its documentation as reports link it, then the fields each subject
+          // set offers them (what a rule's `var` may read): the tables of the pages under docs/.
+          ctx.stdout(`${ruleCatalogue(rules, (r) => helpUriOf(r, resolved.settings.docsUrl))}\n${subjectCatalogue()}`);
           return ExitCode.Ok;
         default:
           throw new MeshAuditError(

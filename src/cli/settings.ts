@@ -13,7 +13,8 @@ export const CONFIG_HELP =
   'YAML config (default: $MESH_AUDIT_CONFIG, else /etc/mesh-audit/config.yaml when present): ledger, managedRoots, ' +
   'labels, dockerHost, root, hostname, keep, dockerTimeoutSeconds, maxFiles, envFileSyntax, out, failOn, include, ' +
   'exclude, ignore, policy, defaultPolicy; for scan and evaluate also format, profile, baseline, failOnNew, ' +
-  'onlyNew, promFile, waivers, alertmanager (url, username, password[File], bearerToken[File], timeoutSeconds)';
+  'onlyNew, promFile, waivers, alertmanager (url, username, password[File], bearerToken[File], timeoutSeconds), ' +
+  'docsUrl';
 
 /** `--policy` on every command that loads packs: packs add to the shipped one. */
 export const POLICY_HELP = 'Policy pack file or folder to add to the shipped pack (config: policy); repeatable';
@@ -145,6 +146,8 @@ function withAddedPolicies(resolved: ResolvedSettings, fromFlags: string[]): Res
 export const policyChoiceOf = (resolved: ResolvedSettings): PolicyChoice => ({
   added: resolved.settings.policy,
   shipped: resolved.settings.defaultPolicy,
+  // The hardening pack is loaded for its profile alone: a run without it is what it always was.
+  hardening: resolved.settings.profile === 'hardening',
 });
 
 /**

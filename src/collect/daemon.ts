@@ -50,6 +50,8 @@ const HARMLESS_SETTINGS = new Set([
   'pidfile',
   'seccomp-profile',
   'storage-driver',
+  'storage-opt',
+  'storage-opts',
   'tlscacert',
   'tlscert',
   'tlskey',
@@ -96,13 +98,16 @@ const SHORT_FLAGS: Readonly<Record<string, string>> = {
   h: 'help',
 };
 
-/** `unix://` and `fd://` endpoints are paths; a tcp one is shown by its shape (which keeps an IP and a port). */
-const isLocalHostUri = (value: string): boolean => /^(unix|fd):\/\//.test(value);
+/**
+ * A daemon's listening address (`unix:///run/docker.sock`, `fd://`, `tcp://0.0.0.0:2376`) is kept as it
+ * is: rules tell a TCP listener from a socket by it. One with userinfo (`@`) is not a plain address.
+ */
+const isListenAddress = (value: string): boolean => /^(unix|fd|tcp|ssh|npipe):\/\/[^@\s]*$/.test(value);
 
 /** A setting's text as the snapshot holds it: as it is when harmless, else a safe value. */
 function settingText(name: string, value: string, safe: SafeValueMaker): DaemonSettingValue {
   if (HARMLESS_SETTINGS.has(name) || /^(true|false|-?\d+(\.\d+)?)$/.test(value)) return value;
-  if ((name === 'host' || name === 'hosts') && isLocalHostUri(value)) return value;
+  if ((name === 'host' || name === 'hosts') && isListenAddress(value)) return value;
   return safe(value);
 }
 
@@ -261,13 +266,46 @@ export async function collectDaemonHost(options: DaemonHostOptions): Promise<Dae
     ['docker_service', UNIT_FOLDERS.map((d) => `${d}/docker.service`)],
     ['docker_socket_unit', UNIT_FOLDERS.map((d) => `${d}/docker.socket`)],
   ];
-  for (const role of ['tlscacert', 'tlscert', 'tlskey']) {
-    const path = flag(role) ?? settingPath(role);
+  for (const [setting, role] of [
+    ['tlscacert', 'tls_ca'],
+    ['tlscert', 'tls_cert'],
+    ['tlskey', 'tls_key'],
+  ] as const) {
+    const path = flag(setting) ?? settingPath(setting);
     if (path !== undefined) wanted.push([role, path]);
   }
+  for (const path of registryCerts(realRoot)) wanted.push(['registry_cert', path]);
   const names = accountNames(realRoot);
   const paths = wanted.map(([role, candidates]) => statPath(realRoot, role, candidates, names));
   return { config, process, paths, problems, notes };
+}
+
+/** The most registry certificate files looked at (a real certs.d holds a few). */
+const MAX_REGISTRY_CERTS = 1000;
+
+/**
+ * The files in each registry's folder of /etc/docker/certs.d (`<registry>/ca.crt`, `client.cert`, …):
+ * folders reached without following a symlink, the files listed, never opened.
+ */
+function registryCerts(realRoot: string): string[] {
+  const found: string[] = [];
+  const folder = (hostPath: string): string[] => {
+    const located = locate(realRoot, hostPath);
+    if (located.state !== 'found' || !located.stat.isDirectory()) return [];
+    try {
+      return readdirSync(located.fsPath).sort(compareText);
+    } catch {
+      return []; // an unreadable folder: its files are not listed, the folder's own mode is
+    }
+  };
+  for (const registry of folder('/etc/docker/certs.d')) {
+    const registryPath = `/etc/docker/certs.d/${registry}`;
+    for (const file of folder(registryPath)) {
+      if (found.length >= MAX_REGISTRY_CERTS) return found;
+      found.push(`${registryPath}/${file}`);
+    }
+  }
+  return found;
 }
 
 const UNIT_FOLDERS = ['/etc/systemd/system', '/lib/systemd/system', '/usr/lib/systemd/system'];

@@ -17,6 +17,27 @@ export interface ImageSummary {
   RepoTags?: string[] | null;
 }
 
+/** One network of `GET /networks` (Docker and Podman's compatible service answer the same shape). */
+export interface NetworkSummary {
+  Name: string;
+  Id?: string;
+  Created?: string;
+  Scope?: string;
+  Driver?: string;
+  Internal?: boolean;
+  Labels?: Record<string, string> | null;
+}
+
+/** One volume of `GET /volumes` (its `Volumes` list). */
+export interface VolumeSummary {
+  Name: string;
+  Driver?: string;
+  Mountpoint?: string;
+  CreatedAt?: string;
+  Scope?: string;
+  Labels?: Record<string, string> | null;
+}
+
 export interface EngineVersion {
   Version: string;
   ApiVersion: string;
@@ -54,11 +75,11 @@ export class EngineHttpError extends Error {
 export const MAX_RESPONSE_BYTES = 32 * 1024 * 1024;
 
 /**
- * The only door to the Docker Engine, through dockerode: ping, version, info, the container and image
- * lists, container and image inspect — all GET requests. Nothing here can create, start, stop, exec or
- * pull; errors never carry response bodies. Every answer is bounded in time (its own limit and the
- * collection's deadline, even when docker-modem never settles), in size (`maxResponseBytes`,
- * engine-agent.ts), and checked to be the JSON expected.
+ * The only door to the Docker Engine, through dockerode: ping, version, info, the container, image,
+ * network and volume lists, container and image inspect — all GET requests. Nothing here can create,
+ * start, stop, exec or pull; errors never carry response bodies. Every answer is bounded in time (its
+ * own limit and the collection's deadline, even when docker-modem never settles), in size
+ * (`maxResponseBytes`, engine-agent.ts), and checked to be the JSON expected.
  */
 export class ReadOnlyDocker {
   private constructor(
@@ -162,6 +183,32 @@ export class ReadOnlyDocker {
     );
   }
 
+  /** `GET /networks`: every network, once per scan (attachments come from the container inspects). */
+  async listNetworks(): Promise<NetworkSummary[]> {
+    const list = await call('list networks', this.limits, () => this.docker.listNetworks({}));
+    return checked(
+      'list networks',
+      list,
+      (v): v is NetworkSummary[] => Array.isArray(v) && v.every((n) => isObject(n) && typeof n['Name'] === 'string'),
+    );
+  }
+
+  /** `GET /volumes`: every volume, once per scan. */
+  async listVolumes(): Promise<VolumeSummary[]> {
+    const answer = await call('list volumes', this.limits, () => this.docker.listVolumes({}));
+    const list = checked(
+      'list volumes',
+      answer,
+      (v): v is { Volumes: unknown } =>
+        isObject(v) && (v['Volumes'] === null || v['Volumes'] === undefined || Array.isArray(v['Volumes'])),
+    ).Volumes;
+    return checked(
+      'list volumes',
+      list ?? [],
+      (v): v is VolumeSummary[] => Array.isArray(v) && v.every((x) => isObject(x) && typeof x['Name'] === 'string'),
+    );
+  }
+
   /** `GET /images/{id}/json`, for the image's own Config.Env. */
   async inspectImage(id: string): Promise<ImageInspect> {
     const what = `inspect image ${shortImageId(id)}`;
@@ -191,6 +238,8 @@ interface DockerodeCalls {
   listImages(options: Record<string, never>): Promise<unknown>;
   getContainer(id: string): { inspect(): Promise<unknown> };
   getImage(id: string): { inspect(): Promise<unknown> };
+  listNetworks(options: Record<string, never>): Promise<unknown>;
+  listVolumes(options: Record<string, never>): Promise<unknown>;
 }
 
 type DockerodeConstructor = new (options: Record<string, unknown>) => unknown;

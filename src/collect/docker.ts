@@ -7,10 +7,14 @@ import type {
   DockerInfo,
   ImageRecord,
   ImagesView,
+  LabelKeys,
+  NetworkRecord,
   Problem,
   ProcView,
+  VolumeRecord,
 } from '../snapshot/types.js';
 import { EngineHttpError, loadDockerode, ReadOnlyDocker, shortImageId, type ImageSummary } from './docker-api.js';
+import { networkRecords, volumeRecords, type Attachments } from './engine-objects.js';
 import type { DockerEndpoint } from './docker-endpoint.js';
 import { daemonInfoOf, imageRecordOf, tagsOf } from './images.js';
 import { containerFromInspect, type ContainerInspect } from './inspect.js';
@@ -28,6 +32,8 @@ export interface DockerCollectOptions {
   procUnavailable?: string;
   /** Work of the caller's done while the engine makes the list (the longest wait of a collection). */
   whileListing?: () => void;
+  /** The label keys whose values on networks and volumes are kept as written (they name modules and resources). */
+  labelKeys?: LabelKeys;
 }
 
 export interface DockerCollection {
@@ -36,6 +42,9 @@ export interface DockerCollection {
   images: ImagesView;
   /** `GET /info` with what `/version` said at connect. */
   daemonInfo: Collected<DaemonInfo>;
+  /** null: not read (a problem says why). */
+  networks: NetworkRecord[] | null;
+  volumes: VolumeRecord[] | null;
   problems: Problem[];
   notes: Problem[];
 }
@@ -82,7 +91,16 @@ export async function collectDocker(options: DockerCollectOptions): Promise<Dock
       message: `cannot reach the Docker engine at ${options.endpoint.url}: ${(err as Error).message}`,
     });
     const unread = { available: false as const, reason: `the engine at ${options.endpoint.url} was not reached` };
-    return { docker: null, containers: [], images: unread, daemonInfo: unread, problems, notes };
+    return {
+      docker: null,
+      containers: [],
+      images: unread,
+      daemonInfo: unread,
+      networks: null,
+      volumes: null,
+      problems,
+      notes,
+    };
   }
   try {
     return await collectWith(api, options, problems, notes);
@@ -134,8 +152,23 @@ async function collectWith(
     problems.push({ source: 'docker', subject: options.endpoint.url, message });
     await imageListing;
     const images: ImagesView = { available: false, reason: message };
-    return { docker, containers: [], images, daemonInfo: await daemonInfo(), problems, notes };
+    return {
+      docker,
+      containers: [],
+      images,
+      daemonInfo: await daemonInfo(),
+      networks: null,
+      volumes: null,
+      problems,
+      notes,
+    };
   }
+  // Each list once per scan, asked while the containers are inspected; their attachments come from the inspects.
+  const networkList = api.listNetworks();
+  const volumeList = api.listVolumes();
+  networkList.catch(() => undefined); // its failure is recorded below, where it is awaited
+  volumeList.catch(() => undefined);
+  const attachments: Attachments = new Map();
   // 8 at once, on connections kept open: 300 inspects took 312 ms one at a time and ~160 ms at 8 on
   // a 2-CPU machine, and more gained nothing (test/bench/scan.bench.ts).
   const inspected = await mapLimited(
@@ -162,6 +195,10 @@ async function collectWith(
         }
         return null;
       }
+      attachments.set(inspect.Name.replace(/^\//, ''), {
+        networks: Object.keys(inspect.NetworkSettings?.Networks ?? {}),
+        volumes: (inspect.Mounts ?? []).flatMap((m) => (m.Type === 'volume' && m.Name ? [m.Name] : [])),
+      });
       let proc: ProcView = { available: false, reason: options.procUnavailable ?? 'not read' };
       if (options.readProc) {
         try {
@@ -177,7 +214,30 @@ async function collectWith(
     .filter((c): c is Container => c !== null)
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const images = await collectImages(api, containers, await imageListing, options, problems, notes);
-  return { docker, containers, images, daemonInfo: await daemonInfo(), problems, notes };
+  const listed = async <T>(what: string, source: Problem['source'], list: Promise<T>): Promise<T | null> => {
+    try {
+      return await list;
+    } catch (err) {
+      problems.push({
+        source,
+        subject: options.endpoint.url,
+        message: `cannot list ${what}: ${(err as Error).message}`,
+      });
+      return null;
+    }
+  };
+  const rawNetworks = await listed('networks', 'networks', networkList);
+  const rawVolumes = await listed('volumes', 'volumes', volumeList);
+  return {
+    docker,
+    containers,
+    images,
+    daemonInfo: await daemonInfo(),
+    networks: rawNetworks && networkRecords(rawNetworks, attachments, options.safe, options.labelKeys),
+    volumes: rawVolumes && volumeRecords(rawVolumes, attachments, options.safe, options.labelKeys),
+    problems,
+    notes,
+  };
 }
 
 type Settled<T> = { ok: true; value: T } | { ok: false; error: Error };

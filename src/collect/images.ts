@@ -3,9 +3,7 @@ import type { SafeValueMaker } from '../secret/value.js';
 import type { DaemonInfo, ImageRecord } from '../snapshot/types.js';
 import type { EngineVersion, ImageSummary } from './docker-api.js';
 import { envFromList, hasHealthcheck, type ImageInspect } from './inspect.js';
-
-/** `sha256:<hex>` whether the engine wrote the prefix (Docker) or not (some Podman answers). */
-export const normalImageId = (id: string): string => (/^[0-9a-f]{64}$/.test(id) ? `sha256:${id}` : id);
+import { normalImageId } from '../snapshot/image-id.js';
 
 const text = (v: unknown): string => (typeof v === 'string' ? v : '');
 const count = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);

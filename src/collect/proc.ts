@@ -456,6 +456,19 @@ async function hashExact(
   }
 }
 
+/** The names (comm) of the processes of a tree, each once, sorted; one gone meanwhile is passed over. */
+function processNames(procRoot: string, pids: readonly number[]): string[] {
+  const names = new Set<string>();
+  for (const p of pids) {
+    try {
+      names.add(readProcText(`${procRoot}/${p}/comm`).replace(/\n$/, ''));
+    } catch (err) {
+      if (!isVanished(err)) throw err;
+    }
+  }
+  return [...names].sort(compareText);
+}
+
 /**
  * What the container's main process shows in /proc: its real env, the sockets it and its
  * descendants listen on (in its network namespace), and the single-file bind mounts as it sees
@@ -488,12 +501,13 @@ export async function readProcView(
       boundFiles.push(await boundFile(`${procRoot}/${pid}/root`, pid, mount));
     }
     boundFiles.sort((a, b) => compareText(a.destination, b.destination) || compareText(a.source, b.source));
+    const processes = processNames(procRoot, tree);
     // The pid may have been reused while we read: the same process still has the same start time
     // (a reused pid has a later one, whichever container it is in).
     if (startTimeOf(procRoot, pid) !== startTime) {
       return { available: false, reason: `pid ${pid} exited while being read` };
     }
-    return { available: true, env, listening, boundFiles };
+    return { available: true, env, listening, boundFiles, processes };
   } catch (err) {
     if (err instanceof Unavailable) return { available: false, reason: err.reason };
     return { available: false, reason: describe(err, `${procRoot}/${pid}`) };

@@ -6,7 +6,7 @@ import { applyLogic, mayReadNames, scopeReads, truthy } from '../policy/logic.js
 import { renderTemplate } from '../policy/template.js';
 import type { LoadedRule, Severity } from '../policy/types.js';
 import type { Problem, Snapshot } from '../snapshot/types.js';
-import { historyNotes } from '../facts/history.js';
+import { historyNotes, type HistoryInput } from '../facts/history.js';
 import type { Check, Evaluation, Finding, NotChecked, Notification, UnknownEscalation } from './finding.js';
 
 const FINGERPRINT_VERSION = 'mesh-audit/v1';
@@ -52,9 +52,14 @@ const applies = (rule: LoadedRule, subject: Subject): boolean =>
  * One rule on one subject: zero or more findings (none when facts it reads are unknown). Throws when an expression
  * fails.
  */
-export function evaluateRule(rule: LoadedRule, subject: Subject): Finding[] {
-  const outcome = withBudget(() => checkRule(rule, subject));
+export function evaluateRule(rule: LoadedRule, subject: Subject, probe?: MessageProbe): Finding[] {
+  const outcome = withBudget(() => checkRule(rule, subject, probe));
   return 'findings' in outcome ? outcome.findings : [];
+}
+
+/** For rule cases (src/evaluate/cases.ts): collects the message placeholders that had no value. */
+export interface MessageProbe {
+  unfilled: string[];
 }
 
 /**
@@ -62,7 +67,11 @@ export function evaluateRule(rule: LoadedRule, subject: Subject): Finding[] {
  * unknown facts it would have read (then it says nothing either way). `where` is looked at first: a
  * subject it leaves out on known facts is checked whatever its other facts are.
  */
-export function checkRule(rule: LoadedRule, subject: Subject): { findings: Finding[] } | { unknown: UnknownFact[] } {
+export function checkRule(
+  rule: LoadedRule,
+  subject: Subject,
+  probe?: MessageProbe,
+): { findings: Finding[] } | { unknown: UnknownFact[] } {
   const unknown = subject.unknown ?? [];
   if (unknown.length > 0) {
     const { reads } = planOf(rule);
@@ -71,9 +80,9 @@ export function checkRule(rule: LoadedRule, subject: Subject): { findings: Findi
     if (rule.where !== undefined && !truthy(applyLogic(rule.where, subject.data))) return { findings: [] };
     const rest = unknown.filter((u) => overlaps(reads.decision, u.field));
     if (rest.length > 0) return { unknown: rest };
-    return { findings: findingsOf(rule, subject, true, unknown) };
+    return { findings: findingsOf(rule, subject, true, unknown, probe) };
   }
-  return { findings: findingsOf(rule, subject, false, []) };
+  return { findings: findingsOf(rule, subject, false, [], probe) };
 }
 
 /**
@@ -202,6 +211,7 @@ function findingsOf(
   subject: Subject,
   whereDone: boolean,
   unknown: readonly UnknownFact[],
+  probe?: MessageProbe,
 ): Finding[] {
   const data = subject.data as Readonly<Record<string, unknown>>; // rules read it as JSON
   if (!whereDone && rule.where !== undefined && !truthy(applyLogic(rule.where, data))) return [];
@@ -233,7 +243,8 @@ function findingsOf(
       subject: { ...subject.about },
       discriminator,
       message:
-        renderTemplate(rule.message, scope) + (unknownEscalation ? severityNote(severity, unknownEscalation) : ''),
+        renderTemplate(rule.message, scope, probe?.unfilled) +
+        (unknownEscalation ? severityNote(severity, unknownEscalation) : ''),
       locations: subject.locate(item),
       ...(subject.resource !== null ? { resource: subject.resource } : {}),
       ...(unknownEscalation ? { unknownEscalation } : {}),
@@ -273,7 +284,7 @@ export function evaluate(
   snapshot: Snapshot,
   subjects: AnySubjectSets,
   rules: readonly LoadedRule[],
-  history: readonly Snapshot[] = [],
+  history: HistoryInput = [],
   options: EvaluateOptions = {},
 ): Evaluation {
   const host = snapshot.host.hostname;

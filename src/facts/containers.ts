@@ -1,4 +1,7 @@
 import type { Container, LabelKeys, LedgerRecord, PublishedPort } from '../snapshot/types.js';
+import { normalImageId } from '../snapshot/image-id.js';
+import { NOT_IN_V1 } from '../snapshot/migrate.js';
+import { securityOf } from './runtime.js';
 import type { Joins } from './joins.js';
 import {
   buildFacts,
@@ -70,6 +73,9 @@ interface ContainerContext {
 
 const docker = read('docker');
 const ledger = read('ledger');
+/** A fact of snapshot@2's runtime settings: unknown in a snapshot that did not record them (a migrated @1). */
+const runtime = read('snapshot');
+const images = read('images');
 const derived = derive<ContainerData, ContainerContext>();
 
 const publishedOf = (ports: readonly PublishedPort[]) => ports.filter((p) => p.hostPort > 0);
@@ -144,7 +150,53 @@ export const CONTAINER_FACTS = {
   ),
   proc_available: SCAN,
   proc_reason: SCAN,
+  scanner_self: SCAN,
   formerly_claimed_by: ledger,
+  privileged: runtime,
+  cap_add: runtime,
+  cap_drop: runtime,
+  security_opt: runtime,
+  seccomp_profile: derived(['security_opt'], (x) => securityOf(x.security_opt, '').seccomp_profile),
+  apparmor_profile: runtime,
+  no_new_privileges: derived(['security_opt'], (x) => securityOf(x.security_opt, '').no_new_privileges),
+  selinux_labels: derived(['security_opt'], (x) => securityOf(x.security_opt, '').selinux_labels),
+  pid_mode: runtime,
+  ipc_mode: runtime,
+  uts_mode: runtime,
+  userns_mode: runtime,
+  cgroupns_mode: runtime,
+  read_only_rootfs: runtime,
+  memory: runtime,
+  memory_swap: runtime,
+  nano_cpus: runtime,
+  cpu_shares: runtime,
+  pids_limit: runtime,
+  restart_policy: runtime,
+  devices: runtime,
+  ulimits: runtime,
+  cgroup_parent: runtime,
+  user: runtime,
+  log_driver: runtime,
+  mount_list: runtime,
+  networks: runtime,
+  image_id: docker,
+  health: runtime,
+  has_healthcheck: runtime,
+  restarting: runtime,
+  oom_killed: runtime,
+  exit_code: runtime,
+  restart_count: docker,
+  command: runtime,
+  entrypoint: runtime,
+  image_tag_now: images,
+  // A tag that names an image now, another than the one the container runs (045 for images).
+  image_tag_moved: derived(
+    ['image_tag_now', 'image_id'],
+    (x) => x.image_tag_now !== null && x.image_tag_now !== x.image_id,
+  ),
+  image_user: images,
+  process_names: read('proc'),
+  daemon_security: read('daemon'),
 } satisfies FactTable<ContainerData, ContainerContext>;
 
 export const CONTAINER_KINDS = factKinds<ContainerData, ContainerContext>(CONTAINER_FACTS);
@@ -204,7 +256,69 @@ function unreadFor(c: Container, joins: Joins): Map<FactSource, string> {
   const unread = new Map<FactSource, string>();
   if (joins.ledgerUnread) unread.set('ledger', joins.ledgerUnread);
   if (!c.proc.available && c.state.running) unread.set('proc', `/proc of ${c.name} not read: ${c.proc.reason}`);
+  if (c.runtime === undefined) unread.set('snapshot', NOT_IN_V1);
+  const image = joins.imageFactsOf(c);
+  if (image.unread !== null) unread.set('images', image.unread);
+  if (joins.daemonSecurity === null) unread.set('daemon', "the daemon's settings were not all read");
   return unread;
+}
+
+/** A container's runtime facts as its set shows them (placeholders when the snapshot has none: unknown). */
+function runtimeFacts(c: Container, joins: Joins) {
+  const r = c.runtime;
+  const image = joins.imageFactsOf(c);
+  return {
+    privileged: r?.privileged ?? false,
+    cap_add: r?.capAdd ?? [],
+    cap_drop: r?.capDrop ?? [],
+    security_opt: r?.securityOpt ?? [],
+    apparmor_profile: r === undefined ? '' : securityOf(r.securityOpt, r.appArmorProfile).apparmor_profile,
+    pid_mode: r?.pidMode ?? '',
+    ipc_mode: r?.ipcMode ?? '',
+    uts_mode: r?.utsMode ?? '',
+    userns_mode: r?.usernsMode ?? '',
+    cgroupns_mode: r?.cgroupnsMode ?? '',
+    read_only_rootfs: r?.readonlyRootfs ?? false,
+    memory: r?.memory ?? 0,
+    memory_swap: r?.memorySwap ?? 0,
+    nano_cpus: r?.nanoCpus ?? 0,
+    cpu_shares: r?.cpuShares ?? 0,
+    pids_limit: r?.pidsLimit ?? null,
+    restart_policy: { name: r?.restartPolicy.name ?? '', max_retries: r?.restartPolicy.maxRetries ?? 0 },
+    devices: (r?.devices ?? []).map((d) => ({
+      path_on_host: d.pathOnHost,
+      path_in_container: d.pathInContainer,
+      cgroup_permissions: d.cgroupPermissions,
+    })),
+    ulimits: r?.ulimits ?? [],
+    cgroup_parent: r?.cgroupParent ?? '',
+    user: r?.user ?? '',
+    log_driver: r?.logDriver ?? '',
+    mount_list: c.mounts.map((m) => ({
+      type: m.type,
+      source: m.source,
+      destination: m.destination,
+      rw: m.rw,
+      volume_name: m.name ?? null,
+      propagation: m.propagation ?? '',
+      mode: m.mode ?? '',
+    })),
+    networks: r?.networks ?? [],
+    image_id: normalImageId(c.imageId ?? ''),
+    health: r?.health ?? 'none',
+    has_healthcheck: r?.healthcheck ?? false,
+    restarting: r?.restarting ?? false,
+    oom_killed: r?.oomKilled ?? false,
+    exit_code: r?.exitCode ?? 0,
+    restart_count: c.state.restartCount,
+    command: r?.command ?? null,
+    entrypoint: r?.entrypoint ?? null,
+    image_tag_now: image.tagNow,
+    image_user: image.user ?? '',
+    // Every process of the container, without exec; none when it is not running.
+    process_names: c.proc.available ? (c.proc.processes ?? []) : [],
+    daemon_security: joins.daemonSecurity ?? { apparmor: false, selinux: false, no_new_privileges: false },
+  };
 }
 
 function containerData(
@@ -235,8 +349,10 @@ function containerData(
     proc_available: c.proc.available,
     proc_reason: c.proc.available ? null : c.proc.reason,
     formerly_claimed_by: joins.formerlyOf('container', c.name),
+    ...runtimeFacts(c, joins),
+    scanner_self: joins.scannerContainer !== null && c.id === joins.scannerContainer,
   };
-  return buildFacts<ContainerData, ContainerContext, typeof CONTAINER_FACTS>(
+  const built = buildFacts<ContainerData, ContainerContext, typeof CONTAINER_FACTS>(
     CONTAINER_FACTS,
     CONTAINER_ORDER,
     base,
@@ -244,4 +360,8 @@ function containerData(
     unreadFor(c, joins),
     CONTAINER_KINDS.read,
   );
+  // /proc read by a scanner that did not yet record the process names (snapshot@1): those are unknown.
+  if (c.proc.available && c.proc.processes === undefined && !built.unknown.some((u) => u.field === 'process_names'))
+    built.unknown.push({ field: 'process_names', source: 'snapshot', reason: NOT_IN_V1 });
+  return built;
 }

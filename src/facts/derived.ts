@@ -1,5 +1,4 @@
-import type { Problem } from '../snapshot/types.js';
-import type { UnknownFactOf } from '../policy/subject.js';
+import type { FactSource, UnknownFactOf } from '../policy/subject.js';
 
 /**
  * Where each fact of a subject comes from, declared once per subject set: read from a source (and
@@ -11,7 +10,7 @@ import type { UnknownFactOf } from '../policy/subject.js';
  * object holding only those). So a fact built from an unknown one can never pass for known:
  * ARCHITECTURE.md, "Known and unknown".
  */
-export type FactSource = Problem['source'];
+export type { FactSource };
 
 /** A fact read from a source. */
 export interface ReadFact {

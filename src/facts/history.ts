@@ -1,5 +1,7 @@
 import { compareText } from '../compare.js';
+import type { NamedKeys, PastEnvFile, PastLedgerEntry, PastSnapshot } from '../snapshot/past.js';
 import type { RememberedTarget, Snapshot } from '../snapshot/types.js';
+import { fileReadings, type EnvReading } from './env-readings.js';
 
 const time = (iso: string): number => Date.parse(iso);
 const later = (a: string | null, b: string | null): string | null =>
@@ -18,19 +20,73 @@ export interface FormerTarget {
   current_target: string | null;
 }
 
+/** Earlier snapshots as a later run uses them: parsed ones, or what the history's index kept of them. */
+export type HistoryInput = readonly (Snapshot | PastSnapshot)[];
+
+const namedKeys = (reading: EnvReading | null): NamedKeys | null =>
+  reading === null ? null : [...Object.keys(reading.values), ...reading.caller].sort();
+
+const pastCache = new WeakMap<Snapshot, PastSnapshot>();
+/** What later runs need of a snapshot (pure; src/snapshot/past.ts), made once per snapshot. */
+export function pastOf(snapshot: Snapshot): PastSnapshot {
+  const cached = pastCache.get(snapshot);
+  if (cached) return cached;
+  const entries: PastLedgerEntry[] = [];
+  for (const r of snapshot.ledger.entries) {
+    if (r.entry.target === undefined) continue;
+    entries.push({
+      valid: r.valid,
+      target: r.entry.target,
+      ...(r.entry.id !== undefined ? { id: r.entry.id } : {}),
+      ...(r.entry.type !== undefined ? { type: r.entry.type } : {}),
+      ...(r.entry.applied_at !== undefined ? { appliedAt: r.entry.applied_at } : {}),
+    });
+  }
+  const envFiles: PastEnvFile[] = [];
+  for (const f of snapshot.files) {
+    if (!f.env) continue;
+    const readings = fileReadings(f);
+    envFiles.push({
+      path: f.path,
+      composeOnly: readings.composeOnly,
+      docker: namedKeys(readings.docker),
+      podman: namedKeys(readings.podman),
+      compose: namedKeys(readings.compose),
+    });
+  }
+  const past: PastSnapshot = {
+    takenAt: snapshot.takenAt,
+    hostname: snapshot.host.hostname,
+    ledger: { available: snapshot.ledger.available, entries },
+    formerTargets: snapshot.memory?.formerTargets ?? [],
+    envFiles,
+  };
+  pastCache.set(snapshot, past);
+  return past;
+}
+
+const isSnapshot = (s: Snapshot | PastSnapshot): s is Snapshot => 'schema' in s;
+
+/** The history as later runs use it, in its order. */
+export const pastOfAll = (history: HistoryInput): PastSnapshot[] => history.map((s) => (isSnapshot(s) ? pastOf(s) : s));
+
 /**
- * The earlier snapshots of the current one's host, in the order given (loadHistory's: oldest
+ * The earlier snapshots of the current one's host, in the order given (the history's: oldest
  * first). A snapshot taken "after" the current one (a clock that went back) is still used; the
  * current snapshot itself, when the history folder holds it too, is not counted twice.
  */
-export function earlierOf(current: Snapshot, history: readonly Snapshot[]): Snapshot[] {
-  return history.filter(
-    (s) => s.host.hostname === current.host.hostname && s !== current && s.takenAt !== current.takenAt,
-  );
+export function earlierOf(current: Snapshot, history: HistoryInput): PastSnapshot[] {
+  const out: PastSnapshot[] = [];
+  for (const s of history) {
+    if (s === current) continue;
+    const past = isSnapshot(s) ? pastOf(s) : s;
+    if (past.hostname === current.host.hostname && past.takenAt !== current.takenAt) out.push(past);
+  }
+  return out;
 }
 
 /** Notes about the history used with a snapshot (pure): snapshots from the snapshot's future. */
-export function historyNotes(current: Snapshot, history: readonly Snapshot[]): string[] {
+export function historyNotes(current: Snapshot, history: HistoryInput): string[] {
   const ahead = earlierOf(current, history).filter((s) => time(s.takenAt) > time(current.takenAt));
   if (ahead.length === 0) return [];
   return [
@@ -49,8 +105,13 @@ function presenceIn(snapshot: Snapshot): (type: string, target: string) => boole
   // Not listed is gone only when every container was listed and inspected.
   const allListed = snapshot.docker !== null && !snapshot.problems.some((p) => p.source === 'docker');
   const files = new Map(snapshot.files.map((f) => [f.path, f]));
+  // Networks and volumes: absent from a list the engine gave is gone; no list (not read, older snapshot) is unknown.
+  const networks = snapshot.networks ? new Set(snapshot.networks.flatMap((n) => [n.name, n.id])) : null;
+  const volumes = snapshot.volumes ? new Set(snapshot.volumes.map((v) => v.name)) : null;
   return (type, target) => {
     if (type === 'container') return containers.has(target) ? true : allListed ? false : null;
+    if (type === 'network') return networks === null ? null : networks.has(target);
+    if (type === 'volume') return volumes === null ? null : volumes.has(target);
     if (type === 'file') {
       const file = files.get(target);
       if (!file || file.error !== undefined || file.kind === 'unknown') return null;
@@ -69,24 +130,21 @@ const keyOf = (id: string, target: string) => JSON.stringify([id, target]);
  * that pruning history does not lose it. An entry ends when its target is gone from the host, or
  * when the id is back at it; a source not read (engine, ledger, a file) ends nothing.
  */
-export function rememberFormerTargets(current: Snapshot, history: readonly Snapshot[]): RememberedTarget[] {
-  const timeline = [...earlierOf(current, history), current];
-  const ledgerKnown = (s: Snapshot) => s.ledger.available;
-  const observed = (
-    rec: Snapshot['ledger']['entries'][number],
-  ): rec is typeof rec & { entry: { id: string; target: string } } =>
-    rec.valid && rec.entry.id !== undefined && rec.entry.target !== undefined;
+export function rememberFormerTargets(current: Snapshot, history: HistoryInput): RememberedTarget[] {
+  const timeline = [...earlierOf(current, history), pastOf(current)];
+  const ledgerKnown = (s: PastSnapshot) => s.ledger.available;
+  const observed = (rec: PastLedgerEntry): rec is PastLedgerEntry & { id: string } => rec.valid && rec.id !== undefined;
+  const now = pastOf(current);
 
-  const currentById = new Map<string, Snapshot['ledger']['entries'][number]['entry']>();
-  if (ledgerKnown(current))
-    for (const r of current.ledger.entries)
-      if (observed(r) && !currentById.has(r.entry.id)) currentById.set(r.entry.id, r.entry);
+  const currentById = new Map<string, PastLedgerEntry>();
+  if (ledgerKnown(now))
+    for (const r of now.ledger.entries) if (observed(r) && !currentById.has(r.id)) currentById.set(r.id, r);
   /**
    * The id's target as last known: today's ledger when it was read (null: gone from it); undefined when not read
    * tonight.
    */
   const currentTarget = (id: string): string | null | undefined =>
-    ledgerKnown(current) ? (currentById.get(id)?.target ?? null) : undefined;
+    ledgerKnown(now) ? (currentById.get(id)?.target ?? null) : undefined;
   // Most ids never moved: only those seen with two targets, or with a target other than today's, are followed.
   const lastTarget = new Map<string, string>();
   const moved = new Set<string>();
@@ -94,14 +152,14 @@ export function rememberFormerTargets(current: Snapshot, history: readonly Snaps
     if (!ledgerKnown(snap)) continue;
     for (const rec of snap.ledger.entries) {
       if (!observed(rec)) continue;
-      const id = rec.entry.id;
+      const id = rec.id;
       const before = lastTarget.get(id);
       if (
-        (before !== undefined && before !== rec.entry.target) ||
-        (ledgerKnown(current) && rec.entry.target !== (currentById.get(id)?.target ?? null))
+        (before !== undefined && before !== rec.target) ||
+        (ledgerKnown(now) && rec.target !== (currentById.get(id)?.target ?? null))
       )
         moved.add(id);
-      lastTarget.set(id, rec.entry.target);
+      lastTarget.set(id, rec.target);
     }
   }
   // id -> ordered observations (time, target, type, applied_at) from every ledger that was read
@@ -109,22 +167,22 @@ export function rememberFormerTargets(current: Snapshot, history: readonly Snaps
   for (const snap of moved.size > 0 ? timeline : []) {
     if (!ledgerKnown(snap)) continue;
     for (const rec of snap.ledger.entries) {
-      if (!observed(rec) || !moved.has(rec.entry.id)) continue;
-      const list = seen.get(rec.entry.id) ?? [];
+      if (!observed(rec) || !moved.has(rec.id)) continue;
+      const list = seen.get(rec.id) ?? [];
       list.push({
         at: snap.takenAt,
-        target: rec.entry.target,
-        type: rec.entry.type ?? 'unknown',
-        ...(rec.entry.applied_at !== undefined ? { appliedAt: rec.entry.applied_at } : {}),
+        target: rec.target,
+        type: rec.type ?? 'unknown',
+        ...(rec.appliedAt !== undefined ? { appliedAt: rec.appliedAt } : {}),
       });
-      seen.set(rec.entry.id, list);
+      seen.set(rec.id, list);
     }
   }
 
   const table = new Map<string, RememberedTarget>();
   // What the scanner remembered, oldest first: a later memory of one entry refines an earlier one.
   for (const snap of timeline) {
-    for (const r of snap.memory?.formerTargets ?? []) {
+    for (const r of snap.formerTargets) {
       const key = keyOf(r.id, r.target);
       const before = table.get(key);
       table.set(
@@ -154,7 +212,7 @@ export function rememberFormerTargets(current: Snapshot, history: readonly Snaps
         continue;
       }
       const next = observations[lastIndex + 1];
-      const appliedAt = next?.appliedAt ?? currentById.get(id)?.applied_at;
+      const appliedAt = next?.appliedAt ?? currentById.get(id)?.appliedAt;
       const movedAt =
         appliedAt !== undefined && time(appliedAt) > time(last.at) ? appliedAt : next ? next.at : current.takenAt;
       table.set(key, { id, type: last.type, target, movedAt, lastClaimed: last.at, lastSeenPresent: null });
@@ -173,7 +231,7 @@ export function rememberFormerTargets(current: Snapshot, history: readonly Snaps
 }
 
 /** Every former target of every ledger id as of `current` (pure), for the facts rules see. */
-export function formerTargets(current: Snapshot, history: readonly Snapshot[]): FormerTarget[] {
+export function formerTargets(current: Snapshot, history: HistoryInput): FormerTarget[] {
   const remembered = rememberFormerTargets(current, history);
   if (remembered.length === 0) return [];
   const ids = new Set(remembered.map((r) => r.id));
@@ -201,6 +259,6 @@ export function formerTargets(current: Snapshot, history: readonly Snapshot[]): 
 }
 
 /** The snapshot with its memory worked out against its history (pure): what a kept or saved snapshot carries. */
-export function withMemory(current: Snapshot, history: readonly Snapshot[]): Snapshot {
+export function withMemory(current: Snapshot, history: HistoryInput): Snapshot {
   return { ...current, memory: { formerTargets: rememberFormerTargets(current, history) } };
 }

@@ -1,8 +1,11 @@
 import type { Container, FileRecord, LedgerRecord, ScanConfig, Snapshot } from '../snapshot/types.js';
 import { engineAddedKeys } from '../engine-env.js';
-import { fileReadings, type ReadingName } from './env-readings.js';
-import { formerTargets, type FormerTarget } from './history.js';
-import type { FormerClaim } from '../policy/subject-data.js';
+import type { PastEnvFile } from '../snapshot/past.js';
+import type { ReadingName } from './env-readings.js';
+import { formerTargets, pastOfAll, type FormerTarget, type HistoryInput } from './history.js';
+import type { ContainerData, FormerClaim } from '../policy/subject-data.js';
+import { normalImageId } from '../snapshot/image-id.js';
+import { daemonSecurityOf, imageFactsOf, type ContainerImageFacts } from './runtime.js';
 
 /**
  * The joins between a snapshot's ledger, containers, files and history that every subject builder
@@ -15,6 +18,8 @@ export interface Joins {
   filesByPath: ReadonlyMap<string, FileRecord>;
   /** Why the ledger's facts are unknown (it was not read), or null. */
   ledgerUnread: string | null;
+  /** The engine id of the container the scanner ran in (snapshot host.scannerContainer), or null. */
+  scannerContainer: string | null;
   /** Why the engine's facts are unknown, or null. */
   engineUnread: string | null;
   /** Why a container not listed may still be there (not every container was listed and inspected), or null. */
@@ -42,6 +47,14 @@ export interface Joins {
   config: ScanConfig;
   /** Env keys the engine writes into a container by itself (src/engine-env.ts), per the snapshot's engine kind. */
   engineAdded: ReadonlySet<string>;
+  /** What the snapshot's images say of a container's image (snapshot@2). */
+  imageFactsOf(c: Container): ContainerImageFacts;
+  /** What the daemon enforces for every container; null when not all of it was read. */
+  daemonSecurity: ContainerData['daemon_security'] | null;
+  /** Whether the engine has a network (by name or id) or volume (by name); null when its list was not read. */
+  objectPresent(type: 'network' | 'volume', target: string): boolean | null;
+  /** Why a list of networks or volumes the engine should have given was not read, or null. */
+  objectsUnread(type: 'network' | 'volume'): string | null;
 }
 
 function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
@@ -69,17 +82,42 @@ function unread(snapshot: Snapshot): Pick<Joins, 'ledgerUnread' | 'engineUnread'
  * container list or history per subject: quadratic in the size of the host (BENCHMARKS.md, evaluate,
  * measures up to 50,000 containers).
  */
-export function joinsOf(snapshot: Snapshot, history: readonly Snapshot[]): Joins {
+export function joinsOf(snapshot: Snapshot, history: HistoryInput): Joins {
   return {
     host: snapshot.host.hostname,
     config: snapshot.config,
     ledgerPath: snapshot.ledger.path,
+    scannerContainer: snapshot.host.scannerContainer ?? null,
     filesByPath: new Map(snapshot.files.map((f) => [f.path, f])),
     engineAdded: engineAddedKeys(snapshot.docker?.kind),
     ...unread(snapshot),
     ...ledgerJoins(snapshot),
     ...historyJoins(snapshot, history),
     ...containerJoins(snapshot),
+    ...runtimeJoins(snapshot),
+    ...objectJoins(snapshot),
+  };
+}
+
+function runtimeJoins(snapshot: Snapshot): Pick<Joins, 'imageFactsOf' | 'daemonSecurity'> {
+  const byId = new Map(snapshot.images.available ? snapshot.images.images.map((i) => [normalImageId(i.id), i]) : []);
+  return {
+    imageFactsOf: (c: Container) => imageFactsOf(c, snapshot, byId),
+    daemonSecurity: daemonSecurityOf(snapshot),
+  };
+}
+
+function objectJoins(snapshot: Snapshot): Pick<Joins, 'objectPresent' | 'objectsUnread'> {
+  const names = {
+    network: snapshot.networks ? new Set(snapshot.networks.flatMap((n) => [n.name, n.id])) : null,
+    volume: snapshot.volumes ? new Set(snapshot.volumes.map((v) => v.name)) : null,
+  };
+  const unreadOf = (source: 'networks' | 'volumes'): string | null =>
+    snapshot.problems.find((p) => p.source === source)?.message ?? null;
+  const unread = { network: unreadOf('networks'), volume: unreadOf('volumes') };
+  return {
+    objectPresent: (type, target) => names[type]?.has(target) ?? null,
+    objectsUnread: (type) => (names[type] === null ? unread[type] : null),
   };
 }
 
@@ -134,7 +172,7 @@ function ledgerJoins(snapshot: Snapshot): LedgerJoins {
 
 function historyJoins(
   snapshot: Snapshot,
-  history: readonly Snapshot[],
+  history: HistoryInput,
 ): Pick<Joins, 'formerlyOf' | 'formerTargetsOf' | 'composedBefore'> {
   const formerByTypeTarget = new Map<string, Map<string, FormerTarget[]>>();
   const formerById = new Map<string, FormerTarget[]>();
@@ -146,22 +184,22 @@ function historyJoins(
   }
   // Each env file as earlier snapshots of this host recorded it: a key one of them named is evidence
   // that a key the container holds came from its composed file, once the file no longer names it.
-  const earlierFiles = new Map<string, FileRecord[]>();
-  for (const earlier of history) {
-    if (earlier.host.hostname !== snapshot.host.hostname) continue;
-    for (const f of earlier.files) if (f.env) push(earlierFiles, f.path, f);
+  // (The history's index shares one record among the snapshots that read a file alike: each counted once.)
+  const earlierFiles = new Map<string, Set<PastEnvFile>>();
+  for (const earlier of pastOfAll(history)) {
+    if (earlier.hostname !== snapshot.host.hostname) continue;
+    for (const f of earlier.envFiles) {
+      let records = earlierFiles.get(f.path);
+      if (!records) earlierFiles.set(f.path, (records = new Set()));
+      records.add(f);
+    }
   }
   const composedBefore = (path: string, names: readonly ReadingName[]): ReadonlySet<string> => {
     const keys = new Set<string>();
     for (const f of earlierFiles.get(path) ?? []) {
-      const readings = fileReadings(f);
       // A snapshot from before the literal reading was kept: its (Compose) keys stand for every reading.
-      const chosen = readings.composeOnly ? [readings.compose] : names.map((n) => readings[n]);
-      for (const r of chosen) {
-        if (!r) continue;
-        for (const k of Object.keys(r.values)) keys.add(k);
-        for (const k of r.caller) keys.add(k);
-      }
+      const chosen = f.composeOnly ? [f.compose] : names.map((n) => f[n]);
+      for (const named of chosen) for (const k of named ?? []) keys.add(k);
     }
     return keys;
   };

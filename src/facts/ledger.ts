@@ -12,7 +12,9 @@ export function buildLedger(ledger: Snapshot['ledger'], joins: Joins): Subject<L
     const { data, targetFile } = entryData(r, ledger.adopted ?? false, joins);
     const { type, target } = data;
     const fileUnread = type === 'file' && target !== null ? fileUnknown(targetFile, target) : null;
+    const objectUnread = type === 'network' || type === 'volume' ? joins.objectsUnread(type) : null;
     const unknown = [
+      ...(objectUnread ? LEDGER.unknown(type === 'network' ? 'networks' : 'volumes', objectUnread, ['present']) : []),
       ...(type === 'container' && data.target_container === null && joins.containersIncomplete
         ? LEDGER.unknown('docker', joins.containersIncomplete, ['present', 'target_container'])
         : []),
@@ -70,7 +72,9 @@ function entryData(r: LedgerRecord, adopted: boolean, joins: Joins) {
           ? targetFile
             ? targetFile.kind !== 'missing'
             : null
-          : null,
+          : (type === 'network' || type === 'volume') && target !== null
+            ? joins.objectPresent(type, target)
+            : null,
     target_container: targetContainer
       ? { name: targetContainer.name, status: targetContainer.state.status, running: targetContainer.state.running }
       : null,

@@ -1,9 +1,13 @@
+import type { HistoryInput } from './history.js';
 import { compareText } from '../compare.js';
 import type { Snapshot } from '../snapshot/types.js';
 import { buildContainerSources } from './container-sources.js';
 import { buildContainers, type BuiltContainer } from './containers.js';
+import { buildDaemon } from './daemon.js';
+import { buildImages } from './images.js';
 import { buildFiles } from './files.js';
 import { buildHost } from './host.js';
+import { buildListeners, buildNetworks, buildVolumes } from './host-objects.js';
 import { joinsOf, type Joins } from './joins.js';
 import { buildLedger } from './ledger.js';
 import { buildMounts } from './mounts.js';
@@ -53,10 +57,15 @@ export const SUBJECT_BUILDERS: SubjectBuilders = {
   container_sources: ({ containers, joins }) => buildContainerSources(containers, joins).sort(byId),
   mounts: ({ containers, joins }) => buildMounts(containers, joins).sort(byId),
   host: ({ snapshot, joins }) => [buildHost(snapshot, joins)],
+  images: ({ snapshot, containers, joins }) => buildImages(snapshot, containers, joins).sort(byId),
+  daemon: ({ snapshot, joins }) => buildDaemon(snapshot, joins),
+  networks: ({ snapshot, joins }) => buildNetworks(snapshot, joins).sort(byId),
+  volumes: ({ snapshot, joins }) => buildVolumes(snapshot, joins).sort(byId),
+  listeners: ({ snapshot, joins }) => buildListeners(snapshot, joins),
 };
 
 /** The inputs of every builder: the joins once (joins.ts), the containers once. */
-export function buildInputs(snapshot: Snapshot, history: readonly Snapshot[] = []): BuildInputs {
+export function buildInputs(snapshot: Snapshot, history: HistoryInput = []): BuildInputs {
   const joins = joinsOf(snapshot, history);
   return { snapshot, joins, containers: buildContainers(snapshot.containers, snapshot.config.labels, joins) };
 }
@@ -74,6 +83,6 @@ export function buildSets<R extends Registry>(
  * Builds every subject set (ARCHITECTURE.md, `src/facts/`) from a snapshot and the earlier snapshots
  * of its host (pure): the joins once (joins.ts), then each set's builder.
  */
-export function buildSubjects(snapshot: Snapshot, history: readonly Snapshot[] = []): SubjectSets {
+export function buildSubjects(snapshot: Snapshot, history: HistoryInput = []): SubjectSets {
   return buildSets(SUBJECT_SETS, SUBJECT_BUILDERS, buildInputs(snapshot, history));
 }

@@ -1,6 +1,6 @@
-import { unknownFieldOf } from './fields.js';
+import { fieldDocAt, unknownFieldOf } from './fields.js';
 import { escapePointer, scopeReads } from './logic.js';
-import type { Rule } from './types.js';
+import type { Rule, SubjectSetName } from './types.js';
 
 /**
  * Fields a rule reads that its subject set does not have: a misspelt `var` would read null on every
@@ -36,4 +36,26 @@ export function unknownFieldReads(rule: Rule): { path: string; message: string }
     }
   }
   return problems;
+}
+
+/**
+ * Fields a rule case's subject gives that its subject set does not have, each with its path in the
+ * subject: a misspelt field (`single_fle`) would leave the field the rule reads absent, and the case
+ * would pass or fail for another reason than the one it names. Checked as far as the set documents its
+ * fields (into a map or a list, anything goes), like a rule's `var`.
+ */
+export function unknownSubjectFields(
+  set: SubjectSetName,
+  subject: Readonly<Record<string, unknown>>,
+  at: readonly string[] = [],
+): { path: string[]; message: string }[] {
+  return Object.entries(subject).flatMap(([key, value]) => {
+    const path = [...at, key];
+    const why = unknownFieldOf(set, path);
+    if (why !== null) return [{ path, message: why }];
+    const doc = fieldDocAt(set, path);
+    return typeof doc === 'object' && value !== null && typeof value === 'object' && !Array.isArray(value)
+      ? unknownSubjectFields(set, value as Record<string, unknown>, path)
+      : [];
+  });
 }

@@ -91,3 +91,15 @@ export function unknownFieldOf(
   }
   return null;
 }
+
+/** The doc of the field at a path, when the set documents it that far (undefined past a map, list or value). */
+export function fieldDocAt(set: SubjectSetName, parts: readonly string[]): FieldDoc | undefined {
+  let fields: Readonly<Record<string, FieldDoc>> | undefined = SUBJECT_FIELD_DOCS[set];
+  let doc: FieldDoc | undefined;
+  for (const part of parts) {
+    if (fields === undefined || !Object.hasOwn(fields, part)) return undefined;
+    doc = fields[part]!;
+    fields = typeof doc === 'string' ? undefined : doc.fields;
+  }
+  return doc;
+}

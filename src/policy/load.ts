@@ -8,7 +8,7 @@ import { lineAt, parseYaml } from '../input/yaml.js';
 import { validatorFor, type Validator } from '../validate.js';
 import { MeshAuditError } from '../errors.js';
 import { EMBEDDED } from '../embedded.js';
-import { packageFile, readPackageText, SHIPPED_PACK_FOLDER } from '../paths.js';
+import { HARDENING_PACK_FOLDER, packageFile, readPackageText, SHIPPED_PACK_FOLDER } from '../paths.js';
 import { SUBJECT_FIELDS } from './fields.js';
 import { unknownFieldReads } from './field-check.js';
 import { withSubjectSets } from './pack-schema.js';
@@ -20,6 +20,21 @@ import type { LoadedRule, PolicyPack, Rule } from './types.js';
 export const EMBEDDED_POLICY_PATH = `<built-in>/${SHIPPED_PACK_FOLDER}`;
 /** The shipped pack (a pack folder). */
 export const DEFAULT_POLICY = EMBEDDED ? EMBEDDED_POLICY_PATH : packageFile(...SHIPPED_PACK_FOLDER.split('/'));
+/**
+ * The second shipped pack, docker-hardening (the CIS Docker Benchmark, a pack folder): loaded only for
+ * the `hardening` profile (PolicyChoice.hardening), so a run without it is what it always was.
+ */
+export const HARDENING_POLICY = EMBEDDED
+  ? `<built-in>/${HARDENING_PACK_FOLDER}`
+  : packageFile(...HARDENING_PACK_FOLDER.split('/'));
+/** The id of the docker-hardening pack. */
+export const HARDENING_PACK_ID = 'docker-hardening';
+/** The shipped packs' folders by their path here (inside the single executable: `<built-in>/…`). */
+const SHIPPED_FOLDERS: ReadonlyMap<string, string> = new Map([
+  [DEFAULT_POLICY, SHIPPED_PACK_FOLDER],
+  [HARDENING_POLICY, HARDENING_PACK_FOLDER],
+]);
+const isShippedPack = (path: string): boolean => SHIPPED_FOLDERS.has(path);
 /** The file of a pack folder that names the pack; its other `*.yaml` files (not `*.cases.yaml`) hold rules. */
 export const PACK_MANIFEST = 'pack.yaml';
 
@@ -74,8 +89,9 @@ const isPackFolder = async (folder: string): Promise<boolean> => {
 
 /** The files of a pack (one for a pack file; the manifest and rule files of a pack folder), with their texts. */
 export async function readPackParts(path: string): Promise<PackPart[]> {
-  if (path === DEFAULT_POLICY && EMBEDDED) {
-    const prefix = `${SHIPPED_PACK_FOLDER}/`;
+  const folder = SHIPPED_FOLDERS.get(path);
+  if (folder !== undefined && EMBEDDED) {
+    const prefix = `${folder}/`;
     return Object.keys(EMBEDDED.files)
       .filter((key) => key.startsWith(prefix) && isPackYaml(key.slice(prefix.length)))
       .map((key) => key.slice(prefix.length))
@@ -143,8 +159,8 @@ function fail(file: string, line: number, ruleId: string | undefined, message: s
 export async function loadPack(path: string): Promise<PolicyPack> {
   const parts = await readPackParts(path);
   const pack = precompiled(path, parts) ?? (await parsePackParts(path, parts));
-  // The shipped pack's rules are documented in the README (their default link); no other pack's are.
-  return path === DEFAULT_POLICY
+  // The shipped packs' rules have pages under docs/rules/ (their default link); no other pack's do.
+  return isShippedPack(path)
     ? { ...pack, shipped: true, rules: pack.rules.map((r) => ({ ...r, shipped: true })) }
     : pack;
 }
@@ -206,10 +222,15 @@ export async function parsePackParts(
           ? ` '${JSON.stringify(String(e.params['additionalProperty'])).slice(1, -1)}'`
           : ''; // escaped: a key can hold line breaks
       const allowed = e.keyword === 'enum' ? `: ${(e.params['allowedValues'] as unknown[]).join(', ')}` : '';
+      // Remediation was once a paragraph of `help`: say where that paragraph goes now.
+      const hint =
+        e.keyword === 'required' && e.params['missingProperty'] === 'remediation'
+          ? ' (what to do about a finding, in markdown: a **Remediation:** paragraph of help moves there)'
+          : '';
       const line = lineAt(doc, lines, e.instancePath);
       const ruleId = ruleIdAt(value, e.instancePath);
       const where = `${file}:${line}: ${ruleId ? `rule ${ruleId}: ` : ''}${e.instancePath || '(root)'}`;
-      const text = `${where} ${e.message ?? 'is invalid'}${extra}${allowed}`;
+      const text = `${where} ${e.message ?? 'is invalid'}${extra}${allowed}${hint}`;
       if (seen.has(text)) return [];
       seen.add(text);
       return [{ line, text }];
@@ -290,7 +311,7 @@ export async function parsePackParts(
  * files (`*.yaml`/`*.yml`, not `*.cases.yaml`) and its pack folders, by name.
  */
 async function expandPolicyPath(path: string): Promise<string[]> {
-  if (path === DEFAULT_POLICY && EMBEDDED) return [path];
+  if (isShippedPack(path) && EMBEDDED) return [path];
   let info;
   try {
     info = await stat(path);
@@ -311,12 +332,23 @@ async function expandPolicyPath(path: string): Promise<string[]> {
   return found;
 }
 
+/**
+ * Every pack shipped with mesh-audit, whatever a run's profile or settings load: the rules that have a
+ * page under docs/rules/ and a link to it (`npm run docs`, scripts/docs-pages.ts; report/rule-docs.ts).
+ */
+export async function loadShippedPacks(): Promise<PolicyPack[]> {
+  // The hardening pack too: a run loads it only for its profile, but its rules are shipped and documented.
+  return loadPolicies({ added: [], shipped: true, hardening: true });
+}
+
 /** Which packs a run loads: the shipped pack unless replaced on purpose, plus the packs added to it. */
 export interface PolicyChoice {
   /** Packs (files or folders) added by `--policy` or the config's `policy`. */
   added: readonly string[];
   /** The shipped pack is loaded too (the default); false only by `--no-default-policy` or `defaultPolicy: false`. */
   shipped: boolean;
+  /** The shipped docker-hardening pack is loaded too: the run's profile is `hardening`. */
+  hardening?: boolean;
 }
 
 export const SHIPPED_ONLY: PolicyChoice = { added: [], shipped: true };
@@ -328,17 +360,15 @@ export const SHIPPED_ONLY: PolicyChoice = { added: [], shipped: true };
  * is loaded once; a rule id, rule name or pack id used twice across packs is an error, at the second.
  */
 export async function loadPolicies(choice: PolicyChoice = SHIPPED_ONLY): Promise<PolicyPack[]> {
-  const { added, shipped } = choice;
-  if (!shipped && added.length === 0) {
+  const { added, shipped, hardening = false } = choice;
+  if (!shipped && !hardening && added.length === 0) {
     throw new MeshAuditError(
       '--no-default-policy (or defaultPolicy: false) leaves no rule to run: name the pack that replaces the shipped ' +
         'one with --policy FILE',
     );
   }
   const files = [
-    ...new Set(
-      (await Promise.all(added.map(expandPolicyPath))).flat().map((f) => (f === DEFAULT_POLICY ? f : resolve(f))),
-    ),
+    ...new Set((await Promise.all(added.map(expandPolicyPath))).flat().map((f) => (isShippedPack(f) ? f : resolve(f)))),
   ];
   const packs: PolicyPack[] = [];
   let shippedFingerprint: string | undefined;
@@ -346,7 +376,9 @@ export async function loadPolicies(choice: PolicyChoice = SHIPPED_ONLY): Promise
     packs.push(await loadPack(DEFAULT_POLICY));
     if (files.length > 0) shippedFingerprint = packFingerprint(await readPackParts(DEFAULT_POLICY));
   }
+  if (hardening) packs.push(await loadPack(HARDENING_POLICY));
   for (const file of files) {
+    if (hardening && file === HARDENING_POLICY) continue;
     if (shipped && (file === DEFAULT_POLICY || packFingerprint(await readPackParts(file)) === shippedFingerprint))
       continue;
     packs.push(await loadPack(file));

@@ -2,11 +2,16 @@ import type { FieldDocs } from './fields.js';
 import type {
   ContainerData,
   ContainerSourceData,
+  DaemonData,
   FileData,
   FileFacts,
   HostData,
+  ImageData,
   LedgerEntryData,
+  ListenerData,
   MountData,
+  NetworkData,
+  VolumeData,
 } from './subject-data.js';
 
 /*
@@ -27,7 +32,16 @@ export interface SubjectBase {
 }
 
 /** What a finding about a subject is about (its `subject.kind` in every format). */
-export type AboutKind = 'container' | 'file' | 'ledger-entry' | 'host';
+export type AboutKind =
+  | 'container'
+  | 'file'
+  | 'ledger-entry'
+  | 'host'
+  | 'image'
+  | 'daemon'
+  | 'network'
+  | 'volume'
+  | 'listener';
 
 /** One entry of the registry: a set whose subjects' data is `D`. */
 export interface SubjectSet<D extends SubjectBase = SubjectBase> {
@@ -63,6 +77,11 @@ const fileFacts = (of: string): { doc: string; fields: FieldDocs<FileFacts> } =>
     error: 'why it could not be read in full, or null',
   },
 });
+
+const OBJECT_MESH_LABELS = {
+  doc: 'what its mesh labels say',
+  fields: { module: 'the `mesh.module` label, or null', resource: 'the `mesh.resource` label (a ledger id), or null' },
+} as const;
 
 const MESH_LABELS = {
   doc: 'what its mesh labels say',
@@ -110,6 +129,66 @@ export const SUBJECT_SETS = {
       proc_available: 'whether /proc of its process was read',
       proc_reason: 'why /proc was not read, or null',
       formerly_claimed_by: FORMERLY_CLAIMED_BY,
+      privileged: 'whether it runs privileged (`--privileged`); a stopped one starts so',
+      cap_add: 'capabilities added, upper case without `CAP_` (`SYS_ADMIN`, `ALL`)',
+      cap_drop: 'capabilities dropped, as `cap_add`',
+      security_opt: 'its security options as given (`seccomp=unconfined`, `no-new-privileges`, `label=disable`, …)',
+      seccomp_profile: "`default` (the engine's), `unconfined`, or `custom` (a profile of its own)",
+      apparmor_profile: 'the AppArmor profile applied (`docker-default`, `unconfined`, …), `` when none',
+      no_new_privileges: 'whether its options set no-new-privileges (the daemon may set it for all: `daemon_security`)',
+      selinux_labels: 'its SELinux `label=` options (`disable`, `type:…`)',
+      pid_mode: 'pid namespace: `` (its own), `host`, `container:<id>`',
+      ipc_mode: 'ipc namespace: `private`, `shareable`, `host`, `container:<id>`, ``',
+      uts_mode: 'uts namespace: `` (its own) or `host`',
+      userns_mode: "user namespace: `` (the daemon's default) or `host`",
+      cgroupns_mode: "cgroup namespace: `private`, `host`, or `` (the daemon's default)",
+      read_only_rootfs: 'whether its root file system is read-only',
+      memory: 'memory limit in bytes, 0: none',
+      memory_swap: 'memory and swap limit in bytes, 0: none, -1: unlimited swap',
+      nano_cpus: 'CPU limit in billionths of a CPU (`--cpus`), 0: none',
+      cpu_shares: 'relative CPU weight, 0: the default (1024)',
+      pids_limit: 'the most processes it may have, null: no limit',
+      restart_policy: {
+        doc: 'its restart policy',
+        fields: {
+          name: '`no`, `always`, `unless-stopped`, `on-failure`, `` (none given)',
+          max_retries: 'at most this many restarts for `on-failure`, 0: no limit',
+        },
+      },
+      devices: 'host devices given to it (`{path_on_host, path_in_container, cgroup_permissions}`)',
+      ulimits: 'ulimits it sets (`{name, soft, hard}`)',
+      cgroup_parent: 'its cgroup parent, `` for the default',
+      user: "the user it runs as (the image's unless `--user` set one), `` for root",
+      log_driver: 'its log driver (`json-file`, `journald`, …)',
+      mount_list:
+        'its mounts (`{type, source, destination, rw, volume_name, propagation, mode}`); ' +
+        'the `mounts` set has one subject each',
+      networks: 'names of the networks it is attached to',
+      image_id: 'the id of the image it runs (`sha256:…`)',
+      health: 'its health: `healthy`, `unhealthy`, `starting`, or `none` (no healthcheck)',
+      has_healthcheck: "whether it has a healthcheck (its own or its image's, not `NONE`)",
+      restarting: 'whether the engine is restarting it now',
+      oom_killed: 'whether its last run was killed for lack of memory',
+      exit_code: 'the exit code of its last run (0 while running)',
+      restart_count: 'how often the engine restarted it',
+      command: 'its command (Cmd), each argument `{digest, shape}`, or null',
+      entrypoint: 'its entrypoint, each argument `{digest, shape}`, or null',
+      image_tag_now: 'the image id its image reference (a tag) names now, null when it is no tag or names no image',
+      image_tag_moved: 'whether its tag now names another image than the one it runs (recreate it to run the new one)',
+      image_user: 'the user its image names, `` for root',
+      process_names:
+        'names of its processes (its main process and every descendant), from /proc: none when it does not run',
+      daemon_security: {
+        doc: 'what the daemon enforces for every container',
+        fields: {
+          apparmor: "AppArmor is on (the daemon's security options)",
+          selinux: 'SELinux is on',
+          no_new_privileges: 'no-new-privileges for every container (daemon.json or `--no-new-privileges`)',
+        },
+      },
+      scanner_self:
+        "the scanner's own container (it mounts the host by design): the hardening rules leave it out. Told by " +
+        'the engine id in its own /proc/self/mountinfo, never by a label another container could carry',
     },
   }),
   files: subjectSet<FileData>({
@@ -158,7 +237,7 @@ export const SUBJECT_SETS = {
       sources: 'files it was built from',
       applied_at: 'when it was applied, or null',
       extra: 'fields the scanner does not know (text made secret-safe)',
-      present: 'whether its target is there (null: not known or not a container or file)',
+      present: 'whether its target is there: a container, file, network or volume (null: not known, or another type)',
       target_container: {
         doc: 'the container it claims, or null',
         fields: { name: 'its name', status: 'its state', running: 'whether it runs' },
@@ -256,6 +335,154 @@ export const SUBJECT_SETS = {
       container_count: 'containers listed',
       file_count: 'files read',
       ledger_count: 'ledger entries',
+    },
+  }),
+  images: subjectSet<ImageData>({
+    kind: 'image',
+    about: 'image',
+    summary: 'each image a container uses (snapshot@2), with the containers using it',
+    fields: {
+      image_id: 'its id (`sha256:…`)',
+      short_id: 'the first 12 hex digits of its id',
+      tags: 'the tags naming it now',
+      digests: 'its repository digests (`name@sha256:…`)',
+      created: 'when it was built (RFC 3339)',
+      labels: 'its labels, `{key: {digest, shape}}`',
+      env: 'its own env, `{KEY: {digest, shape}}`',
+      user: 'the user it runs as, `` for root',
+      healthcheck: {
+        doc: 'its healthcheck, or null',
+        fields: {
+          test: 'the test, each argument `{digest, shape}`',
+          interval: 'nanoseconds between checks, 0: the default',
+          timeout: 'nanoseconds before a check fails, 0: the default',
+          retries: 'failures in a row before unhealthy, 0: the default',
+          start_period: 'nanoseconds of grace after start, 0: the default',
+        },
+      },
+      has_healthcheck: 'whether it has a healthcheck',
+      dangling: 'whether no tag names it any more (a tag it had was moved or removed)',
+      used_by: 'names of the containers running it',
+      claimed_users: 'names of the claimed containers running it',
+    },
+  }),
+  daemon: subjectSet<DaemonData>({
+    kind: 'daemon',
+    about: 'daemon',
+    summary: "the engine's daemon (snapshot@2): its settings, daemon.json, its command line, its paths",
+    fields: {
+      engine: '`docker`, `podman` or `unknown`',
+      server_version: 'its version',
+      api_version: 'the API version spoken',
+      os: 'the host operating system it reports',
+      kernel_version: 'the kernel it reports',
+      security_options: 'its security options (`name=seccomp,profile=builtin`, `name=rootless`, …)',
+      rootless: 'whether it runs rootless',
+      userns: 'whether user namespace remapping is on',
+      seccomp: 'whether seccomp is on',
+      apparmor: 'whether AppArmor is on',
+      selinux: 'whether SELinux is on',
+      live_restore: 'whether live restore is on',
+      logging_driver: 'the default log driver',
+      cgroup_driver: '`cgroupfs` or `systemd`',
+      cgroup_version: '`1` or `2`',
+      storage_driver: 'its storage driver (`overlay2`, …)',
+      swarm_state: "swarm mode's state: `inactive`, `active`, …",
+      experimental: 'whether experimental features are on',
+      daemon_json:
+        'daemon.json as written (`{}` when there is none): booleans, numbers, drivers, paths and addresses ' +
+        'as they are, any other text `{digest, shape}`',
+      daemon_json_exists: 'whether there is a daemon.json',
+      dockerd_running: 'whether a dockerd serves the engine (false on Podman)',
+      dockerd_flags:
+        "dockerd's flags, `{name: [values]}` without dashes (`true` for a bare flag; text as in `daemon_json`)",
+      dockerd_args: "dockerd's arguments, each `{digest, shape}`",
+      paths:
+        'its sockets, folders and files by role (`docker_socket`, `containerd_socket`, `etc_docker`, ' +
+        '`daemon_json`, `certs_d`, `etc_default_docker`, `etc_sysconfig_docker`, `docker_service`, ' +
+        '`docker_socket_unit`, `tls_ca`, `tls_cert`, `tls_key`; a role not configured is absent), ' +
+        'each `{path, exists, file_kind, mode, uid, gid, user, group}`',
+      registry_certs: 'the files in /etc/docker/certs.d/*/, each as in `paths`',
+    },
+  }),
+  networks: subjectSet<NetworkData>({
+    kind: 'network',
+    about: 'network',
+    summary: 'every network the engine lists, with its claims and history',
+    fields: {
+      name: 'the network name (what findings are named by)',
+      network_id: 'the first 12 characters of its id',
+      driver: '`bridge`, `host`, `null`, `macvlan`, `overlay`, …',
+      scope: '`local`, `swarm`, `global`',
+      internal: 'whether it was created `--internal` (no route out)',
+      created: 'when the engine created it (RFC 3339), or null',
+      labels: 'its labels, `{key: {digest, shape}}` (values secret-safe)',
+      mesh: OBJECT_MESH_LABELS,
+      mesh_labelled: 'whether it carries the mesh module or resource label',
+      compose_project: 'its `com.docker.compose.project` label, or null',
+      default:
+        "whether it is one of the engine's own networks (`bridge`, `host`, `none`, Podman's `podman`), never a finding",
+      containers: 'names of the containers attached to it, running or not',
+      claimed_by: 'ids of the valid `network` ledger entries whose target is its name or id',
+      claimed: 'whether any ledger entry claims it',
+      origins: 'origins of the entries claiming it (`declared`, `found`)',
+      formerly_claimed_by: FORMERLY_CLAIMED_BY,
+    },
+  }),
+  volumes: subjectSet<VolumeData>({
+    kind: 'volume',
+    about: 'volume',
+    summary: 'every volume the engine lists, with the containers mounting it, its claims and history',
+    fields: {
+      name: 'the volume name (what findings are named by)',
+      driver: '`local`, or a plugin',
+      scope: '`local` or `global`',
+      mountpoint: 'where its data lives on the host',
+      created: 'when the engine created it (RFC 3339), or null',
+      labels: 'its labels, `{key: {digest, shape}}` (values secret-safe)',
+      mesh: OBJECT_MESH_LABELS,
+      mesh_labelled: 'whether it carries the mesh module or resource label',
+      compose_project: 'its `com.docker.compose.project` label, or null',
+      anonymous:
+        "whether it is anonymous (a 64-hex name, or Docker's `com.docker.volume.anonymous` label): made for a " +
+        'container, never claimed by name, never a finding',
+      used_by: 'names of the containers that mount it, running or not',
+      used_by_claimed: 'those of them a ledger entry claims',
+      claimed_by: 'ids of the valid `volume` ledger entries whose target is its name',
+      claimed: 'whether any ledger entry claims it',
+      origins: 'origins of the entries claiming it (`declared`, `found`)',
+      formerly_claimed_by: FORMERLY_CLAIMED_BY,
+    },
+  }),
+  listeners: subjectSet<ListenerData>({
+    kind: 'listener',
+    about: 'listener',
+    summary:
+      "every socket listening in the host's network namespace (with the process or container holding it) " +
+      "and in each container's own",
+    fields: {
+      namespace: "`host`: in the host's network namespace; `container`: in a container's own",
+      protocol: '`tcp`, `tcp6`, `udp`, `udp6`',
+      address: 'the address it listens on (`0.0.0.0`, `::`, `127.0.0.1`, one address)',
+      port: 'the port',
+      endpoint: '`address:port/protocol`',
+      reach: 'how far it reaches: `all-interfaces`, `address`, `loopback`',
+      owner:
+        "`container` (a process in a container, or a container's own namespace), `published-port` (the engine's " +
+        "proxy for a container's published port), `process` (a host process), `kernel` (no process holds it)",
+      process: {
+        doc: "the host process holding it, or null (a container's own namespace, or the kernel)",
+        fields: {
+          pid: 'its pid',
+          name: 'its name as the kernel keeps it (`comm`, at most 15 characters), or null',
+          exe: "its executable's host path, or null",
+        },
+      },
+      container: 'the container owning it (by cgroup, namespace or published port), or null',
+      container_claimed: 'whether a ledger entry claims that container (null: no container)',
+      declared_by: 'ids of the valid `service` ledger entries declaring its process and port',
+      declared: 'whether a `service` entry declares it',
+      claimed: 'whether a claimed container owns it (or a published port of one) or a `service` entry declares it',
     },
   }),
 };

@@ -70,6 +70,125 @@ export interface ContainerData {
   proc_available: boolean;
   proc_reason: string | null;
   formerly_claimed_by: FormerClaim[];
+  scanner_self: boolean;
+  // snapshot@2: how it runs (HostConfig, Config, State), from the inspect.
+  privileged: boolean;
+  cap_add: string[];
+  cap_drop: string[];
+  security_opt: string[];
+  seccomp_profile: string;
+  apparmor_profile: string;
+  no_new_privileges: boolean;
+  selinux_labels: string[];
+  pid_mode: string;
+  ipc_mode: string;
+  uts_mode: string;
+  userns_mode: string;
+  cgroupns_mode: string;
+  read_only_rootfs: boolean;
+  memory: number;
+  memory_swap: number;
+  nano_cpus: number;
+  cpu_shares: number;
+  pids_limit: number | null;
+  restart_policy: { name: string; max_retries: number };
+  devices: { path_on_host: string; path_in_container: string; cgroup_permissions: string }[];
+  ulimits: { name: string; soft: number; hard: number }[];
+  cgroup_parent: string;
+  user: string;
+  log_driver: string;
+  mount_list: ContainerMount[];
+  networks: string[];
+  image_id: string;
+  health: string;
+  has_healthcheck: boolean;
+  restarting: boolean;
+  oom_killed: boolean;
+  exit_code: number;
+  restart_count: number;
+  command: SafeValue[] | null;
+  entrypoint: SafeValue[] | null;
+  // snapshot@2: from the image list and the image, from /proc, from the daemon.
+  image_tag_now: string | null;
+  image_tag_moved: boolean;
+  image_user: string;
+  process_names: string[];
+  daemon_security: { apparmor: boolean; selinux: boolean; no_new_privileges: boolean };
+}
+
+/** A mount as a container's `mount_list` shows it. */
+export interface ContainerMount {
+  type: string;
+  source: string;
+  destination: string;
+  rw: boolean;
+  volume_name: string | null;
+  propagation: string;
+  mode: string;
+}
+
+/** An image a container uses (snapshot@2). */
+export interface ImageData {
+  kind: 'image';
+  id: string;
+  host: string;
+  image_id: string;
+  short_id: string;
+  tags: string[];
+  digests: string[];
+  created: string;
+  labels: Record<string, SafeValue>;
+  env: Record<string, SafeValue>;
+  user: string;
+  healthcheck: { test: SafeValue[]; interval: number; timeout: number; retries: number; start_period: number } | null;
+  has_healthcheck: boolean;
+  dangling: boolean;
+  used_by: string[];
+  claimed_users: string[];
+}
+
+/** A path of the daemon's (socket, folder, file) with its owner and mode. */
+export interface DaemonPathFacts {
+  path: string;
+  exists: boolean | null;
+  file_kind: string | null;
+  mode: string | null;
+  uid: number | null;
+  gid: number | null;
+  user: string | null;
+  group: string | null;
+}
+
+/** The engine's daemon (snapshot@2): one subject per host. */
+export interface DaemonData {
+  kind: 'daemon';
+  id: string;
+  host: string;
+  engine: string;
+  server_version: string;
+  api_version: string;
+  os: string;
+  kernel_version: string;
+  security_options: string[];
+  rootless: boolean;
+  userns: boolean;
+  seccomp: boolean;
+  apparmor: boolean;
+  selinux: boolean;
+  live_restore: boolean;
+  logging_driver: string;
+  cgroup_driver: string;
+  cgroup_version: string;
+  storage_driver: string;
+  swarm_state: string;
+  experimental: boolean;
+  daemon_json: Record<string, unknown>;
+  daemon_json_exists: boolean;
+  dockerd_running: boolean;
+  dockerd_flags: Record<string, unknown[]>;
+  dockerd_args: SafeValue[];
+  paths: Record<string, DaemonPathFacts>;
+  registry_certs: DaemonPathFacts[];
 }
 
 export interface FileData {
@@ -201,4 +320,76 @@ export interface HostData {
   container_count: number;
   file_count: number;
   ledger_count: number;
+}
+
+/** What the mesh labels of a network or volume say (the configured module and resource keys). */
+export interface ObjectMeshLabels {
+  module: string | null;
+  resource: string | null;
+}
+
+export interface NetworkData {
+  kind: 'network';
+  id: string;
+  host: string;
+  name: string;
+  network_id: string;
+  driver: string;
+  scope: string;
+  internal: boolean;
+  created: string | null;
+  labels: Record<string, SafeValue>;
+  mesh: ObjectMeshLabels;
+  mesh_labelled: boolean;
+  compose_project: string | null;
+  default: boolean;
+  containers: string[];
+  claimed_by: string[];
+  claimed: boolean;
+  origins: string[];
+  formerly_claimed_by: FormerClaim[];
+}
+
+export interface VolumeData {
+  kind: 'volume';
+  id: string;
+  host: string;
+  name: string;
+  driver: string;
+  scope: string;
+  mountpoint: string;
+  created: string | null;
+  labels: Record<string, SafeValue>;
+  mesh: ObjectMeshLabels;
+  mesh_labelled: boolean;
+  compose_project: string | null;
+  anonymous: boolean;
+  used_by: string[];
+  used_by_claimed: string[];
+  claimed_by: string[];
+  claimed: boolean;
+  origins: string[];
+  formerly_claimed_by: FormerClaim[];
+}
+
+/** Who holds a listening socket: a container, a published port's proxy, a host process, or no process (the kernel). */
+export type ListenerOwner = 'container' | 'published-port' | 'process' | 'kernel';
+
+export interface ListenerData {
+  kind: 'listener';
+  id: string;
+  host: string;
+  namespace: 'host' | 'container';
+  protocol: ListeningSocket['protocol'];
+  address: string;
+  port: number;
+  endpoint: string;
+  reach: Reach;
+  owner: ListenerOwner;
+  process: { pid: number; name: string | null; exe: string | null } | null;
+  container: string | null;
+  container_claimed: boolean | null;
+  declared_by: string[];
+  declared: boolean;
+  claimed: boolean;
 }

@@ -9,7 +9,7 @@ export interface PhysicalLocation {
 }
 
 export interface LogicalLocation {
-  kind: 'container' | 'ledger-entry' | 'host';
+  kind: 'container' | 'ledger-entry' | 'host' | 'image' | 'daemon' | 'network' | 'volume' | 'listener';
   name: string;
   fullyQualifiedName: string;
 }
@@ -20,13 +20,19 @@ export interface SubjectLocations {
 }
 
 /**
+ * Where a fact comes from: a part of the host a scan reads (a problem names the same), or `snapshot`
+ * for a fact the snapshot's layout did not record (a migrated snapshot@1: src/snapshot/migrate.ts).
+ */
+export type FactSource = Problem['source'] | 'snapshot';
+
+/**
  * A fact of a subject whose source was not read: the field (a dotted path into the subject's data,
  * the whole of what lies under it) and why. A rule that reads it is not checked on the subject.
  */
 export interface UnknownFact {
   /** A dotted path into the subject's data; `''`: the whole subject (it stands for things not known to exist). */
   field: string;
-  source: Problem['source'];
+  source: FactSource;
   reason: string;
 }
 
@@ -108,12 +114,12 @@ export interface SubjectParts<D extends object> {
 export interface SubjectFactory<S extends SubjectSetName> {
   /** The facts `fields` of a subject of this set, unknown: their source was not read, for `reason`. */
   unknown(
-    source: Problem['source'],
+    source: FactSource,
     reason: string,
     fields: readonly FieldPath<SubjectDataOf[S]>[],
   ): UnknownFactOf<SubjectDataOf[S]>[];
   /** Every fact of the subject unknown: it stands for things not known to exist. */
-  wholly(source: Problem['source'], reason: string): UnknownFactOf<SubjectDataOf[S]>[];
+  wholly(source: FactSource, reason: string): UnknownFactOf<SubjectDataOf[S]>[];
   subject(parts: SubjectParts<SubjectDataOf[S]>): Subject<SubjectDataOf[S]>;
 }
 

@@ -9,27 +9,38 @@ export function placeholders(template: string): string[] {
 
 /**
  * Fills a message template. A secret-safe value prints as its shape, never its digest;
- * lists print as comma-separated text; missing values print as `-`.
+ * lists print as comma-separated text; missing values print as `-`. `unfilled`, when given, collects
+ * the placeholders that had no value (null or absent): `rules test` fails a case on them.
  */
-export function renderTemplate(template: string, data: unknown): string {
+export function renderTemplate(template: string, data: unknown, unfilled?: string[]): string {
   let parts = compiledTemplates.get(template);
   if (parts === undefined) {
     parts = compileTemplate(template);
     if (compiledTemplates.size < 1000) compiledTemplates.set(template, parts);
   }
   let out = '';
-  for (const part of parts) out += typeof part === 'string' ? part : display(part(data));
+  for (const part of parts) {
+    if (typeof part === 'string') {
+      out += part;
+      continue;
+    }
+    const value = part.get(data);
+    if (unfilled !== undefined && (value === undefined || value === null)) unfilled.push(part.name);
+    out += display(value);
+  }
   return out;
 }
 
+type TemplatePart = string | { name: string; get: (data: unknown) => unknown };
+
 /** Templates split once into literal text and path lookups: a rule's message is filled for every finding. */
-const compiledTemplates = new Map<string, Array<string | ((data: unknown) => unknown)>>();
-function compileTemplate(template: string): Array<string | ((data: unknown) => unknown)> {
-  const parts: Array<string | ((data: unknown) => unknown)> = [];
+const compiledTemplates = new Map<string, TemplatePart[]>();
+function compileTemplate(template: string): TemplatePart[] {
+  const parts: TemplatePart[] = [];
   let at = 0;
   for (const m of template.matchAll(PLACEHOLDER)) {
     if (m.index > at) parts.push(template.slice(at, m.index));
-    parts.push(m[1] === undefined ? m[0][0]! : pathResolver(m[1].split('.')));
+    parts.push(m[1] === undefined ? m[0][0]! : { name: m[1], get: pathResolver(m[1].split('.')) });
     at = m.index + m[0].length;
   }
   if (at < template.length) parts.push(template.slice(at));

@@ -7,7 +7,8 @@ export type Severity = 'error' | 'warning' | 'note';
 export const SEVERITIES: readonly Severity[] = ['error', 'warning', 'note'];
 export const severityRank = (s: Severity): number => ({ error: 3, warning: 2, note: 1 })[s];
 
-export type Profile = 'nightly' | 'premigration';
+/** `hardening` runs the shipped docker-hardening pack (CIS Docker), loaded only for it (src/policy/load.ts). */
+export type Profile = 'nightly' | 'premigration' | 'hardening';
 
 /** A rule as written in a pack, after validation. */
 export interface Rule {
@@ -23,7 +24,10 @@ export interface Rule {
   assert: Logic;
   escalate?: { when: Logic; severity: Severity }[];
   message: string;
+  /** Markdown: what the rule catches and why it matters. */
   help: string;
+  /** Markdown: what to do about a finding. */
+  remediation: string;
   helpUri?: string;
   tags: string[];
   profiles: Profile[];
@@ -33,7 +37,7 @@ export interface LoadedRule extends Rule {
   /** Where the rule is written: its file (the pack file, or a rule file of a pack folder) and the line of its `id`. */
   source: { file: string; line: number };
   pack: string;
-  /** A rule of the shipped pack (or built in): documented in the README, which its link defaults to. */
+  /** A rule of a shipped pack (or built in): it has a page under docs/rules/, which its link defaults to. */
   shipped?: boolean;
 }
 

@@ -1,7 +1,7 @@
 import type { Finding } from '../evaluate/finding.js';
 import type { LoadedRule } from '../policy/types.js';
 import { allFindings, carriedFindings, type Report } from './report.js';
-import { helpUriOf, plainText, remediationOf, summaryOf } from './rule-docs.js';
+import { helpUriOf, remediationOf, summaryOf } from './rule-docs.js';
 
 /** An alert as Alertmanager's v2 API takes it (`POST /api/v2/alerts`). */
 export interface PostableAlert {
@@ -44,7 +44,7 @@ export function alertsOf(report: Report, options: { ttlHours: number }): Postabl
         fingerprint: f.fingerprint,
         resource: f.resource ?? `${f.subject.kind}/${f.subject.id}`,
       },
-      annotations: annotationsOf(f, rule),
+      annotations: annotationsOf(f, rule, report.docsUrl),
       startsAt,
       endsAt,
     };
@@ -83,7 +83,7 @@ export function alertsOf(report: Report, options: { ttlHours: number }): Postabl
   return alerts;
 }
 
-function annotationsOf(f: Finding, rule: LoadedRule | undefined): Record<string, string> {
+function annotationsOf(f: Finding, rule: LoadedRule | undefined, docsUrl: string): Record<string, string> {
   const subject = `${f.subject.kind} ${f.subject.id}`;
   return {
     summary: `${f.host}: ${rule?.title ?? f.ruleName} — ${subject}`,
@@ -92,8 +92,8 @@ function annotationsOf(f: Finding, rule: LoadedRule | undefined): Record<string,
     subject,
     ...(rule
       ? {
-          ...(helpUriOf(rule) !== undefined ? { runbook_url: helpUriOf(rule)! } : {}),
-          remediation: remediationOf(rule) || plainText(rule.help),
+          ...(helpUriOf(rule, docsUrl) !== undefined ? { runbook_url: helpUriOf(rule, docsUrl)! } : {}),
+          remediation: remediationOf(rule),
           help: summaryOf(rule),
         }
       : {}),

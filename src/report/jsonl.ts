@@ -13,7 +13,7 @@ export function renderJsonl(report: Report): string {
   const findings = [...allFindings(report), ...(report.baseline?.absent ?? []), ...carried];
   const helpUri = new Map(
     report.rules.flatMap((r) => {
-      const uri = helpUriOf(r);
+      const uri = helpUriOf(r, report.docsUrl);
       return uri === undefined ? [] : [[r.id, uri] as const];
     }),
   );

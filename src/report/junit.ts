@@ -23,7 +23,7 @@ const xmlbuilder2 = (): typeof import('xmlbuilder2') => require('xmlbuilder2') a
  */
 export function renderJunit(report: Report): string {
   const rules = new Map(report.rules.map((r) => [r.id, r]));
-  const suites = report.evaluations.map((e) => suiteOf(e, rules));
+  const suites = report.evaluations.map((e) => suiteOf(e, rules, report.docsUrl));
   const total = (key: 'tests' | 'failures' | 'skipped') => suites.reduce((n, s) => n + s[key], 0);
   const doc = xmlbuilder2().create({ version: '1.0', encoding: 'UTF-8', invalidCharReplacement: '\uFFFD' });
   const root = doc.ele('testsuites', {
@@ -61,7 +61,7 @@ interface Case {
   out?: string;
 }
 
-function suiteOf(e: Evaluation, rules: Map<string, LoadedRule>) {
+function suiteOf(e: Evaluation, rules: Map<string, LoadedRule>, docsUrl: string) {
   const className = (ruleId: string) => `${ruleId} ${rules.get(ruleId)?.name ?? ''}`.trim();
   const byFingerprint = new Map(e.findings.map((f) => [f.fingerprint, f]));
   const inCases = new Set<string>();
@@ -72,7 +72,7 @@ function suiteOf(e: Evaluation, rules: Map<string, LoadedRule>) {
     return {
       classname,
       name,
-      failures: standing.map((f) => failureOf(f, rules.get(f.ruleId))),
+      failures: standing.map((f) => failureOf(f, rules.get(f.ruleId), docsUrl)),
       ...(waived.length > 0
         ? {
             out: waived
@@ -104,12 +104,12 @@ function suiteOf(e: Evaluation, rules: Map<string, LoadedRule>) {
   };
 }
 
-function failureOf(f: Finding, rule: LoadedRule | undefined) {
+function failureOf(f: Finding, rule: LoadedRule | undefined, docsUrl: string) {
   const remediation = rule ? remediationOf(rule) : '';
   const text = [
     f.message,
     remediation ? `Remediation: ${remediation}` : null,
-    rule ? `More: ${moreAbout(rule)}` : null,
+    rule ? `More: ${moreAbout(rule, docsUrl)}` : null,
     `Fingerprint: ${f.fingerprint}`,
   ].filter((l) => l !== null);
   return { type: f.severity, message: f.message, text: text.join('\n') };

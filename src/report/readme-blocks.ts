@@ -1,44 +1,25 @@
+import { HARDENING_PACK_ID } from '../policy/load.js';
 import type { LoadedRule } from '../policy/types.js';
-import { operatorCatalogue, ruleCatalogue, subjectCatalogue } from './catalogue.js';
-import { remediationOf } from './rule-docs.js';
-import { WAIVER_EXPIRED_RULE } from './waivers.js';
+import { operatorCatalogue, ruleCatalogue, setCatalogue } from './catalogue.js';
+import { subjectPagePath } from './doc-pages.js';
+import { rulePagePath } from './rule-docs.js';
+
+/** Where the pages are, from the README (scripts/docs-pages.ts writes them there). */
+const README_DOCS = 'docs';
 
 /**
- * One README section per rule, the target of its `helpUri` in SARIF, its `runbook_url` in alerts and
- * the link in the text report: `#### MA2001 \`no-unclaimed-container\`` (anchor `ma2001-no-unclaimed-container`).
+ * The README's generated blocks, by marker name: `<!-- NAME:start -->` … `<!-- NAME:end -->`. The
+ * catalogues link to the pages under docs/, which hold each rule's reference and each set's fields.
  */
-export function ruleReference(rules: readonly LoadedRule[]): string {
-  const all = [...rules, ...(rules.some((r) => r.id === WAIVER_EXPIRED_RULE.id) ? [] : [WAIVER_EXPIRED_RULE])].sort(
-    (a, b) => (a.id < b.id ? -1 : 1),
-  );
-  return all
-    .map((r) => {
-      const raised = r.escalate
-        ? ` (raised to ${[...new Set(r.escalate.map((e) => e.severity))].join(' or ')} when it applies)`
-        : '';
-      const tags = r.tags.map((t) => `\`${t}\``).join(', ');
-      const facts = `*${r.title}.* Severity ${r.severity}${raised}; subject \`${r.subject}\`; tags ${tags}.`;
-      const help = r.help.trim();
-      return [
-        `#### ${r.id} \`${r.name}\``,
-        '',
-        facts,
-        '',
-        help,
-        ...(remediationOf(r) ? [] : ['', "**Remediation:** see the rule's help above."]),
-        '',
-      ].join('\n');
-    })
-    .join('\n');
-}
-
-/** The README's generated blocks, by marker name: `<!-- NAME:start -->` … `<!-- NAME:end -->`. */
 export function readmeBlocks(rules: readonly LoadedRule[]): Record<string, string> {
+  // The docker-hardening pack has its own section (README, "Hardening (CIS Docker)").
+  const core = rules.filter((r) => r.pack !== HARDENING_PACK_ID);
+  const hardening = rules.filter((r) => r.pack === HARDENING_PACK_ID);
   return {
-    rules: ruleCatalogue(rules),
-    'rule-reference': ruleReference(rules),
+    rules: ruleCatalogue(core, (r) => `${README_DOCS}/${rulePagePath(r)}`),
+    'hardening-rules': ruleCatalogue(hardening, (r) => `${README_DOCS}/${rulePagePath(r)}`),
     operators: operatorCatalogue(),
-    subjects: subjectCatalogue(),
+    subjects: setCatalogue(rules, (set) => `${README_DOCS}/${subjectPagePath(set)}`),
   };
 }
 

@@ -27,6 +27,8 @@ export function policyUsed(packs: readonly PolicyPack[]): PolicyUsed {
 /** What every reporter receives: pure data, rendered to text by one function per format. */
 export interface Report {
   tool: { name: string; version: string; uri: string };
+  /** The docs folder the shipped rules' pages are in (setting `docsUrl`): their links, rule-docs.ts helpUriOf. */
+  docsUrl: string;
   /** Time the report was made; the only field allowed to differ between two runs on one snapshot. */
   generatedAt: string;
   rules: LoadedRule[];

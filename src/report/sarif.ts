@@ -2,7 +2,16 @@ import { pathToFileURL } from 'node:url';
 import type { Evaluation, Finding, Notification } from '../evaluate/finding.js';
 import type { LoadedRule, Severity } from '../policy/types.js';
 import { carriedFindings, type Report } from './report.js';
-import { helpUriOf, isExposureRule, plainText, SECURITY_SEVERITY, summaryOf, worstSeverity } from './rule-docs.js';
+import {
+  benchmarkOf,
+  helpUriOf,
+  helpWithRemediation,
+  isSecurityRule,
+  plainText,
+  SECURITY_SEVERITY,
+  summaryOf,
+  worstSeverity,
+} from './rule-docs.js';
 
 /** Versioned key of our partialFingerprints entry (ARCHITECTURE.md, Pitfalls: never fill `fingerprints`). */
 export const FINGERPRINT_KEY = 'meshAuditFinding/v1';
@@ -97,22 +106,25 @@ function notificationText(n: Notification): string {
   return n.message.includes(subject) ? n.message : `${subject}: ${n.message}`;
 }
 
-function ruleDescriptor(r: LoadedRule) {
-  const security = isExposureRule(r);
+function ruleDescriptor(r: LoadedRule, docsUrl: string) {
+  const security = isSecurityRule(r);
+  const benchmark = benchmarkOf(r);
   return {
     id: r.id,
     name: r.name,
     shortDescription: { text: r.title },
     fullDescription: { text: summaryOf(r) },
-    help: { text: plainText(r.help), markdown: r.help.trim() },
+    help: { text: plainText(helpWithRemediation(r)), markdown: helpWithRemediation(r) },
     // Only a real page: a rule of one's own pack without `helpUri` has none (its help is here whole).
-    ...(helpUriOf(r) !== undefined ? { helpUri: helpUriOf(r) } : {}),
+    ...(helpUriOf(r, docsUrl) !== undefined ? { helpUri: helpUriOf(r, docsUrl) } : {}),
     defaultConfiguration: { level: level(r.severity) },
     properties: {
       tags: security ? [...new Set([...r.tags, 'security'])] : r.tags,
       ...(security ? { 'security-severity': SECURITY_SEVERITY[worstSeverity(r)] } : {}),
       profiles: r.profiles,
       pack: r.pack,
+      // The CIS recommendation it implements (docker-hardening): id, level, automated or manual.
+      ...(benchmark ? { cis: benchmark } : {}),
     },
   };
 }
@@ -137,7 +149,7 @@ function hostRuns(report: Report): HostRuns[] {
     version: report.tool.version,
     semanticVersion: report.tool.version,
     informationUri: report.tool.uri,
-    rules: rules.map(ruleDescriptor),
+    rules: rules.map((r) => ruleDescriptor(r, report.docsUrl)),
   };
   const startTimeUtc = new Date(
     Date.parse(report.generatedAt) - Math.round(report.durationSeconds * 1000),

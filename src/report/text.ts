@@ -133,9 +133,8 @@ export function renderText(report: Report, options: TextOptions): string {
     for (const id of ruled) {
       const rule = rules.get(id);
       if (!rule) continue;
-      const remediation = remediationOf(rule);
-      lines.push(`  ${rule.id} ${rule.name}: ${remediation || 'see its help'}`);
-      lines.push(`  ${paint('dim', `  more: ${moreAbout(rule)}`)}`);
+      lines.push(`  ${rule.id} ${rule.name}: ${remediationOf(rule)}`);
+      lines.push(`  ${paint('dim', `  more: ${moreAbout(rule, report.docsUrl)}`)}`);
     }
     lines.push('');
   }

@@ -32,10 +32,10 @@ export const WAIVER_EXPIRED_RULE: LoadedRule = {
   message: '',
   help:
     'A waiver accepts a finding until its expiry date. Past it, the finding counts again and the waiver is ' +
-    'reported.\n\n' +
-    '**Remediation:** fix what the waived finding is about, or renew the waiver with a new justification and date.',
+    'reported.',
+  remediation: 'fix what the waived finding is about, or renew the waiver with a new justification and date.',
   tags: ['waivers'],
-  profiles: ['nightly', 'premigration'],
+  profiles: ['nightly', 'premigration', 'hardening'],
   source: { file: '(built in)', line: 1 },
   pack: 'mesh-audit',
   shipped: true,

@@ -1,5 +1,6 @@
 import { SHAPE_PATTERN } from '../secret/value.js';
 import { SNAPSHOT_SCHEMA, SNAPSHOT_SCHEMA_V1 } from './types.js';
+import { HOST_OBJECT_SOURCES, hostObjectProperties } from './schema-host-objects.js';
 
 const safeValue = {
   type: 'object',
@@ -53,7 +54,11 @@ export const snapshotSchemaV1 = {
       type: 'object',
       required: ['hostname'],
       additionalProperties: false,
-      properties: { hostname: { type: 'string', minLength: 1 }, root: { type: 'string' } },
+      properties: {
+        hostname: { type: 'string', minLength: 1 },
+        root: { type: 'string' },
+        scannerContainer: { type: 'string', pattern: '^[0-9a-f]{64}$' },
+      },
     },
     config: {
       type: 'object',
@@ -596,8 +601,8 @@ type SchemaObject = Record<string, unknown> & {
 
 /**
  * JSON Schema of `mesh-audit/snapshot@2` (the layout types.ts mirrors): @1 with images, the daemon,
- * each container's runtime facts and its mounts' volume name, propagation and mode; a fact source for
- * images and the daemon in problems.
+ * each container's runtime facts and its mounts' volume name, propagation and mode; networks, volumes and
+ * the host's listening sockets (schema-host-objects.ts); fact sources for them in problems.
  */
 export const snapshotSchema: object = (() => {
   const v2 = structuredClone(snapshotSchemaV1) as unknown as SchemaObject;
@@ -614,7 +619,11 @@ export const snapshotSchema: object = (() => {
     propagation: { type: 'string' },
     mode: { type: 'string' },
   });
+  const procRead = (container.properties['proc'] as unknown as { oneOf: SchemaObject[] }).oneOf[1]!;
+  procRead.properties['processes'] = strings as unknown as SchemaObject;
   const problem = v2.properties['problems']!.items.properties['source'] as unknown as { enum: string[] };
-  problem.enum = [...problem.enum, 'images', 'daemon'];
+  problem.enum = [...problem.enum, 'images', 'daemon', ...HOST_OBJECT_SOURCES];
+  // Networks, volumes and the host's listeners: optional (absent in a migrated @1 snapshot: not read).
+  Object.assign(v2.properties, hostObjectProperties);
   return v2;
 })();

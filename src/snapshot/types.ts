@@ -23,6 +23,14 @@ export interface Snapshot {
   daemon: DaemonView;
   files: FileRecord[];
   ledger: Ledger;
+  /**
+   * The engine's networks (`GET /networks`) and volumes (`GET /volumes`); null when the engine did not
+   * answer the list (a problem says why), absent in snapshots made before they were read: unknown both.
+   */
+  networks?: NetworkRecord[] | null;
+  volumes?: VolumeRecord[] | null;
+  /** The sockets listening in the host's network namespace, with who holds each; absent: not read (older snapshots). */
+  hostListeners?: HostListenerView;
   /** What could not be read while collecting; a non-empty list makes the scan incomplete. */
   problems: Problem[];
   /** Worth knowing, not a failure: a container gone between list and inspect, /proc not readable by design. */
@@ -56,6 +64,8 @@ export interface HostInfo {
   hostname: string;
   /** Folder the host was mounted at when the scanner ran in a container (`--root`); paths are host paths. */
   root?: string;
+  /** The engine id of the container the scanner ran in (src/collect/self.ts); absent when it ran on the host. */
+  scannerContainer?: string;
 }
 
 export interface ScanConfig {
@@ -183,6 +193,60 @@ export interface ContainerRuntime {
   healthcheck: boolean;
 }
 
+/**
+ * Labels of a network or volume: every value secret-safe (a label may carry anything), and beside them
+ * the few that name things kept as written (`identity`): the configured mesh module and resource
+ * labels, and Compose's project, network and volume labels.
+ */
+export interface ObjectLabels {
+  labels: Record<string, SafeValue>;
+  identity: Record<string, string>;
+}
+
+export interface NetworkRecord extends ObjectLabels {
+  id: string;
+  name: string;
+  driver: string;
+  scope: string;
+  internal: boolean;
+  created: string | null;
+  /** Names of the containers attached to it, running or not (from their inspects). */
+  containers: string[];
+}
+
+export interface VolumeRecord extends ObjectLabels {
+  name: string;
+  driver: string;
+  scope: string;
+  /** Where its data lives on the host. */
+  mountpoint: string;
+  created: string | null;
+  /** Names of the containers that mount it, running or not (from their inspects). */
+  containers: string[];
+}
+
+/** The host's listening sockets; unavailable (with the reason) rather than guessed. */
+export type HostListenerView =
+  | { available: false; reason: string }
+  | { available: true; /** `net:[inode]` of the host's network namespace. */ netns: string; sockets: HostListener[] };
+
+export interface HostListener extends ListeningSocket {
+  /** The process holding the socket (the lowest pid of those holding it, or the one in a container); null: none. */
+  holder: ListenerHolder | null;
+  /** Why a socket no process was seen holding may still be held by one (some process's fds were not read). */
+  holderUnknown?: string;
+}
+
+export interface ListenerHolder {
+  pid: number;
+  /** Its `comm` (at most 15 characters), null when not read. */
+  name: string | null;
+  /** The executable's host path, null when not read (a kernel thread, or gone). */
+  exe: string | null;
+  /** The full id of the container whose cgroup it is in, else null (a host process). */
+  containerId: string | null;
+}
+
 export interface ContainerState {
   status: string;
   running: boolean;
@@ -300,6 +364,11 @@ export type ProcView =
       env: Record<string, SafeValue>;
       listening: ListeningSocket[];
       boundFiles: BoundFile[];
+      /**
+       * The names (comm) of its main process and every descendant, each once: what runs in it, read
+       * without exec (snapshot@2; absent before).
+       */
+      processes?: string[];
     };
 
 export interface ListeningSocket {
@@ -412,7 +481,18 @@ export interface LedgerEntry {
 }
 
 export interface Problem {
-  source: 'docker' | 'proc' | 'files' | 'ledger' | 'history' | 'config' | 'images' | 'daemon';
+  source:
+    | 'docker'
+    | 'proc'
+    | 'files'
+    | 'ledger'
+    | 'history'
+    | 'config'
+    | 'images'
+    | 'daemon'
+    | 'networks'
+    | 'volumes'
+    | 'listeners';
   /** What was not read: a container name, a path. */
   subject?: string;
   message: string;

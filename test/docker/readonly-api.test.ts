@@ -23,10 +23,11 @@ forEachEngine('readonly-api', (e, it) => {
 
   /**
    * The only requests a read-only scanner may make: ping, version, info, the container list, inspect (by
-   * id), the image list (snapshot@2: which image each tag names now) and image inspect (by id).
+   * id), the image list (snapshot@2: which image each tag names now), image inspect (by id), and the network
+   * and volume lists.
    */
   const ALLOWED_PATH =
-    /^(?:\/v\d+\.\d+)?(?:\/_ping|\/version|\/info|\/containers\/json|\/containers\/[0-9a-f]{64}\/json|\/images\/json|\/images\/sha256:[0-9a-f]{64}\/json)$/;
+    /^(?:\/v\d+\.\d+)?(?:\/_ping|\/version|\/info|\/containers\/json|\/containers\/[0-9a-f]{64}\/json|\/images\/json|\/images\/sha256:[0-9a-f]{64}\/json|\/networks|\/volumes)$/;
   const ALLOWED_METHOD = new Set(['GET', 'HEAD']);
   /** The commands run through the proxy below; the next test checks no other command can reach Docker. */
   const DOCKER_COMMANDS = ['scan', 'snapshot', 'premigrate'];
@@ -358,8 +359,8 @@ forEachEngine('readonly-api', (e, it) => {
     const imageReads = p.requests.filter((q) => q.path.endsWith(`/images/${imageId}/json`)).length;
     const scans = p.requests.filter((q) => /\/containers\/json$/.test(q.path)).length;
     assert.ok(imageReads > 0 && imageReads === scans, `${imageReads} inspects of the fixture image in ${scans} scans`);
-    // The image list and the daemon's /info: once per scan each, never per container.
-    for (const list of [/\/images\/json$/, /\/info$/]) {
+    // The image list, the daemon's /info, the network and volume lists: once per scan each, never per container.
+    for (const list of [/\/images\/json$/, /\/info$/, /\/networks$/, /\/volumes$/]) {
       const reads = p.requests.filter((q) => list.test(q.path)).length;
       assert.is(reads, scans, `${list.source}: ${reads} requests in ${scans} scans`);
     }

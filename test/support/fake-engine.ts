@@ -76,6 +76,17 @@ export async function fakeEngine(
       );
       return;
     }
+    // The engine's own networks, and no volume (each list read once per scan).
+    if (path === '/networks') {
+      send(res, 200, [
+        { Name: 'none', Id: 'f'.repeat(64), Driver: 'null', Scope: 'local', Internal: false, Labels: {} },
+      ]);
+      return;
+    }
+    if (path === '/volumes') {
+      send(res, 200, { Volumes: [], Warnings: null });
+      return;
+    }
     if (path === '/info') {
       send(res, 200, {
         ServerVersion: '20.10.24',

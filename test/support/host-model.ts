@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { containerFromInspect, type ContainerInspect } from '../../src/collect/inspect.js';
 import { envReadings } from '../../src/collect/files.js';
 import { ledgerRecord } from '../../src/collect/ledger-entries.js';
+import { objectLabels } from '../../src/collect/engine-objects.js';
 import { createSafeValueMaker, type SafeValueMaker } from '../../src/secret/value.js';
 import {
   DEFAULT_LABEL_KEYS,
@@ -12,7 +13,11 @@ import {
   type ImageRecord,
   type ImagesView,
   type FileRecord,
+  type HostListener,
+  type HostListenerView,
   type LedgerRecord,
+  type NetworkRecord,
+  type VolumeRecord,
   type ListeningSocket,
   type Problem,
   type Snapshot,
@@ -24,6 +29,8 @@ import {
  * Used by the tests and by scripts/build-examples.ts.
  */
 export const sha256 = (text: string): string => 'sha256:' + createHash('sha256').update(text, 'utf8').digest('hex');
+
+const DEFAULT_IMAGE = 'registry.example.invalid/busybox:1';
 
 export interface ContainerSpec {
   name: string;
@@ -56,6 +63,8 @@ export interface ContainerSpec {
     | {
         env?: Record<string, string>;
         listening?: ListeningSocket[];
+        /** Names of its processes (default: its main process, `sh`). */
+        processes?: string[];
         bound?: { destination: string; text: string; inode: number }[];
       }
     | string;
@@ -71,6 +80,10 @@ export class HostModel {
     available: true,
   };
   private readonly problems: Problem[] = [];
+  /** Networks, volumes and the host's listeners: absent from the snapshot until one is described (not read). */
+  private networks: NetworkRecord[] | null | undefined;
+  private volumes: VolumeRecord[] | null | undefined;
+  private listeners: HostListenerView | undefined;
   private readonly images = new Map<string, ImageRecord>();
   private readonly tags: Record<string, string> = {};
   private imagesView: ImagesView | undefined;
@@ -157,10 +170,11 @@ export class HostModel {
       Id: id,
       Name: `/${spec.name}`,
       Created: spec.created ?? '2026-09-01T10:00:00Z',
+      // One image per reference: containers made from one tag run one image (until moveTag).
       Image:
         'sha256:' +
         createHash('sha256')
-          .update(spec.image ?? 'busybox')
+          .update(spec.image ?? DEFAULT_IMAGE)
           .digest('hex'),
       RestartCount: spec.restartCount ?? (status === 'restarting' ? 7 : 0),
       State: {
@@ -173,7 +187,7 @@ export class HostModel {
         ...spec.state,
       },
       Config: {
-        Image: spec.image ?? 'registry.example.invalid/busybox:1',
+        Image: spec.image ?? DEFAULT_IMAGE,
         Env: Object.entries(spec.env ?? {}).map(([k, v]) => `${k}=${v}`),
         Labels: spec.labels ?? {},
         ...spec.config,
@@ -211,6 +225,7 @@ export class HostModel {
               available: true,
               env: Object.fromEntries(Object.entries(proc?.env ?? spec.env ?? {}).map(([k, v]) => [k, this.safe(v)])),
               listening: proc?.listening ?? [],
+              processes: proc?.processes ?? ['sh'],
               boundFiles: (spec.binds ?? [])
                 .filter((b) => this.files.get(b.source)?.kind === 'file')
                 .map((b): BoundFile => {
@@ -277,6 +292,66 @@ export class HostModel {
     return this;
   }
 
+  /** A network as `GET /networks` lists it, with raw labels (made secret-safe here) and the containers attached. */
+  network(n: {
+    name: string;
+    driver?: string;
+    internal?: boolean;
+    labels?: Record<string, string>;
+    containers?: string[];
+  }): this {
+    const id = createHash('sha256').update(`network ${n.name}`).digest('hex');
+    (this.networks ??= []).push({
+      id,
+      name: n.name,
+      driver: n.driver ?? 'bridge',
+      scope: 'local',
+      internal: n.internal ?? false,
+      created: this.takenAt,
+      ...objectLabels(n.labels, this.safe, DEFAULT_LABEL_KEYS),
+      containers: n.containers ?? [],
+    });
+    return this;
+  }
+
+  /** A volume as `GET /volumes` lists it, with raw labels and the containers mounting it. */
+  volume(v: { name: string; labels?: Record<string, string>; containers?: string[] }): this {
+    (this.volumes ??= []).push({
+      name: v.name,
+      driver: 'local',
+      scope: 'local',
+      mountpoint: `/var/lib/docker/volumes/${v.name}/_data`,
+      created: this.takenAt,
+      ...objectLabels(v.labels, this.safe, DEFAULT_LABEL_KEYS),
+      containers: v.containers ?? [],
+    });
+    return this;
+  }
+
+  /** The engine's network or volume list could not be read. */
+  objectsUnavailable(which: 'networks' | 'volumes', message: string): this {
+    if (which === 'networks') this.networks = null;
+    else this.volumes = null;
+    this.problems.push({ source: which, message });
+    return this;
+  }
+
+  /** A socket listening in the host's network namespace, with who holds it. */
+  hostListener(s: HostListener): this {
+    if (this.listeners === undefined || !this.listeners.available)
+      this.listeners = { available: true, netns: 'net:[4026531840]', sockets: [] };
+    this.listeners.sockets.push(s);
+    return this;
+  }
+
+  /** The host's sockets could not be read (a problem says so when `problem`, else it is out of reach by setup). */
+  hostListenersUnavailable(reason: string, problem = true): this {
+    this.listeners = { available: false, reason };
+    if (problem)
+      this.problems.push({ source: 'listeners', message: `the host's listening sockets not read: ${reason}` });
+    return this;
+  }
+
   problem(problem: Problem): this {
     this.problems.push(problem);
     return this;
@@ -304,6 +379,9 @@ export class HostModel {
         tags: { ...this.tags },
       },
       daemon: this.daemonView,
+      ...(this.networks !== undefined ? { networks: this.networks } : {}),
+      ...(this.volumes !== undefined ? { volumes: this.volumes } : {}),
+      ...(this.listeners !== undefined ? { hostListeners: this.listeners } : {}),
       files: [...this.files.values()].sort((a, b) => (a.path < b.path ? -1 : 1)),
       ledger: { ...this.ledgerMeta, entries: this.ledgerMeta.available ? this.ledgerRecords() : [] },
       problems: this.problems,

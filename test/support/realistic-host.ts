@@ -175,6 +175,10 @@ export interface RealisticContainer {
   claimed: boolean;
   /** The ledger id moved to this container from `<name>-old`, which is still on the host. */
   renamedFrom: string | null;
+  /** Its healthcheck's state (`none`: no healthcheck); a stopped one keeps the last. */
+  health: 'healthy' | 'unhealthy' | 'starting' | 'none';
+  /** Its last run was killed for lack of memory. */
+  oomKilled: boolean;
 }
 
 export interface RealisticHost {
@@ -183,6 +187,8 @@ export interface RealisticHost {
   containers: RealisticContainer[];
   /** Files under /etc/mesh no ledger entry claims. */
   strayFiles: string[];
+  /** An image reference whose tag was pulled anew after its containers were made, or null. */
+  movedTag: string | null;
 }
 
 const MODULES = ['forge', 'db', 'cache', 'proxy', 'api', 'metrics', 'auth', 'queue', 'search', 'mail'] as const;
@@ -337,6 +343,9 @@ export function realisticHost(seed: number): RealisticHost {
       image.ref.includes('grafana') ||
       image.ref.includes('redis');
     return {
+      // Set below, from a stream of their own.
+      health: 'none',
+      oomKilled: false,
       name: compose ? `${project}_${module}_1` : module,
       image,
       module,
@@ -381,11 +390,20 @@ export function realisticHost(seed: number): RealisticHost {
       });
     }
   }
+  // Health, OOM kills and a moved tag from a stream of their own: the rest of the host stays as it was
+  // for every seed (tests and benchmarks name seeds).
+  const t = generator(seed + 0x2500);
+  const withRuntime = containers.map((c) => ({
+    ...c,
+    health: t.pick(['healthy', 'healthy', 'none', 'unhealthy', 'starting'] as const),
+    oomKilled: c.status === 'exited' && t.chance(0.3),
+  }));
   return {
     seed,
     hostname: `node-${seed % 1000}`,
-    containers,
+    containers: withRuntime,
     strayFiles: g.chance(0.5) ? ['/etc/mesh/leftover.ini'] : [],
+    movedTag: t.chance(0.5) ? t.pick(withRuntime).image.ref : null,
   };
 }
 
@@ -452,6 +470,14 @@ export function buildRealistic(h: RealisticHost, takenAt: string, options: { bef
       image: c.image.ref,
       imageEnv: c.image.env,
       status: c.status,
+      state: {
+        OOMKilled: c.oomKilled,
+        ExitCode: c.status === 'exited' ? (c.oomKilled ? 137 : 0) : 0,
+        ...(c.health !== 'none' ? { Health: { Status: c.health } } : {}),
+      },
+      ...(c.health !== 'none'
+        ? { config: { Healthcheck: { Test: ['CMD-SHELL', `wget -q -O- http://127.0.0.1/${c.module}/health`] } } }
+        : {}),
       network: c.network,
       env,
       labels,
@@ -490,6 +516,7 @@ export function buildRealistic(h: RealisticHost, takenAt: string, options: { bef
     }
   }
   for (const path of h.strayFiles) m.file(path, 'stale = true\n', { env: false });
+  if (!before && h.movedTag !== null) m.moveTag(h.movedTag, `${h.movedTag} rebuilt`);
   m.ledger(entries, { node: h.hostname });
   return m.build();
 }

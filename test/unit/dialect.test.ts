@@ -34,6 +34,7 @@ async function rule(fields: Record<string, unknown>) {
           subject: 'containers',
           message: 'm',
           help: 'h',
+          remediation: 'r',
           tags: [],
           profiles: ['nightly'],
           ...fields,

@@ -29,6 +29,7 @@ function pack(subject: string, lines: string[]): string {
       ...lines.map((l) => `    ${l}`),
       '    message: m',
       '    help: h',
+      '    remediation: r',
       '    tags: []',
       '    profiles: [nightly]',
       '',
@@ -188,7 +189,8 @@ cli('rules docs lists every field of every set with what it means, paths into fi
   assert.is(run.code, 0);
   for (const [set, fields] of Object.entries(SUBJECT_FIELDS)) {
     const section = run.stdout.split(`**\`${set}\`**`)[1]!.split('\n\n**')[0]!;
-    for (const field of fields) assert.match(section, new RegExp(`\\| \`${field}\` \\| [a-z\`(]`), `${set}.${field}`);
+    for (const field of fields)
+      assert.match(section, new RegExp(`\\| \`${field}\` \\| [A-Za-z\`(]`), `${set}.${field}`);
   }
   assert.match(run.stdout, '| `container.name` | its name |');
   assert.match(run.stdout, '| `mesh.module` | the `mesh.module` label, or null |');

@@ -38,6 +38,7 @@ const packText = JSON.stringify(
       assert: rule,
       message: 'case failed',
       help: 'A case of the public JSON Logic suite.',
+      remediation: 'None.',
       tags: [],
       profiles: ['nightly'],
     })),

@@ -19,6 +19,7 @@ rules:
     assert: {"<=": [{"var": "name.length"}, 16]}
     message: m
     help: h
+    remediation: r
     tags: []
     profiles: [nightly]
   - id: T2
@@ -38,6 +39,7 @@ rules:
       more: {">": [{"var": "listening.length"}, {"count": [{"var": "holds"}]}]}
     message: m
     help: h
+    remediation: r
     tags: []
     profiles: [nightly]
   - id: T3
@@ -58,6 +60,7 @@ rules:
       ]}
     message: m
     help: h
+    remediation: r
     tags: []
     profiles: [nightly]
 `;
@@ -71,12 +74,12 @@ test('each trap is a warning with its file, line, rule and field; what is writte
   const seen = warnings.map((w) => `${w.line} ${w.ruleId} ${w.field} ${w.code}`);
   assert.equal(seen, [
     '9 T1 assert missing-compares-as-zero',
-    '19 T2 where loose-equality',
-    '22 T2 assert loose-equality',
-    '23 T2 assert all-on-empty-list',
-    '24 T2 assert some-on-empty-list',
-    '27 T2 let/newer numbers-compared-as-text',
-    '28 T2 let/more missing-compares-as-zero',
+    '20 T2 where loose-equality',
+    '23 T2 assert loose-equality',
+    '24 T2 assert all-on-empty-list',
+    '25 T2 assert some-on-empty-list',
+    '28 T2 let/newer numbers-compared-as-text',
+    '29 T2 let/more missing-compares-as-zero',
   ]);
   assert.ok(warnings.every((w) => w.file === file));
   const text = (code: string) => warnings.find((w) => w.code === code)!.message;

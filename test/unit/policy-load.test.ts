@@ -42,6 +42,7 @@ function ruleLines(r: RuleText): string[] {
     `    assert: ${r.assert ?? '{"var": "claimed"}'}`,
     `    message: ${r.message ?? '"{name} is not claimed"'}`,
     '    help: Why it matters.',
+    '    remediation: What to do.',
     '    tags: [test]',
     '    profiles: [nightly]',
   ];
@@ -241,6 +242,18 @@ bad('YAML syntax error is reported at its line', async () => {
   assertAt(e, file, lineOf(file, 'id: [unclosed') + 1);
 });
 
+bad(
+  'a rule without remediation is refused at the rule, saying the old **Remediation:** paragraph moves there',
+  async () => {
+    const lines = ruleLines({ id: 'T2', name: 'rule-two' }).filter((l) => !l.includes('remediation:'));
+    const file = writePack([...HEAD, ...ruleLines({ id: 'T1', name: 'rule-one' }), ...lines]);
+    const e = await loadError(() => loadPack(file));
+    assertAt(e, file, lineOf(file, 'id: T2'));
+    assert.match(e.message, "rule T2: /rules/1 must have required property 'remediation'");
+    assert.match(e.message, 'a **Remediation:** paragraph of help moves there');
+  },
+);
+
 bad('a duplicate YAML key is reported at its line', async () => {
   const file = writePack([...HEAD, ...ruleLines({ id: 'T1', name: 'rule-one', extra: ['    title: Again'] })]);
   const e = await loadError(() => loadPack(file));
@@ -293,6 +306,7 @@ bad("unknown operator in a block-style assert points at the operator's own line"
     '        - nope: 1',
     '    message: "{name}"',
     '    help: h',
+    '    remediation: r',
     '    tags: []',
     '    profiles: [nightly]',
   ]);

@@ -63,7 +63,7 @@ test('a set added to the registry is in the pack schema: a rule over it validate
     rules: [
       {
         ...{ id: 'W1', name: 'widget-colour', title: 't', severity: 'warning', subject: set },
-        ...{ assert: true, message: 'm', help: 'h', tags: [], profiles: ['nightly'] },
+        ...{ assert: true, message: 'm', help: 'h', remediation: 'r', tags: [], profiles: ['nightly'] },
       },
     ],
   });
@@ -209,8 +209,14 @@ test('the README and docs/subjects/ document exactly the registry sets', () => {
   const readme = readFileSync(join(PACKAGE_ROOT, 'README.md'), 'utf8');
   const block = /<!-- subjects:start -->([\s\S]*?)<!-- subjects:end -->/.exec(readme)?.[1];
   if (block !== undefined) {
-    const headings = [...block.matchAll(/^\*\*`([a-z_]+)`\*\*$/gm)].map((m) => m[1]);
-    assert.equal(headings, [...SUBJECT_SET_NAMES], 'README subjects block (npm run docs)');
+    // One row per set, linked to its page: | [`containers`](docs/subjects/containers.md) | …
+    const rows = [...block.matchAll(/^\| \[`([a-z_]+)`\]\(docs\/subjects\/([a-z_]+)\.md\) \|/gm)];
+    assert.equal(
+      rows.map((m) => m[1]),
+      [...SUBJECT_SET_NAMES],
+      'README subjects block (npm run docs)',
+    );
+    assert.ok(rows.every((m) => m[1] === m[2]));
   }
   const pages = join(PACKAGE_ROOT, 'docs', 'subjects');
   if (existsSync(pages)) {

@@ -1,0 +1,33 @@
+import { readFile } from 'node:fs/promises';
+
+/**
+ * The engine id of the container the scanner itself runs in, or null when it runs on the host (or the id
+ * cannot be told). Read from the scanner's own /proc/self/mountinfo: Docker and Podman bind the
+ * container's hostname, hosts and resolv.conf files from its folder, whose name is the 64-hex id
+ * (`…/containers/<id>/hostname`, Podman `…/overlay-containers/<id>/userdata/hostname`). That holds with
+ * cgroup v2 and a private cgroup namespace too, where /proc/self/cgroup says only `0::/`. Never guessed
+ * from a label: any container could carry one and so escape the hardening rules.
+ */
+export async function ownContainerId(mountinfo = '/proc/self/mountinfo'): Promise<string | null> {
+  let text: string;
+  try {
+    text = await readFile(mountinfo, 'utf8');
+  } catch {
+    return null; // not Linux, or /proc not mounted: the scanner is in no container we can tell
+  }
+  return containerIdFromMountinfo(text);
+}
+
+const ENGINE_FILE = /\/(?:overlay-)?containers\/([0-9a-f]{64})\/(?:userdata\/)?(?:hostname|hosts|resolv\.conf)(?:\s|$)/;
+
+/** The container id named by the bind mounts of /etc/hostname, /etc/hosts or /etc/resolv.conf in a mountinfo text. */
+export function containerIdFromMountinfo(text: string): string | null {
+  for (const line of text.split('\n')) {
+    // Field 5 is the mount point; field 4 the root of the mount within its file system (the source path).
+    const fields = line.split(' ');
+    if (!['/etc/hostname', '/etc/hosts', '/etc/resolv.conf'].includes(fields[4] ?? '')) continue;
+    const m = ENGINE_FILE.exec(fields[3] ?? '');
+    if (m) return m[1]!;
+  }
+  return null;
+}

@@ -1,0 +1,115 @@
+import type { DaemonPath, Snapshot } from '../snapshot/types.js';
+import type { Joins } from './joins.js';
+import { subjectFactory, type Subject } from '../policy/subject.js';
+import type { DaemonData, DaemonPathFacts } from '../policy/subject-data.js';
+
+/** The roles of the daemon's paths a rule may read by name (daemon.ts in src/collect names them). */
+export const DAEMON_PATH_ROLES = [
+  'docker_socket',
+  'containerd_socket',
+  'etc_docker',
+  'daemon_json',
+  'certs_d',
+  'etc_default_docker',
+  'etc_sysconfig_docker',
+  'docker_service',
+  'docker_socket_unit',
+  'tls_ca',
+  'tls_cert',
+  'tls_key',
+] as const;
+
+const DAEMON = subjectFactory('daemon');
+
+const pathFacts = (p: DaemonPath): DaemonPathFacts => ({
+  path: p.path,
+  exists: p.exists,
+  file_kind: p.kind ?? null,
+  mode: p.mode ?? null,
+  uid: p.uid ?? null,
+  gid: p.gid ?? null,
+  user: p.user ?? null,
+  group: p.group ?? null,
+});
+
+/**
+ * The `daemon` set (snapshot@2): the one engine the snapshot read, from `/info` and `/version`,
+ * daemon.json, dockerd's command line and the daemon's paths — each part unknown when it was not read.
+ * None when the engine itself was not reached.
+ */
+export function buildDaemon(snapshot: Snapshot, joins: Joins): Subject<DaemonData>[] {
+  if (snapshot.docker === null) return [];
+  const { info, config, process, paths } = snapshot.daemon;
+  const unknown: ReturnType<typeof DAEMON.unknown> = [];
+  const unread = (reason: string, fields: (keyof DaemonData)[]) =>
+    unknown.push(...DAEMON.unknown('daemon', reason, fields));
+  if (!info.available)
+    unread(info.reason, [
+      'server_version',
+      'os',
+      'kernel_version',
+      'security_options',
+      'rootless',
+      'userns',
+      'seccomp',
+      'apparmor',
+      'selinux',
+      'live_restore',
+      'logging_driver',
+      'cgroup_driver',
+      'cgroup_version',
+      'storage_driver',
+      'swarm_state',
+      'experimental',
+    ]);
+  if (!config.available) unread(config.reason, ['daemon_json', 'daemon_json_exists']);
+  if (!process.available) unread(process.reason, ['dockerd_running', 'dockerd_flags', 'dockerd_args']);
+  // Paths are looked at on this machine only for a local engine: none at all is not known.
+  if (paths.length === 0)
+    unread("the daemon's paths were not looked at (the engine is not local)", ['paths', 'registry_certs']);
+  const names = info.available ? info.securityOptions.map((o) => /^name=([^,]+)/.exec(o)?.[1] ?? o) : [];
+  const byRole: Record<string, DaemonPathFacts> = {};
+  for (const p of paths) if (p.role !== 'registry_cert') byRole[p.role] ??= pathFacts(p);
+  const data: DaemonData = {
+    kind: 'daemon',
+    id: 'daemon',
+    host: joins.host,
+    engine: snapshot.docker.kind ?? 'unknown',
+    server_version: info.available ? info.serverVersion : snapshot.docker.serverVersion,
+    api_version: snapshot.docker.apiVersion,
+    os: info.available ? info.os : '',
+    kernel_version: info.available ? info.kernelVersion : '',
+    security_options: info.available ? info.securityOptions : [],
+    rootless: names.includes('rootless'),
+    userns: names.includes('userns'),
+    seccomp: names.includes('seccomp'),
+    apparmor: names.includes('apparmor'),
+    selinux: names.includes('selinux'),
+    live_restore: info.available && info.liveRestore,
+    logging_driver: info.available ? info.loggingDriver : '',
+    cgroup_driver: info.available ? info.cgroupDriver : '',
+    cgroup_version: info.available ? info.cgroupVersion : '',
+    storage_driver: info.available ? info.storageDriver : '',
+    swarm_state: info.available ? info.swarmState : '',
+    experimental: info.available && info.experimental,
+    daemon_json: config.available ? config.settings : {},
+    daemon_json_exists: config.available && config.exists,
+    dockerd_running: process.available && process.running,
+    dockerd_flags: process.available ? process.flags : {},
+    dockerd_args: process.available ? process.args : [],
+    paths: byRole,
+    registry_certs: paths.filter((p) => p.role === 'registry_cert').map(pathFacts),
+  };
+  return [
+    DAEMON.subject({
+      id: 'daemon',
+      data,
+      unknown,
+      locate: () => ({
+        physical: [],
+        logical: [{ kind: 'daemon', name: 'daemon', fullyQualifiedName: `${joins.host}/daemon` }],
+      }),
+      resource: null,
+    }),
+  ];
+}

@@ -1,0 +1,76 @@
+import type { Snapshot } from '../snapshot/types.js';
+import { normalImageId } from '../snapshot/image-id.js';
+import type { Joins } from './joins.js';
+import type { BuiltContainer } from './containers.js';
+import { subjectFactory, type Subject } from '../policy/subject.js';
+import type { ImageData } from '../policy/subject-data.js';
+
+const IMAGES = subjectFactory('images');
+
+const shortOf = (id: string): string => id.replace(/^sha256:/, '').slice(0, 12);
+
+/**
+ * The `images` set (snapshot@2): each image a container uses, with the containers using it. None when
+ * the images were not read — a set of things that may exist is not known then: the host's problem says
+ * so, and no rule on images is checked.
+ */
+export function buildImages(
+  snapshot: Snapshot,
+  containers: readonly BuiltContainer[],
+  joins: Joins,
+): Subject<ImageData>[] {
+  const { images } = snapshot;
+  if (!images.available || snapshot.docker === null) return [];
+  const tagged = new Set(Object.values(images.tags).map(normalImageId));
+  return images.images.map((image) => {
+    const id = normalImageId(image.id);
+    const users = containers.filter((c) => normalImageId(c.container.imageId ?? '') === id);
+    const check = image.healthcheck;
+    const data: ImageData = {
+      kind: 'image',
+      id,
+      host: joins.host,
+      image_id: id,
+      short_id: shortOf(id),
+      tags: image.tags,
+      digests: image.digests,
+      created: image.created,
+      labels: image.labels,
+      env: image.env,
+      user: image.user,
+      healthcheck:
+        check === null
+          ? null
+          : {
+              test: check.test,
+              interval: check.interval,
+              timeout: check.timeout,
+              retries: check.retries,
+              start_period: check.startPeriod,
+            },
+      has_healthcheck: check !== null,
+      dangling: !tagged.has(id),
+      used_by: users.map((c) => c.container.name),
+      claimed_users: users.filter((c) => c.claims.length > 0).map((c) => c.container.name),
+    };
+    // Which containers use it needs every container read; which claim it, the ledger too.
+    const unknown = [
+      ...(joins.containersIncomplete
+        ? IMAGES.unknown('docker', joins.containersIncomplete, ['used_by', 'claimed_users'])
+        : []),
+      ...(joins.ledgerUnread && !joins.containersIncomplete
+        ? IMAGES.unknown('ledger', joins.ledgerUnread, ['claimed_users'])
+        : []),
+    ];
+    return IMAGES.subject({
+      id,
+      data,
+      unknown,
+      locate: () => ({
+        physical: [],
+        logical: [{ kind: 'image', name: image.tags[0] ?? id, fullyQualifiedName: `${joins.host}/images/${id}` }],
+      }),
+      resource: null,
+    });
+  });
+}

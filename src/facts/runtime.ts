@@ -1,0 +1,111 @@
+import { normalImageId } from '../snapshot/image-id.js';
+import type { Container, Snapshot } from '../snapshot/types.js';
+import type { ContainerData } from '../policy/subject-data.js';
+
+/*
+ * Pure readings of snapshot@2's runtime facts: a container's security options, which image a tag
+ * names now, and what the daemon enforces for every container. Shared by the containers, images and
+ * daemon sets.
+ */
+
+/** The value of each `key=value` (or `key:value`, Docker's older form) security option of a key. */
+function optionValues(options: readonly string[], key: string): string[] {
+  return options.flatMap((o) => {
+    const m = /^([a-z-]+)[=:](.*)$/s.exec(o);
+    return m !== null && m[1] === key ? [m[2]!] : [];
+  });
+}
+
+/** What a container's security options say: seccomp and AppArmor profiles, no-new-privileges, SELinux labels. */
+export function securityOf(
+  options: readonly string[],
+  appArmorProfile: string,
+): Pick<ContainerData, 'seccomp_profile' | 'apparmor_profile' | 'no_new_privileges' | 'selinux_labels'> {
+  const seccomp = optionValues(options, 'seccomp').at(-1);
+  const apparmor = optionValues(options, 'apparmor').at(-1);
+  const nnp = options.flatMap((o) => (o === 'no-new-privileges' ? ['true'] : optionValues([o], 'no-new-privileges')));
+  return {
+    seccomp_profile:
+      seccomp === undefined || seccomp === '' || seccomp === 'builtin' || seccomp === 'default'
+        ? 'default'
+        : seccomp === 'unconfined'
+          ? 'unconfined'
+          : 'custom',
+    apparmor_profile: appArmorProfile !== '' ? appArmorProfile : (apparmor ?? ''),
+    no_new_privileges: nnp.length > 0 && nnp.at(-1) !== 'false',
+    selinux_labels: optionValues(options, 'label'),
+  };
+}
+
+/**
+ * The names a tag reference may be listed under by the engine: as written with `:latest` when it has
+ * no tag, and its Docker Hub and Podman local long forms (`busybox` is `docker.io/library/busybox:latest`
+ * and `localhost/busybox:latest`). Null for a reference that is no tag: by digest or by image id.
+ */
+export function tagNamesOf(reference: string): string[] | null {
+  if (reference === '' || reference.includes('@') || /^(sha256:)?[0-9a-f]{12,64}$/.test(reference)) return null;
+  const lastPart = reference.slice(reference.lastIndexOf('/') + 1);
+  const ref = lastPart.includes(':') ? reference : `${reference}:latest`;
+  const first = ref.split('/')[0]!;
+  const hasRegistry = ref.includes('/') && (first.includes('.') || first.includes(':') || first === 'localhost');
+  if (!hasRegistry) {
+    const hubPath = ref.includes('/') ? ref : `library/${ref}`;
+    return [ref, `docker.io/${hubPath}`, `localhost/${ref}`];
+  }
+  if (first === 'docker.io') {
+    const path = ref.slice('docker.io/'.length);
+    return [ref, path.startsWith('library/') ? path.slice('library/'.length) : path];
+  }
+  return [ref];
+}
+
+/** The image id a container's reference names now, or null (no tag, or a tag that names no image). */
+export function tagNowOf(reference: string, tags: Readonly<Record<string, string>>): string | null {
+  for (const name of tagNamesOf(reference) ?? []) {
+    const id = tags[name];
+    if (id !== undefined) return normalImageId(id);
+  }
+  return null;
+}
+
+/**
+ * What the daemon enforces for every container: AppArmor and SELinux on the host (its /info security
+ * options), and no-new-privileges (daemon.json or `--no-new-privileges`). Null when not all of it was
+ * read: then it is unknown, and so is every fact built on it.
+ */
+export function daemonSecurityOf(snapshot: Snapshot): ContainerData['daemon_security'] | null {
+  const { info, config, process } = snapshot.daemon;
+  if (!info.available) return null;
+  const names = info.securityOptions.map((o) => /^name=([^,]+)/.exec(o)?.[1] ?? o);
+  const byConfig = config.available ? config.settings['no-new-privileges'] === true : undefined;
+  const flag = process.available ? process.flags['no-new-privileges']?.at(-1) : undefined;
+  const byFlag = process.available ? flag === true || flag === 'true' : undefined;
+  // On for every container when either says so; off only when both were read and neither does.
+  const nnp =
+    byConfig === true || byFlag === true ? true : byConfig === undefined || byFlag === undefined ? null : false;
+  if (nnp === null) return null;
+  return { apparmor: names.includes('apparmor'), selinux: names.includes('selinux'), no_new_privileges: nnp };
+}
+
+/** The image facts a container carries, from the snapshot's images (null fields: not known). */
+export interface ContainerImageFacts {
+  tagNow: string | null;
+  user: string | null;
+  /** Why they are not known, or null. */
+  unread: string | null;
+}
+
+export function imageFactsOf(
+  c: Container,
+  snapshot: Snapshot,
+  byId: ReadonlyMap<string, { user: string }>,
+): ContainerImageFacts {
+  const { images } = snapshot;
+  if (!images.available) return { tagNow: null, user: null, unread: `images not read: ${images.reason}` };
+  const record = c.imageId !== undefined ? byId.get(normalImageId(c.imageId)) : undefined;
+  return {
+    tagNow: tagNowOf(c.image, images.tags),
+    user: record?.user ?? null,
+    unread: record === undefined ? `the image of ${c.name} was not read` : null,
+  };
+}

@@ -1,0 +1,289 @@
+import { readRegularInput } from '../input/read.js';
+import { parseJsonInput } from '../input/json.js';
+import { validatorFor } from '../validate.js';
+import { writeFileAtomic } from '../write/atomic.js';
+import type { PastEnvFile, PastLedgerEntry, PastSnapshot } from './past.js';
+import type { RememberedTarget } from './types.js';
+import { join } from 'node:path';
+
+/*
+ * The index of a host's kept snapshots (`history/<host>/.mesh-audit.index`, README "Output folder"):
+ * what each one tells later runs (past.ts), so that a scan reads one small file instead of parsing
+ * every kept snapshot again. It is written by the run that keeps a snapshot, under the output folder's
+ * lock, after the snapshot (a run stopped between the two leaves an index without the newest file,
+ * which the next run parses). It is never trusted over the snapshots: an entry is used only for the
+ * file of that name, size and modification time, the newest file also by its digest, and only when
+ * this very version of mesh-audit wrote it; anything else is read from the snapshot file itself.
+ * Not named `*.json`, so that readers of history folders (older versions too) never take it for a snapshot.
+ */
+export const HISTORY_INDEX_FILE = '.mesh-audit.index';
+export const HISTORY_INDEX_SCHEMA = 'mesh-audit/history-index@1';
+
+/** A kept snapshot file and what it tells later runs. */
+export interface IndexedSnapshot {
+  /** The file's name in its host folder. */
+  file: string;
+  size: number;
+  mtimeMs: number;
+  past: PastSnapshot;
+}
+
+/** The index as it is written: records shared by snapshots that read them alike are written once. */
+interface IndexFile {
+  schema: typeof HISTORY_INDEX_SCHEMA;
+  /** The mesh-audit version that wrote it: another version's is not used (what it derives may differ). */
+  tool: string;
+  newest: { file: string; sha256: string };
+  keyLists: string[][];
+  ledgerEntries: PastLedgerEntry[];
+  envFiles: {
+    path: string;
+    composeOnly: boolean;
+    docker: number | null;
+    podman: number | null;
+    compose: number | null;
+  }[];
+  snapshots: {
+    file: string;
+    size: number;
+    mtimeMs: number;
+    takenAt: string;
+    hostname: string;
+    ledgerAvailable: boolean;
+    ledger: number[];
+    envFiles: number[];
+    formerTargets: RememberedTarget[];
+  }[];
+}
+
+const indexRef = { type: 'integer', minimum: 0 };
+const nullableRef = { type: ['integer', 'null'], minimum: 0 };
+const text = { type: 'string' };
+export const historyIndexSchema = {
+  $schema: 'https://json-schema.org/draft/2020-12/schema',
+  type: 'object',
+  required: ['schema', 'tool', 'newest', 'keyLists', 'ledgerEntries', 'envFiles', 'snapshots'],
+  additionalProperties: false,
+  properties: {
+    schema: { const: HISTORY_INDEX_SCHEMA },
+    tool: text,
+    newest: {
+      type: 'object',
+      required: ['file', 'sha256'],
+      additionalProperties: false,
+      properties: { file: text, sha256: { type: 'string', pattern: '^[0-9a-f]{64}$' } },
+    },
+    keyLists: { type: 'array', items: { type: 'array', items: text } },
+    ledgerEntries: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['valid', 'target'],
+        additionalProperties: false,
+        properties: { valid: { type: 'boolean' }, id: text, type: text, target: text, appliedAt: text },
+      },
+    },
+    envFiles: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['path', 'composeOnly', 'docker', 'podman', 'compose'],
+        additionalProperties: false,
+        properties: {
+          path: text,
+          composeOnly: { type: 'boolean' },
+          docker: nullableRef,
+          podman: nullableRef,
+          compose: nullableRef,
+        },
+      },
+    },
+    snapshots: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: [
+          'file',
+          'size',
+          'mtimeMs',
+          'takenAt',
+          'hostname',
+          'ledgerAvailable',
+          'ledger',
+          'envFiles',
+          'formerTargets',
+        ],
+        additionalProperties: false,
+        properties: {
+          file: text,
+          size: { type: 'integer', minimum: 0 },
+          mtimeMs: { type: 'number' },
+          takenAt: text,
+          hostname: text,
+          ledgerAvailable: { type: 'boolean' },
+          ledger: { type: 'array', items: indexRef },
+          envFiles: { type: 'array', items: indexRef },
+          formerTargets: {
+            type: 'array',
+            items: {
+              type: 'object',
+              required: ['id', 'type', 'target', 'movedAt', 'lastClaimed', 'lastSeenPresent'],
+              additionalProperties: false,
+              properties: {
+                id: text,
+                type: text,
+                target: text,
+                movedAt: text,
+                lastClaimed: text,
+                lastSeenPresent: { type: ['string', 'null'] },
+              },
+            },
+          },
+        },
+      },
+    },
+  },
+} as const;
+
+const validateIndex = validatorFor<IndexFile>('historyIndex', historyIndexSchema);
+
+/** Numbers each distinct record (by its JSON) in the order first met; the same object again is not serialized again. */
+class Interned<T extends object> {
+  readonly items: T[] = [];
+  private readonly at = new Map<string, number>();
+  private readonly seen = new WeakMap<object, number>();
+  ref(item: T, identity: object = item): number {
+    const known = this.seen.get(identity);
+    if (known !== undefined) return known;
+    const key = JSON.stringify(item);
+    let n = this.at.get(key);
+    if (n === undefined) {
+      n = this.items.length;
+      this.items.push(item);
+      this.at.set(key, n);
+    }
+    this.seen.set(identity, n);
+    return n;
+  }
+}
+
+/** The index's text for `snapshots` (oldest first), the newest named by its digest. */
+export function encodeHistoryIndex(
+  snapshots: readonly IndexedSnapshot[],
+  newest: { file: string; sha256: string },
+  tool: string,
+): string {
+  const keyLists = new Interned<string[]>();
+  const ledgerEntries = new Interned<PastLedgerEntry>();
+  const envFiles = new Interned<IndexFile['envFiles'][number]>();
+  const keysRef = (keys: readonly string[] | null) => (keys === null ? null : keyLists.ref([...keys], keys));
+  const index: IndexFile = {
+    schema: HISTORY_INDEX_SCHEMA,
+    tool,
+    newest,
+    keyLists: keyLists.items,
+    ledgerEntries: ledgerEntries.items,
+    envFiles: envFiles.items,
+    snapshots: snapshots.map(({ file, size, mtimeMs, past }) => ({
+      file,
+      size,
+      mtimeMs,
+      takenAt: past.takenAt,
+      hostname: past.hostname,
+      ledgerAvailable: past.ledger.available,
+      ledger: past.ledger.entries.map((e) => ledgerEntries.ref(e)),
+      envFiles: past.envFiles.map((f) =>
+        envFiles.ref(
+          {
+            path: f.path,
+            composeOnly: f.composeOnly,
+            docker: keysRef(f.docker),
+            podman: keysRef(f.podman),
+            compose: keysRef(f.compose),
+          },
+          f,
+        ),
+      ),
+      formerTargets: [...past.formerTargets],
+    })),
+  };
+  return JSON.stringify(index) + '\n';
+}
+
+/** What an index holds, or why it cannot be used. */
+export type HistoryIndex =
+  | { usable: true; newest: { file: string; sha256: string }; snapshots: Map<string, IndexedSnapshot> }
+  | { usable: false; reason: string };
+
+/** Reads the index text (records shared among snapshots are shared objects again). */
+export function decodeHistoryIndex(textOf: string, source: string, tool: string): HistoryIndex {
+  let json: unknown;
+  try {
+    json = parseJsonInput(textOf, source, 'history index');
+  } catch {
+    return { usable: false, reason: 'it is not JSON' };
+  }
+  if (!validateIndex(json)) {
+    const first = validateIndex.errors?.[0];
+    return {
+      usable: false,
+      reason: `not a ${HISTORY_INDEX_SCHEMA} (at ${first?.instancePath || '(root)'}: ${first?.message ?? 'invalid'})`,
+    };
+  }
+  if (json.tool !== tool) return { usable: false, reason: `written by mesh-audit ${json.tool}, this is ${tool}` };
+  const dangling = (n: number | null, list: readonly unknown[]) => n !== null && n >= list.length;
+  const keyList = (n: number | null) => (n === null ? null : json.keyLists[n]!);
+  if (json.envFiles.some((f) => [f.docker, f.podman, f.compose].some((n) => dangling(n, json.keyLists))))
+    return { usable: false, reason: 'it names a key list it does not hold' };
+  const envFiles: PastEnvFile[] = json.envFiles.map((f) => ({
+    path: f.path,
+    composeOnly: f.composeOnly,
+    docker: keyList(f.docker),
+    podman: keyList(f.podman),
+    compose: keyList(f.compose),
+  }));
+  const snapshots = new Map<string, IndexedSnapshot>();
+  for (const s of json.snapshots) {
+    if (s.ledger.some((n) => dangling(n, json.ledgerEntries)) || s.envFiles.some((n) => dangling(n, envFiles)))
+      return { usable: false, reason: `its entry for ${s.file} names a record it does not hold` };
+    snapshots.set(s.file, {
+      file: s.file,
+      size: s.size,
+      mtimeMs: s.mtimeMs,
+      past: {
+        takenAt: s.takenAt,
+        hostname: s.hostname,
+        ledger: { available: s.ledgerAvailable, entries: s.ledger.map((n) => json.ledgerEntries[n]!) },
+        formerTargets: s.formerTargets,
+        envFiles: s.envFiles.map((n) => envFiles[n]!),
+      },
+    });
+  }
+  return { usable: true, newest: json.newest, snapshots };
+}
+
+/** The index of host folder `dir`, or why there is none to use. */
+export async function readHistoryIndex(dir: string, tool: string): Promise<HistoryIndex> {
+  const path = join(dir, HISTORY_INDEX_FILE);
+  let textOf: string;
+  try {
+    textOf = (await readRegularInput(path)).toString('utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    return {
+      usable: false,
+      reason: code === 'ENOENT' ? 'there is none' : `it cannot be read (${code ?? (err as Error).message})`,
+    };
+  }
+  return decodeHistoryIndex(textOf, path, tool);
+}
+
+/** Writes the index of host folder `dir` (atomically: a reader sees the old one or the new one). */
+export async function writeHistoryIndex(
+  dir: string,
+  snapshots: readonly IndexedSnapshot[],
+  newest: { file: string; sha256: string },
+  tool: string,
+): Promise<string> {
+  return writeFileAtomic(dir, HISTORY_INDEX_FILE, encodeHistoryIndex(snapshots, newest, tool));
+}
