@@ -145,7 +145,7 @@ test('an image gone from the engine: a note naming it, imageEnv absent, the scan
   try {
     const host = new LiveHost();
     const r = await scanAsync(host, engine.dockerHost);
-    assert.ok(r.report.summary.complete, r.stderr);
+    assert.ok(r.report.summary.complete, r.stderr + JSON.stringify(r.report.notifications));
     assert.ok(
       r.report.notifications.some(
         (n) =>

@@ -177,7 +177,8 @@ async function collectFrom(version: unknown) {
     res.setHeader('content-type', 'application/json');
     if (path === '/_ping') return res.end('OK');
     if (path === '/version') return res.end(JSON.stringify(version));
-    if (path === '/containers/json' || path === '/images/json') return res.end('[]');
+    if (path === '/containers/json' || path === '/images/json' || path === '/networks') return res.end('[]');
+    if (path === '/volumes') return res.end('{"Volumes":[],"Warnings":null}');
     if (path === '/info') return res.end('{}');
     res.statusCode = 404;
     res.end('{"message":"no"}');

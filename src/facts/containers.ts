@@ -194,7 +194,7 @@ export const CONTAINER_FACTS = {
     ['image_tag_now', 'image_id'],
     (x) => x.image_tag_now !== null && x.image_tag_now !== x.image_id,
   ),
-  image_user: images,
+  image_user: read('image'),
   process_names: read('proc'),
   daemon_security: read('daemon'),
 } satisfies FactTable<ContainerData, ContainerContext>;
@@ -258,7 +258,8 @@ function unreadFor(c: Container, joins: Joins): Map<FactSource, string> {
   if (!c.proc.available && c.state.running) unread.set('proc', `/proc of ${c.name} not read: ${c.proc.reason}`);
   if (c.runtime === undefined) unread.set('snapshot', NOT_IN_V1);
   const image = joins.imageFactsOf(c);
-  if (image.unread !== null) unread.set('images', image.unread);
+  if (image.tagsUnread !== null) unread.set('images', image.tagsUnread);
+  if (image.imageUnread !== null) unread.set('image', image.imageUnread);
   if (joins.daemonSecurity === null) unread.set('daemon', "the daemon's settings were not all read");
   return unread;
 }

@@ -91,8 +91,10 @@ export function daemonSecurityOf(snapshot: Snapshot): ContainerData['daemon_secu
 export interface ContainerImageFacts {
   tagNow: string | null;
   user: string | null;
-  /** Why they are not known, or null. */
-  unread: string | null;
+  /** Why the tags are not known (the image list was not read), or null. */
+  tagsUnread: string | null;
+  /** Why the container's own image record is not known (its image is gone, or not read), or null. */
+  imageUnread: string | null;
 }
 
 export function imageFactsOf(
@@ -101,11 +103,17 @@ export function imageFactsOf(
   byId: ReadonlyMap<string, { user: string }>,
 ): ContainerImageFacts {
   const { images } = snapshot;
-  if (!images.available) return { tagNow: null, user: null, unread: `images not read: ${images.reason}` };
+  if (!images.available) {
+    const reason = `images not read: ${images.reason}`;
+    return { tagNow: null, user: null, tagsUnread: reason, imageUnread: reason };
+  }
   const record = c.imageId !== undefined ? byId.get(normalImageId(c.imageId)) : undefined;
+  // What a tag names now comes from the tag list alone: an image gone from the engine (or not read)
+  // leaves it known, and only the facts of the image record unknown.
   return {
     tagNow: tagNowOf(c.image, images.tags),
     user: record?.user ?? null,
-    unread: record === undefined ? `the image of ${c.name} was not read` : null,
+    tagsUnread: null,
+    imageUnread: record === undefined ? `the image of ${c.name} was not read` : null,
   };
 }

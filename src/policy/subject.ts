@@ -23,7 +23,8 @@ export interface SubjectLocations {
  * Where a fact comes from: a part of the host a scan reads (a problem names the same), or `snapshot`
  * for a fact the snapshot's layout did not record (a migrated snapshot@1: src/snapshot/migrate.ts).
  */
-export type FactSource = Problem['source'] | 'snapshot';
+/** `image`: a container's own image record (in the `images` list, which may lack one that is gone). */
+export type FactSource = Problem['source'] | 'snapshot' | 'image';
 
 /**
  * A fact of a subject whose source was not read: the field (a dotted path into the subject's data,

@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { PACKAGE_ROOT } from '../../src/paths.js';
 import type { BoundFile, FileRecord, Snapshot } from '../../src/snapshot/types.js';
+import { HISTORY_INDEX_FILE } from '../../src/snapshot/history-index.js';
 import { tempDir } from '../support/cli.js';
 import {
   callsReaching,
@@ -190,7 +191,9 @@ forEachEngine('planted-symlink', (e, it) => {
     assert.not.ok(run.timedOut, `the scan hung (a planted FIFO opened for reading?): ${run.stderr}`);
     report = JSON.parse(readFileSync(join(host.out, 'mesh-audit.json'), 'utf8')) as LiveReport;
     const historyDir = join(host.out, 'history', 'live-plant');
-    snapshot = JSON.parse(readFileSync(join(historyDir, readdirSync(historyDir)[0]!), 'utf8')) as Snapshot;
+    snapshot = JSON.parse(
+      readFileSync(join(historyDir, readdirSync(historyDir).filter((n) => n !== HISTORY_INDEX_FILE)[0]!), 'utf8'),
+    ) as Snapshot;
     // What a planted link kept from being checked is said, and makes the scan incomplete (exit 3):
     // alerting sees a container that hides its files, instead of a quiet pass.
     // Collection problems; the evaluator's own lines name the rules those unread files left unchecked.
