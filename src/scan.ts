@@ -99,14 +99,22 @@ export async function takeSnapshot(settings: ScanSettings, earlier: HistoryInput
       : { available: false, reason: `the host's listening sockets not read from /proc: ${procReason}` };
   if (!hostListeners.available && procReason === null)
     problems.push({ source: 'listeners', message: `the host's listening sockets not read: ${hostListeners.reason}` });
-  const unheld = hostListeners.available ? hostListeners.sockets.filter((s) => s.holderUnknown !== undefined) : [];
+  const endpointOf = (s: { address: string; port: number; protocol: string }) =>
+    `${s.address.includes(':') ? `[${s.address}]` : s.address}:${s.port}/${s.protocol}`;
+  // A socket left out of scope (another system's, `listener:ADDRESS:PORT`) is not spoken of.
+  const unheld = hostListeners.available
+    ? hostListeners.sockets.filter(
+        (s) => s.holderUnknown !== undefined && (hooks.scope?.listener(endpointOf(s)) ?? true),
+      )
+    : [];
   if (unheld.length > 0)
     notes.push({
       source: 'listeners',
       message:
         `${unheld.length} socket(s) listening on the host not checked: no process the scan could read holds them, ` +
         `and some processes' fds are closed to it (${unheld[0]!.holderUnknown!}): ` +
-        unheld.map((s) => `${s.address}:${s.port}/${s.protocol}`).join(', '),
+        unheld.map(endpointOf).join(', ') +
+        ` (another system's socket can be left out of scope: listener:ADDRESS:PORT)`,
     });
   const ledger = await ledgerRead;
   problems.push(...ledger.problems);

@@ -7,14 +7,16 @@ import type { LedgerEntryData } from './policy/subject-data.js';
 import type { Snapshot } from './snapshot/types.js';
 
 /**
- * What a scan looks at. Selectors pick containers (`label:KEY=VALUE`, `label:KEY`, `name:GLOB`) and
- * files (`path:GLOB`); a bare glob starting with `/` is a path, one with `=` a label, any other a name.
+ * What a scan looks at. Selectors pick containers (`label:KEY=VALUE`, `label:KEY`, `name:GLOB`), files
+ * (`path:GLOB`) and the sockets listening on the host (`listener:GLOB`, matched against `ADDRESS:PORT/PROTOCOL`
+ * and `ADDRESS:PORT`); a bare glob starting with `/` is a path, one with `=` a label, any other a name.
  * Subjects left out are counted, never silently dropped.
  */
 export type Selector =
   | { kind: 'label'; key: string; value: string | undefined; text: string }
   | { kind: 'name'; glob: string; text: string }
-  | { kind: 'path'; glob: string; text: string };
+  | { kind: 'path'; glob: string; text: string }
+  | { kind: 'listener'; glob: string; text: string };
 
 /** One line of an ignore file (or `ignore:` in config): a selector, until a day (UTC) when given. */
 export interface IgnoreEntry {
@@ -39,9 +41,11 @@ export interface Excluded {
   containers: number;
   files: number;
   ledger: number;
+  /** Sockets listening on the host (a container's own go with the container). */
+  listeners: number;
 }
 
-const KINDS = ['label', 'name', 'path'] as const;
+const KINDS = ['label', 'name', 'path', 'listener'] as const;
 
 /** Reads one selector; a mistyped kind is answered with the closest one. */
 export function parseSelector(text: string, where: string): Selector {
@@ -56,7 +60,7 @@ export function parseSelector(text: string, where: string): Selector {
     if (!(KINDS as readonly string[]).includes(kind)) {
       throw new MeshAuditError(
         `${where}: unknown selector kind '${kind}:' in '${s}' (did you mean '${closest(kind, [...KINDS])}:'? known: ` +
-          `label:KEY=VALUE, name:GLOB, path:GLOB)`,
+          `label:KEY=VALUE, name:GLOB, path:GLOB, listener:ADDRESS:PORT)`,
       );
     }
   } else {
@@ -73,7 +77,7 @@ export function parseSelector(text: string, where: string): Selector {
   }
   if (kind === 'path' && !body.startsWith('/'))
     throw new MeshAuditError(`${where}: a path selector needs an absolute glob, not '${body}'`);
-  return { kind: kind as 'name' | 'path', glob: body, text: s };
+  return { kind: kind as 'name' | 'path' | 'listener', glob: body, text: s };
 }
 
 const UNTIL = /^(.*?)\s+until\s+(\d{4}-\d{2}-\d{2})$/s;
@@ -108,6 +112,8 @@ interface Target {
   name?: string;
   labels?: Record<string, string>;
   path?: string;
+  /** A listening socket's `ADDRESS:PORT/PROTOCOL`. */
+  endpoint?: string;
 }
 
 function selects(sel: Selector, t: Target): boolean {
@@ -122,10 +128,18 @@ function selects(sel: Selector, t: Target): boolean {
       return t.name !== undefined && globMatcher(sel.glob)(t.name);
     case 'path':
       return t.path !== undefined && globMatcher(sel.glob)(t.path);
+    case 'listener': {
+      if (t.endpoint === undefined) return false;
+      // Written whole, an IPv6 endpoint's brackets are meant literally (`[::]:22`), not as a glob's class.
+      const bare = t.endpoint.replace(/\/[a-z0-9]+$/, '');
+      if (sel.glob === t.endpoint || sel.glob === bare) return true;
+      const match = globMatcher(sel.glob);
+      return match(t.endpoint) || match(bare);
+    }
   }
 }
 
-const forContainers = (s: Selector) => s.kind !== 'path';
+const forContainers = (s: Selector) => s.kind === 'label' || s.kind === 'name';
 const isLive = (e: IgnoreEntry, now: Date) => e.until === undefined || now.toISOString().slice(0, 10) <= e.until;
 
 /** Whether a container, a container known only by name, or a path is in a scope, on a day. */
@@ -134,6 +148,8 @@ export interface ScopeJudge {
   /** A container known only by name (a ledger target that is absent): a label selector cannot judge it. */
   containerByName: (name: string) => boolean;
   path: (path: string) => boolean;
+  /** A socket listening on the host, by its `ADDRESS:PORT/PROTOCOL`. */
+  listener: (endpoint: string) => boolean;
 }
 
 /**
@@ -143,7 +159,8 @@ export interface ScopeJudge {
 export function judgeOf(scope: Scope, now: Date): ScopeJudge {
   const out = [...scope.exclude, ...scope.ignore.filter((e) => isLive(e, now)).map((e) => e.selector)];
   const containerIncludes = scope.include.filter(forContainers);
-  const pathIncludes = scope.include.filter((s) => !forContainers(s));
+  const pathIncludes = scope.include.filter((s) => s.kind === 'path');
+  const listenerIncludes = scope.include.filter((s) => s.kind === 'listener');
   const inScope = (t: Target, includes: Selector[], labelsKnown: boolean): boolean => {
     const canJudge = (s: Selector) => s.kind !== 'label' || labelsKnown;
     if (includes.length > 0 && includes.some(canJudge) && !includes.some((s) => canJudge(s) && selects(s, t)))
@@ -154,6 +171,7 @@ export function judgeOf(scope: Scope, now: Date): ScopeJudge {
     container: (name, labels) => inScope({ name, labels }, containerIncludes, true),
     containerByName: (name) => inScope({ name }, containerIncludes, false),
     path: (path) => inScope({ path }, pathIncludes, true),
+    listener: (endpoint) => inScope({ endpoint }, listenerIncludes, true),
   };
 }
 
@@ -190,7 +208,7 @@ export function applyScope(
       message: `ignore entry ${e.source} (${e.selector.text}) expired on ${e.until!}; what it selects is checked again`,
     }));
   if (isEmptyScope(scope))
-    return { subjects, excluded: { containers: 0, files: 0, ledger: 0 }, outOfScope: [], notifications };
+    return { subjects, excluded: { containers: 0, files: 0, ledger: 0, listeners: 0 }, outOfScope: [], notifications };
   const judge = judgeOf(scope, now);
   const byName = new Map(snapshot.containers.map((c) => [c.name, c] as const));
   const byId = new Map(snapshot.containers.map((c) => [c.id, c] as const));
@@ -209,7 +227,7 @@ export function applyScope(
     return true;
   };
   const ledgerInScope = new Set<Subject>(subjects.ledger.filter(ledgerIn));
-  const excluded: Excluded = { containers: 0, files: 0, ledger: 0 };
+  const excluded: Excluded = { containers: 0, files: 0, ledger: 0, listeners: 0 };
   const keep = (s: Subject): boolean => {
     switch (s.about.kind) {
       case 'container':
@@ -218,6 +236,12 @@ export function applyScope(
         return pathIn(s.about.id);
       case 'ledger-entry':
         return ledgerInScope.has(s);
+      case 'listener': {
+        // A container's own socket goes with its container; one on the host has its own selectors.
+        const data = s.data as { namespace?: string; container?: string | null; endpoint?: string };
+        if (data.namespace === 'container') return containerIn.get(data.container ?? '') ?? true;
+        return data.endpoint === undefined || judge.listener(data.endpoint);
+      }
       default:
         return true;
     }
@@ -233,6 +257,7 @@ export function applyScope(
         if (set === 'containers') excluded.containers++;
         else if (set === 'files') excluded.files++;
         else if (set === 'ledger') excluded.ledger++;
+        else if (set === 'listeners') excluded.listeners++;
       }
       return kept;
     });

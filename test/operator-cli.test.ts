@@ -39,7 +39,7 @@ interface JsonReport {
   summary: {
     complete: boolean;
     findings: number;
-    excluded?: { containers: number; files: number; ledger: number; total: number };
+    excluded?: { containers: number; files: number; ledger: number; listeners: number; total: number };
   };
   findings: { ruleName: string; subject: { id: string }; suppressed?: unknown }[];
   notifications: { level: string; message: string }[];
@@ -340,6 +340,7 @@ test('--exclude leaves containers out and counts them in every summary; --includ
     containers: report.summary.excluded!.containers,
     files: report.summary.excluded!.files,
     ledger: report.summary.excluded!.ledger,
+    listeners: report.summary.excluded!.listeners,
   });
   const only = jsonOf(
     (await runCli([...demo, '--format', 'json', '--out', '-', '--include', 'name:nothing-is-called-this'])).stdout,

@@ -91,9 +91,7 @@ function premigrationNodes(
           'no verdict',
       );
     const excluded =
-      evaluation.excluded && evaluation.excluded.containers + evaluation.excluded.files + evaluation.excluded.ledger > 0
-        ? evaluation.excluded
-        : undefined;
+      evaluation.excluded && Object.values(evaluation.excluded).some((n) => n > 0) ? evaluation.excluded : undefined;
     if (excluded)
       plan.notes.push(`out of scope, so not in this plan: ${excludedText(excluded)} (include, exclude, ignore)`);
     return {

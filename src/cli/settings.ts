@@ -45,12 +45,13 @@ export function addScopeOptions(command: Command): Command {
   return command
     .option(
       '--include <selector>',
-      "Only these containers or files: label:KEY=VALUE, name:GLOB, path:GLOB; repeatable; adds to the config's include",
+      'Only these containers, files or host listeners: label:KEY=VALUE, name:GLOB, path:GLOB, listener:ADDRESS:PORT; ' +
+        "repeatable; adds to the config's include",
     )
     .option(
       '--exclude <selector>',
-      'Leave out containers or files (not read, not checked, counted in the summary): label:KEY=VALUE, name:GLOB, ' +
-        "path:GLOB; repeatable; adds to the config's exclude",
+      'Leave out containers, files or host listeners (not read, not checked, counted in the summary): ' +
+        "label:KEY=VALUE, name:GLOB, path:GLOB, listener:ADDRESS:PORT; repeatable; adds to the config's exclude",
     )
     .option('--replace-lists', REPLACE_LISTS_HELP)
     .option(

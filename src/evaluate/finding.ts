@@ -107,7 +107,7 @@ export interface Evaluation {
   /** Only when asked for (JUnit): what each rule checked, one entry per rule and subject it applied to. */
   checks?: Check[];
   /** Subjects a scope (--include/--exclude, ignore entries) left out, by kind; absent when no scope was given. */
-  excluded?: { containers: number; files: number; ledger: number };
+  excluded?: { containers: number; files: number; ledger: number; listeners: number };
   /** The subjects left out, by identity: a baseline's findings about them are out of scope, not gone. */
   outOfScope?: { kind: string; id: string }[];
 }

@@ -62,7 +62,7 @@ export interface Summary {
   notes: number;
   complete: boolean;
   /** Subjects left out by the scope (--include/--exclude, ignore entries): counted, never dropped silently. */
-  excluded?: { containers: number; files: number; ledger: number; total: number };
+  excluded?: { containers: number; files: number; ledger: number; listeners: number; total: number };
 }
 
 export const allFindings = (report: Report): Finding[] => report.evaluations.flatMap((e) => e.findings);
@@ -109,8 +109,14 @@ export function summarize(report: Report): Summary {
 function excludedOf(report: Report): { excluded?: NonNullable<Summary['excluded']> } {
   const scoped = report.evaluations.filter((e) => e.excluded !== undefined);
   if (scoped.length === 0) return {};
-  const sum = (k: 'containers' | 'files' | 'ledger') => scoped.reduce((n, e) => n + e.excluded![k], 0);
-  const excluded = { containers: sum('containers'), files: sum('files'), ledger: sum('ledger'), total: 0 };
-  excluded.total = excluded.containers + excluded.files + excluded.ledger;
+  const sum = (k: 'containers' | 'files' | 'ledger' | 'listeners') => scoped.reduce((n, e) => n + e.excluded![k], 0);
+  const excluded = {
+    containers: sum('containers'),
+    files: sum('files'),
+    ledger: sum('ledger'),
+    listeners: sum('listeners'),
+    total: 0,
+  };
+  excluded.total = excluded.containers + excluded.files + excluded.ledger + excluded.listeners;
   return { excluded };
 }

@@ -167,7 +167,8 @@ function summaryLine(report: Report, options: TextOptions): string {
     s.suppressed > 0 ? `${s.suppressed} waived${options.quiet === true ? ' (not shown)' : ''}` : null,
     s.excluded
       ? `${s.excluded.total} out of scope (${plural(s.excluded.containers, 'container')}, ` +
-        `${plural(s.excluded.files, 'file')}, ${plural(s.excluded.ledger, 'ledger entry', 'ledger entries')})`
+        `${plural(s.excluded.files, 'file')}, ${plural(s.excluded.ledger, 'ledger entry', 'ledger entries')}` +
+        (s.excluded.listeners > 0 ? `, ${plural(s.excluded.listeners, 'listener')})` : ')')
       : null,
   ].filter((t) => t !== null);
   return (

@@ -53,7 +53,8 @@ export const nodeHeaderOf = (n: Premigration) => ({
 /** `3 containers, 1 file, 0 ledger entries`: what a scope left out of a node's check. */
 export const excludedText = (e: Excluded): string =>
   `${e.containers} container${e.containers === 1 ? '' : 's'}, ${e.files} file${e.files === 1 ? '' : 's'}, ` +
-  `${e.ledger} ledger ${e.ledger === 1 ? 'entry' : 'entries'}`;
+  `${e.ledger} ledger ${e.ledger === 1 ? 'entry' : 'entries'}` +
+  (e.listeners > 0 ? `, ${e.listeners} listener${e.listeners === 1 ? '' : 's'}` : '');
 
 export interface PremigrationReport {
   report: Report;
