@@ -48,8 +48,16 @@ jsonLogic.rm_operation('log');
  */
 function ownVar(this: unknown, path?: unknown, fallback?: unknown): unknown {
   const notFound = fallback === undefined ? null : fallback;
-  if (path === undefined || path === null || path === '') return this;
-  const value = resolvePath(this, pathParts(String(path)));
+  // The bundled program is not strict code: there `this` of an item `false` or `"tcp://…"` is boxed, and
+  // that of an item null is the global object.
+  const data =
+    this === globalThis
+      ? null
+      : this instanceof Boolean || this instanceof String || this instanceof Number
+        ? this.valueOf()
+        : this;
+  if (path === undefined || path === null || path === '') return data;
+  const value = resolvePath(data, pathParts(String(path)));
   return value === undefined ? notFound : value;
 }
 
