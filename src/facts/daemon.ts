@@ -67,6 +67,16 @@ export function buildDaemon(snapshot: Snapshot, joins: Joins): Subject<DaemonDat
   // Paths are looked at on this machine only for a local engine: none at all is not known.
   if (paths.length === 0)
     unread("the daemon's paths were not looked at (the engine is not local)", ['paths', 'registry_certs']);
+  // A path that could not be looked at (exists null) is unknown, never absent: the rules on the daemon's
+  // paths (or on the registry certificates) are not checked then, rather than passed.
+  for (const [field, of] of [
+    ['paths', paths.filter((x) => x.role !== 'registry_cert')],
+    ['registry_certs', paths.filter((x) => x.role === 'registry_cert')],
+  ] as const) {
+    const unseen = of.filter((x) => x.exists === null);
+    if (unseen.length > 0)
+      unread(unseen.map((x) => `${x.path} could not be looked at${x.error ? `: ${x.error}` : ''}`).join('; '), [field]);
+  }
   const names = info.available ? info.securityOptions.map((o) => /^name=([^,]+)/.exec(o)?.[1] ?? o) : [];
   const byRole: Record<string, DaemonPathFacts> = {};
   for (const p of paths) if (p.role !== 'registry_cert') byRole[p.role] ??= pathFacts(p);

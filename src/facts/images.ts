@@ -52,11 +52,12 @@ export function buildImages(
       dangling: !tagged.has(id),
       used_by: users.map((c) => c.container.name),
       claimed_users: users.filter((c) => c.claims.length > 0).map((c) => c.container.name),
+      used_by_scanner_only: users.length > 0 && users.every((c) => c.subject.data.scanner_self),
     };
     // Which containers use it needs every container read; which claim it, the ledger too.
     const unknown = [
       ...(joins.containersIncomplete
-        ? IMAGES.unknown('docker', joins.containersIncomplete, ['used_by', 'claimed_users'])
+        ? IMAGES.unknown('docker', joins.containersIncomplete, ['used_by', 'claimed_users', 'used_by_scanner_only'])
         : []),
       ...(joins.ledgerUnread && !joins.containersIncomplete
         ? IMAGES.unknown('ledger', joins.ledgerUnread, ['claimed_users'])

@@ -77,7 +77,9 @@ export function daemonSecurityOf(snapshot: Snapshot): ContainerData['daemon_secu
   const { info, config, process } = snapshot.daemon;
   if (!info.available) return null;
   const names = info.securityOptions.map((o) => /^name=([^,]+)/.exec(o)?.[1] ?? o);
-  const byConfig = config.available ? config.settings['no-new-privileges'] === true : undefined;
+  // Podman has no daemon.json (what containers.conf sets shows in each container's own options): off.
+  const podman = snapshot.docker?.kind === 'podman';
+  const byConfig = config.available ? config.settings['no-new-privileges'] === true : podman ? false : undefined;
   const flag = process.available ? process.flags['no-new-privileges']?.at(-1) : undefined;
   const byFlag = process.available ? flag === true || flag === 'true' : undefined;
   // On for every container when either says so; off only when both were read and neither does.

@@ -364,6 +364,7 @@ export const SUBJECT_SETS = {
       dangling: 'whether no tag names it any more (a tag it had was moved or removed)',
       used_by: 'names of the containers running it',
       claimed_users: 'names of the claimed containers running it',
+      used_by_scanner_only: "whether only the scanner's own container runs it (the hardening rules leave it out)",
     },
   }),
   daemon: subjectSet<DaemonData>({

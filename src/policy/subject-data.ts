@@ -145,6 +145,7 @@ export interface ImageData {
   dangling: boolean;
   used_by: string[];
   claimed_users: string[];
+  used_by_scanner_only: boolean;
 }
 
 /** A path of the daemon's (socket, folder, file) with its owner and mode. */
