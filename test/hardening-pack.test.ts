@@ -162,6 +162,7 @@ function hardeningHost(): { snapshot: string; ledger: string } {
     ]);
   const built = model.build();
   built.host.scannerContainer = 'c'.repeat(64);
+  built.docker!.kind = 'docker';
   const snapshot = join(dir, 'snapshot.json');
   writeFileSync(snapshot, JSON.stringify(built));
   return { snapshot, ledger: built.ledger.path };

@@ -62,6 +62,9 @@ export function buildDaemon(snapshot: Snapshot, joins: Joins): Subject<DaemonDat
       'swarm_state',
       'experimental',
     ]);
+  // Which engine it is not known (a snapshot made before it was recorded, an engine that did not say):
+  // the daemon rules, which apply to dockerd alone, are not checked then rather than passed.
+  if ((snapshot.docker.kind ?? 'unknown') === 'unknown') unread('which engine it is was not known', ['engine']);
   if (!config.available) unread(config.reason, ['daemon_json', 'daemon_json_exists']);
   if (!process.available) unread(process.reason, ['dockerd_running', 'dockerd_flags', 'dockerd_args']);
   // Paths are looked at on this machine only for a local engine: none at all is not known.
