@@ -5,6 +5,7 @@ import { collectDaemonHost } from './collect/daemon.js';
 import { collectDocker } from './collect/docker.js';
 import { resolveEndpoint } from './collect/docker-endpoint.js';
 import { collectFiles } from './collect/files.js';
+import { COMPOSE_LABELS, composeFilesOf } from './compose-labels.js';
 import { readHostListeners } from './collect/host-listeners.js';
 import { readLedger } from './collect/ledger.js';
 import { ownContainerId } from './collect/self.js';
@@ -130,7 +131,7 @@ export async function takeSnapshot(settings: ScanSettings, earlier: HistoryInput
   problems.push(...daemonHost.problems);
   notes.push(...daemonHost.notes);
 
-  const { paths, envPaths } = filesToRead(
+  const { paths, envPaths, composePaths } = filesToRead(
     ledger.ledger.entries.map((r) => r.entry),
     docker.containers,
     earlier,
@@ -142,6 +143,7 @@ export async function takeSnapshot(settings: ScanSettings, earlier: HistoryInput
     root: settings.root,
     paths: [...new Set(paths)].filter((p) => p.startsWith('/')),
     envPaths,
+    composePaths,
     managedRoots: settings.managedRoots,
     maxFiles: settings.maxFiles,
     safe,
@@ -227,7 +229,7 @@ function filesToRead(
   earlier: HistoryInput,
   sourcesLabel: string,
   scope: ScopeJudge | undefined,
-): { paths: string[]; envPaths: string[] } {
+): { paths: string[]; envPaths: string[]; composePaths: string[] } {
   const containers = scope ? allContainers.filter((c) => scope.container(c.name, c.labels)) : allContainers;
   const byTarget = new Map(
     allContainers.flatMap(
@@ -268,15 +270,34 @@ function filesToRead(
     ),
     ...formerFiles.filter(pathInScope),
   ];
-  return { paths, envPaths: [...new Set([...ledgerSources, ...labelSources])] };
+  // The Compose files of the Compose-made containers in scope: which env keys they give inline (MA1004).
+  const composePaths = containers.flatMap((c) => {
+    if (c.labels[COMPOSE_LABELS.service] === undefined) return [];
+    const files = composeFilesOf(c.labels);
+    return 'paths' in files ? files.paths : [];
+  });
+  return {
+    paths,
+    envPaths: [...new Set([...ledgerSources, ...labelSources])],
+    composePaths: [...new Set(composePaths)],
+  };
 }
 
 /** What could not be read was not checked: the scan says so, and is incomplete. */
 function notChecked(files: readonly FileRecord[], containers: readonly Container[]): Problem[] {
   const problems: Problem[] = [];
-  for (const f of files)
+  for (const f of files) {
     if (f.error !== undefined)
       problems.push({ source: 'files', subject: f.path, message: `${f.path} not checked: ${f.error}` });
+    if (f.compose !== undefined && 'error' in f.compose)
+      problems.push({
+        source: 'files',
+        subject: f.path,
+        message:
+          `${f.path} not read as a Compose file (${f.compose.error}): ` +
+          'the env keys its services give inline are not known',
+      });
+  }
   for (const c of containers) {
     if (!c.proc.available) continue;
     for (const b of c.proc.boundFiles) {

@@ -6,6 +6,8 @@ import { DEFAULT_MAX_FILES } from '../limits.js';
 import { kindOf } from '../file-kind.js';
 import { basename, isAbsolute, join, posix, resolve } from 'node:path';
 import { parseEnvBytes, readLiteral, type RawEnvBytesEntry } from './envfile.js';
+import { composeFacts } from './compose-file.js';
+import { extendedFile } from '../compose-labels.js';
 import type { SafeValueMaker } from '../secret/value.js';
 import type { EnvEntry, FileRecord, Problem } from '../snapshot/types.js';
 
@@ -47,6 +49,11 @@ export interface FileCollectOptions {
    * Host paths to parse as env files, in addition to any regular file whose name ends in `.env`. They are recorded too.
    */
   envPaths: string[];
+  /**
+   * Host paths of Compose files (named by containers' Compose labels) to read for the env keys their services give
+   * inline; the files their services `extends:` are read too. They are recorded too.
+   */
+  composePaths?: string[];
   /**
    * Host folders walked recursively (managed roots): every entry under them is recorded (directories too, kind
    * 'directory'). Symlinked folders are recorded as symlinks and not descended.
@@ -192,6 +199,7 @@ function isoTime(stat: BigIntStats): string | undefined {
 interface Context {
   realRoot: string;
   envPaths: Set<string>;
+  composePaths: Set<string>;
   safe: SafeValueMaker;
   maxEnvBytes: number;
   maxFiles: number;
@@ -232,10 +240,12 @@ export async function collectFiles(options: FileCollectOptions): Promise<{ files
     });
   const paths = valid(options.paths, 'path');
   const envPaths = valid(options.envPaths, 'env path');
+  const composePaths = valid(options.composePaths ?? [], 'Compose file');
   const managedRoots = valid(options.managedRoots, 'managed root');
   const ctx: Context = {
     realRoot,
     envPaths: new Set(envPaths),
+    composePaths: new Set(composePaths),
     safe: options.safe,
     maxEnvBytes: options.maxEnvBytes ?? DEFAULT_MAX_ENV_BYTES,
     maxFiles: options.maxFiles ?? DEFAULT_MAX_FILES,
@@ -250,10 +260,23 @@ export async function collectFiles(options: FileCollectOptions): Promise<{ files
 
   try {
     // Explicit paths first: they are what the ledger and containers name, the walk only adds to them.
-    for (const hostPath of [...paths, ...envPaths]) {
+    const explicit = [...composePaths, ...paths, ...envPaths];
+    for (const hostPath of explicit) {
       if (ctx.records.has(hostPath)) continue;
       if (!room(ctx)) break;
-      ctx.records.set(hostPath, recordOf(ctx, hostPath, locate(realRoot, hostPath)));
+      const record = recordOf(ctx, hostPath, locate(realRoot, hostPath));
+      ctx.records.set(hostPath, record);
+      // A service extending one of another file: that file is read too (appended, so this loop reaches it).
+      if (record.compose && 'services' in record.compose)
+        for (const service of Object.values(record.compose.services)) {
+          const file = service.extends?.file;
+          if (file === undefined) continue;
+          const target = extendedFile(hostPath, file);
+          if (isHostPath(target) && !ctx.composePaths.has(target)) {
+            ctx.composePaths.add(target);
+            explicit.push(target);
+          }
+        }
     }
     for (const managedRoot of managedRoots) {
       if (ctx.full) break;
@@ -344,11 +367,17 @@ function recordOf(ctx: Context, hostPath: string, located: Located): FileRecord 
       record.linkTarget = readlinkSync(fsPath);
     } else if (record.kind === 'file') {
       const isEnv = ctx.envPaths.has(hostPath) || basename(hostPath).endsWith('.env');
-      if (!isEnv && stat.size >= BigInt(HASH_IN_WORKER_BYTES)) {
+      const isCompose = ctx.composePaths.has(hostPath);
+      if (!isEnv && !isCompose && stat.size >= BigInt(HASH_IN_WORKER_BYTES)) {
         // Hashed meanwhile by a worker; the record is complete once collectFiles has waited for it.
-        ctx.pending.push(ctx.pool.read(fsPath, stat).then((read) => applyRead(ctx, record, read)));
+        ctx.pending.push(ctx.pool.read(fsPath, stat).then((read) => applyRead(ctx, record, read, false)));
       } else {
-        applyRead(ctx, record, readRegularFile(fsPath, stat, isEnv ? ctx.maxEnvBytes : undefined));
+        const read = readRegularFile(fsPath, stat, isEnv || isCompose ? ctx.maxEnvBytes : undefined);
+        applyRead(ctx, record, read, isEnv);
+        if (isCompose && read.ok)
+          record.compose = read.tooLarge
+            ? { error: `larger than ${ctx.maxEnvBytes} bytes: not read as a Compose file` }
+            : composeFacts(read.content ?? Buffer.alloc(0));
       }
     }
   } catch (error) {
@@ -357,12 +386,13 @@ function recordOf(ctx: Context, hostPath: string, located: Located): FileRecord 
   return record;
 }
 
-function applyRead(ctx: Context, record: FileRecord, read: ReadResult): void {
+function applyRead(ctx: Context, record: FileRecord, read: ReadResult, isEnv: boolean): void {
   if (!read.ok) {
     record.error = read.error;
     return;
   }
   record.sha256 = read.sha256;
+  if (!isEnv) return;
   if (read.tooLarge) {
     record.error = `env file larger than ${ctx.maxEnvBytes} bytes: digested, not parsed`;
   } else if (read.content) {

@@ -39,6 +39,8 @@ export function ledgerRecord(raw: unknown, line: number, safe: SafeValueMaker): 
     if (Object.hasOwn(obj, field) && obj[field] !== null && probe(field, obj[field]))
       (entry as Record<string, unknown>)[field] = obj[field];
   }
+  // `env` as a map of key to value (what the host gave): the names are the declaration; no value is kept.
+  if (entry.env !== undefined && !Array.isArray(entry.env)) entry.env = Object.keys(entry.env).sort();
   // A field nested deeper than any ledger needs is not kept: walking or writing it would overflow the
   // stack (secretSafe, JSON.stringify of the snapshot, schema checks), and the scan would report nothing.
   const extra = Object.keys(obj)

@@ -3,42 +3,52 @@ import { containerLogical, type BuiltContainer } from './containers.js';
 import { envLine, fileFacts, fileUnknown, shownUnknown } from './file-facts.js';
 import { candidateReadings, consumerOf, fileReadings, namedByAny, READINGS_OF, type Consumer } from './env-readings.js';
 import type { Joins } from './joins.js';
+import { inlineEnvOf, type InlineEnv } from './inline-env.js';
 import { subjectFactory, type Subject } from '../policy/subject.js';
 import type { ContainerSourceData } from '../policy/subject-data.js';
 
 /**
  * Keys the container holds that no env file it was composed from names any more, with the evidence
  * that they came from the file: the image does not set them (or sets another value), or an earlier
- * snapshot's file named them. A key with neither (the image not read, no history) is not listed. A key
- * the engine writes by itself (Podman's PATH, TERM, container, HOME, HOSTNAME: src/engine-env.ts) and
- * the image does not set is listed only with history: its absence from the image proves nothing.
- * Each file is read as the container's consumer reads it (every reading when nothing says which):
- * a key any of those readings names — a key written without `=` too — is not dropped.
+ * snapshot's file named them. A key given inline (Compose's `environment:`, the ledger's `env:`:
+ * inline-env.ts) is never dropped. The image is evidence only where what the container was given
+ * inline is known in full (a Compose file read, a ledger entry claiming it); a key with no evidence
+ * (the image not read, an unclaimed container, no history) is not listed. A key the engine writes by
+ * itself (Podman's PATH, TERM, container, HOME, HOSTNAME: src/engine-env.ts) and the image does not set
+ * is listed only with history: its absence from the image proves nothing. Each file is read as the
+ * container's consumer reads it (every reading when nothing says which): a key any of those readings
+ * names — a key written without `=` too — is not dropped. `undecided`: keys the image would give as
+ * dropped, but whether they were given inline is unknown (a Compose file or the ledger not read).
  */
 function droppedKeys(
   c: Container,
   path: string,
   allPaths: readonly string[],
   consumer: Consumer,
+  inline: InlineEnv,
   joins: Joins,
-): { keys: string[]; evidence: Record<string, string> } {
+): { keys: string[]; evidence: Record<string, string>; undecided: string[] } {
   const readingsOf = (p: string) => Object.values(candidateReadings(fileReadings(joins.filesByPath.get(p)), consumer));
   const own = readingsOf(path);
-  if (own.every((r) => r === null)) return { keys: [], evidence: {} };
+  if (own.every((r) => r === null)) return { keys: [], evidence: {}, undecided: [] };
   const elsewhere = allPaths.filter((p) => p !== path).flatMap(readingsOf);
   const evidence: Record<string, string> = {};
+  const undecided: string[] = [];
   for (const key of Object.keys(c.env).sort()) {
-    if (namedByAny(own, key) || namedByAny(elsewhere, key)) continue;
+    if (namedByAny(own, key) || namedByAny(elsewhere, key) || inline.keys.has(key)) continue;
     const fromImage = c.imageEnv !== undefined && Object.hasOwn(c.imageEnv, key) ? c.imageEnv[key] : undefined;
-    if (c.imageEnv !== undefined && fromImage === undefined && !joins.engineAdded.has(key)) {
-      evidence[key] = 'the image does not set it';
-    } else if (fromImage !== undefined && fromImage.digest !== c.env[key]!.digest) {
-      evidence[key] = 'the image sets another value';
-    } else if (fromImage === undefined && joins.composedBefore(path, READINGS_OF[consumer]).has(key)) {
+    const byImage =
+      c.imageEnv !== undefined && fromImage === undefined && !joins.engineAdded.has(key)
+        ? 'the image does not set it'
+        : fromImage !== undefined && fromImage.digest !== c.env[key]!.digest
+          ? 'the image sets another value'
+          : null;
+    if (byImage !== null && inline.complete) evidence[key] = byImage;
+    else if (fromImage === undefined && joins.composedBefore(path, READINGS_OF[consumer]).has(key))
       evidence[key] = 'an earlier snapshot of the file named it';
-    }
+    else if (byImage !== null && inline.unknown !== null) undecided.push(key);
   }
-  return { keys: Object.keys(evidence), evidence };
+  return { keys: Object.keys(evidence), evidence, undecided };
 }
 
 const SOURCES = subjectFactory('container_sources');
@@ -52,6 +62,7 @@ export function buildContainerSources(
     const { mesh } = subject.data;
     const fromLedger = claims.flatMap((r) => r.entry.sources ?? []);
     const paths = [...new Set([...mesh.sources, ...fromLedger])];
+    const inline = inlineEnvOf(c, claims, joins.filesByPath, joins.ledgerUnread);
     return [
       ...paths.map((path): Subject<ContainerSourceData> => {
         const file = joins.filesByPath.get(path);
@@ -59,8 +70,23 @@ export function buildContainerSources(
         const { consumer, evidence } = consumerOf(c, joins.config);
         const readings = fileReadings(file);
         const candidates = candidateReadings(readings, consumer);
-        const dropped = droppedKeys(c, path, paths, consumer, joins);
-        const unknown = sourceUnknown(path, paths, file, joins);
+        const dropped = droppedKeys(c, path, paths, consumer, inline, joins);
+        const unknown = [
+          ...sourceUnknown(path, paths, file, joins),
+          ...(inline.unknown !== null
+            ? SOURCES.unknown(
+                inline.unknown.source,
+                dropped.undecided.length > 0
+                  ? `whether ${c.name} was given ${dropped.undecided.join(', ')} inline is not known: ` +
+                      inline.unknown.reason
+                  : inline.unknown.reason,
+                // The dropped keys are unknown only where the inline ones would decide one.
+                dropped.undecided.length > 0
+                  ? ['dropped_keys', 'dropped_evidence', 'inline_keys', 'inline_from']
+                  : ['inline_keys', 'inline_from'],
+              )
+            : []),
+        ];
         return SOURCES.subject({
           id: c.name,
           part: path,
@@ -97,6 +123,8 @@ export function buildContainerSources(
             },
             dropped_keys: dropped.keys,
             dropped_evidence: dropped.evidence,
+            inline_keys: [...inline.keys].sort(),
+            inline_from: inline.from,
           },
           locate: (item) => {
             const line = envLine(file, item);
@@ -151,6 +179,8 @@ function ledgerSourcesUnknown(
       readings: { docker: null, podman: null, compose: null },
       dropped_keys: [],
       dropped_evidence: {},
+      inline_keys: [],
+      inline_from: [],
     },
     locate: () => ({ physical: [], logical: [containerLogical(joins.host, c.name)] }),
     resource: subject.resource,

@@ -288,6 +288,10 @@ export const SUBJECT_SETS = {
       },
       dropped_keys: 'keys the container holds that no env file it was built from names any more',
       dropped_evidence: 'for each dropped key, why it is known to have come from the file',
+      inline_keys:
+        "keys the container was given inline, not from a file: its Compose service's `environment:` (Compose-made) " +
+        "or the claiming ledger entries' `env:` (`docker run -e`); never dropped keys",
+      inline_from: 'where the inline keys are known from: `Compose file <paths>, service <name>`, `ledger entry <id>`',
     },
   }),
   mounts: subjectSet<MountData>({

@@ -291,6 +291,10 @@ export interface ContainerSourceData {
   };
   dropped_keys: string[];
   dropped_evidence: Record<string, string>;
+  /** Keys the container was given inline, beside its env files (Compose `environment:`, ledger `env:`). */
+  inline_keys: string[];
+  /** Where they are known from: `Compose file …, service …`, `ledger entry …`. */
+  inline_from: string[];
 }
 
 export interface MountData {

@@ -17,6 +17,14 @@ export const ledgerEntrySchema = {
     sources: { type: 'array', items: { type: 'string', pattern: '^/' } },
     // null: never applied by the host — what an adoption plan proposes for a resource it found.
     applied_at: { type: ['string', 'null'], format: 'date-time' },
+    // Env keys the container is given inline (`-e KEY=…`): names only, no `=` (a value written by mistake is refused).
+    // Or a map of them to the values given, as some hosts record it: only the names are kept (ledger-entries.ts).
+    env: {
+      oneOf: [
+        { type: 'array', uniqueItems: true, items: { type: 'string', minLength: 1, pattern: '^[^=\\u0000]+$' } },
+        { type: 'object', propertyNames: { minLength: 1, pattern: '^[^=\\u0000]+$' } },
+      ],
+    },
     // Rules (id or name) the resource is allowed to break, each with why: declared once, not waived per finding.
     allow: {
       type: 'array',

@@ -257,6 +257,40 @@ export const snapshotSchemaV1 = {
               dockerRefuses: { type: 'string' },
             },
           },
+          compose: {
+            oneOf: [
+              {
+                type: 'object',
+                required: ['services'],
+                additionalProperties: false,
+                properties: {
+                  services: {
+                    type: 'object',
+                    additionalProperties: {
+                      type: 'object',
+                      required: ['environment'],
+                      additionalProperties: false,
+                      properties: {
+                        environment: { type: 'array', items: { type: 'string' } },
+                        extends: {
+                          type: 'object',
+                          required: ['service'],
+                          additionalProperties: false,
+                          properties: { service: { type: 'string' }, file: { type: 'string' } },
+                        },
+                      },
+                    },
+                  },
+                },
+              },
+              {
+                type: 'object',
+                required: ['error'],
+                additionalProperties: false,
+                properties: { error: { type: 'string' } },
+              },
+            ],
+          },
           error: { type: 'string' },
         },
       },
@@ -302,6 +336,7 @@ export const snapshotSchemaV1 = {
                       properties: { rule: { type: 'string' }, reason: { type: 'string' } },
                     },
                   },
+                  env: { type: 'array', items: { type: 'string' } },
                   // Every string in it a safe value: checked in load.ts (walked without recursion: it may nest deep).
                   extra: { type: 'object' },
                 },

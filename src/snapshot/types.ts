@@ -414,6 +414,11 @@ export interface FileRecord {
    * Compose reading is known, and drift is judged by it alone, as those scanners did.
    */
   envLiteral?: LiteralEnv;
+  /**
+   * When a container's Compose labels name the file as its Compose file: what its services give inline
+   * (src/collect/compose-file.ts). Key names only, never a value; absent in snapshots made before it was read.
+   */
+  compose?: ComposeFacts;
   /** Why it could not be read (permission denied, …). */
   error?: string;
 }
@@ -425,6 +430,16 @@ export interface EnvEntry {
   line: number;
   /** The value depends on the reading tool's environment (`${VAR}` of a variable the file does not set). */
   caller?: true;
+}
+
+/** What a Compose file says of its services' inline env, or why it could not be read as one. */
+export type ComposeFacts = { services: Record<string, ComposeService> } | { error: string };
+
+export interface ComposeService {
+  /** Keys its `environment:` names (list or map form; a `KEY` alone, taken from Compose's shell, too). */
+  environment: string[];
+  /** The service it `extends:`, and the file that holds it when another one (as written there). */
+  extends?: { service: string; file?: string };
 }
 
 /** The literal (`--env-file`) reading of an env file. */
@@ -476,6 +491,8 @@ export interface LedgerEntry {
   applied_at?: string;
   /** Rules (id or name) this resource is allowed to break, with why (README, "Exceptions in the ledger"). */
   allow?: LedgerAllowance[];
+  /** Env keys a container entry gives inline (`docker run -e`), names only: not from any env file (README, ledger). */
+  env?: string[];
   /** Fields the scanner does not know; string values are made secret-safe. */
   extra?: Record<string, unknown>;
 }

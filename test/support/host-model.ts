@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { containerFromInspect, type ContainerInspect } from '../../src/collect/inspect.js';
 import { envReadings } from '../../src/collect/files.js';
+import { composeFacts } from '../../src/collect/compose-file.js';
 import { ledgerRecord } from '../../src/collect/ledger-entries.js';
 import { objectLabels } from '../../src/collect/engine-objects.js';
 import { createSafeValueMaker, type SafeValueMaker } from '../../src/secret/value.js';
@@ -118,11 +119,14 @@ export class HostModel {
     this.safe = createSafeValueMaker();
   }
 
-  /** A regular file; `.env` files (or `env: true`) are parsed into secret-safe entries. */
+  /**
+   * A regular file; `.env` files (or `env: true`) are parsed into secret-safe entries, a Compose file (`compose: true`)
+   * into the env keys its services give inline, as the scan does (src/collect/compose-file.ts).
+   */
   file(
     path: string,
     text: string,
-    options: { env?: boolean; inode?: number; mtime?: string; mode?: string } = {},
+    options: { env?: boolean; compose?: boolean; inode?: number; mtime?: string; mode?: string } = {},
   ): this {
     const isEnv = options.env ?? /\.env$/.test(path);
     this.files.set(path, {
@@ -136,6 +140,7 @@ export class HostModel {
       inode: options.inode ?? this.nextInode++,
       sha256: sha256(text),
       ...(isEnv ? envReadings(Buffer.from(text, 'utf8'), this.safe) : {}),
+      ...(options.compose === true ? { compose: composeFacts(Buffer.from(text, 'utf8')) } : {}),
     });
     return this;
   }

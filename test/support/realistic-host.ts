@@ -158,7 +158,10 @@ export interface RealisticContainer {
   fileLines: EnvLine[];
   /** Keys the file says otherwise tonight (045): each gets a new value. */
   rewritten: string[];
-  /** Env set on the command line / compose `environment:` (not in the file). */
+  /**
+   * Env given inline, not in the file: `docker run -e` (declared by the ledger entry's `env:`) or Compose's
+   * `environment:` (in the Compose file its labels name).
+   */
   extraEnv: Record<string, string>;
   labels: Record<string, string>;
   compose: boolean;
@@ -238,6 +241,31 @@ function fileLinesFor(g: ReturnType<typeof generator>, module: string, count: nu
     ...l,
     written: l.written === 'quoted' ? `"${l.value}"` : l.written === 'single' ? `'${l.value}'` : l.value,
   }));
+}
+
+/**
+ * The Compose file a Compose-made container of the model was made from (its labels name it): its service reads the
+ * env file (`env_file:`) and gives the container's own keys inline (`environment:`, in the map form or the list form,
+ * as real files do both). What docker-compose 1.29 reads; values included, as written (the scanner keeps only keys).
+ */
+export function composeFileText(c: RealisticContainer, network: string): string {
+  const own = Object.entries(c.extraEnv);
+  const listForm = c.module.length % 2 === 0;
+  return [
+    'version: "2.4"',
+    'services:',
+    `  ${c.module}:`,
+    `    image: ${JSON.stringify(c.image.ref)}`,
+    `    network_mode: ${network}`,
+    ...(c.envFile !== null ? [`    env_file: [${JSON.stringify(c.envFile.split('/').at(-1)!)}]`] : []),
+    ...(own.length === 0
+      ? []
+      : listForm
+        ? ['    environment:', ...own.map(([k, v]) => `      - ${k}=${v}`)]
+        : ['    environment:', ...own.map(([k, v]) => `      ${k}: ${JSON.stringify(v)}`)]),
+    '    restart: unless-stopped',
+    '',
+  ].join('\n');
 }
 
 const fileText = (lines: readonly EnvLine[], header: string, eol: string): string =>
@@ -434,6 +462,21 @@ export function buildRealistic(h: RealisticHost, takenAt: string, options: { bef
         digest: sha256(fileText(nowLines, c.module, eol)),
       });
     }
+    // A Compose-made container's Compose file, where its labels say (the mesh writes it and records it).
+    const composeFile = c.compose ? c.labels['com.docker.compose.project.config_files'] : undefined;
+    if (composeFile !== undefined && !seenFiles.has(composeFile)) {
+      seenFiles.add(composeFile);
+      m.file(composeFile, composeFileText(c, c.network.endsWith('_default') ? 'bridge' : c.network), {
+        compose: true,
+      });
+      entries.push({
+        id: `${c.module}.compose`,
+        type: 'file',
+        target: composeFile,
+        origin: 'declared',
+        module: c.module,
+      });
+    }
     if (c.configFile !== null && !seenFiles.has(c.configFile)) {
       seenFiles.add(c.configFile);
       m.file(c.configFile, `[server]\nname = ${c.module}\n`, { env: false });
@@ -512,6 +555,8 @@ export function buildRealistic(h: RealisticHost, takenAt: string, options: { bef
         module: c.module,
         holds: [...new Set(opens)].sort((a, b) => a - b),
         sources: c.envFile !== null ? [c.envFile] : [],
+        // What `docker run -e` gave it: the keys the mesh gives inline (Compose's are in its Compose file).
+        ...(!c.compose && Object.keys(c.extraEnv).length > 0 ? { env: Object.keys(c.extraEnv).sort() } : {}),
       });
     }
   }

@@ -107,15 +107,15 @@ test('unknown extra fields are kept, with strings made secret-safe, also nested'
   const raw = {
     ...validEntry,
     password: 'hunter2-very-secret',
-    env: { DATABASE_URL: 'postgresql://gitea:pw-inner-secret@:20000/gitea', replicas: 2 },
+    settings: { DATABASE_URL: 'postgresql://gitea:pw-inner-secret@:20000/gitea', replicas: 2 },
     list: ['token-in-a-list', 3, null, true],
   };
   const r = ledgerRecord(raw, 1, safe);
   assert.is(r.valid, true, 'unknown fields do not make an entry invalid');
   const extra = r.entry.extra as Record<string, unknown>;
-  assert.equal(Object.keys(extra).sort(), ['env', 'list', 'password']);
+  assert.equal(Object.keys(extra).sort(), ['list', 'password', 'settings']);
   assert.equal(extra['password'], safe('hunter2-very-secret'));
-  const env = extra['env'] as Record<string, unknown>;
+  const env = extra['settings'] as Record<string, unknown>;
   assert.equal(env['DATABASE_URL'], safe('postgresql://gitea:pw-inner-secret@:20000/gitea'));
   assert.equal((env['DATABASE_URL'] as { shape: string }).shape, 'postgresql://…@:20000/…');
   assert.is(env['replicas'], 2);
@@ -137,4 +137,19 @@ test('an entry without extra fields has no extra', () => {
   assert.not.ok(Object.hasOwn(ledgerRecord(validEntry, 1, safe).entry, 'extra'));
 });
 
+test('`env` declares the keys a container is given inline: a list of names, or a map whose values are never kept', () => {
+  const listed = ledgerRecord({ ...validEntry, env: ['GOMAXPROCS', 'UMASK'] }, 1, safe);
+  assert.is(listed.valid, true);
+  assert.equal(listed.entry.env, ['GOMAXPROCS', 'UMASK']);
+  const mapped = ledgerRecord({ ...validEntry, env: { UMASK: '022', TOKEN: 'tok-env-map-secret' } }, 1, safe);
+  assert.is(mapped.valid, true);
+  assert.equal(mapped.entry.env, ['TOKEN', 'UMASK']);
+  assert.not.match(JSON.stringify(mapped), 'tok-env-map-secret');
+  // A value written into the list by mistake: the entry is invalid, and the text is not kept or shown.
+  const wrong = ledgerRecord({ ...validEntry, env: ['GOMAXPROCS=4', 'TOKEN=tok-list-secret'] }, 1, safe);
+  assert.is(wrong.valid, false);
+  assert.is(wrong.entry.env, undefined);
+  assert.not.match(JSON.stringify(wrong), 'tok-list-secret');
+  assert.match(wrong.errors.join('; '), 'env');
+});
 test.run();
