@@ -14,15 +14,22 @@ const yaml = (): typeof import('yaml') => require('yaml') as typeof import('yaml
 
 /** The services of a Compose file and the env keys each gives inline; an error (no value quoted) when it is not one. */
 export function composeFacts(content: Uint8Array): ComposeFacts {
-  const { parseDocument } = yaml();
+  const { LineCounter, parseDocument } = yaml();
+  const lines = new LineCounter();
   let value: unknown;
   try {
     const text = new TextDecoder('utf-8', { fatal: true }).decode(content);
-    const doc = parseDocument(text, { version: '1.1', merge: true, uniqueKeys: false, prettyErrors: false });
+    const doc = parseDocument(text, {
+      version: '1.1',
+      merge: true,
+      uniqueKeys: false,
+      prettyErrors: false,
+      lineCounter: lines,
+    });
     const first = doc.errors[0];
     if (first) {
-      const pos = first.linePos?.[0];
-      return { error: `not YAML Compose reads (${first.code}${pos ? ` at line ${pos.line}, column ${pos.col}` : ''})` };
+      const pos = lines.linePos(first.pos[0]);
+      return { error: `not YAML Compose reads: ${first.code} at line ${pos.line}, column ${pos.col}` };
     }
     value = doc.toJS({ maxAliasCount: 100 });
   } catch (error) {

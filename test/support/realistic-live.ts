@@ -6,7 +6,7 @@ import { PACKAGE_ROOT } from '../../src/paths.js';
 import type { Engine } from '../docker/engine.js';
 import { tempDir } from './cli.js';
 import { sha256 } from './host-model.js';
-import { realisticHost, type RealisticContainer } from './realistic-host.js';
+import { composeFileText, realisticHost, type RealisticContainer } from './realistic-host.js';
 
 /**
  * The realistic host model (test/support/realistic-host.ts) made real on an engine the caller started
@@ -26,7 +26,9 @@ import { realisticHost, type RealisticContainer } from './realistic-host.js';
  *   network namespace (`--network none`) on loopback and on every interface (IPv4 and IPv6), or on the
  *   host network on 127.0.0.1 and ::1 only, on ports free when the host is made; ~20 exited
  *   (ran `true`), the rest created and never started. No bridge network, no published port;
- * - a ledger (JSON) claiming every container and composed file but `unclaimed` containers.
+ * - a ledger (JSON) claiming every container and composed file but `unclaimed` containers; each claimed
+ *   `docker run` container's entry declares the keys it is given with `-e` (`env:`), and a Compose-labelled
+ *   container's labels name a Compose file (written here) whose `environment:` gives them.
  * The files are written once and never changed: a healthy host, whose few findings are its unclaimed
  * containers and what the model makes of their labels.
  */
@@ -225,6 +227,14 @@ export async function startRealisticLiveHost(
         digest: sha256(text),
       });
     }
+    // A Compose-labelled container's Compose file, where its labels say: its service's environment: names the keys
+    // it is given inline (the containers are made with `docker create`, as Compose would have made them).
+    const composeFile = c.compose ? local(p, c.labels['com.docker.compose.project.config_files']!) : null;
+    if (composeFile !== null && !written.has(composeFile)) {
+      written.add(composeFile);
+      write(composeFile, composeFileText(c, p.network), 0o640);
+      entries.push({ id: `h${p.seed}.${c.module}.compose`, type: 'file', target: composeFile, origin: 'declared' });
+    }
     const config = c.configFile === null ? null : local(p, c.configFile);
     if (config !== null && !written.has(config)) {
       written.add(config);
@@ -293,6 +303,8 @@ export async function startRealisticLiveHost(
         module: c.module,
         holds: p.network === 'host' ? [...new Set(p.listen.map((l) => l.port))].sort((a, b) => a - b) : [],
         sources: envFile !== null ? [envFile] : [],
+        // What it is given with `docker run -e`, as the mesh declares it (Compose's are in its Compose file).
+        ...(!c.compose && own.length > 0 ? { env: own.map(([k]) => k).sort() } : {}),
       });
     }
   }
