@@ -59,7 +59,7 @@ function tableRows(procRoot: string, pid: number): ProcNetRow[] {
     try {
       text = readFileSync(path, 'utf8');
     } catch (err) {
-      if (codeOf(err) === 'ENOENT') continue; // no IPv6 on this kernel
+      if (codeOf(err) === 'ENOENT' && protocol.endsWith('6')) continue; // no IPv6 on this kernel
       throw new Error(describe(err, path));
     }
     rows.push(...parseProcNet(text, protocol, endian));
@@ -101,6 +101,7 @@ export function readHostListeners(options: HostListenerOptions = {}): HostListen
   // confined init's namespace links are not.
   let hostPid = 1;
   let hostNet: string;
+  let linkError: unknown = null;
   try {
     hostNet = readlinkSync(`${procRoot}/1/ns/net`);
   } catch (err) {
@@ -108,7 +109,10 @@ export function readHostListeners(options: HostListenerOptions = {}): HostListen
       hostNet = readlinkSync(`${procRoot}/2/ns/net`);
       hostPid = 2;
     } catch {
-      return { available: false, reason: describe(err, `${procRoot}/1/ns/net`) };
+      // A scanner in a container (`--pid host`, no CAP_SYS_PTRACE) may not read init's namespace links,
+      // while init's socket tables (`/proc/1/net/*`) stay readable to it: the namespace is then not named.
+      hostNet = 'unknown';
+      linkError = err;
     }
   }
   let rows: ProcNetRow[];
@@ -117,6 +121,7 @@ export function readHostListeners(options: HostListenerOptions = {}): HostListen
     rows = tableRows(procRoot, hostPid);
     pids = readdirSync(procRoot).filter((name) => /^\d+$/.test(name));
   } catch (err) {
+    if (linkError !== null) return { available: false, reason: describe(linkError, `${procRoot}/1/ns/net`) };
     return { available: false, reason: err instanceof Error ? err.message : String(err) };
   }
   const listening = new Map<number, ProcNetRow[]>();

@@ -228,7 +228,11 @@ export interface VolumeRecord extends ObjectLabels {
 /** The host's listening sockets; unavailable (with the reason) rather than guessed. */
 export type HostListenerView =
   | { available: false; reason: string }
-  | { available: true; /** `net:[inode]` of the host's network namespace. */ netns: string; sockets: HostListener[] };
+  | {
+      available: true;
+      /** `net:[inode]` of the host's network namespace; `unknown` when init's namespace link is closed to the scan. */ netns: string;
+      sockets: HostListener[];
+    };
 
 export interface HostListener extends ListeningSocket {
   /** The process holding the socket (the lowest pid of those holding it, or the one in a container); null: none. */

@@ -1,6 +1,9 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { readHostListeners } from '../../src/collect/host-listeners.js';
 import { formatIpv6, listeningSockets, parseProcNet, type ProcNetProtocol } from '../../src/collect/proc-net.js';
 import { packageFile } from '../../src/paths.js';
 
@@ -107,6 +110,31 @@ test('malformed lines are skipped, not thrown', () => {
   const text = ['garbage', '   0: ZZZ:0BB7 00000000:0000 0A 0 0 0 0 0 1', '   1: 00000000:0BB7', ''].join('\n');
   assert.equal(parseProcNet(text, 'tcp'), []);
   assert.equal(parseProcNet('', 'udp6'), []);
+});
+
+test("the host's sockets: init's namespace link closed to the scan (a container without CAP_SYS_PTRACE), its tables read", () => {
+  const root = mkdtempSync(join(tmpdir(), 'ma-hostproc-'));
+  try {
+    // pid 1 with its socket tables and no ns/ link (unreadable there); pid 40 holds the socket.
+    mkdirSync(join(root, '1', 'net'), { recursive: true });
+    for (const table of ['tcp', 'udp'] as const) writeFileSync(join(root, '1', 'net', table), fixture(table));
+    mkdirSync(join(root, '40', 'fd'), { recursive: true });
+    writeFileSync(join(root, '40', 'comm'), 'httpd\n');
+    symlinkSync('socket:[75001]', join(root, '40', 'fd', '3'));
+    const view = readHostListeners({ procRoot: root });
+    assert.ok(view.available, JSON.stringify(view));
+    assert.is(view.netns, 'unknown');
+    const wide = view.sockets.find((s) => s.address === '0.0.0.0' && s.port === 2999);
+    assert.is(wide?.holder?.pid, 40);
+    assert.is(wide?.holder?.name, 'httpd');
+    // Neither the link nor the tables: not read, and the reason names what was closed.
+    rmSync(join(root, '1', 'net'), { recursive: true });
+    const none = readHostListeners({ procRoot: root });
+    assert.not.ok(none.available);
+    if (!none.available) assert.match(none.reason, `${root}/1/ns/net`);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
 });
 
 test.run();
