@@ -230,7 +230,8 @@ export type HostListenerView =
   | { available: false; reason: string }
   | {
       available: true;
-      /** `net:[inode]` of the host's network namespace; `unknown` when init's namespace link is closed to the scan. */ netns: string;
+      /** `net:[inode]` of the host's network namespace; `unknown` when init's namespace link is closed to the scan. */
+      netns: string;
       sockets: HostListener[];
     };
 
