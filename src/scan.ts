@@ -254,10 +254,16 @@ function filesToRead(
   );
   const ledgerSources = entries.filter(entryInScope).flatMap((e) => e.sources ?? []);
   // Every file target the host's ledgers ever named, and every one the scanner's memory still holds (097).
-  const formerFiles = pastOfAll(earlier).flatMap((s) => [
-    ...s.ledger.entries.filter((r) => r.type === 'file').map((r) => r.target),
-    ...s.formerTargets.filter((r) => r.type === 'file').map((r) => r.target),
-  ]);
+  // (A list the history's index shares among nights is looked at once: its paths are already in.)
+  const formerFiles: string[] = [];
+  const listsMet = new Set<readonly { type?: string; target: string }[]>();
+  for (const s of pastOfAll(earlier)) {
+    for (const list of [s.ledger.entries, s.formerTargets]) {
+      if (listsMet.has(list)) continue;
+      listsMet.add(list);
+      for (const r of list) if (r.type === 'file') formerFiles.push(r.target);
+    }
+  }
   const paths = [
     ...entries
       .filter((e) => e.type === 'file' && e.target?.startsWith('/'))

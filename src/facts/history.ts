@@ -148,8 +148,12 @@ export function rememberFormerTargets(current: Snapshot, history: HistoryInput):
   // Most ids never moved: only those seen with two targets, or with a target other than today's, are followed.
   const lastTarget = new Map<string, string>();
   const moved = new Set<string>();
+  // The history's index shares one list among the nights whose ledger did not change (src/snapshot/history-index.ts):
+  // a ledger followed again right after itself moves nothing, so each run of equal nights is followed once.
+  let followed: readonly PastLedgerEntry[] | undefined;
   for (const snap of timeline) {
-    if (!ledgerKnown(snap)) continue;
+    if (!ledgerKnown(snap) || snap.ledger.entries === followed) continue;
+    followed = snap.ledger.entries;
     for (const rec of snap.ledger.entries) {
       if (!observed(rec)) continue;
       const id = rec.id;
@@ -164,10 +168,19 @@ export function rememberFormerTargets(current: Snapshot, history: HistoryInput):
   }
   // id -> ordered observations (time, target, type, applied_at) from every ledger that was read
   const seen = new Map<string, { at: string; target: string; type: string; appliedAt?: string }[]>();
+  // The entries of moved ids, picked once per ledger list (shared lists: once for every night that has it).
+  const movedIn = new Map<readonly PastLedgerEntry[], (PastLedgerEntry & { id: string })[]>();
   for (const snap of moved.size > 0 ? timeline : []) {
     if (!ledgerKnown(snap)) continue;
-    for (const rec of snap.ledger.entries) {
-      if (!observed(rec) || !moved.has(rec.id)) continue;
+    let picked = movedIn.get(snap.ledger.entries);
+    if (!picked)
+      movedIn.set(
+        snap.ledger.entries,
+        (picked = snap.ledger.entries.filter((rec): rec is PastLedgerEntry & { id: string } =>
+          observed(rec) ? moved.has(rec.id) : false,
+        )),
+      );
+    for (const rec of picked) {
       const list = seen.get(rec.id) ?? [];
       list.push({
         at: snap.takenAt,
@@ -180,8 +193,12 @@ export function rememberFormerTargets(current: Snapshot, history: HistoryInput):
   }
 
   const table = new Map<string, RememberedTarget>();
-  // What the scanner remembered, oldest first: a later memory of one entry refines an earlier one.
+  // What the scanner remembered, oldest first: a later memory of one entry refines an earlier one. Merging is
+  // idempotent: a list met again (shared by the index among nights) changes nothing, and is merged once.
+  const merged = new Set<readonly RememberedTarget[]>();
   for (const snap of timeline) {
+    if (merged.has(snap.formerTargets)) continue;
+    merged.add(snap.formerTargets);
     for (const r of snap.formerTargets) {
       const key = keyOf(r.id, r.target);
       const before = table.get(key);

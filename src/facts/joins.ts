@@ -184,10 +184,13 @@ function historyJoins(
   }
   // Each env file as earlier snapshots of this host recorded it: a key one of them named is evidence
   // that a key the container holds came from its composed file, once the file no longer names it.
-  // (The history's index shares one record among the snapshots that read a file alike: each counted once.)
+  // (The history's index shares one record among the snapshots that read a file alike, and one list among the
+  // snapshots whose env files all read alike: each counted once.)
   const earlierFiles = new Map<string, Set<PastEnvFile>>();
+  const listsMet = new Set<readonly PastEnvFile[]>();
   for (const earlier of pastOfAll(history)) {
-    if (earlier.hostname !== snapshot.host.hostname) continue;
+    if (earlier.hostname !== snapshot.host.hostname || listsMet.has(earlier.envFiles)) continue;
+    listsMet.add(earlier.envFiles);
     for (const f of earlier.envFiles) {
       let records = earlierFiles.get(f.path);
       if (!records) earlierFiles.set(f.path, (records = new Set()));

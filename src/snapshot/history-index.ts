@@ -15,9 +15,12 @@ import { join } from 'node:path';
  * file of that name, size and modification time, the newest file also by its digest, and only when
  * this very version of mesh-audit wrote it; anything else is read from the snapshot file itself.
  * Not named `*.json`, so that readers of history folders (older versions too) never take it for a snapshot.
+ * Records, and lists of them, that several snapshots share (a ledger unchanged from night to night) are
+ * written once and read back as one shared object: the facts (src/facts/history.ts) follow a shared list
+ * once, so that thirty kept nights cost about what one does (test/bench/history.bench.ts).
  */
 export const HISTORY_INDEX_FILE = '.mesh-audit.index';
-export const HISTORY_INDEX_SCHEMA = 'mesh-audit/history-index@1';
+export const HISTORY_INDEX_SCHEMA = 'mesh-audit/history-index@2';
 
 /** A kept snapshot file and what it tells later runs. */
 export interface IndexedSnapshot {
@@ -28,7 +31,7 @@ export interface IndexedSnapshot {
   past: PastSnapshot;
 }
 
-/** The index as it is written: records shared by snapshots that read them alike are written once. */
+/** The index as it is written: records, and lists of records, shared by snapshots are written once. */
 interface IndexFile {
   schema: typeof HISTORY_INDEX_SCHEMA;
   /** The mesh-audit version that wrote it: another version's is not used (what it derives may differ). */
@@ -43,6 +46,11 @@ interface IndexFile {
     podman: number | null;
     compose: number | null;
   }[];
+  formerTargets: RememberedTarget[];
+  /** Lists of records (by their number in `ledgerEntries`, `envFiles`, `formerTargets`). */
+  ledgerLists: number[][];
+  envFileLists: number[][];
+  formerTargetLists: number[][];
   snapshots: {
     file: string;
     size: number;
@@ -50,19 +58,46 @@ interface IndexFile {
     takenAt: string;
     hostname: string;
     ledgerAvailable: boolean;
-    ledger: number[];
-    envFiles: number[];
-    formerTargets: RememberedTarget[];
+    /** Numbers in `ledgerLists`, `envFileLists` and `formerTargetLists`. */
+    ledger: number;
+    envFiles: number;
+    formerTargets: number;
   }[];
 }
 
 const indexRef = { type: 'integer', minimum: 0 };
 const nullableRef = { type: ['integer', 'null'], minimum: 0 };
 const text = { type: 'string' };
+const refList = { type: 'array', items: indexRef };
+const rememberedTarget = {
+  type: 'object',
+  required: ['id', 'type', 'target', 'movedAt', 'lastClaimed', 'lastSeenPresent'],
+  additionalProperties: false,
+  properties: {
+    id: text,
+    type: text,
+    target: text,
+    movedAt: text,
+    lastClaimed: text,
+    lastSeenPresent: { type: ['string', 'null'] },
+  },
+};
 export const historyIndexSchema = {
   $schema: 'https://json-schema.org/draft/2020-12/schema',
   type: 'object',
-  required: ['schema', 'tool', 'newest', 'keyLists', 'ledgerEntries', 'envFiles', 'snapshots'],
+  required: [
+    'schema',
+    'tool',
+    'newest',
+    'keyLists',
+    'ledgerEntries',
+    'envFiles',
+    'formerTargets',
+    'ledgerLists',
+    'envFileLists',
+    'formerTargetLists',
+    'snapshots',
+  ],
   additionalProperties: false,
   properties: {
     schema: { const: HISTORY_INDEX_SCHEMA },
@@ -98,6 +133,10 @@ export const historyIndexSchema = {
         },
       },
     },
+    formerTargets: { type: 'array', items: rememberedTarget },
+    ledgerLists: { type: 'array', items: refList },
+    envFileLists: { type: 'array', items: refList },
+    formerTargetLists: { type: 'array', items: refList },
     snapshots: {
       type: 'array',
       items: {
@@ -121,24 +160,9 @@ export const historyIndexSchema = {
           takenAt: text,
           hostname: text,
           ledgerAvailable: { type: 'boolean' },
-          ledger: { type: 'array', items: indexRef },
-          envFiles: { type: 'array', items: indexRef },
-          formerTargets: {
-            type: 'array',
-            items: {
-              type: 'object',
-              required: ['id', 'type', 'target', 'movedAt', 'lastClaimed', 'lastSeenPresent'],
-              additionalProperties: false,
-              properties: {
-                id: text,
-                type: text,
-                target: text,
-                movedAt: text,
-                lastClaimed: text,
-                lastSeenPresent: { type: ['string', 'null'] },
-              },
-            },
-          },
+          ledger: indexRef,
+          envFiles: indexRef,
+          formerTargets: indexRef,
         },
       },
     },
@@ -147,14 +171,18 @@ export const historyIndexSchema = {
 
 const validateIndex = validatorFor<IndexFile>('historyIndex', historyIndexSchema);
 
-/** Numbers each distinct record (by its JSON) in the order first met; the same object again is not serialized again. */
+/**
+ * Numbers each distinct record (by its JSON) in the order first met. An object met again (a record or a list
+ * the history shares among snapshots) is looked up by identity: neither made nor serialized again.
+ */
 class Interned<T extends object> {
   readonly items: T[] = [];
   private readonly at = new Map<string, number>();
   private readonly seen = new WeakMap<object, number>();
-  ref(item: T, identity: object = item): number {
+  ref(identity: object, make: () => T): number {
     const known = this.seen.get(identity);
     if (known !== undefined) return known;
+    const item = make();
     const key = JSON.stringify(item);
     let n = this.at.get(key);
     if (n === undefined) {
@@ -176,7 +204,19 @@ export function encodeHistoryIndex(
   const keyLists = new Interned<string[]>();
   const ledgerEntries = new Interned<PastLedgerEntry>();
   const envFiles = new Interned<IndexFile['envFiles'][number]>();
-  const keysRef = (keys: readonly string[] | null) => (keys === null ? null : keyLists.ref([...keys], keys));
+  const formerTargets = new Interned<RememberedTarget>();
+  const ledgerLists = new Interned<number[]>();
+  const envFileLists = new Interned<number[]>();
+  const formerTargetLists = new Interned<number[]>();
+  const keysRef = (keys: readonly string[] | null) => (keys === null ? null : keyLists.ref(keys, () => [...keys]));
+  const envFileRef = (f: PastEnvFile) =>
+    envFiles.ref(f, () => ({
+      path: f.path,
+      composeOnly: f.composeOnly,
+      docker: keysRef(f.docker),
+      podman: keysRef(f.podman),
+      compose: keysRef(f.compose),
+    }));
   const index: IndexFile = {
     schema: HISTORY_INDEX_SCHEMA,
     tool,
@@ -184,6 +224,10 @@ export function encodeHistoryIndex(
     keyLists: keyLists.items,
     ledgerEntries: ledgerEntries.items,
     envFiles: envFiles.items,
+    formerTargets: formerTargets.items,
+    ledgerLists: ledgerLists.items,
+    envFileLists: envFileLists.items,
+    formerTargetLists: formerTargetLists.items,
     snapshots: snapshots.map(({ file, size, mtimeMs, past }) => ({
       file,
       size,
@@ -191,20 +235,11 @@ export function encodeHistoryIndex(
       takenAt: past.takenAt,
       hostname: past.hostname,
       ledgerAvailable: past.ledger.available,
-      ledger: past.ledger.entries.map((e) => ledgerEntries.ref(e)),
-      envFiles: past.envFiles.map((f) =>
-        envFiles.ref(
-          {
-            path: f.path,
-            composeOnly: f.composeOnly,
-            docker: keysRef(f.docker),
-            podman: keysRef(f.podman),
-            compose: keysRef(f.compose),
-          },
-          f,
-        ),
+      ledger: ledgerLists.ref(past.ledger.entries, () => past.ledger.entries.map((e) => ledgerEntries.ref(e, () => e))),
+      envFiles: envFileLists.ref(past.envFiles, () => past.envFiles.map(envFileRef)),
+      formerTargets: formerTargetLists.ref(past.formerTargets, () =>
+        past.formerTargets.map((t) => formerTargets.ref(t, () => t)),
       ),
-      formerTargets: [...past.formerTargets],
     })),
   };
   return JSON.stringify(index) + '\n';
@@ -215,7 +250,17 @@ export type HistoryIndex =
   | { usable: true; newest: { file: string; sha256: string }; snapshots: Map<string, IndexedSnapshot> }
   | { usable: false; reason: string };
 
-/** Reads the index text (records shared among snapshots are shared objects again). */
+/** Each list of numbers as the records it names (one array per list, shared by its snapshots); null: one dangles. */
+function listsOf<T>(lists: readonly number[][], records: readonly T[]): T[][] | null {
+  const out: T[][] = [];
+  for (const list of lists) {
+    if (list.some((n) => n >= records.length)) return null;
+    out.push(list.map((n) => records[n]!));
+  }
+  return out;
+}
+
+/** Reads the index text (records and lists shared among snapshots are shared objects again). */
 export function decodeHistoryIndex(textOf: string, source: string, tool: string): HistoryIndex {
   let json: unknown;
   try {
@@ -223,6 +268,10 @@ export function decodeHistoryIndex(textOf: string, source: string, tool: string)
   } catch {
     return { usable: false, reason: 'it is not JSON' };
   }
+  const schema = (json as { schema?: unknown } | null)?.schema;
+  // Another layout of the index (an older mesh-audit's): said as such, not as whichever of its fields differs first.
+  if (typeof schema === 'string' && schema !== HISTORY_INDEX_SCHEMA)
+    return { usable: false, reason: `it is a ${schema}, this mesh-audit reads ${HISTORY_INDEX_SCHEMA}` };
   if (!validateIndex(json)) {
     const first = validateIndex.errors?.[0];
     return {
@@ -242,10 +291,19 @@ export function decodeHistoryIndex(textOf: string, source: string, tool: string)
     podman: keyList(f.podman),
     compose: keyList(f.compose),
   }));
+  const ledgerLists = listsOf(json.ledgerLists, json.ledgerEntries);
+  const envFileLists = listsOf(json.envFileLists, envFiles);
+  const formerTargetLists = listsOf(json.formerTargetLists, json.formerTargets);
+  if (!ledgerLists || !envFileLists || !formerTargetLists)
+    return { usable: false, reason: 'it names a record it does not hold' };
   const snapshots = new Map<string, IndexedSnapshot>();
   for (const s of json.snapshots) {
-    if (s.ledger.some((n) => dangling(n, json.ledgerEntries)) || s.envFiles.some((n) => dangling(n, envFiles)))
-      return { usable: false, reason: `its entry for ${s.file} names a record it does not hold` };
+    if (
+      dangling(s.ledger, ledgerLists) ||
+      dangling(s.envFiles, envFileLists) ||
+      dangling(s.formerTargets, formerTargetLists)
+    )
+      return { usable: false, reason: `its entry for ${s.file} names a list it does not hold` };
     snapshots.set(s.file, {
       file: s.file,
       size: s.size,
@@ -253,9 +311,9 @@ export function decodeHistoryIndex(textOf: string, source: string, tool: string)
       past: {
         takenAt: s.takenAt,
         hostname: s.hostname,
-        ledger: { available: s.ledgerAvailable, entries: s.ledger.map((n) => json.ledgerEntries[n]!) },
-        formerTargets: s.formerTargets,
-        envFiles: s.envFiles.map((n) => envFiles[n]!),
+        ledger: { available: s.ledgerAvailable, entries: ledgerLists[s.ledger]! },
+        formerTargets: formerTargetLists[s.formerTargets]!,
+        envFiles: envFileLists[s.envFiles]!,
       },
     });
   }

@@ -77,11 +77,10 @@ export async function keepSnapshot(
   const name = fileNameOf(sequence, snapshot.takenAt);
   const content = JSON.stringify(snapshot, null, 2) + '\n';
   const written = await writeFileAtomic(dir, name, content);
-  const ours: string[] = [];
-  for (const n of await readdir(dir)) {
-    if (n !== name && SNAPSHOT_FILE.test(n) && (await lstat(join(dir, n)).catch(() => null))?.isFile()) ours.push(n);
-  }
-  ours.sort(compareHistoryNames);
+  // Looked at all at once (each awaited in turn costs a trip through the thread pool: thirty add up on a busy host).
+  const named = (await readdir(dir)).filter((n) => n !== name && SNAPSHOT_FILE.test(n));
+  const infos = await Promise.all(named.map((n) => lstat(join(dir, n)).catch(() => null)));
+  const ours = named.filter((_, at) => infos[at]?.isFile() === true).sort(compareHistoryNames);
   const removed = new Set<string>();
   for (const old of ours.slice(0, Math.max(0, ours.length - (keep - 1)))) {
     // Never one from a later run than this one (only possible if the sequence file was reset by hand).

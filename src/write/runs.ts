@@ -154,14 +154,17 @@ async function removeRunFolder(path: string): Promise<void> {
 async function cleanLeftovers(dir: string): Promise<void> {
   for (const name of await namesIn(dir)) if (OUR_TEMP.test(name)) await removeIfOurs(join(dir, name));
   const runs = join(dir, RUNS);
-  for (const name of await namesIn(runs)) {
-    if (name.startsWith(INCOMPLETE)) await removeRunFolder(join(runs, name));
-    else if (OUR_TEMP.test(name)) await removeIfOurs(join(runs, name));
-    else if (sequenceOfRun(name) !== null && (await lstat(join(runs, name)).catch(() => null))?.isDirectory()) {
-      for (const inner of await namesIn(join(runs, name)))
-        if (OUR_TEMP.test(inner)) await removeIfOurs(join(runs, name, inner));
-    }
-  }
+  // Each entry on its own (they share nothing), all at once: --keep 30 is thirty run folders to look into.
+  await Promise.all(
+    (await namesIn(runs)).map(async (name) => {
+      if (name.startsWith(INCOMPLETE)) await removeRunFolder(join(runs, name));
+      else if (OUR_TEMP.test(name)) await removeIfOurs(join(runs, name));
+      else if (sequenceOfRun(name) !== null && (await lstat(join(runs, name)).catch(() => null))?.isDirectory()) {
+        for (const inner of await namesIn(join(runs, name)))
+          if (OUR_TEMP.test(inner)) await removeIfOurs(join(runs, name, inner));
+      }
+    }),
+  );
   for (const host of await namesIn(join(dir, 'history'))) {
     const folder = join(dir, 'history', host);
     if (!(await lstat(folder).catch(() => null))?.isDirectory()) continue;
@@ -172,8 +175,9 @@ async function cleanLeftovers(dir: string): Promise<void> {
 /** Complete run folders of `runs/`, oldest first by their number (unnumbered ones, from before the sequence, first). */
 export async function completeRuns(runs: string): Promise<string[]> {
   const named = (await namesIn(runs)).filter((n) => sequenceOfRun(n) !== null);
-  const folders: string[] = [];
-  for (const name of named) if ((await lstat(join(runs, name)).catch(() => null))?.isDirectory()) folders.push(name);
+  // All at once: --keep 30 is thirty folders, each awaited in turn a trip through the thread pool.
+  const infos = await Promise.all(named.map((name) => lstat(join(runs, name)).catch(() => null)));
+  const folders = named.filter((_, at) => infos[at]?.isDirectory() === true);
   return folders.sort((a, b) => sequenceOfRun(a)! - sequenceOfRun(b)! || (a < b ? -1 : a > b ? 1 : 0));
 }
 
