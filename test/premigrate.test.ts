@@ -9,6 +9,7 @@ import { createSafeValueMaker } from '../src/secret/value.js';
 import { example, runCli, tempDir } from './support/cli.js';
 import { planSchemaErrors, type PlanNode } from './support/plan-schema.js';
 import { multitoolErrors } from './support/multitool.js';
+import { HostModel } from './support/host-model.js';
 
 const UPDATE = process.env['UPDATE_GOLDEN'] === '1';
 /** A copy of the resolved node's snapshot, changed by `edit`, written to a temp file. */
@@ -108,7 +109,7 @@ test("the adopted node's adoption plan: record, remove, resolve, review; valid a
   const text = readFileSync(planFile, 'utf8');
   const plan = JSON.parse(text) as { schemaVersion: string; nodes: PlanNode[] };
   assert.equal(planSchemaErrors(plan), []);
-  assert.is(plan.schemaVersion, 'mesh-audit/adoption-plan@2');
+  assert.is(plan.schemaVersion, 'mesh-audit/adoption-plan@3');
   const node = plan.nodes[0]!;
   assert.is(node.ready, false);
   assert.equal(
@@ -512,6 +513,187 @@ test('a container on the host network whose sockets were not read: its entry has
     JSON.stringify(plan.nodes[0]!.notes),
   );
   assert.equal(planSchemaErrors(plan), []);
+});
+
+// Issue 25: networks, volumes and host listeners stand in the inventory beside containers and files; the engine's
+// own objects never do; a volume is reviewed (it holds data), never removed; a host process is recorded as a service.
+function wholeHostNode(): string {
+  const mesh = (module: string, resource: string) => ({ 'mesh.module': module, 'mesh.resource': resource });
+  const anonymous = 'a'.repeat(64);
+  const snap = new HostModel('whole-host', '2026-10-02T03:00:00Z')
+    .container({
+      name: 'web',
+      labels: mesh('web', 'web.server'),
+      network: 'web_net',
+      volumes: [
+        { name: 'web_data', destination: '/data' },
+        { name: anonymous, destination: '/cache' },
+      ],
+    })
+    .network({ name: 'bridge' })
+    .network({ name: 'host', driver: 'host' })
+    .network({ name: 'none', driver: 'null' })
+    .network({ name: 'web_net', labels: mesh('web', 'web.net'), containers: ['web'] })
+    .network({ name: 'metrics_net', internal: true, labels: mesh('metrics', 'metrics.net') })
+    .network({ name: 'adhoc_net' })
+    .volume({ name: 'web_data', labels: mesh('web', 'web.data'), containers: ['web'] })
+    .volume({ name: anonymous, labels: { 'com.docker.volume.anonymous': '' }, containers: ['web'] })
+    .volume({ name: 'metrics_data', labels: mesh('metrics', 'metrics.data') })
+    .volume({ name: 'scratch' })
+    .hostListener({
+      protocol: 'tcp',
+      address: '127.0.0.1',
+      port: 5432,
+      holder: {
+        pid: 700,
+        name: 'postgres',
+        exe: '/usr/lib/postgresql/15/bin/postgres',
+        containerId: null,
+      },
+    })
+    .hostListener({
+      protocol: 'tcp',
+      address: '0.0.0.0',
+      port: 22,
+      holder: {
+        pid: 500,
+        name: 'sshd',
+        exe: '/usr/sbin/sshd',
+        containerId: null,
+      },
+    })
+    .hostListener({
+      protocol: 'tcp6',
+      address: '::',
+      port: 22,
+      holder: {
+        pid: 500,
+        name: 'sshd',
+        exe: '/usr/sbin/sshd',
+        containerId: null,
+      },
+    })
+    .hostListener({
+      protocol: 'tcp',
+      address: '10.0.0.5',
+      port: 9100,
+      holder: {
+        pid: 600,
+        name: 'node_exporter',
+        exe: '/usr/bin/node_exporter',
+        containerId: null,
+      },
+    })
+    .hostListener({ protocol: 'tcp', address: '0.0.0.0', port: 2049, holder: null })
+    .ledger(
+      [
+        { id: 'web.server', type: 'container', origin: 'declared', module: 'web', target: 'web' },
+        { id: 'web.net', type: 'network', origin: 'declared', module: 'web', target: 'web_net' },
+        { id: 'web.data', type: 'volume', origin: 'declared', module: 'web', target: 'web_data' },
+        { id: 'node-exporter', type: 'service', origin: 'found', target: 'node_exporter', holds: [9100] },
+      ],
+      { node: 'whole-1', adopted: true },
+    )
+    .build();
+  const file = join(tempDir(), 'snapshot.json');
+  writeFileSync(file, JSON.stringify(snap));
+  return file;
+}
+
+test('networks, volumes and host listeners: standings, verdict and plan; defaults never listed; a volume is reviewed, never removed', async () => {
+  const out = tempDir();
+  const r = await runCli([
+    'premigrate',
+    '--snapshot',
+    wholeHostNode(),
+    '--format',
+    'text,json,md',
+    '--out',
+    out,
+    '--plan',
+    'plan.json',
+  ]);
+  assert.is(r.code, 1, r.stdout + r.stderr);
+  const doc = JSON.parse(readFileSync(join(out, 'premigration.json'), 'utf8')) as {
+    nodes: { complete: boolean; inventory: { kind: string; id: string; standing: string; blocking: boolean }[] }[];
+  };
+  const node = doc.nodes[0]!;
+  assert.ok(node.complete, r.stderr);
+  const rows = node.inventory.filter((x) => x.kind !== 'container' && x.kind !== 'file');
+  assert.equal(
+    rows.map((x) => [x.kind, x.id, x.standing, x.blocking]).sort(),
+    [
+      ['network', 'web_net', 'declared-present', false],
+      ['network', 'metrics_net', 'mesh-unclaimed', true],
+      ['network', 'adhoc_net', 'unknown-unrecorded', false],
+      ['volume', 'web_data', 'declared-present', false],
+      ['volume', 'metrics_data', 'mesh-unclaimed', true],
+      ['volume', 'scratch', 'unknown-unrecorded', false],
+      ['listener', '0.0.0.0:22/tcp', 'unknown-unrecorded', true],
+      ['listener', '[::]:22/tcp6', 'unknown-unrecorded', true],
+      ['listener', '10.0.0.5:9100/tcp', 'found-recorded', false],
+      ['listener', '0.0.0.0:2049/tcp', 'unknown-unrecorded', true],
+    ].sort(),
+    'the default networks, the anonymous volume of the claimed container and the loopback listener are not listed',
+  );
+  assert.match(r.stdout, 'Verdict: not ready: 2 mesh-unclaimed, 3 unknown-unrecorded');
+  const plan = JSON.parse(readFileSync(join(out, 'plan.json'), 'utf8')) as { nodes: PlanNode[] };
+  assert.equal(planSchemaErrors(plan), []);
+  const p = plan.nodes[0]!;
+  assert.equal(
+    p.record.map(({ entry: e }) => [e.id, e.type, e.target, e.holds ?? null]),
+    [
+      ['found.adhoc_net', 'network', 'adhoc_net', null],
+      ['found.scratch', 'volume', 'scratch', null],
+      ['found.sshd', 'service', '/usr/sbin/sshd', [22]],
+    ],
+    "one service entry for both of sshd's sockets",
+  );
+  const sshd = p.record.find((x) => x.entry.type === 'service')!;
+  assert.is(sshd.exposure, 'all-interfaces');
+  assert.equal(sshd.exposedEndpoints, ['0.0.0.0:22/tcp', '[::]:22/tcp6']);
+  assert.equal(
+    sshd.findings.map((f) => [f.ruleId, f.severity]),
+    [
+      ['MA2009', 'error'],
+      ['MA2009', 'error'],
+    ],
+  );
+  assert.match(sshd.warning ?? '', 'exposed on all interfaces');
+  assert.equal(
+    p.remove.map((x) => [x.kind, x.command, x.standing]),
+    [['network', 'docker network rm metrics_net', 'mesh-unclaimed']],
+  );
+  assert.not.ok(JSON.stringify(p.remove).includes('volume'), 'no volume is ever a removal step');
+  const reviewed = p.review as { ruleId: string; subject: string; advice?: string }[];
+  assert.equal(reviewed.map((x) => [x.ruleId, x.subject]).sort(), [
+    ['MA2007', 'volume metrics_data'],
+    ['MA2009', 'listener 0.0.0.0:2049/tcp'],
+  ]);
+  const volume = reviewed.find((x) => x.subject === 'volume metrics_data')!;
+  assert.match(volume.advice ?? '', 'a volume holds data (at /var/lib/docker/volumes/metrics_data/_data)');
+  assert.match(volume.advice ?? '', 'back it up');
+  assert.match(r.stdout, /review \(2\)[^]*first: a volume holds data/);
+  assert.match(readFileSync(join(out, 'premigration.md'), 'utf8'), '**first:** a volume holds data');
+  // The proposed entries, merged into the ledger as they are, are read back as recorded: the host becomes ready
+  // once the unclaimed network is removed and the volume's fate decided (here: recorded after review).
+  const snap = JSON.parse(readFileSync(wholeHostNode(), 'utf8')) as {
+    networks: { name: string }[];
+    ledger: { entries: unknown[] };
+    hostListeners: { sockets: { port: number }[] };
+  };
+  const safe = createSafeValueMaker();
+  const merged = [
+    ...p.record.map((x) => x.entry),
+    { id: 'metrics.data', type: 'volume', origin: 'found', target: 'metrics_data', applied_at: null },
+  ];
+  snap.ledger.entries.push(...merged.map((e, i) => ledgerRecord(JSON.parse(JSON.stringify(e)), 20 + i, safe)));
+  snap.networks = snap.networks.filter((n) => n.name !== 'metrics_net');
+  snap.hostListeners.sockets = snap.hostListeners.sockets.filter((s) => s.port !== 2049);
+  const after = join(tempDir(), 'after.json');
+  writeFileSync(after, JSON.stringify(snap));
+  const again = await runCli(['premigrate', '--snapshot', after, '--format', 'json', '--out', tempDir()]);
+  assert.is(again.code, 0, again.stdout + again.stderr);
 });
 
 test.run();

@@ -1,7 +1,14 @@
 import { compareText } from '../compare.js';
 import type { Finding } from '../evaluate/finding.js';
 import type { SubjectSets } from '../facts/subjects.js';
-import type { ContainerData, FileData, LedgerEntryData } from '../policy/subject-data.js';
+import type {
+  ContainerData,
+  FileData,
+  LedgerEntryData,
+  ListenerData,
+  NetworkData,
+  VolumeData,
+} from '../policy/subject-data.js';
 import type { LoadedRule, Severity } from '../policy/types.js';
 
 /**
@@ -89,6 +96,13 @@ const PRECEDENCE: readonly Standing[] = [
   'drifted',
 ];
 
+/**
+ * What the inventory lists: containers and files, the networks and named volumes the engine has (not its own
+ * default networks, not anonymous volumes), and the host's sockets listening beyond loopback that no container
+ * of the engine's list holds (a container's own sockets stand with the container).
+ */
+export type ResourceKind = 'container' | 'file' | 'network' | 'volume' | 'listener';
+
 /** A finding that keeps the node from being ready: an error, or one that puts a resource in a blocking standing. */
 export interface Blocker {
   ruleId: string;
@@ -98,13 +112,13 @@ export interface Blocker {
   message: string;
   /** The standing the finding puts its resource in, when the rule says so. */
   standing: Standing | null;
-  /** The inventory row it is about, when it is about a container or file (a ledger entry: the target it claims). */
-  resource: { kind: 'container' | 'file'; id: string } | null;
+  /** The inventory row it is about, when it is about a listed resource (a ledger entry: the target it claims). */
+  resource: { kind: ResourceKind; id: string } | null;
 }
 
 export interface InventoryRow {
-  kind: 'container' | 'file';
-  /** A container's name or a file's path. */
+  kind: ResourceKind;
+  /** A container's, network's or volume's name, a file's path, or a listener's endpoint (`0.0.0.0:22/tcp`). */
   id: string;
   standing: Standing;
   /**
@@ -154,10 +168,13 @@ function taggedStanding(rule: LoadedRule | undefined): string | null {
 
 /** A resource on its way to an inventory row: what it is, and the findings about it. */
 interface Draft {
-  kind: 'container' | 'file';
+  kind: ResourceKind;
   id: string;
   container: ContainerData | null;
   file: FileData | null;
+  network?: NetworkData;
+  volume?: VolumeData;
+  listener?: ListenerData;
   entries: string[];
   /** Facts only: what the resource is when no rule says otherwise. */
   plain: Standing;
@@ -256,9 +273,11 @@ function draftsOf(
       findings: [],
     });
   }
-  // Declared resources that are not there have no container or file to stand on: they come from the ledger.
+  objectDrafts(subjects, plainOf, drafts);
+  // Declared resources that are not there have nothing to stand on: they come from the ledger.
   for (const e of validLedger) {
-    if (e.present !== false || (e.type !== 'container' && e.type !== 'file') || e.target === null) continue;
+    if (e.present !== false || e.target === null) continue;
+    if (e.type !== 'container' && e.type !== 'file' && e.type !== 'network' && e.type !== 'volume') continue;
     const k = draftKey(e.type, e.target);
     const draft = drafts.get(k);
     if (draft) draft.entries = [...new Set([...draft.entries, e.id])];
@@ -278,6 +297,60 @@ function draftsOf(
   return drafts;
 }
 
+/**
+ * Networks (not the engine's defaults), named volumes (an anonymous one belongs to its container), and host
+ * listeners beyond loopback that no listed container holds. A set that was not read stands as one wholly unknown
+ * subject with no name: it lists nothing here (the node is then incomplete, and has no verdict).
+ */
+function objectDrafts(
+  subjects: SubjectSets,
+  plainOf: (claimedBy: string[], former: string[], meshWritten: boolean) => Standing,
+  drafts: Map<string, Draft>,
+): void {
+  // A function, not a constant: each draft gathers its own findings.
+  const base = () => ({ container: null, file: null, missing: false, findings: [] as Finding[] });
+  for (const { data: n } of subjects.networks) {
+    if (typeof n.name !== 'string' || n.default) continue;
+    const former = n.formerly_claimed_by.map((f) => f.id);
+    drafts.set(draftKey('network', n.name), {
+      ...base(),
+      kind: 'network',
+      id: n.name,
+      network: n,
+      entries: n.claimed_by.length > 0 ? n.claimed_by : former,
+      plain: plainOf(n.claimed_by, former, n.mesh_labelled),
+      meshWritten: n.mesh_labelled,
+    });
+  }
+  for (const { data: v } of subjects.volumes) {
+    if (typeof v.name !== 'string' || v.anonymous) continue;
+    const former = v.formerly_claimed_by.map((f) => f.id);
+    drafts.set(draftKey('volume', v.name), {
+      ...base(),
+      kind: 'volume',
+      id: v.name,
+      volume: v,
+      entries: v.claimed_by.length > 0 ? v.claimed_by : former,
+      plain: plainOf(v.claimed_by, former, v.mesh_labelled),
+      meshWritten: v.mesh_labelled,
+    });
+  }
+  for (const { data: l } of subjects.listeners) {
+    if (l.namespace !== 'host' || l.reach === 'loopback') continue;
+    // Held by a container of the engine's list (or as its published port): it stands with that container.
+    if ((l.owner === 'container' || l.owner === 'published-port') && l.container !== null) continue;
+    drafts.set(draftKey('listener', l.id), {
+      ...base(),
+      kind: 'listener',
+      id: l.id,
+      listener: l,
+      entries: l.declared_by,
+      plain: l.declared_by.length > 0 ? plainOf(l.declared_by, [], false) : 'unknown-unrecorded',
+      meshWritten: false,
+    });
+  }
+}
+
 /** Each finding to the draft of the resource it is about; the findings that block, in report order. */
 function assignFindings(
   drafts: Map<string, Draft>,
@@ -287,9 +360,7 @@ function assignFindings(
 ): { blockers: Blocker[]; unplaced: Finding[] } {
   /** The resource a finding is about: its container or file, or for a ledger entry the target it claims. */
   const resourceOf = (f: Finding): Draft | undefined => {
-    if (f.subject.kind === 'container' || f.subject.kind === 'file')
-      return drafts.get(draftKey(f.subject.kind, f.subject.id));
-    if (f.subject.kind !== 'ledger-entry') return undefined;
+    if (f.subject.kind !== 'ledger-entry') return drafts.get(draftKey(f.subject.kind, f.subject.id));
     const e = entryById.get(f.subject.id);
     if (!e) return undefined;
     return (
@@ -363,33 +434,67 @@ function resolveTag(tagged: string, draft: { meshWritten: boolean } | undefined)
   return draft?.meshWritten === true ? 'mesh-unclaimed' : 'unknown-unrecorded';
 }
 
+/** What a network, volume or listener is, in a few words: the detail of its row whatever its standing. */
+function objectDetail(d: Draft, standing: Standing): string | null {
+  const labels = (m: { module: string | null; resource: string | null }) =>
+    `labels: module ${m.module ?? '-'}, resource ${m.resource ?? '-'}`;
+  const moved = standing === 'stale-former-target' ? `${d.entries.join(', ')} moved away; ` : '';
+  if (d.network) {
+    const n = d.network;
+    const attached = n.containers.length > 0 ? `attached: ${n.containers.join(', ')}` : 'no container attached';
+    const what = `${n.driver}${n.internal ? ' internal' : ''} network, ${attached}`;
+    return moved + (standing === 'mesh-unclaimed' ? `${labels(n.mesh)}; ${what}` : what);
+  }
+  if (d.volume) {
+    const v = d.volume;
+    const users = v.used_by.length > 0 ? `mounted by ${v.used_by.join(', ')}` : 'mounted by no container';
+    const what = `${v.driver} volume holding data at ${v.mountpoint}, ${users}`;
+    return moved + (standing === 'mesh-unclaimed' ? `${labels(v.mesh)}; ${what}` : what);
+  }
+  if (d.listener) {
+    const l = d.listener;
+    const reach = l.reach === 'all-interfaces' ? 'on every interface' : 'on one address';
+    const holder =
+      l.process !== null
+        ? `host process ${l.process.name ?? '?'} (pid ${l.process.pid}, ${l.process.exe ?? 'executable not read'})`
+        : l.owner === 'kernel'
+          ? 'no process (a kernel service)'
+          : 'a container the engine does not list';
+    return `${reach}, held by ${holder}`;
+  }
+  return null;
+}
+
 function detailOf(d: Draft, standing: Standing, ruled: boolean): string {
   const c = d.container;
   const f = d.file;
-  const base = d.missing
-    ? standing === 'found-recorded'
-      ? 'found, recorded, and not there now'
-      : 'not on the host'
-    : standing === 'double-claimed'
-      ? `claimed by ${d.entries.join(' and ')}`
-      : standing === 'stale-former-target'
-        ? `${d.entries.join(', ')} moved away${c ? `; ${c.status}` : ''}`
-        : standing === 'drifted'
-          ? `${d.findings.length} drift finding${d.findings.length === 1 ? '' : 's'} ` +
-            `(${[...new Set(d.findings.map((x) => x.ruleId))].sort(compareText).join(', ')})`
-          : standing === 'mesh-unclaimed' && c
-            ? `labels: module ${c.mesh.module || '-'}, resource ${c.mesh.resource || '-'}`
-            : standing === 'mesh-unclaimed'
-              ? 'named as a source, claimed by no file entry'
-              : standing === 'unknown-unrecorded'
-                ? c
-                  ? `${c.status}, image ${c.image}`
-                  : `${f?.file_kind ?? ''} under ${f?.managed_root ?? ''}`
-                : c
-                  ? `${c.status}, ${c.network_mode} network`
-                  : f?.managed_root === null
-                    ? 'outside the managed roots'
-                    : (f?.file_kind ?? '');
+  const object = d.missing ? null : objectDetail(d, standing);
+  const base =
+    object ??
+    (d.missing
+      ? standing === 'found-recorded'
+        ? 'found, recorded, and not there now'
+        : 'not on the host'
+      : standing === 'double-claimed'
+        ? `claimed by ${d.entries.join(' and ')}`
+        : standing === 'stale-former-target'
+          ? `${d.entries.join(', ')} moved away${c ? `; ${c.status}` : ''}`
+          : standing === 'drifted'
+            ? `${d.findings.length} drift finding${d.findings.length === 1 ? '' : 's'} ` +
+              `(${[...new Set(d.findings.map((x) => x.ruleId))].sort(compareText).join(', ')})`
+            : standing === 'mesh-unclaimed' && c
+              ? `labels: module ${c.mesh.module || '-'}, resource ${c.mesh.resource || '-'}`
+              : standing === 'mesh-unclaimed'
+                ? 'named as a source, claimed by no file entry'
+                : standing === 'unknown-unrecorded'
+                  ? c
+                    ? `${c.status}, image ${c.image}`
+                    : `${f?.file_kind ?? ''} under ${f?.managed_root ?? ''}`
+                  : c
+                    ? `${c.status}, ${c.network_mode} network`
+                    : f?.managed_root === null
+                      ? 'outside the managed roots'
+                      : (f?.file_kind ?? ''));
   // A blocking standing no rule of the profile objects to (a custom pack without that rule) does not block.
   return !ruled && blocks(standing) ? `${base}; no rule of the profile objects` : base;
 }

@@ -1,8 +1,15 @@
 import { compareText } from '../compare.js';
 import type { SubjectSets } from '../facts/subjects.js';
-import type { ContainerData, Exposure, FileData } from '../policy/subject-data.js';
+import type {
+  ContainerData,
+  Exposure,
+  FileData,
+  ListenerData,
+  NetworkData,
+  VolumeData,
+} from '../policy/subject-data.js';
 import { severityRank, type Severity } from '../policy/types.js';
-import type { Inventory, InventoryRow } from './inventory.js';
+import type { Inventory, InventoryRow, ResourceKind } from './inventory.js';
 
 /**
  * The adoption plan of a node: what an operator would do to make it ready, derived from its
@@ -15,7 +22,10 @@ export interface AdoptionPlan {
    * something exposed or in error for ever.
    */
   record: Recording[];
-  /** Stale resources at a former target, and resources the mesh wrote that nothing claims. */
+  /**
+   * Stale resources at a former target, and resources the mesh wrote that nothing claims. Never a volume: a
+   * volume holds data, and such a volume is under `review`, with what to do before removing it.
+   */
   remove: Removal[];
   /** Drifted containers: recreate them by re-applying their module. */
   recreate: Recreation[];
@@ -30,10 +40,11 @@ export interface AdoptionPlan {
 /** A ledger entry as the host agent writes it (src/collect/ledger-entries.ts), for a resource it found. */
 export interface ProposedEntry {
   id: string;
-  type: 'container' | 'file';
+  /** `service`: a host process listening beyond loopback, its target the process's executable (else its name). */
+  type: 'container' | 'file' | 'network' | 'volume' | 'service';
   target: string;
   origin: 'found';
-  /** The host ports it really listens on or publishes; absent when they could not be read. */
+  /** The host ports it really listens on or publishes (a service: holds); absent when they could not be read. */
   holds?: number[];
   /** A file's sha256 as it is now. */
   digest?: string;
@@ -49,7 +60,10 @@ export interface Recording {
   severity: Severity | null;
   /** The findings about it (their messages are in the report), most severe first. */
   findings: { ruleId: string; severity: Severity }[];
-  /** A container's widest reach (`unknown`: on the host network, sockets not read); null for a file. */
+  /**
+   * A container's or service's widest reach (`unknown`: on the host network, sockets not read); null for a file,
+   * network or volume.
+   */
   exposure: Exposure | null;
   /** The addresses it listens on beyond this host. */
   exposedEndpoints: string[];
@@ -58,7 +72,7 @@ export interface Recording {
 }
 
 export interface Removal {
-  kind: 'container' | 'file';
+  kind: 'container' | 'file' | 'network';
   target: string;
   /** The command an operator would run; printed, never executed. */
   command: string;
@@ -75,6 +89,8 @@ export interface Removal {
     last_claimed?: { id: string; moved_to: string | null; changed_at: string; last_seen: string }[];
     /** Ledger entries that name it as a source. */
     referenced_by?: string[];
+    /** A network's attached containers (it cannot be removed while any is). */
+    attached?: string[];
   };
 }
 
@@ -87,7 +103,7 @@ export interface Recreation {
 }
 
 export interface Resolution {
-  kind: 'container' | 'file';
+  kind: ResourceKind;
   target: string;
   entries: string[];
   reason: string[];
@@ -98,6 +114,8 @@ export interface Review {
   severity: Severity;
   subject: string;
   message: string;
+  /** What to do first, where the finding alone does not say: a volume's data, a socket no process holds. */
+  advice?: string;
 }
 
 /** A word a POSIX shell reads as itself: bare when it is plainly safe, else single-quoted. */
@@ -105,9 +123,12 @@ export function shellWord(s: string): string {
   return /^[A-Za-z0-9_./:@%+=,-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
-/** `found.<name>`: a container's name or a file's base name, made unique against the ledger and each other. */
-function proposedId(row: InventoryRow, taken: Set<string>): string {
-  const base = row.kind === 'container' ? row.id : (row.id.split('/').pop() ?? row.id);
+/**
+ * `found.<name>`: a container's, network's or volume's name, a file's or service's base name, made unique against
+ * the ledger and each other.
+ */
+function proposedId(kind: ResourceKind | 'service', name: string, taken: Set<string>): string {
+  const base = kind === 'file' || kind === 'service' ? (name.split('/').pop() ?? name) : name;
   const stem = `found.${base.replace(/[^A-Za-z0-9_.-]/g, '-') || 'file'}`;
   let id = stem;
   for (let n = 2; taken.has(id); n++) id = `${stem}-${n}`;
@@ -118,6 +139,9 @@ function proposedId(row: InventoryRow, taken: Set<string>): string {
 export function buildPlan(inventory: Inventory, subjects: SubjectSets): AdoptionPlan {
   const containerData = new Map(subjects.containers.map((s) => [s.data.name, s.data]));
   const fileData = new Map(subjects.files.map((s) => [s.data.path, s.data]));
+  const networkData = new Map(subjects.networks.map((s) => [s.data.name, s.data]));
+  const volumeData = new Map(subjects.volumes.map((s) => [s.data.name, s.data]));
+  const listenerData = new Map(subjects.listeners.map((s) => [s.data.id, s.data]));
   const ledger = subjects.ledger.map((s) => s.data);
   const taken = new Set(ledger.map((d) => d.entry_id ?? d.id));
   const reasons = (row: InventoryRow) => row.findings.map((f) => `${f.ruleId}: ${f.message}`);
@@ -126,21 +150,35 @@ export function buildPlan(inventory: Inventory, subjects: SubjectSets): Adoption
   const mark = (row: InventoryRow) => planned.add(`${row.kind} ${row.id}`);
   // A step only for what a rule put in its standing and blocks: a rule's finding is its reason.
   const ruled = (row: InventoryRow) => row.standingFrom === 'findings' && row.blocking;
+  /** Host listeners of unknown origin, by the process holding them: one `service` entry each. */
+  const services = new Map<string, { rows: InventoryRow[]; listeners: ListenerData[] }>();
 
   for (const row of inventory.rows) {
     const c = row.kind === 'container' ? containerData.get(row.id) : undefined;
     const f = row.kind === 'file' ? fileData.get(row.id) : undefined;
-    if (row.standing === 'unknown-unrecorded' && (c || f)) {
+    const n = row.kind === 'network' ? networkData.get(row.id) : undefined;
+    const v = row.kind === 'volume' ? volumeData.get(row.id) : undefined;
+    const l = row.kind === 'listener' ? listenerData.get(row.id) : undefined;
+    if (row.standing === 'unknown-unrecorded' && (c || f || n || v)) {
       plan.record.push(recordingOf(row, c, proposedEntry(row, c, f, taken, plan.notes)));
+      mark(row);
+    } else if (row.standing === 'unknown-unrecorded' && l?.process) {
+      // Named by its executable where it was read (a `service` entry's target may be either: facts/host-objects.ts).
+      const target = l.process.exe ?? l.process.name;
+      if (target === null) continue;
+      const group = services.get(target) ?? { rows: [], listeners: [] };
+      group.rows.push(row);
+      group.listeners.push(l);
+      services.set(target, group);
       mark(row);
     } else if (
       (row.standing === 'stale-former-target' || row.standing === 'mesh-unclaimed') &&
       ruled(row) &&
-      (c || f)
+      (c || f || n)
     ) {
-      plan.remove.push(removalOf(row, row.standing, c, f, reasons(row)));
+      plan.remove.push(removalOf(row, row.standing, { c, f, n }, reasons(row)));
       mark(row);
-    } else if (row.standing === 'drifted' && ruled(row)) {
+    } else if (row.standing === 'drifted' && ruled(row) && row.kind === 'container') {
       const declared = ledger.find((e) => row.entries.includes(e.id) && e.module !== null);
       plan.recreate.push({
         container: row.id,
@@ -154,17 +192,67 @@ export function buildPlan(inventory: Inventory, subjects: SubjectSets): Adoption
       mark(row);
     }
   }
+  for (const [target, group] of services) plan.record.push(serviceRecording(target, group, taken));
   for (const b of inventory.blockers) {
     if (b.resource && planned.has(`${b.resource.kind} ${b.resource.id}`)) continue;
+    const advice = b.resource ? adviceFor(b.resource, volumeData, listenerData) : null;
     plan.review.push({
       ruleId: b.ruleId,
       severity: b.severity,
       subject: `${b.subject.kind} ${b.subject.id}`,
       message: b.message,
+      ...(advice !== null ? { advice } : {}),
     });
   }
   plan.record.sort((a, b) => compareText(a.entry.id, b.entry.id));
   return plan;
+}
+
+/**
+ * Why a blocking volume or listener is left to a person, and what to do first. A volume holds data: no plan
+ * removes it on sight, whatever its standing.
+ */
+function adviceFor(
+  resource: { kind: ResourceKind; id: string },
+  volumes: ReadonlyMap<string, VolumeData>,
+  listeners: ReadonlyMap<string, ListenerData>,
+): string | null {
+  if (resource.kind === 'volume') {
+    const v = volumes.get(resource.id);
+    const at = v ? ` (at ${v.mountpoint})` : '';
+    return (
+      `a volume holds data${at}: find whose it is and whether its data is still needed, and back it up; then ` +
+      `record it as a volume entry, or remove it only once its data is saved or known to be unneeded`
+    );
+  }
+  if (resource.kind === 'listener') {
+    const l = listeners.get(resource.id);
+    return l?.owner === 'kernel'
+      ? 'no process holds this socket (a kernel service such as NFS): find which, and bind or stop it'
+      : 'its holder could not be named (a container the engine does not list): find the process with ss -ltnp';
+  }
+  return null;
+}
+
+/** One `service` entry for a host process of unknown origin, with every port it listens on beyond loopback. */
+function serviceRecording(
+  target: string,
+  group: { rows: InventoryRow[]; listeners: ListenerData[] },
+  taken: Set<string>,
+): Recording {
+  const ports = [...new Set(group.listeners.map((l) => l.port))].sort((a, b) => a - b);
+  const entry = orderedEntry({
+    id: proposedId('service', target, taken),
+    type: 'service',
+    target,
+    origin: 'found',
+    holds: ports,
+    applied_at: null,
+  });
+  const exposure: Exposure = group.listeners.some((l) => l.reach === 'all-interfaces') ? 'all-interfaces' : 'address';
+  const endpoints = group.listeners.map((l) => l.endpoint).sort(compareText);
+  const findings = group.rows.flatMap((r) => r.findings);
+  return withWarning(entry, findings, exposure, endpoints);
 }
 
 /** Whether a container's open ports are known: on the host network they come from /proc. */
@@ -178,8 +266,9 @@ function proposedEntry(
   taken: Set<string>,
   notes: string[],
 ): ProposedEntry {
+  if (row.kind === 'listener') throw new Error('a listener is recorded as its process, a service entry');
   const entry: ProposedEntry = {
-    id: proposedId(row, taken),
+    id: proposedId(row.kind, row.id, taken),
     type: row.kind,
     target: row.id,
     origin: 'found',
@@ -203,12 +292,19 @@ function proposedEntry(
  * is now, for ever. The severity is the findings' (the rules decide it); the exposure is the fact.
  */
 function recordingOf(row: InventoryRow, c: ContainerData | undefined, entry: ProposedEntry): Recording {
-  const findings = row.findings
+  return withWarning(entry, row.findings, c ? c.exposure : null, c ? c.exposed_endpoints : []);
+}
+
+function withWarning(
+  entry: ProposedEntry,
+  rowFindings: readonly { ruleId: string; severity: Severity }[],
+  exposure: Exposure | null,
+  exposedEndpoints: string[],
+): Recording {
+  const findings = rowFindings
     .map((x) => ({ ruleId: x.ruleId, severity: x.severity }))
     .sort((a, b) => severityRank(b.severity) - severityRank(a.severity) || compareText(a.ruleId, b.ruleId));
   const severity = findings[0]?.severity ?? null;
-  const exposure = c ? c.exposure : null;
-  const exposedEndpoints = c ? c.exposed_endpoints : [];
   const errors = findings.filter((x) => x.severity === 'error').map((x) => x.ruleId);
   const reach =
     exposure === 'all-interfaces'
@@ -231,20 +327,26 @@ function recordingOf(row: InventoryRow, c: ContainerData | undefined, entry: Pro
 function removalOf(
   row: InventoryRow,
   standing: Removal['standing'],
-  c: ContainerData | undefined,
-  f: FileData | undefined,
+  of: { c: ContainerData | undefined; f: FileData | undefined; n: NetworkData | undefined },
   reason: string[],
 ): Removal {
-  const former = (c ?? f)!.formerly_claimed_by.map((x) => ({
+  const { c, f, n } = of;
+  const former = (c ?? f ?? n)!.formerly_claimed_by.map((x) => ({
     id: x.id,
     moved_to: x.current_target,
     changed_at: x.changed_at,
     last_seen: x.last_seen,
   }));
+  const command =
+    row.kind === 'container'
+      ? `docker rm -f ${shellWord(row.id)}`
+      : row.kind === 'network'
+        ? `docker network rm ${shellWord(row.id)}`
+        : `rm ${shellWord(row.id)}`;
   return {
-    kind: row.kind,
+    kind: row.kind === 'container' ? 'container' : row.kind === 'network' ? 'network' : 'file',
     target: row.id,
-    command: row.kind === 'container' ? `docker rm -f ${shellWord(row.id)}` : `rm ${shellWord(row.id)}`,
+    command,
     standing,
     reason,
     evidence: c
@@ -256,7 +358,9 @@ function removalOf(
           labels: { module: c.mesh.module, resource: c.mesh.resource },
           last_claimed: former,
         }
-      : { last_claimed: former, referenced_by: f!.referenced_by },
+      : n
+        ? { labels: { module: n.mesh.module, resource: n.mesh.resource }, attached: n.containers, last_claimed: former }
+        : { last_claimed: former, referenced_by: f!.referenced_by },
   };
 }
 

@@ -8,7 +8,9 @@ import { forEachEngine, removeContainers, runContainer } from './engine.js';
 import { LiveHost, envText, sha256 } from './live-host.js';
 
 // The pre-migration check on a real engine: a container the mesh wrote but no entry claims, and one
-// nothing records at all, beside a declared one and a found one.
+// nothing records at all, beside a declared one and a found one; with them (issue 25) a declared network and
+// volume, a mesh-labelled network and volume no entry claims, and the claimed container's anonymous volume.
+// Networks are created --internal and never joined: no bridge comes up.
 forEachEngine('premigrate-live', (e, it, index) => {
   it('premigrate on a live node: written-but-unclaimed and unknown-origin containers block the migration', () => {
     const eng = e;
@@ -20,8 +22,29 @@ forEachEngine('premigrate-live', (e, it, index) => {
       unclaimed: `ma-pm-metrics-${tag}`,
       unknown: `ma-pm-adhoc-${tag}`,
     };
+    const objects = {
+      webNet: `ma-pm-web-net-${tag}`,
+      webData: `ma-pm-web-data-${tag}`,
+      strayNet: `ma-pm-stray-net-${tag}`,
+      strayData: `ma-pm-stray-data-${tag}`,
+    };
+    const mesh = (module: string, resource: string) => [
+      '--label',
+      `mesh.module=${module}`,
+      '--label',
+      `mesh.resource=${resource}`,
+    ];
     try {
-      runContainer(eng, names.declared, ['--network', 'none', '--label', 'mesh.module=web'], ['sleep', '3600']);
+      eng.docker(['network', 'create', '--internal', ...mesh('web', 'web.net'), objects.webNet]);
+      eng.docker(['network', 'create', '--internal', ...mesh('stray', 'stray.net'), objects.strayNet]);
+      eng.docker(['volume', 'create', ...mesh('web', 'web.data'), objects.webData]);
+      eng.docker(['volume', 'create', ...mesh('stray', 'stray.data'), objects.strayData]);
+      runContainer(
+        eng,
+        names.declared,
+        ['--network', 'none', '--label', 'mesh.module=web', '-v', `${objects.webData}:/data`, '-v', '/scratch'],
+        ['sleep', '3600'],
+      );
       runContainer(eng, names.found, ['--network', 'none'], ['sleep', '3600']);
       runContainer(
         eng,
@@ -35,6 +58,8 @@ forEachEngine('premigrate-live', (e, it, index) => {
         { id: 'web.server', type: 'container', origin: 'declared', target: names.declared },
         { id: 'web.conf', type: 'file', origin: 'declared', target: host.path('web.conf') },
         { id: 'legacy.app', type: 'container', origin: 'found', target: names.found },
+        { id: 'web.net', type: 'network', origin: 'declared', target: objects.webNet },
+        { id: 'web.data', type: 'volume', origin: 'declared', target: objects.webData },
       ]);
       const r = spawnCli([
         'premigrate',
@@ -50,6 +75,8 @@ forEachEngine('premigrate-live', (e, it, index) => {
         host.out,
         '--format',
         'text,json',
+        '--plan',
+        'plan.json',
       ]);
       const doc = JSON.parse(readFileSync(join(host.out, 'premigration.json'), 'utf8')) as {
         nodes: { complete: boolean; ready: boolean; inventory: { kind: string; id: string; standing: string }[] }[];
@@ -61,11 +88,55 @@ forEachEngine('premigrate-live', (e, it, index) => {
       assert.is(standingOf(names.found), 'found-recorded');
       assert.is(standingOf(names.unclaimed), 'mesh-unclaimed');
       assert.is(standingOf(names.unknown), 'unknown-unrecorded');
+      assert.is(standingOf(objects.webNet), 'declared-present');
+      assert.is(standingOf(objects.webData), 'declared-present');
+      assert.is(standingOf(objects.strayNet), 'mesh-unclaimed');
+      assert.is(standingOf(objects.strayData), 'mesh-unclaimed');
+      const engineOwn = node.inventory.filter(
+        (row) =>
+          (row.kind === 'network' && ['bridge', 'host', 'none', 'podman'].includes(row.id)) ||
+          (row.kind === 'volume' && /^[0-9a-f]{64}$/.test(row.id)),
+      );
+      assert.equal(engineOwn, [], "the engine's default networks and the anonymous volume are never listed");
       assert.is(node.ready, false);
       assert.is(r.code, 1);
       assert.match(r.stdout, 'Verdict: not ready');
+      const plan = JSON.parse(readFileSync(join(host.out, 'plan.json'), 'utf8')) as { nodes: PlanNode[] };
+      assert.equal(planSchemaErrors(plan), []);
+      const steps = plan.nodes[0]!;
+      const ours = (text: string) => text.includes(`-${tag}`);
+      assert.equal(
+        steps.remove.filter((x) => x.kind === 'network').map((x) => x.command),
+        [`docker network rm ${objects.strayNet}`],
+      );
+      assert.not.ok(
+        steps.remove.some((x) => x.command.includes('volume')),
+        'a volume holds data: never a removal step',
+      );
+      const reviewed = (steps.review as { ruleId: string; subject: string; advice?: string }[]).filter((x) =>
+        ours(x.subject),
+      );
+      assert.equal(
+        reviewed.map((x) => [x.ruleId, x.subject]),
+        [['MA2007', `volume ${objects.strayData}`]],
+      );
+      assert.match(reviewed[0]!.advice ?? '', 'a volume holds data');
+      assert.ok(
+        eng.docker(['volume', 'ls', '--format', '{{.Name}}']).includes(objects.strayData),
+        'premigrate removed nothing itself',
+      );
     } finally {
       removeContainers(eng, Object.values(names));
+      // Best effort: the private engine and its objects go with this process anyway.
+      const cleanup = (args: string[]) => {
+        try {
+          eng.docker(args);
+        } catch {
+          /* not created, or already gone */
+        }
+      };
+      for (const n of [objects.webNet, objects.strayNet]) cleanup(['network', 'rm', n]);
+      for (const v of [objects.webData, objects.strayData]) cleanup(['volume', 'rm', '-f', v]);
     }
   });
 

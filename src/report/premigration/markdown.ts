@@ -98,7 +98,11 @@ export function renderPremigrationMarkdown(p: PremigrationReport): string {
       }
       if (plan.review.length > 0) {
         out.push('', 'Review (blocking findings no step above resolves):', '');
-        for (const r of plan.review) out.push(`- ${r.ruleId} ${md(r.subject)}: ${md(r.message)}`);
+        for (const r of plan.review)
+          out.push(
+            `- ${r.ruleId} ${md(r.subject)}: ${md(r.message)}` +
+              (r.advice !== undefined ? ` — **first:** ${md(r.advice)}` : ''),
+          );
       }
       if (plan.notes.length > 0) {
         out.push('', 'Notes:', '');

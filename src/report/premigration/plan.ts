@@ -2,7 +2,7 @@ import { validatorFor } from '../../validate.js';
 import { nodeHeaderOf, type PremigrationReport } from './model.js';
 
 /** The adoption plan's format; policies/adoption-plan.schema.json says it field by field. */
-export const ADOPTION_PLAN_SCHEMA = 'mesh-audit/adoption-plan@2';
+export const ADOPTION_PLAN_SCHEMA = 'mesh-audit/adoption-plan@3';
 
 /** The adoption plan of every node, as the JSON `premigrate --plan FILE` writes (pure). */
 export function adoptionPlanOf(p: PremigrationReport): object {

@@ -139,7 +139,10 @@ function planLines(
   }
   if (plan.review.length > 0) {
     out.push(`  review (${plan.review.length}): blocking findings no step above resolves (shown above)`);
-    for (const r of plan.review) out.push(`    ${r.severity} ${r.ruleId} ${shortenDigests(r.subject)}`);
+    for (const r of plan.review) {
+      out.push(`    ${r.severity} ${r.ruleId} ${shortenDigests(r.subject)}`);
+      if (r.advice !== undefined) out.push(`      first: ${r.advice}`);
+    }
   }
   for (const n of plan.notes) out.push(`  note: ${n}`);
   return out;
