@@ -459,7 +459,9 @@ function objectDetail(d: Draft, standing: Standing): string | null {
         ? `host process ${l.process.name ?? '?'} (pid ${l.process.pid}, ${l.process.exe ?? 'executable not read'})`
         : l.owner === 'kernel'
           ? 'no process (a kernel service)'
-          : 'a container the engine does not list';
+          : l.owner === 'process'
+            ? 'a process not known (not every process could be read)'
+            : 'a container the engine does not list';
     return `${reach}, held by ${holder}`;
   }
   return null;

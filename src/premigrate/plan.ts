@@ -229,7 +229,7 @@ function adviceFor(
     const l = listeners.get(resource.id);
     return l?.owner === 'kernel'
       ? 'no process holds this socket (a kernel service such as NFS): find which, and bind or stop it'
-      : 'its holder could not be named (a container the engine does not list): find the process with ss -ltnp';
+      : 'its holder could not be named: find the process with ss -ltnp';
   }
   return null;
 }
