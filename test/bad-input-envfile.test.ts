@@ -182,6 +182,11 @@ test('a scan naming the same files: no crash, each recorded in the kept snapshot
   // The engine, and what depends on it or on this machine (the daemon, the host's listening sockets), speak for
   // themselves; of the files, only the env file too large to parse.
   const aboutFiles = report.notifications.filter((n) => n.source === 'files' || n.subject?.startsWith(dir) === true);
+  // No network or volume read: their rules are not checked, and the run says so.
+  assert.equal(
+    report.notifications.filter((n) => n.subject === 'networks' || n.subject === 'volumes').map((n) => n.source),
+    ['MA2005', 'MA2006', 'MA2007', 'MA2008'],
+  );
   assert.equal(aboutFiles.map((n) => n.subject).sort(), unread, JSON.stringify(report.notifications));
   assert.ok(aboutFiles.every((n) => n.source === 'files' && n.message.includes('not checked')));
   assert.equal(

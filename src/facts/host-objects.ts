@@ -3,7 +3,7 @@ import type { HostListener, LedgerRecord, NetworkRecord, Snapshot, VolumeRecord 
 import { subjectFactory, type Subject, type UnknownFactOf } from '../policy/subject.js';
 import type { ListenerData, ListenerOwner, NetworkData, ObjectMeshLabels, VolumeData } from '../policy/subject-data.js';
 import { reachOf } from './containers.js';
-import type { Joins } from './joins.js';
+import { objectsUnreadReason, type Joins } from './joins.js';
 
 /**
  * The `networks`, `volumes` and `listeners` sets: what the mesh can leave on a host besides containers
@@ -93,7 +93,8 @@ function volumeUnknowns(joins: Joins): UnknownFactOf<VolumeData>[] {
 
 export function buildNetworks(snapshot: Snapshot, joins: Joins): Subject<NetworkData>[] {
   if (snapshot.networks === undefined || snapshot.networks === null) {
-    const problem = problemOf(snapshot, 'networks');
+    // Absent: a snapshot made before networks were read. Null: they should have been, and were not.
+    const problem = snapshot.networks === null ? objectsUnreadReason(snapshot, 'networks') : null;
     return problem === null
       ? []
       : [
@@ -151,7 +152,7 @@ const originsOf = (claims: readonly LedgerRecord[]): string[] => [
 
 export function buildVolumes(snapshot: Snapshot, joins: Joins): Subject<VolumeData>[] {
   if (snapshot.volumes === undefined || snapshot.volumes === null) {
-    const problem = problemOf(snapshot, 'volumes');
+    const problem = snapshot.volumes === null ? objectsUnreadReason(snapshot, 'volumes') : null;
     return problem === null
       ? []
       : [

@@ -107,13 +107,24 @@ function runtimeJoins(snapshot: Snapshot): Pick<Joins, 'imageFactsOf' | 'daemonS
   };
 }
 
+/**
+ * Why a list the engine should have given (null: not read) is unknown: its own problem, else the engine's (an engine
+ * not reached, or whose container list failed, is asked for no list: src/collect/docker.ts). Never none: a null list
+ * with no problem of its own is still unknown, not empty.
+ */
+export const objectsUnreadReason = (snapshot: Snapshot, source: 'networks' | 'volumes'): string =>
+  snapshot.problems.find((p) => p.source === source)?.message ??
+  snapshot.problems.find((p) => p.source === 'docker')?.message ??
+  `the engine's ${source} were not read`;
+
 function objectJoins(snapshot: Snapshot): Pick<Joins, 'objectPresent' | 'objectsUnread'> {
   const names = {
     network: snapshot.networks ? new Set(snapshot.networks.flatMap((n) => [n.name, n.id])) : null,
     volume: snapshot.volumes ? new Set(snapshot.volumes.map((v) => v.name)) : null,
   };
+  // A list not read (null) leaves each entry's presence unknown, whichever problem says why.
   const unreadOf = (source: 'networks' | 'volumes'): string | null =>
-    snapshot.problems.find((p) => p.source === source)?.message ?? null;
+    snapshot[source] === null ? objectsUnreadReason(snapshot, source) : null;
   const unread = { network: unreadOf('networks'), volume: unreadOf('volumes') };
   return {
     objectPresent: (type, target) => names[type]?.has(target) ?? null,

@@ -16,8 +16,9 @@ import { buildRealistic, realisticHost } from '../support/realistic-host.js';
  * (test/support/realistic-host.ts: image env, Compose and OCI labels, named volumes, sockets on
  * loopback only, on one address and on every interface, stopped and restarting containers, a renamed
  * resource, a rewritten file, moved image tags, unhealthy, restarting and OOM-killed containers), hiding
- * any one source — the engine, the ledger, /proc, one file, the images, the daemon, or everything a
- * snapshot@1 did not record —
+ * any one source — the engine (and with it everything asked of it: images, the daemon's settings, networks,
+ * volumes), the ledger, /proc, one file, the images, the daemon, the networks, the volumes, the host's own
+ * /proc listeners, or everything a snapshot@1 did not record —
  *   - adds no finding;
  *   - takes none away without listing its rule as not checked on that subject (or, the engine not
  *     read, without its subject being gone with the engine), in a run called incomplete;
@@ -29,19 +30,61 @@ import { buildRealistic, realisticHost } from '../support/realistic-host.js';
  */
 
 const RUNS = { numRuns: 40, seed: 0x24 } as const;
-const rules = (await loadPolicies()).flatMap((p) => p.rules);
+// The hardening pack's rules too: hiding a source must leave theirs as it leaves the mesh's.
+const rules = (await loadPolicies({ added: [], shipped: true, hardening: true })).flatMap((p) => p.rules);
 const baseSeverity = new Map(rules.map((r) => [r.id, r.severity]));
+
+/** A snapshot as @1 held it: no networks, volumes or host sockets. */
+function withoutHostObjects(s: Snapshot): Snapshot {
+  const v1 = { ...s };
+  delete v1.networks;
+  delete v1.volumes;
+  delete v1.hostListeners;
+  return v1;
+}
 
 /** The ways one source can be missing from a snapshot, as the collectors record it. */
 function hidings(s: Snapshot): [string, Snapshot][] {
   return [
     [
+      // As the collector records an engine it could not reach (src/collect/docker.ts): nothing asked of it is read.
       'docker',
       {
         ...s,
         docker: null,
         containers: [],
+        images: { available: false, reason: 'the engine was not reached' },
+        daemon: { ...s.daemon, info: { available: false, reason: 'the engine was not reached' } },
+        networks: null,
+        volumes: null,
         problems: [...s.problems, { source: 'docker', message: 'cannot reach the Docker engine' }],
+      },
+    ],
+    [
+      'networks',
+      {
+        ...s,
+        networks: null,
+        problems: [...s.problems, { source: 'networks', message: 'cannot list networks: no answer in time' }],
+      },
+    ],
+    [
+      'volumes',
+      {
+        ...s,
+        volumes: null,
+        problems: [...s.problems, { source: 'volumes', message: 'cannot list volumes: no answer in time' }],
+      },
+    ],
+    [
+      'host listeners',
+      {
+        ...s,
+        hostListeners: { available: false, reason: '/proc/net/tcp: permission denied' },
+        problems: [
+          ...s.problems,
+          { source: 'listeners', message: "the host's listening sockets not read: /proc/net/tcp: permission denied" },
+        ],
       },
     ],
     [
@@ -81,10 +124,11 @@ function hidings(s: Snapshot): [string, Snapshot][] {
       },
     ],
     [
-      // What a snapshot@1 did not record: every runtime fact of every container, images, the daemon.
+      // What a snapshot@1 did not record: every runtime fact of every container, images, the daemon, the engine's
+      // networks and volumes, the host's own sockets.
       'snapshot@1',
       migrateV1({
-        ...s,
+        ...withoutHostObjects(s),
         schema: 'mesh-audit/snapshot@1',
         containers: s.containers.map((c) => {
           const v1 = { ...c };
@@ -153,7 +197,14 @@ const describe = (f: Finding) =>
   `${f.ruleId} ${f.subject.kind} ${f.subject.id}${f.discriminator !== null ? ` (${f.discriminator})` : ''}`;
 
 test('hiding any one source of a realistic host adds no finding, loses none unsaid, changes no severity, and leaves no derived fact known', () => {
-  const seen = { lost: 0, severityKept: 0, derivedUnknown: 0, loopbackOnlyUnclaimed: 0, imageOrHealthLost: 0 };
+  const seen = {
+    lost: 0,
+    severityKept: 0,
+    derivedUnknown: 0,
+    loopbackOnlyUnclaimed: 0,
+    imageOrHealthLost: 0,
+    hostObjectLost: 0,
+  };
   const details = fc.check(
     fc.property(fc.integer({ min: 0, max: 2 ** 31 - 1 }), (seed) => {
       const host = realisticHost(seed);
@@ -195,8 +246,17 @@ test('hiding any one source of a realistic host adds no finding, loses none unsa
             const listed = (e.notChecked ?? []).some(
               (n) => n.ruleId === f.ruleId && n.subject.kind === f.subject.kind && n.subject.id === f.subject.id,
             );
+            // A set not read at all (networks, volumes, the host's sockets) stands as one subject, wholly unknown,
+            // on which each of its rules is listed as not checked.
+            const listedWhole = (e.notChecked ?? []).some(
+              (n) =>
+                n.ruleId === f.ruleId &&
+                n.subject.kind === f.subject.kind &&
+                n.subject.id === `${f.subject.kind}s not read`,
+            );
+            if (['network', 'volume', 'listener'].includes(f.subject.kind)) seen.hostObjectLost++;
             assert.ok(
-              subjectGone || listed,
+              subjectGone || listed || listedWhole,
               `seed ${seed}, hiding ${what}: ${describe(f)} went away without being listed as not checked`,
             );
             continue;

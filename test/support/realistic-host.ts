@@ -1,4 +1,4 @@
-import type { ListeningSocket, Snapshot } from '../../src/snapshot/types.js';
+import type { HostListener, ListeningSocket, Snapshot } from '../../src/snapshot/types.js';
 import { HostModel, sha256 } from './host-model.js';
 
 /**
@@ -9,7 +9,11 @@ import { HostModel, sha256 } from './host-model.js';
  * and folder bind mounts and named volumes, sockets on loopback, on one address and on every
  * interface (IPv4 and IPv6), published ports, stopped, restarting and created containers; a ledger
  * claiming most of it, a renamed resource whose old container is still there (097), a file rewritten
- * after its container was created (045), a container of unknown origin. Deterministic from `seed`:
+ * after its container was created (045), a container of unknown origin; the engine's networks (its defaults,
+ * a project network per Compose module, one left behind by a renamed module, a stray one) and volumes (named,
+ * anonymous, left behind), and the sockets listening in the host's own namespace (sshd on every interface,
+ * resolvers on loopback, an exporter on one address, the host-network containers' and docker-proxy's, a kernel
+ * service, one whose holder could not be read), some declared by `service` entries. Deterministic from `seed`:
  * the same seed gives the same host (and, built twice, the same facts under another HMAC key).
  *
  * `realisticHost(seed)` is the plain description; `buildRealistic` turns it into a snapshot (or the
@@ -184,10 +188,43 @@ export interface RealisticContainer {
   oomKilled: boolean;
 }
 
+/** A ledger claim on a network or volume: by entry `id`, the night before and/or tonight (097: it moved away). */
+export interface ObjectClaim {
+  id: string;
+  before: boolean;
+  now: boolean;
+}
+
+export interface RealisticObject {
+  name: string;
+  labels: Record<string, string>;
+  /** Containers attached to it (a network) or mounting it (a volume), by name. */
+  containers: string[];
+  claim: ObjectClaim | null;
+  internal?: boolean;
+  driver?: string;
+}
+
+/** A process of the host itself (not in a container) and the sockets it listens on. */
+export interface HostProcess {
+  pid: number;
+  /** Its comm, as /proc says it. */
+  name: string;
+  exe: string;
+  sockets: ListeningSocket[];
+  /** The `service` entry declaring it, or null. */
+  declaredBy: { id: string; target: string; holds: number[] } | null;
+}
+
 export interface RealisticHost {
   seed: number;
   hostname: string;
   containers: RealisticContainer[];
+  networks: RealisticObject[];
+  volumes: RealisticObject[];
+  hostProcesses: HostProcess[];
+  /** Sockets no process holds (a kernel service) or whose holder could not be read (`holderUnknown`). */
+  holderless: (ListeningSocket & { holderUnknown?: string })[];
   /** Files under /etc/mesh no ledger entry claims. */
   strayFiles: string[];
   /** An image reference whose tag was pulled anew after its containers were made, or null. */
@@ -432,7 +469,169 @@ export function realisticHost(seed: number): RealisticHost {
     containers: withRuntime,
     strayFiles: g.chance(0.5) ? ['/etc/mesh/leftover.ini'] : [],
     movedTag: t.chance(0.5) ? t.pick(withRuntime).image.ref : null,
+    ...hostObjects(seed, withRuntime),
   };
+}
+
+const meshLabels = (module: string, resource: string) => ({ 'mesh.module': module, 'mesh.resource': resource });
+
+/**
+ * The networks, volumes and host sockets of a host, from a stream of their own (the containers stay as they are for
+ * every seed): what Docker and Compose make for the containers, what a renamed or removed module leaves behind, and
+ * the host's own services.
+ */
+function hostObjects(
+  seed: number,
+  containers: readonly RealisticContainer[],
+): Pick<RealisticHost, 'networks' | 'volumes' | 'hostProcesses' | 'holderless'> {
+  const o = generator(seed + 0x2600);
+  const attached = (network: string) => containers.filter((c) => c.network === network).map((c) => c.name);
+  const networks: RealisticObject[] = [
+    { name: 'bridge', driver: 'bridge', labels: {}, containers: [], claim: null },
+    { name: 'host', driver: 'host', labels: {}, containers: attached('host'), claim: null },
+    { name: 'none', driver: 'null', labels: {}, containers: attached('none'), claim: null },
+  ];
+  const volumes: RealisticObject[] = [];
+  const claimed = (c: RealisticContainer) => c.claimed || c.renamedFrom !== null;
+  for (const c of containers) {
+    if (c.name.endsWith('-old')) continue;
+    const project = `mesh-${c.module}`;
+    const compose: Record<string, string> = c.compose
+      ? { 'com.docker.compose.project': project, 'com.docker.compose.version': '1.29.2' }
+      : {};
+    if (c.network.endsWith('_default') && !networks.some((n) => n.name === c.network))
+      networks.push({
+        name: c.network,
+        driver: 'bridge',
+        labels: {
+          ...compose,
+          ...(c.compose ? { 'com.docker.compose.network': 'default' } : {}),
+          ...(c.meshLabelled ? meshLabels(c.module, `${c.module}.net`) : {}),
+        },
+        containers: attached(c.network),
+        claim: claimed(c) && o.chance(0.8) ? { id: `${c.module}.net`, before: true, now: true } : null,
+      });
+    for (const v of c.volumes)
+      volumes.push({
+        name: v.name,
+        labels: {
+          ...compose,
+          ...(c.compose ? { 'com.docker.compose.volume': v.name.slice(project.length + 1) } : {}),
+          ...(c.meshLabelled ? meshLabels(c.module, `${c.module}.${v.name.slice(project.length + 1)}`) : {}),
+        },
+        containers: containers.filter((x) => x.volumes.some((y) => y.name === v.name)).map((x) => x.name),
+        claim: claimed(c) && o.chance(0.8) ? { id: `${c.module}.volume.${v.name}`, before: true, now: true } : null,
+      });
+    // An image's VOLUME: an anonymous volume, made for the container and named by a digest.
+    if (o.chance(0.3))
+      volumes.push({
+        name: sha256(`anonymous ${c.name}`).slice(7),
+        labels: { 'com.docker.volume.anonymous': '' },
+        containers: [c.name],
+        claim: null,
+      });
+  }
+  const module = o.pick(containers).module;
+  // A renamed module (097): its network and volume entries moved to new names; the old ones stay.
+  if (o.chance(0.4))
+    networks.push(
+      {
+        name: `mesh-${module}_net`,
+        driver: 'bridge',
+        internal: true,
+        labels: meshLabels(module, `${module}.backend`),
+        containers: [],
+        claim: { id: `${module}.backend`, before: true, now: false },
+      },
+      {
+        name: `mesh-${module}-v2_net`,
+        driver: 'bridge',
+        internal: true,
+        labels: meshLabels(module, `${module}.backend`),
+        containers: [],
+        claim: { id: `${module}.backend`, before: false, now: true },
+      },
+    );
+  if (o.chance(0.4))
+    volumes.push(
+      {
+        name: `mesh-${module}_state`,
+        labels: meshLabels(module, `${module}.state`),
+        containers: [],
+        claim: { id: `${module}.state`, before: true, now: false },
+      },
+      {
+        name: `mesh-${module}-v2_state`,
+        labels: meshLabels(module, `${module}.state`),
+        containers: [],
+        claim: { id: `${module}.state`, before: false, now: true },
+      },
+    );
+  // A module unassigned: its network and volume are claimed by nothing, with their mesh labels.
+  if (o.chance(0.4))
+    networks.push({
+      name: 'mesh-legacy_default',
+      driver: 'bridge',
+      internal: o.chance(0.5),
+      labels: meshLabels('legacy', 'legacy.net'),
+      containers: [],
+      claim: null,
+    });
+  if (o.chance(0.4))
+    volumes.push({
+      name: 'mesh-legacy_data',
+      labels: meshLabels('legacy', 'legacy.data'),
+      containers: [],
+      claim: null,
+    });
+  // Made by hand, with no label: nothing says whose they are.
+  if (o.chance(0.3)) networks.push({ name: 'scratch', driver: 'bridge', labels: {}, containers: [], claim: null });
+  if (o.chance(0.3)) volumes.push({ name: 'backup-2026-09', labels: {}, containers: [], claim: null });
+
+  const hostProcesses: HostProcess[] = [
+    {
+      pid: 612,
+      name: 'sshd',
+      exe: '/usr/sbin/sshd',
+      sockets: [
+        { protocol: 'tcp', address: '0.0.0.0', port: 22 },
+        { protocol: 'tcp6', address: '::', port: 22 },
+      ],
+      declaredBy: o.chance(0.6) ? { id: 'host.sshd', target: 'sshd', holds: [22] } : null,
+    },
+    {
+      pid: 401,
+      name: 'systemd-resolve',
+      exe: '/usr/lib/systemd/systemd-resolved',
+      sockets: [
+        { protocol: 'udp', address: '127.0.0.53', port: 53 },
+        { protocol: 'tcp', address: '127.0.0.53', port: 53 },
+      ],
+      declaredBy: null,
+    },
+    {
+      pid: 433,
+      name: 'chronyd',
+      exe: '/usr/sbin/chronyd',
+      sockets: [{ protocol: 'udp', address: '127.0.0.1', port: 323 }],
+      declaredBy: null,
+    },
+  ];
+  if (o.chance(0.5))
+    hostProcesses.push({
+      pid: 980,
+      name: 'node_exporter',
+      exe: '/usr/local/bin/node_exporter',
+      sockets: [{ protocol: 'tcp', address: '10.20.0.5', port: 9100 }],
+      declaredBy: o.chance(0.5)
+        ? { id: 'host.node-exporter', target: '/usr/local/bin/node_exporter', holds: [] }
+        : null,
+    });
+  const holderless: RealisticHost['holderless'] = [];
+  if (o.chance(0.2)) holderless.push({ protocol: 'tcp', address: '0.0.0.0', port: 2049 });
+  if (o.chance(0.2))
+    holderless.push({ protocol: 'tcp', address: '0.0.0.0', port: 5355, holderUnknown: 'pid 1312: permission denied' });
+  return { networks, volumes, hostProcesses, holderless };
 }
 
 /** The snapshot of a realistic host (`before`: the night before — old ledger targets, files as they were). */
@@ -562,6 +761,62 @@ export function buildRealistic(h: RealisticHost, takenAt: string, options: { bef
   }
   for (const path of h.strayFiles) m.file(path, 'stale = true\n', { env: false });
   if (!before && h.movedTag !== null) m.moveTag(h.movedTag, `${h.movedTag} rebuilt`);
+  const claims = (type: 'network' | 'volume', objects: readonly RealisticObject[]) => {
+    for (const x of objects)
+      if (x.claim !== null && (before ? x.claim.before : x.claim.now))
+        entries.push({
+          id: x.claim.id,
+          type,
+          target: x.name,
+          origin: 'declared',
+          ...(x.labels['mesh.module'] !== undefined ? { module: x.labels['mesh.module'] } : {}),
+        });
+  };
+  for (const n of h.networks)
+    m.network({ name: n.name, driver: n.driver, internal: n.internal, labels: n.labels, containers: n.containers });
+  for (const v of h.volumes) m.volume({ name: v.name, labels: v.labels, containers: v.containers });
+  claims('network', h.networks);
+  claims('volume', h.volumes);
+  for (const p of h.hostProcesses)
+    if (p.declaredBy !== null) entries.push({ ...p.declaredBy, type: 'service', origin: 'declared' });
   m.ledger(entries, { node: h.hostname });
-  return m.build();
+  const snapshot = m.build();
+  return { ...snapshot, hostListeners: hostListeners(h, snapshot) };
+}
+
+/**
+ * The sockets of the host's own network namespace, as /proc shows them: the host's processes, the running
+ * host-network containers' (held by a process in the container's cgroup), docker-proxy's for each port a running
+ * container publishes, and those with no process.
+ */
+function hostListeners(h: RealisticHost, snapshot: Snapshot): NonNullable<Snapshot['hostListeners']> {
+  const sockets: HostListener[] = [];
+  for (const p of h.hostProcesses)
+    for (const s of p.sockets)
+      sockets.push({ ...s, holder: { pid: p.pid, name: p.name, exe: p.exe, containerId: null } });
+  for (const c of snapshot.containers) {
+    const described = h.containers.find((x) => x.name === c.name)!;
+    if (c.state.status !== 'running') continue;
+    if (c.networkMode === 'host')
+      for (const s of described.listening)
+        sockets.push({
+          ...s,
+          holder: { pid: c.state.pid, name: described.module, exe: `/usr/bin/${described.module}`, containerId: c.id },
+        });
+    for (const p of c.ports)
+      sockets.push({
+        protocol: 'tcp',
+        address: p.hostIp === '' ? '0.0.0.0' : p.hostIp,
+        port: p.hostPort,
+        holder: { pid: 9000 + p.hostPort, name: 'docker-proxy', exe: '/usr/bin/docker-proxy', containerId: null },
+      });
+  }
+  for (const s of h.holderless) sockets.push({ ...s, holder: null });
+  // One socket per protocol, address and port: a second process binding it fails (the first one holds it).
+  const seen = new Set<string>();
+  const bound = sockets.filter((s) => {
+    const key = `${s.protocol} ${s.address} ${s.port}`;
+    return seen.has(key) ? false : (seen.add(key), true);
+  });
+  return { available: true, netns: 'net:[4026531840]', sockets: bound };
 }
