@@ -205,16 +205,15 @@ forEachEngine('secrets', (e, it) => {
       assert.ok(kept, 'a snapshot was kept');
       // Not vacuous: the kept snapshot read every planted position (by its key), and none of the values.
       const snapshot = JSON.parse(kept[1]) as {
-        containers: { name: string; labels: Record<string, unknown> }[];
+        containers: { name: string; runtime?: { command: unknown[] | null; entrypoint: unknown[] | null } }[];
         networks: { name: string; labels: Record<string, unknown> }[] | null;
         volumes: { name: string; labels: Record<string, unknown> }[] | null;
         images: { available: boolean; images?: { labels?: Record<string, unknown> }[] };
         daemon: { config: { available: boolean; settings?: Record<string, unknown> | undefined } };
       };
-      assert.ok(
-        snapshot.containers.find((c) => c.name === names.running)?.labels['api.token'] !== undefined,
-        'the container label',
-      );
+      const read = (name: string) => snapshot.containers.find((c) => c.name === name)?.runtime;
+      assert.is(read(names.running)?.command?.length, 5, "the running container's command, each argument");
+      assert.is(read(names.created)?.entrypoint?.length, 1, "the created container's entrypoint");
       assert.ok(snapshot.networks?.find((n) => n.name === network)?.labels['backup.token'] !== undefined, 'network');
       assert.ok(snapshot.volumes?.find((v) => v.name === volume)?.labels['backup.token'] !== undefined, 'volume');
       assert.ok(
