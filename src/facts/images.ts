@@ -10,9 +10,9 @@ const IMAGES = subjectFactory('images');
 const shortOf = (id: string): string => id.replace(/^sha256:/, '').slice(0, 12);
 
 /**
- * The `images` set (snapshot@2): each image a container uses, with the containers using it. None when
- * the images were not read — a set of things that may exist is not known then: the host's problem says
- * so, and no rule on images is checked.
+ * The `images` set (snapshot@2): each image a container uses, with the containers using it. When the images
+ * were not read, a set of things that may exist is not known: it stands as one subject, wholly unknown, on which
+ * every rule on images is not checked, and the run says so (never an empty set passing for none).
  */
 export function buildImages(
   snapshot: Snapshot,
@@ -20,7 +20,22 @@ export function buildImages(
   joins: Joins,
 ): Subject<ImageData>[] {
   const { images } = snapshot;
-  if (!images.available || snapshot.docker === null) return [];
+  if (!images.available || snapshot.docker === null) {
+    const reason = images.available ? 'the Docker engine was not read' : images.reason;
+    const id = 'images not read';
+    return [
+      IMAGES.subject({
+        id,
+        data: { kind: 'image', id, host: joins.host } as ImageData,
+        unknown: IMAGES.wholly('images', reason),
+        locate: () => ({
+          physical: [],
+          logical: [{ kind: 'image', name: id, fullyQualifiedName: `${joins.host}/images/${id}` }],
+        }),
+        resource: null,
+      }),
+    ];
+  }
   const tagged = new Set(Object.values(images.tags).map(normalImageId));
   return images.images.map((image) => {
     const id = normalImageId(image.id);
