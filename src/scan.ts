@@ -1,4 +1,5 @@
 import { readRegularInput } from './input/read.js';
+import { keptLabels } from './secret/labels.js';
 import { hostname as osHostname } from 'node:os';
 import { join } from 'node:path';
 import { collectDaemonHost } from './collect/daemon.js';
@@ -198,7 +199,7 @@ function procReaderFor(
     // A failure is each container's, when it asks.
     readProcessTable: () => void sharedProcessTable().catch(() => undefined),
     read: (inspect) =>
-      scope && !scope.container(inspect.Name.replace(/^\//, ''), inspect.Config?.Labels ?? {})
+      scope && !scope.container(inspect.Name.replace(/^\//, ''), keptLabels(inspect.Config?.Labels))
         ? Promise.resolve({ available: false, reason: 'out of scope: not read' })
         : readProcView(
             {

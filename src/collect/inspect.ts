@@ -1,4 +1,5 @@
 import { compareText } from '../compare.js';
+import { keptLabels } from '../secret/labels.js';
 import type { SafeValueMaker } from '../secret/value.js';
 import type { Container, ContainerRuntime, Mount, ProcView, PublishedPort } from '../snapshot/types.js';
 
@@ -224,7 +225,7 @@ export function containerFromInspect(
     image: inspect.Config?.Image ?? inspect.Image ?? '',
     ...(inspect.Image !== undefined ? { imageId: inspect.Image } : {}),
     created: inspect.Created,
-    labels: { ...(inspect.Config?.Labels ?? {}) },
+    labels: keptLabels(inspect.Config?.Labels),
     state: {
       status: state.Status ?? 'unknown',
       running: state.Running ?? false,

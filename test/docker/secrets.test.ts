@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { SECRET_LABEL_PREFIX } from '../../src/secret/labels.js';
 import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import * as assert from 'uvu/assert';
@@ -117,10 +118,9 @@ forEachEngine('secrets', (e, it) => {
   // Issue 25: the positions snapshot@2 reads. A secret in a container's command and entrypoint (and a registry URL
   // with credentials among its arguments), in the labels of a network, a volume and an image, in an image's env, and
   // (Docker) in daemon.json: a registry mirror's URL with credentials, the proxies; none reaches a report, the kept
-  // snapshot, stdout or stderr. Not here: a container's own labels, which the snapshot still keeps as written (the
-  // mesh's and Compose's labels are read from them): a secret in one reaches the kept snapshot (open, issue 25). An
-  // image's labels are checked by key only for that reason: the engine copies them into each container made from
-  // it, whose labels the snapshot keeps as written.
+  // snapshot, stdout or stderr. A container's own labels are kept as written (the mesh's and Compose's are read
+  // from them) but for a credential by key or form (src/secret/labels.ts): Traefik's basic-auth users, a URL with a
+  // password, an image's `…token` label the engine copies into each of its containers.
   it('no canary planted in command, entrypoint, labels of every object, image env or daemon.json reaches any output', () => {
     const eng = e;
     const host = new LiveHost();
@@ -133,6 +133,9 @@ forEachEngine('secrets', (e, it) => {
       mirrorPassword: `cnv-mirror-${tag}-Kh`,
       proxyPassword: `cnv-proxy-${tag}-Ki`,
       registryToken: `cnv-registry-${tag}-Kj`,
+      imageLabel: `cnv-ilabel-${tag}-Kk`,
+      basicAuth: `cnv-basicauth-${tag}-Kl`,
+      urlLabel: `cnv-urllabel-${tag}-Km`,
     };
     const names = { running: `ma-secrets-args-${process.pid}`, created: `ma-secrets-entry-${process.pid}` };
     const network = `ma-secrets-net-${process.pid}`;
@@ -157,6 +160,8 @@ forEachEngine('secrets', (e, it) => {
         '--change',
         'LABEL build.registry-token-file=/run/secrets/registry',
         '--change',
+        `LABEL build.registry-token=${NEW.imageLabel}`,
+        '--change',
         'CMD ["/bin/sh"]',
         tar,
         image,
@@ -166,7 +171,18 @@ forEachEngine('secrets', (e, it) => {
       runContainer(
         eng,
         names.running,
-        ['--network', 'none', '--label', 'api.token-file=/run/secrets/api', '-v', `${volume}:/data`],
+        [
+          '--network',
+          'none',
+          '--label',
+          'api.token-file=/run/secrets/api',
+          '--label',
+          `traefik.http.middlewares.admin.basicauth.users=admin:${NEW.basicAuth}`,
+          '--label',
+          `com.example.database=postgres://app:${NEW.urlLabel}@db.example.invalid:5432/app`,
+          '-v',
+          `${volume}:/data`,
+        ],
         ['sh', '-c', 'exec sleep 3600', 'worker', `--db-password=${NEW.commandArg}`],
         image,
       );
@@ -206,13 +222,25 @@ forEachEngine('secrets', (e, it) => {
       assert.ok(kept, 'a snapshot was kept');
       // Not vacuous: the kept snapshot read every planted position (by its key), and none of the values.
       const snapshot = JSON.parse(kept[1]) as {
-        containers: { name: string; runtime?: { command: unknown[] | null; entrypoint: unknown[] | null } }[];
+        containers: {
+          name: string;
+          labels: Record<string, string>;
+          runtime?: { command: unknown[] | null; entrypoint: unknown[] | null };
+        }[];
         networks: { name: string; labels: Record<string, unknown> }[] | null;
         volumes: { name: string; labels: Record<string, unknown> }[] | null;
         images: { available: boolean; images?: { labels?: Record<string, unknown> }[] };
         daemon: { config: { available: boolean; settings?: Record<string, unknown> | undefined } };
       };
       const read = (name: string) => snapshot.containers.find((c) => c.name === name)?.runtime;
+      const labels = snapshot.containers.find((c) => c.name === names.running)?.labels ?? {};
+      for (const key of [
+        'traefik.http.middlewares.admin.basicauth.users',
+        'com.example.database',
+        'build.registry-token',
+        'api.token-file',
+      ])
+        assert.ok(labels[key]?.startsWith(SECRET_LABEL_PREFIX), `label ${key} kept as its shape: ${labels[key]}`);
       assert.is(read(names.running)?.command?.length, 5, "the running container's command, each argument");
       assert.is(read(names.created)?.entrypoint?.length, 1, "the created container's entrypoint");
       assert.ok(snapshot.networks?.find((n) => n.name === network)?.labels['backup.token'] !== undefined, 'network');

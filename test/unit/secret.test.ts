@@ -1,4 +1,5 @@
 import { suite } from 'uvu';
+import { keptLabels, labelIsSecret, SECRET_LABEL_PREFIX } from '../../src/secret/labels.js';
 import * as assert from 'uvu/assert';
 import fc from 'fast-check';
 import { createSafeValueMaker, SHAPE_PATTERN, shapeOf } from '../../src/secret/value.js';
@@ -207,3 +208,45 @@ maker('the digest is not a plain sha256 of the value', async () => {
 });
 
 maker.run();
+
+const labels = suite('container labels kept');
+
+labels('a credential by key or by form is kept as its shape; what names things stays as written', () => {
+  const kept = keptLabels({
+    'traefik.http.middlewares.admin.basicauth.users': 'admin:$apr1$x9$Zm9vYmFyYmF6cXV4',
+    'com.example.db': 'postgres://app:hunter2@db.internal:5432/app',
+    'backup.s3-secret': 'AKIAEXAMPLE/abc',
+    'api.token-file': '/run/secrets/api',
+    'com.docker.compose.project.config_files': '/srv/app/compose.yaml',
+    'org.opencontainers.image.authors': 'Ops <ops@example.org>',
+    'mesh.sources': '/etc/mesh/app.env',
+    'com.example.homepage': 'https://example.org/app',
+    'com.example.author': 'someone',
+  });
+  assert.is(kept['traefik.http.middlewares.admin.basicauth.users'], `${SECRET_LABEL_PREFIX}<31 chars>)`);
+  assert.match(kept['com.example.db']!, /^\(secret, not kept: postgres:\/\/…@db\.internal:5432/);
+  assert.ok(kept['backup.s3-secret']!.startsWith(SECRET_LABEL_PREFIX));
+  assert.ok(
+    kept['api.token-file']!.startsWith(SECRET_LABEL_PREFIX),
+    'by its key, even a path: a guess on the safe side',
+  );
+  assert.not.ok(JSON.stringify(kept).includes('hunter2'));
+  assert.not.ok(JSON.stringify(kept).includes('Zm9vYmFy'));
+  for (const key of [
+    'com.docker.compose.project.config_files',
+    'org.opencontainers.image.authors',
+    'mesh.sources',
+    'com.example.homepage',
+    'com.example.author',
+  ])
+    assert.not.ok(kept[key]!.startsWith(SECRET_LABEL_PREFIX), key);
+});
+
+labels('the same for every scan (no per-scan digest): a kept label does not change from night to night', () => {
+  const a = keptLabels({ 'app.password': 'one-two-three' });
+  const b = keptLabels({ 'app.password': 'one-two-three' });
+  assert.equal(a, b);
+  assert.is(labelIsSecret('app.passwordless', 'true'), false, 'a key word, not a substring of another word');
+});
+
+labels.run();
