@@ -1,4 +1,5 @@
 import { readRegularInput } from './input/read.js';
+import { endpointText } from './endpoint.js';
 import { keptLabels } from './secret/labels.js';
 import { hostname as osHostname } from 'node:os';
 import { join } from 'node:path';
@@ -102,7 +103,7 @@ export async function takeSnapshot(settings: ScanSettings, earlier: HistoryInput
   if (!hostListeners.available && procReason === null)
     problems.push({ source: 'listeners', message: `the host's listening sockets not read: ${hostListeners.reason}` });
   const endpointOf = (s: { address: string; port: number; protocol: string }) =>
-    `${s.address.includes(':') ? `[${s.address}]` : s.address}:${s.port}/${s.protocol}`;
+    endpointText(s.address, s.port, s.protocol);
   // A socket left out of scope (another system's, `listener:ADDRESS:PORT`) is not spoken of.
   const unheld = hostListeners.available
     ? hostListeners.sockets.filter(

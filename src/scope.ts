@@ -1,4 +1,5 @@
 import { closest } from 'fastest-levenshtein';
+import { withoutProtocol } from './endpoint.js';
 import { MeshAuditError } from './errors.js';
 import { globMatcher } from './glob.js';
 import type { Notification } from './evaluate/finding.js';
@@ -131,7 +132,7 @@ function selects(sel: Selector, t: Target): boolean {
     case 'listener': {
       if (t.endpoint === undefined) return false;
       // Written whole, an IPv6 endpoint's brackets are meant literally (`[::]:22`), not as a glob's class.
-      const bare = t.endpoint.replace(/\/[a-z0-9]+$/, '');
+      const bare = withoutProtocol(t.endpoint);
       if (sel.glob === t.endpoint || sel.glob === bare) return true;
       const match = globMatcher(sel.glob);
       return match(t.endpoint) || match(bare);

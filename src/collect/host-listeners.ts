@@ -1,8 +1,8 @@
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
-import { endianness } from 'node:os';
 import { compareText } from '../compare.js';
 import type { HostListener, HostListenerView, ListenerHolder } from '../snapshot/types.js';
-import { listeningSockets, parseProcNet, type ProcNetProtocol, type ProcNetRow } from './proc-net.js';
+import { listeningSockets, type ProcNetRow } from './proc-net.js';
+import { describeReadError, isVanished, readNetTables } from './proc-read.js';
 
 /**
  * Every socket listening in the host's network namespace (that of pid 1), with the process holding
@@ -17,20 +17,7 @@ export interface HostListenerOptions {
   procRoot?: string;
 }
 
-const NET_TABLES: readonly ProcNetProtocol[] = ['tcp', 'tcp6', 'udp', 'udp6'];
 const FULL_ID = /^[0-9a-f]{64}$/;
-
-const codeOf = (err: unknown): string | undefined =>
-  err !== null && typeof err === 'object' && 'code' in err && typeof err.code === 'string' ? err.code : undefined;
-const isVanished = (err: unknown): boolean => codeOf(err) === 'ENOENT' || codeOf(err) === 'ESRCH';
-
-/** A reason for a person, never the raw error. */
-function describe(err: unknown, what: string): string {
-  const code = codeOf(err);
-  if (code === 'EACCES' || code === 'EPERM') return `permission denied reading ${what}`;
-  if (code === 'ENOENT') return `${what} does not exist`;
-  return `cannot read ${what} (${code ?? (err instanceof Error ? err.name : 'error')})`;
-}
 
 /**
  * The container id a process's cgroup names (`docker-<id>.scope`, `libpod-<id>.scope`,
@@ -48,23 +35,6 @@ export function containerIdInCgroup(text: string): string | null {
     }
   }
   return null;
-}
-
-function tableRows(procRoot: string, pid: number): ProcNetRow[] {
-  const endian = endianness();
-  const rows: ProcNetRow[] = [];
-  for (const protocol of NET_TABLES) {
-    const path = `${procRoot}/${pid}/net/${protocol}`;
-    let text: string;
-    try {
-      text = readFileSync(path, 'utf8');
-    } catch (err) {
-      if (codeOf(err) === 'ENOENT' && protocol.endsWith('6')) continue; // no IPv6 on this kernel
-      throw new Error(describe(err, path));
-    }
-    rows.push(...parseProcNet(text, protocol, endian));
-  }
-  return rows;
 }
 
 /** What one process is, for a person and for the ledger's `service` entries. */
@@ -118,10 +88,10 @@ export function readHostListeners(options: HostListenerOptions = {}): HostListen
   let rows: ProcNetRow[];
   let pids: string[];
   try {
-    rows = tableRows(procRoot, hostPid);
+    rows = readNetTables(procRoot, hostPid);
     pids = readdirSync(procRoot).filter((name) => /^\d+$/.test(name));
   } catch (err) {
-    if (linkError !== null) return { available: false, reason: describe(linkError, `${procRoot}/1/ns/net`) };
+    if (linkError !== null) return { available: false, reason: describeReadError(linkError, `${procRoot}/1/ns/net`) };
     return { available: false, reason: err instanceof Error ? err.message : String(err) };
   }
   const listening = new Map<number, ProcNetRow[]>();
@@ -142,7 +112,7 @@ export function readHostListeners(options: HostListenerOptions = {}): HostListen
     try {
       fds = readdirSync(`${procRoot}/${name}/fd`);
     } catch (err) {
-      if (!isVanished(err)) unread.push(describe(err, `${procRoot}/${name}/fd`));
+      if (!isVanished(err)) unread.push(describeReadError(err, `${procRoot}/${name}/fd`));
       continue;
     }
     for (const fd of fds) {
@@ -151,7 +121,7 @@ export function readHostListeners(options: HostListenerOptions = {}): HostListen
         target = readlinkSync(`${procRoot}/${name}/fd/${fd}`);
       } catch (err) {
         // Closed mid-walk, or not ours to read (a confined process: its fd list shows, its links do not).
-        if (!isVanished(err)) unread.push(describe(err, `${procRoot}/${name}/fd`));
+        if (!isVanished(err)) unread.push(describeReadError(err, `${procRoot}/${name}/fd`));
         if (!isVanished(err)) break;
         continue;
       }
@@ -166,7 +136,7 @@ export function readHostListeners(options: HostListenerOptions = {}): HostListen
   let still: Set<number> | null = null;
   if ([...listening.keys()].some((inode) => !holders.has(inode))) {
     try {
-      still = new Set(tableRows(procRoot, hostPid).map((r) => r.inode));
+      still = new Set(readNetTables(procRoot, hostPid).map((r) => r.inode));
     } catch {
       still = null;
     }

@@ -2,11 +2,11 @@ import { createHash } from 'node:crypto';
 import { constants, readdirSync, readFile as readFileCallback, readFileSync, readlinkSync } from 'node:fs';
 import { lstat, open, readlink, stat } from 'node:fs/promises';
 import { promisify } from 'node:util';
-import { endianness } from 'node:os';
 import { compareText } from '../compare.js';
 import type { SafeValue, SafeValueMaker } from '../secret/value.js';
 import type { BoundFile, ProcView } from '../snapshot/types.js';
-import { listeningSockets, parseProcNet, type ProcNetProtocol, type ProcNetRow } from './proc-net.js';
+import { listeningSockets, type ProcNetRow } from './proc-net.js';
+import { codeOf, describeReadError, isVanished, readNetTables } from './proc-read.js';
 
 /**
  * What /proc shows of a container's main process (ARCHITECTURE.md, `src/collect/`). Read-only: nothing
@@ -69,32 +69,7 @@ function settled<T>(work: () => T): Promise<T> {
 /** The kernel's initial pid namespace always has this inode (PROC_PID_INIT_INO, 0xEFFFFFFC). */
 export const HOST_PID_NAMESPACE_INODE = 4026531836;
 
-const NET_TABLES: readonly ProcNetProtocol[] = ['tcp', 'tcp6', 'udp', 'udp6'];
 const FULL_ID = /^[0-9a-f]{64}$/;
-
-const codeOf = (err: unknown): string | undefined =>
-  err !== null && typeof err === 'object' && 'code' in err && typeof err.code === 'string' ? err.code : undefined;
-
-/** Gone mid-walk: the normal fate of a process or fd we were about to read. */
-const isVanished = (err: unknown): boolean => {
-  const code = codeOf(err);
-  return code === 'ENOENT' || code === 'ESRCH';
-};
-
-/** A reason for a person; never the raw error (which could quote more than a path). */
-function describe(err: unknown, what: string): string {
-  switch (codeOf(err)) {
-    case 'EACCES':
-    case 'EPERM':
-      return `permission denied reading ${what}`;
-    case 'ENOENT':
-      return `${what} does not exist`;
-    case 'ESRCH':
-      return `process gone while reading ${what}`;
-    default:
-      return `cannot read ${what} (${codeOf(err) ?? (err instanceof Error ? err.name : 'error')})`;
-  }
-}
 
 /** Carries a reason from deep inside the walk to the one place that turns it into `available: false`. */
 class Unavailable extends Error {
@@ -121,7 +96,7 @@ export async function procUnavailableReason(opts: {
   try {
     link = await readlink(where);
   } catch (err) {
-    return describe(err, where);
+    return describeReadError(err, where);
   }
   const inode = /^pid:\[(\d+)\]$/.exec(link)?.[1];
   if (inode === undefined) return `${where} is not a pid namespace link`;
@@ -185,7 +160,7 @@ function readOwnProcText(procRoot: string, pid: number, name: string): string {
     return readProcText(`${procRoot}/${pid}/${name}`);
   } catch (err) {
     if (isVanished(err)) throw new Unavailable(`pid ${pid} is not running here (exited, or another pid namespace?)`);
-    throw new Unavailable(describe(err, `${procRoot}/${pid}`));
+    throw new Unavailable(describeReadError(err, `${procRoot}/${pid}`));
   }
 }
 
@@ -266,7 +241,7 @@ function socketInodesNow(pids: readonly number[], procRoot: string): Set<number>
       fds = readdirSync(dir);
     } catch (err) {
       if (index > 0 && isVanished(err)) continue;
-      throw new Unavailable(describe(err, dir));
+      throw new Unavailable(describeReadError(err, dir));
     }
     for (const fd of fds) {
       let target: string;
@@ -274,7 +249,7 @@ function socketInodesNow(pids: readonly number[], procRoot: string): Set<number>
         target = readlinkSync(`${dir}/${fd}`);
       } catch (err) {
         if (isVanished(err)) continue; // closed mid-walk
-        throw new Unavailable(describe(err, `${dir}/${fd}`));
+        throw new Unavailable(describeReadError(err, `${dir}/${fd}`));
       }
       const inode = /^socket:\[(\d+)\]$/.exec(target)?.[1];
       if (inode !== undefined) inodes.add(Number(inode));
@@ -283,22 +258,13 @@ function socketInodesNow(pids: readonly number[], procRoot: string): Set<number>
   return inodes;
 }
 
-/** All rows of the process's network namespace tables; a table the kernel lacks (no IPv6) is skipped. */
+/** All rows of the process's network namespace tables (proc-read.ts), a failure as this walk's Unavailable. */
 function netRows(procRoot: string, pid: number): ProcNetRow[] {
-  const endian = endianness();
-  const rows: ProcNetRow[] = [];
-  for (const protocol of NET_TABLES) {
-    const path = `${procRoot}/${pid}/net/${protocol}`;
-    let text: string;
-    try {
-      text = readProcText(path);
-    } catch (err) {
-      if (codeOf(err) === 'ENOENT') continue;
-      throw new Unavailable(describe(err, path));
-    }
-    rows.push(...parseProcNet(text, protocol, endian));
+  try {
+    return readNetTables(procRoot, pid);
+  } catch (err) {
+    throw new Unavailable(err instanceof Error ? err.message : String(err));
   }
-  return rows;
 }
 
 /** The socket tables of the process's network namespace, read once per namespace when `cache` is given. */
@@ -331,7 +297,7 @@ async function readEnv(procRoot: string, pid: number, safe: SafeValueMaker): Pro
   try {
     text = await readFile(path, 'utf8');
   } catch (err) {
-    throw new Unavailable(describe(err, path));
+    throw new Unavailable(describeReadError(err, path));
   }
   const env: Record<string, SafeValue> = {};
   for (const item of text.split('\0')) {
@@ -404,7 +370,7 @@ async function boundFile(
         st = await lstat(path, { bigint: true });
       } catch (err) {
         if (codeOf(err) === 'ENOENT' || codeOf(err) === 'ENOTDIR') throw new FileError('missing in the container');
-        throw new FileError(describe(err, shown));
+        throw new FileError(describeReadError(err, shown));
       }
       if (st.isSymbolicLink()) throw new FileError('symlink in container path');
       const last = i === parts.length - 1;
@@ -417,7 +383,7 @@ async function boundFile(
       }
     }
   } catch (err) {
-    out.error = err instanceof FileError ? err.message : describe(err, shown);
+    out.error = err instanceof FileError ? err.message : describeReadError(err, shown);
   }
   return out;
 }
@@ -434,7 +400,7 @@ async function hashExact(
   } catch (err) {
     if (codeOf(err) === 'ELOOP') throw new FileError('symlink in container path');
     if (codeOf(err) === 'ENOENT') throw new FileError('missing in the container');
-    throw new FileError(describe(err, shown));
+    throw new FileError(describeReadError(err, shown));
   }
   try {
     const st = await handle.stat({ bigint: true });
@@ -450,7 +416,7 @@ async function hashExact(
     return { inode: Number(st.ino), sha256: 'sha256:' + hash.digest('hex') };
   } catch (err) {
     if (err instanceof FileError) throw err;
-    throw new FileError(describe(err, shown));
+    throw new FileError(describeReadError(err, shown));
   } finally {
     await handle.close();
   }
@@ -510,6 +476,6 @@ export async function readProcView(
     return { available: true, env, listening, boundFiles, processes };
   } catch (err) {
     if (err instanceof Unavailable) return { available: false, reason: err.reason };
-    return { available: false, reason: describe(err, `${procRoot}/${pid}`) };
+    return { available: false, reason: describeReadError(err, `${procRoot}/${pid}`) };
   }
 }

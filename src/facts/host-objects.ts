@@ -1,4 +1,5 @@
 import { compareText } from '../compare.js';
+import { endpointText } from '../endpoint.js';
 import type { HostListener, LedgerRecord, NetworkRecord, Snapshot, VolumeRecord } from '../snapshot/types.js';
 import { subjectFactory, type Subject, type UnknownFactOf } from '../policy/subject.js';
 import type { ListenerData, ListenerOwner, NetworkData, ObjectMeshLabels, VolumeData } from '../policy/subject-data.js';
@@ -208,9 +209,6 @@ export function buildVolumes(snapshot: Snapshot, joins: Joins): Subject<VolumeDa
   });
 }
 
-const endpointOf = (address: string, port: number, protocol: string): string =>
-  `${address.includes(':') ? `[${address}]` : address}:${port}/${protocol}`;
-
 const baseProtocol = (p: string): string => p.replace(/6$/, '');
 
 /** Whether a `service` entry's target names the process: its comm, its executable's path, or that path's last part. */
@@ -264,7 +262,7 @@ export function buildListeners(snapshot: Snapshot, joins: Joins): Subject<Listen
   for (const c of snapshot.containers) {
     if (!c.proc.available || c.networkMode === 'host') continue;
     for (const l of c.proc.listening) {
-      const endpoint = endpointOf(l.address, l.port, l.protocol);
+      const endpoint = endpointText(l.address, l.port, l.protocol);
       const claimed = containerClaimed(c.name);
       const data: ListenerData = {
         kind: 'listener',
@@ -336,7 +334,7 @@ function hostListener(
     unknown.push(
       ...LISTENERS.unknown('ledger', joins.ledgerUnread, ['container_claimed', 'declared_by', 'declared', 'claimed']),
     );
-  const endpoint = endpointOf(s.address, s.port, s.protocol);
+  const endpoint = endpointText(s.address, s.port, s.protocol);
   const data: ListenerData = {
     kind: 'listener',
     id: endpoint,

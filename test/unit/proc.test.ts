@@ -309,6 +309,8 @@ test('containers in one network namespace: its socket tables are read once per s
     symlinkSync('net:[4026531840]', join(dir, 'ns', 'net'));
     // Only the first process's table holds the rows: the second must be answered from the first read.
     writeFileSync(join(dir, 'net', 'tcp'), pid === 420 ? rows : `${TCP_HEADER}\n`);
+    // A kernel always has the IPv4 udp table (only the IPv6 ones may be missing): here, empty.
+    writeFileSync(join(dir, 'net', 'udp'), `${TCP_HEADER}\n`);
     views.push(await readProcView(container({ pid, mounts: [] }), new Set(), { ...opts(), netTables: cache }));
   }
   assert.equal([...cache.keys()], ['net:[4026531840]']);
