@@ -7,7 +7,7 @@
 import type { ValidateFunction } from 'ajv';
 
 /** The threads mesh-audit starts (src/start-worker.ts). */
-export type WorkerName = 'hash' | 'evaluate';
+export type WorkerName = 'hash' | 'evaluate' | 'compose';
 
 export interface Embedded {
   version: string;

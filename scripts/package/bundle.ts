@@ -22,7 +22,11 @@ export interface BundleInput {
  */
 export const ADDON_ASSETS: Record<string, string> = { 'fs_ext.node': 'node_modules/fs-ext/build/Release/fs_ext.node' };
 
-const WORKERS = { hash: 'dist/src/collect/hash-worker.js', evaluate: 'dist/src/cli/evaluate-worker.js' } as const;
+const WORKERS = {
+  hash: 'dist/src/collect/hash-worker.js',
+  compose: 'dist/src/collect/compose-worker.js',
+  evaluate: 'dist/src/cli/evaluate-worker.js',
+} as const;
 
 /** The main program's code, ready for `node --experimental-sea-config`. */
 export async function bundleProgram(input: BundleInput): Promise<string> {

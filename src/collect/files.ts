@@ -6,7 +6,7 @@ import { DEFAULT_MAX_FILES } from '../limits.js';
 import { kindOf } from '../file-kind.js';
 import { basename, isAbsolute, join, posix, resolve } from 'node:path';
 import { parseEnvBytes, readLiteral, type RawEnvBytesEntry } from './envfile.js';
-import { composeFacts } from './compose-file.js';
+import { ComposePool } from './compose-pool.js';
 import { extendedFile } from '../compose-labels.js';
 import type { SafeValueMaker } from '../secret/value.js';
 import type { EnvEntry, FileRecord, Problem } from '../snapshot/types.js';
@@ -105,8 +105,18 @@ export type Located =
   /** Something stopped the walk before the entry could be seen (a symlinked parent, permission denied, …). */
   | { state: 'blocked'; error: string; code?: string };
 
-/** lstat's every component of `hostPath` from the root downward; nothing is ever followed. */
-export function locate(realRoot: string, hostPath: string): Located {
+/**
+ * What lstat said of each parent folder met so far (by its path on this machine): `null` for a folder the walk goes
+ * through, else where the walk stopped. One collection locates hundreds of files in the same few folders.
+ */
+export type ParentVerdicts = Map<string, Located | null>;
+
+/**
+ * lstat's every component of `hostPath` from the root downward; nothing is ever followed. With `parents`, a parent
+ * folder already lstat'ed in this collection is not lstat'ed again: what is opened is still checked against its path
+ * (checkDescriptor), which catches a parent replaced by a symlink since.
+ */
+export function locate(realRoot: string, hostPath: string, parents?: ParentVerdicts): Located {
   const parts = hostPath.split('/').filter((p) => p !== '');
   let fsPath = realRoot;
   if (parts.length === 0) {
@@ -119,21 +129,41 @@ export function locate(realRoot: string, hostPath: string): Located {
   for (let i = 0; i < parts.length; i++) {
     fsPath = join(fsPath, parts[i]!);
     const last = i === parts.length - 1;
-    let stat: BigIntStats;
-    try {
-      stat = lstatSync(fsPath, { bigint: true });
-    } catch (error) {
-      return lstatFailure(error, '/' + parts.slice(0, i).join('/'));
+    if (!last && parents !== undefined) {
+      let verdict = parents.get(fsPath);
+      if (verdict === undefined) parents.set(fsPath, (verdict = parentVerdict(fsPath, parts, i)));
+      if (verdict !== null) return verdict;
+      continue;
     }
-    if (last) return { state: 'found', fsPath, stat };
-    const hostPrefix = '/' + parts.slice(0, i + 1).join('/');
-    if (stat.isSymbolicLink())
-      return { state: 'blocked', error: `a parent folder is a symlink (${hostPrefix}): not followed` };
-    // A parent that is not a folder: the path cannot exist (what ENOTDIR says).
-    if (!stat.isDirectory()) return { state: 'missing' };
+    if (last) {
+      try {
+        return { state: 'found', fsPath, stat: lstatSync(fsPath, { bigint: true }) };
+      } catch (error) {
+        return lstatFailure(error, '/' + parts.slice(0, i).join('/'));
+      }
+    }
+    const verdict = parentVerdict(fsPath, parts, i);
+    if (verdict !== null) return verdict;
   }
   /* c8 ignore next */
   return { state: 'missing' };
+}
+
+/** null when `fsPath`, component `i` of `parts`, is a folder to go through; else where the walk stops there. */
+function parentVerdict(fsPath: string, parts: readonly string[], i: number): Located | null {
+  let stat: BigIntStats;
+  try {
+    stat = lstatSync(fsPath, { bigint: true });
+  } catch (error) {
+    return lstatFailure(error, '/' + parts.slice(0, i).join('/'));
+  }
+  if (stat.isSymbolicLink())
+    return {
+      state: 'blocked',
+      error: `a parent folder is a symlink (/${parts.slice(0, i + 1).join('/')}): not followed`,
+    };
+  // A parent that is not a folder: the path cannot exist (what ENOTDIR says).
+  return stat.isDirectory() ? null : { state: 'missing' };
 }
 
 function lstatFailure(error: unknown, parentHostPath: string): Located {
@@ -211,6 +241,11 @@ interface Context {
   skip: (hostPath: string) => boolean;
   /** Large files being hashed by workers. */
   pool: HashPool;
+  /** Parent folders already lstat'ed (locate). */
+  parents: ParentVerdicts;
+  /** Compose files being read, by a worker while the other files are (compose-pool.ts). */
+  compose: ComposePool;
+  composing: Promise<void>[];
   pending: Promise<void>[];
 }
 
@@ -255,28 +290,38 @@ export async function collectFiles(options: FileCollectOptions): Promise<{ files
     full: false,
     skip: options.skip ?? (() => false),
     pool: new HashPool(),
+    parents: new Map(),
+    compose: new ComposePool(composePaths.length),
+    composing: [],
     pending: [],
   };
 
   try {
     // Explicit paths first: they are what the ledger and containers name, the walk only adds to them.
-    const explicit = [...composePaths, ...paths, ...envPaths];
-    for (const hostPath of explicit) {
-      if (ctx.records.has(hostPath)) continue;
-      if (!room(ctx)) break;
-      const record = recordOf(ctx, hostPath, locate(realRoot, hostPath));
-      ctx.records.set(hostPath, record);
-      // A service extending one of another file: that file is read too (appended, so this loop reaches it).
-      if (record.compose && 'services' in record.compose)
+    // Compose files first: they are read (by a worker, when there are many) while the other files are.
+    let explicit = [...composePaths, ...paths, ...envPaths];
+    while (explicit.length > 0) {
+      for (const hostPath of explicit) {
+        if (ctx.records.has(hostPath)) continue;
+        if (!room(ctx)) break;
+        ctx.records.set(hostPath, recordOf(ctx, hostPath, locate(realRoot, hostPath, ctx.parents)));
+      }
+      await Promise.all(ctx.composing.splice(0));
+      // A service extending one of another file: that file is read too, as a Compose file (again, when it was
+      // recorded as another kind of file above: a ledger target, say).
+      explicit = [];
+      for (const [hostPath, record] of ctx.records) {
+        if (!record.compose || !('services' in record.compose)) continue;
         for (const service of Object.values(record.compose.services)) {
           const file = service.extends?.file;
           if (file === undefined) continue;
           const target = extendedFile(hostPath, file);
-          if (isHostPath(target) && !ctx.composePaths.has(target)) {
-            ctx.composePaths.add(target);
-            explicit.push(target);
-          }
+          if (!isHostPath(target) || ctx.composePaths.has(target)) continue;
+          ctx.composePaths.add(target);
+          if (ctx.records.get(target)?.kind === 'file') ctx.records.delete(target);
+          explicit.push(target);
         }
+      }
     }
     for (const managedRoot of managedRoots) {
       if (ctx.full) break;
@@ -284,7 +329,7 @@ export async function collectFiles(options: FileCollectOptions): Promise<{ files
     }
     await Promise.all(ctx.pending);
   } finally {
-    await ctx.pool.close();
+    await Promise.all([ctx.pool.close(), ctx.compose.close()]);
   }
   const files = [...ctx.records.values()].sort((a, b) => byCodeUnit(a.path, b.path));
   return { files, problems };
@@ -310,7 +355,7 @@ function walk(ctx: Context, managedRoot: string): void {
   const stack: Array<{ hostPath: string; located: Located | null }> = [{ hostPath: managedRoot, located: null }];
   while (stack.length > 0) {
     const { hostPath, located: known } = stack.pop()!;
-    const located = known ?? locate(ctx.realRoot, hostPath);
+    const located = known ?? locate(ctx.realRoot, hostPath, ctx.parents);
     let record = ctx.records.get(hostPath);
     if (!record && !ctx.skip(hostPath)) {
       if (!room(ctx)) return;
@@ -374,10 +419,16 @@ function recordOf(ctx: Context, hostPath: string, located: Located): FileRecord 
       } else {
         const read = readRegularFile(fsPath, stat, isEnv || isCompose ? ctx.maxEnvBytes : undefined);
         applyRead(ctx, record, read, isEnv);
-        if (isCompose && read.ok)
-          record.compose = read.tooLarge
-            ? { error: `larger than ${ctx.maxEnvBytes} bytes: not read as a Compose file` }
-            : composeFacts(read.content ?? Buffer.alloc(0));
+        if (isCompose && read.ok) {
+          if (read.tooLarge)
+            record.compose = { error: `larger than ${ctx.maxEnvBytes} bytes: not read as a Compose file` };
+          else
+            ctx.composing.push(
+              ctx.compose.facts(read.content ?? Buffer.alloc(0)).then((facts) => {
+                record.compose = facts;
+              }),
+            );
+        }
       }
     }
   } catch (error) {

@@ -18,7 +18,9 @@ import {
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { collectFiles, locate, type FileCollectOptions } from '../../src/collect/files.js';
+import { collectFiles, locate, type FileCollectOptions, type ParentVerdicts } from '../../src/collect/files.js';
+import { composeFacts } from '../../src/collect/compose-file.js';
+import { COMPOSE_IN_WORKER_FILES } from '../../src/collect/compose-pool.js';
 import { readRegularFile } from '../../src/collect/read-file.js';
 import { HashPool, HASH_IN_WORKER_BYTES } from '../../src/collect/hash-pool.js';
 import { createSafeValueMaker } from '../../src/secret/value.js';
@@ -371,6 +373,48 @@ test('locate walks components without following: symlinked parent blocked, symli
   assert.is(link.state, 'found');
   assert.ok(link.state === 'found' && link.stat.isSymbolicLink());
   assert.equal(locate(real, '/etc/mesh/none'), { state: 'missing' });
+  // Parent folders remembered across calls (as one collection does) give the same answers, twice over.
+  const parents: ParentVerdicts = new Map();
+  for (let i = 0; i < 2; i++) {
+    const again = locate(real, '/etc/other/secret.txt', parents);
+    assert.equal(again, blocked);
+    assert.equal(locate(real, '/etc/other/deeper/x', parents), blocked);
+    assert.equal(locate(real, '/etc/mesh/none', parents), { state: 'missing' });
+    assert.equal(locate(real, '/etc/mesh/config.yml/under', parents), { state: 'missing' });
+    const found = locate(real, '/etc/mesh/config.yml', parents);
+    assert.ok(found.state === 'found' && found.stat.isFile());
+  }
+});
+
+test('many Compose files are read by a worker thread: the same facts as on the main thread, extends followed', async () => {
+  const root = mkdtempSync(join(tmpdir(), 'mesh-files-compose-'));
+  try {
+    mkdirSync(join(root, 'c'));
+    const texts = new Map<string, string>();
+    for (let i = 0; i < COMPOSE_IN_WORKER_FILES + 4; i++)
+      texts.set(
+        `/c/app-${i}.yml`,
+        i === 3
+          ? 'services: [not, a, mapping]\n'
+          : i === 5
+            ? 'services:\n  web: {environment: [A=1\n'
+            : `version: "2.4"\nservices:\n  app${i}:\n    extends: {service: base, file: common.yml}\n` +
+              `    environment:\n      KEY_${i}: "v"\n      SHARED: x\n`,
+      );
+    texts.set('/c/common.yml', 'services:\n  base:\n    environment: [FROM_BASE=1, OTHER]\n');
+    for (const [path, text] of texts) writeFileSync(join(root, path), text);
+    const composePaths = [...texts.keys()].filter((p) => p !== '/c/common.yml');
+    // The extended file is also named as a plain path (a ledger target): it is still read as a Compose file.
+    const { files, problems } = await collect(root, { composePaths, paths: ['/c/common.yml'] });
+    assert.equal(problems, []);
+    for (const [path, text] of texts)
+      assert.equal(get(files, path).compose, composeFacts(Buffer.from(text)), `${path} read as on the main thread`);
+    assert.equal(get(files, '/c/common.yml').compose, { services: { base: { environment: ['FROM_BASE', 'OTHER'] } } });
+    assert.ok('error' in get(files, '/c/app-3.yml').compose!);
+    assert.ok('error' in get(files, '/c/app-5.yml').compose!);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
 });
 
 test('readRegularFile refuses a descriptor that is not what lstat saw (race safety)', () => {

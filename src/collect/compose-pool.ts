@@ -1,0 +1,92 @@
+import { availableParallelism } from 'node:os';
+import type { Worker } from 'node:worker_threads';
+import { startWorker } from '../start-worker.js';
+import type { ComposeFacts } from '../snapshot/types.js';
+import { composeFacts } from './compose-file.js';
+
+/**
+ * From this many Compose files on, they are read by a worker thread while the main thread reads the other files (env
+ * files above all). Reading YAML is the costliest part of a file collection on a host whose containers Compose made
+ * (~1–2 ms per file on a cold start; test/bench/PROFILES.md); fewer files are not worth a thread's start.
+ */
+export const COMPOSE_IN_WORKER_FILES = 16;
+
+export interface ComposeRequest {
+  id: number;
+  content: Uint8Array;
+}
+
+export interface ComposeAnswer {
+  id: number;
+  facts: ComposeFacts;
+}
+
+/**
+ * One worker thread reading Compose files (compose-file.ts), started on first use; on a machine with one CPU, or
+ * when the worker cannot start or fails, the files are read on the main thread: the facts are the same either way.
+ */
+export class ComposePool {
+  private worker: Worker | null = null;
+  private failed: boolean;
+  private readonly waiting = new Map<number, { content: Uint8Array; resolve: (facts: ComposeFacts) => void }>();
+  private nextId = 0;
+
+  constructor(files: number) {
+    this.failed = files < COMPOSE_IN_WORKER_FILES || availableParallelism() < 2;
+  }
+
+  facts(content: Uint8Array): Promise<ComposeFacts> {
+    const worker = this.started();
+    if (worker === null) return Promise.resolve(composeFacts(content));
+    const id = this.nextId++;
+    return new Promise((resolve) => {
+      this.waiting.set(id, { content, resolve });
+      worker.postMessage({ id, content } satisfies ComposeRequest);
+    });
+  }
+
+  /** Stops the worker (files it had not answered are read here first). */
+  async close(): Promise<void> {
+    const worker = this.worker;
+    this.worker = null;
+    this.failed = true;
+    if (worker) await worker.terminate();
+    this.takeBack();
+  }
+
+  private started(): Worker | null {
+    if (this.worker !== null || this.failed) return this.worker;
+    try {
+      // The main thread's stack size (V8's default), so that a file nested too deeply to be read here is there too.
+      const worker = startWorker('compose', new URL('./compose-worker.js', import.meta.url), {
+        resourceLimits: { stackSizeMb: 1 },
+      });
+      worker.on('message', (answer: ComposeAnswer) => {
+        const job = this.waiting.get(answer.id);
+        if (!job) return;
+        this.waiting.delete(answer.id);
+        job.resolve(answer.facts);
+      });
+      const lost = () => {
+        if (this.worker !== worker) return;
+        this.worker = null;
+        this.failed = true;
+        this.takeBack();
+      };
+      worker.on('error', lost);
+      worker.on('exit', lost);
+      this.worker = worker;
+    } catch {
+      this.failed = true;
+    }
+    return this.worker;
+  }
+
+  /** Reads here, on the main thread, the files the worker did not answer. */
+  private takeBack(): void {
+    for (const [id, job] of this.waiting) {
+      this.waiting.delete(id);
+      job.resolve(composeFacts(job.content));
+    }
+  }
+}
