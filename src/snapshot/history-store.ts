@@ -75,7 +75,9 @@ export async function keepSnapshot(
   const dir = historyDirOf(out, snapshot.host.hostname);
   await prepareOutputDir(dir);
   const name = fileNameOf(sequence, snapshot.takenAt);
-  const content = JSON.stringify(snapshot, null, 2) + '\n';
+  // Without indentation: the store is read by mesh-audit (and jq), not by eye, and a third of a snapshot's bytes were
+  // indentation, made, hashed and written on every scan (test/bench/PROFILES.md).
+  const content = JSON.stringify(snapshot) + '\n';
   const written = await writeFileAtomic(dir, name, content);
   // Looked at all at once (each awaited in turn costs a trip through the thread pool: thirty add up on a busy host).
   const named = (await readdir(dir)).filter((n) => n !== name && SNAPSHOT_FILE.test(n));

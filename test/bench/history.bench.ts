@@ -53,7 +53,7 @@ async function main(): Promise<void> {
     const [first] = readdirSync(history).filter((n) => n.endsWith('.json'));
     const kept = readFileSync(join(history, first!), 'utf8');
     const snapshotMb = Buffer.byteLength(kept) / 2 ** 20;
-    const takenAt = /"takenAt": "([^"]+)"/.exec(kept)![1]!;
+    const takenAt = /"takenAt": ?"([^"]+)"/.exec(kept)![1]!;
     for (let night = 2; night < KEPT; night++) {
       const time = new Date(Date.parse(takenAt) + night).toISOString();
       const name = `snapshot-${String(night).padStart(6, '0')}-${time.replace(/[-:.]/g, '')}.json`;
