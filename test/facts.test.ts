@@ -272,4 +272,61 @@ test('exposure: what a listening socket really reaches (all interfaces, one addr
   assert.equal(facts('unread'), ['unknown', true]);
 });
 
+test('a restart loop as each engine shows it: between restarts, and running again for a moment; a stop by hand is none', () => {
+  const always = { RestartPolicy: { Name: 'always', MaximumRetryCount: 0 } };
+  const onFailure3 = { RestartPolicy: { Name: 'on-failure', MaximumRetryCount: 3 } };
+  // Podman 4 between two restarts: `stopped` (exited, not yet cleaned up), never `restarting`.
+  const podmanBetween = { Status: 'stopped', Running: false, ExitCode: 1, Pid: 0 };
+  const snap = new HostModel('n1', '2026-09-22T00:00:00Z')
+    .container({ name: 'docker-between', status: 'restarting', hostConfig: always, state: { ExitCode: 1 } })
+    .container({ name: 'podman-between', status: 'exited', restartCount: 37, hostConfig: always, state: podmanBetween })
+    .container({ name: 'first-exit', status: 'exited', restartCount: 0, hostConfig: always, state: podmanBetween })
+    .container({ name: 'no-policy', status: 'exited', restartCount: 4, state: podmanBetween })
+    .container({
+      name: 'retries-spent',
+      status: 'exited',
+      restartCount: 3,
+      hostConfig: onFailure3,
+      state: podmanBetween,
+    })
+    .container({
+      name: 'stopped-by-hand',
+      status: 'exited',
+      restartCount: 12,
+      hostConfig: always,
+      state: { ExitCode: 137 },
+    })
+    .container({ name: 'up-again', restartCount: 9, hostConfig: always, state: { StartedAt: '2026-09-21T23:59:58Z' } })
+    .container({
+      name: 'up-in-scan',
+      restartCount: 9,
+      hostConfig: always,
+      state: { StartedAt: '2026-09-22T00:00:03Z' },
+    })
+    .container({ name: 'up-long', restartCount: 9, hostConfig: always, state: { StartedAt: '2026-09-21T20:00:00Z' } })
+    .container({ name: 'once', restartCount: 1, hostConfig: always, state: { StartedAt: '2026-09-21T23:59:58Z' } })
+    .container({ name: 'no-start', restartCount: 5, hostConfig: always, state: { StartedAt: '0001-01-01T00:00:00Z' } })
+    .build();
+  const subjects = buildSubjects(snap).containers;
+  const restarting = Object.fromEntries(
+    subjects.map((s) => [
+      s.about.id,
+      (s.unknown ?? []).some((u) => u.field === 'restarting') ? 'unknown' : s.data.restarting,
+    ]),
+  );
+  assert.equal(restarting, {
+    'docker-between': true,
+    'podman-between': true,
+    'first-exit': false,
+    'no-policy': false,
+    'retries-spent': false,
+    'stopped-by-hand': false,
+    'up-again': true,
+    'up-in-scan': true,
+    'up-long': false,
+    once: false,
+    'no-start': 'unknown',
+  });
+});
+
 test.run();

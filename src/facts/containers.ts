@@ -1,7 +1,7 @@
 import type { Container, LabelKeys, LedgerRecord, PublishedPort } from '../snapshot/types.js';
 import { normalImageId } from '../snapshot/image-id.js';
 import { NOT_IN_V1 } from '../snapshot/migrate.js';
-import { securityOf } from './runtime.js';
+import { restartLoopOf, securityOf } from './runtime.js';
 import type { Joins } from './joins.js';
 import {
   buildFacts,
@@ -265,7 +265,7 @@ function unreadFor(c: Container, joins: Joins): Map<FactSource, string> {
 }
 
 /** A container's runtime facts as its set shows them (placeholders when the snapshot has none: unknown). */
-function runtimeFacts(c: Container, joins: Joins) {
+function runtimeFacts(c: Container, joins: Joins, restartLoop: boolean | null) {
   const r = c.runtime;
   const image = joins.imageFactsOf(c);
   return {
@@ -308,7 +308,7 @@ function runtimeFacts(c: Container, joins: Joins) {
     image_id: normalImageId(c.imageId ?? ''),
     health: r?.health ?? 'none',
     has_healthcheck: r?.healthcheck ?? false,
-    restarting: r?.restarting ?? false,
+    restarting: restartLoop ?? false,
     oom_killed: r?.oomKilled ?? false,
     exit_code: r?.exitCode ?? 0,
     restart_count: c.state.restartCount,
@@ -328,6 +328,7 @@ function containerData(
   claims: readonly LedgerRecord[],
   joins: Joins,
 ): { data: ContainerData; unknown: UnknownFactOf<ContainerData>[] } {
+  const restartLoop = restartLoopOf(c, joins.takenAt);
   const base: BaseFacts<ContainerData, typeof CONTAINER_FACTS> = {
     kind: 'container',
     id: c.name,
@@ -350,7 +351,7 @@ function containerData(
     proc_available: c.proc.available,
     proc_reason: c.proc.available ? null : c.proc.reason,
     formerly_claimed_by: joins.formerlyOf('container', c.name),
-    ...runtimeFacts(c, joins),
+    ...runtimeFacts(c, joins, restartLoop),
     scanner_self: joins.scannerContainer !== null && c.id === joins.scannerContainer,
   };
   const built = buildFacts<ContainerData, ContainerContext, typeof CONTAINER_FACTS>(
@@ -364,5 +365,12 @@ function containerData(
   // /proc read by a scanner that did not yet record the process names (snapshot@1): those are unknown.
   if (c.proc.available && c.proc.processes === undefined && !built.unknown.some((u) => u.field === 'process_names'))
     built.unknown.push({ field: 'process_names', source: 'snapshot', reason: NOT_IN_V1 });
+  // Running again after restarts, with no start time from the engine: whether it loops is not known.
+  if (restartLoop === null && !built.unknown.some((u) => u.field === 'restarting'))
+    built.unknown.push({
+      field: 'restarting',
+      source: 'docker',
+      reason: `${c.name} runs again after ${c.state.restartCount} restarts, but the engine gave no start time`,
+    });
   return built;
 }

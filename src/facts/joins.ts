@@ -14,6 +14,8 @@ import { daemonSecurityOf, imageFactsOf, type ContainerImageFacts } from './runt
  */
 export interface Joins {
   host: string;
+  /** When the snapshot was taken (ISO time): what a container's start time is measured against. */
+  takenAt: string;
   ledgerPath: string;
   filesByPath: ReadonlyMap<string, FileRecord>;
   /** Why the ledger's facts are unknown (it was not read), or null. */
@@ -85,6 +87,7 @@ function unread(snapshot: Snapshot): Pick<Joins, 'ledgerUnread' | 'engineUnread'
 export function joinsOf(snapshot: Snapshot, history: HistoryInput): Joins {
   return {
     host: snapshot.host.hostname,
+    takenAt: snapshot.takenAt,
     config: snapshot.config,
     ledgerPath: snapshot.ledger.path,
     scannerContainer: snapshot.host.scannerContainer ?? null,

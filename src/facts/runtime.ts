@@ -119,3 +119,38 @@ export function imageFactsOf(
     imageUnread: record === undefined ? `the image of ${c.name} was not read` : null,
   };
 }
+
+/** Docker's restart manager takes a run shorter than this for a failed start (its backoff doubles). */
+const FAILED_RUN_MS = 10_000;
+
+/** Whether a restart policy restarts a container after the exit it last had (Podman's and Docker's rules). */
+function policyRestarts(policy: { name: string; maxRetries: number }, exitCode: number, restarts: number): boolean {
+  if (policy.name === 'always' || policy.name === 'unless-stopped') return true;
+  return policy.name === 'on-failure' && exitCode !== 0 && (policy.maxRetries === 0 || restarts < policy.maxRetries);
+}
+
+/**
+ * Whether the engine is restarting a container in a loop now, from one snapshot; null when that cannot
+ * be known. Each engine shows a loop its own way (test/docker/image-health-live.test.ts):
+ * - Docker says so between two restarts (State.Restarting, status `restarting`); a container it will
+ *   not restart (stopped by hand, retries spent) is `exited`, whatever its restart count.
+ * - Podman 4 never says so: between two restarts its container is `stopped` (exited, not yet cleaned
+ *   up); stopped by hand or given up on, it is cleaned up to `exited`. So `stopped`, a policy that
+ *   restarts it, and a restart before: it exited again after being restarted, and is restarted again.
+ * - In the moment a looping container runs again, either engine reports it running: restarted by its
+ *   policy at least twice since it was last started by hand (which resets the count) and started less
+ *   than 10 s before the snapshot (or during it). A start time the engine did not give: unknown.
+ */
+export function restartLoopOf(c: Container, takenAt: string): boolean | null {
+  const r = c.runtime;
+  if (r === undefined) return false;
+  if (r.restarting) return true;
+  const { status, running, restartCount, startedAt } = c.state;
+  if (status === 'stopped' && !running)
+    return restartCount >= 1 && policyRestarts(r.restartPolicy, r.exitCode, restartCount);
+  if (status !== 'running' || !running || restartCount < 2) return false;
+  const started = startedAt === null ? NaN : Date.parse(startedAt);
+  const taken = Date.parse(takenAt);
+  if (Number.isNaN(started) || Number.isNaN(taken)) return null;
+  return taken - started < FAILED_RUN_MS;
+}

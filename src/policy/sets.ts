@@ -167,7 +167,9 @@ export const SUBJECT_SETS = {
       image_id: 'the id of the image it runs (`sha256:…`)',
       health: 'its health: `healthy`, `unhealthy`, `starting`, or `none` (no healthcheck)',
       has_healthcheck: "whether it has a healthcheck (its own or its image's, not `NONE`)",
-      restarting: 'whether the engine is restarting it now',
+      restarting:
+        'whether the engine is restarting it in a loop now: between two restarts (Docker `restarting`, Podman ' +
+        '`stopped` with a restart before), or started again by its policy (twice or more) under 10 s ago',
       oom_killed: 'whether its last run was killed for lack of memory',
       exit_code: 'the exit code of its last run (0 while running)',
       restart_count: 'how often the engine restarted it',

@@ -355,3 +355,28 @@ export function removeContainers(e: Engine, names: string[]): void {
   if (names.length > 0)
     spawnSync(dockerCli(), ['-H', e.dockerHost, 'rm', '-f', ...names], { timeout: 60_000, env: toolEnv() });
 }
+
+/**
+ * The fixture's rootfs imported again as `name` with other `changes` (e.g. `LABEL release=2`), so its
+ * image id differs from the fixture's: what a tag pulled anew names. Never pulled. Returns its id.
+ */
+export function importFixtureAs(e: Engine, name: string, changes: string[]): string {
+  const tar = join(tempDir('ma-rootfs-', '/tmp'), 'rootfs.tar');
+  sh('bash', [HARNESS, 'rootfs', tar]);
+  e.docker(['import', ...changes.flatMap((c) => ['--change', c]), tar, name]);
+  return e.docker(['image', 'inspect', '--format', '{{.Id}}', name]).trim();
+}
+
+/**
+ * Runs a container's healthcheck once, as Podman's systemd timer would: Podman runs healthchecks from
+ * systemd timers, and a machine without systemd (a CI container) has none, so its containers stay
+ * `starting`. A failing check is no error here (the test asks for it). Docker runs its own: not needed.
+ */
+export function runHealthcheckOnce(e: Engine, name: string): void {
+  if (e.kind !== 'podman') return;
+  spawnSync('podman', ['--remote', '--url', e.dockerHost, 'healthcheck', 'run', name], {
+    encoding: 'utf8',
+    env: toolEnv(),
+    timeout: 60_000,
+  });
+}
