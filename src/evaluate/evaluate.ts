@@ -1,7 +1,7 @@
 import { hash } from 'node:crypto';
 import { compareText } from '../compare.js';
 import type { AnySubjectSets, Subject, UnknownFact } from '../facts/subjects.js';
-import { withBudget } from '../policy/budget.js';
+import { changed, measuringOnce, withBudget } from '../policy/budget.js';
 import { applyLogic, mayReadNames, scopeReads, truthy } from '../policy/logic.js';
 import { renderTemplate } from '../policy/template.js';
 import type { LoadedRule, Severity } from '../policy/types.js';
@@ -74,11 +74,11 @@ export function checkRule(
 ): { findings: Finding[] } | { unknown: UnknownFact[] } {
   const unknown = subject.unknown ?? [];
   if (unknown.length > 0) {
-    const { reads } = planOf(rule);
-    const blocking = unknown.filter((u) => overlaps(reads.where, u.field));
+    const { blocksWhere, blocksDecision } = planOf(rule);
+    const blocking = unknown.filter((u) => blocksWhere(u.field));
     if (blocking.length > 0) return { unknown: blocking };
     if (rule.where !== undefined && !truthy(applyLogic(rule.where, subject.data))) return { findings: [] };
-    const rest = unknown.filter((u) => overlaps(reads.decision, u.field));
+    const rest = unknown.filter((u) => blocksDecision(u.field));
     if (rest.length > 0) return { unknown: rest };
     return { findings: findingsOf(rule, subject, true, unknown, probe) };
   }
@@ -147,8 +147,21 @@ const overlaps = (reads: ReadonlySet<string> | null, field: string): boolean => 
  */
 interface RulePlan {
   reads: FieldsRead;
+  /** overlaps(reads.where, field) and overlaps(reads.decision, field), remembered by field: subjects share fields. */
+  blocksWhere: (field: string) => boolean;
+  blocksDecision: (field: string) => boolean;
   lets: readonly [string, unknown][];
   letsFirst: boolean;
+}
+
+/** overlaps(reads, field), remembered for each field asked (a set's unknown fields are few). */
+function overlapsOnce(reads: ReadonlySet<string> | null): (field: string) => boolean {
+  const known = new Map<string, boolean>();
+  return (field) => {
+    let answer = known.get(field);
+    if (answer === undefined) known.set(field, (answer = overlaps(reads, field)));
+    return answer;
+  };
 }
 
 const plans = new WeakMap<LoadedRule, RulePlan>();
@@ -158,8 +171,11 @@ function planOf(rule: LoadedRule): RulePlan {
   if (plan === undefined) {
     const lets = rule.let === undefined ? [] : Object.entries(rule.let);
     // Whether the assertion may read one of the `let` names (when in doubt, it may).
+    const reads = fieldsRead(rule);
     plan = {
-      reads: fieldsRead(rule),
+      reads,
+      blocksWhere: overlapsOnce(reads.where),
+      blocksDecision: overlapsOnce(reads.decision),
       lets,
       letsFirst: lets.length > 0 && mayReadNames(rule.assert, new Set(Object.keys(rule.let ?? {}))),
     };
@@ -226,7 +242,10 @@ function findingsOf(
     const bindLets = () => {
       if (lets.length === 0) return;
       if (scope === data) scope = { ...data };
-      for (const [name, expr] of lets) scope[name] = applyLogic(expr, scope);
+      for (const [name, expr] of lets) {
+        scope[name] = applyLogic(expr, scope);
+        changed(scope);
+      }
     };
     if (letsFirst) bindLets();
     if (truthy(applyLogic(rule.assert, scope))) continue;
@@ -308,61 +327,64 @@ export function evaluate(
   const notChecked: NotChecked[] = [];
   const emitted = new Set<string>();
   const checks: Check[] | undefined = options.recordChecks ? [] : undefined;
-  for (const rule of [...rules].sort((a, b) => compareText(a.id, b.id))) {
-    for (const subject of subjects[rule.subject]) {
-      try {
-        // Within the evaluation budget (src/policy/budget.ts): past it, the catch below says so.
-        const outcome = withBudget(() => checkRule(rule, subject));
-        if ('unknown' in outcome) {
-          notChecked.push({
-            ruleId: rule.id,
-            subject: { ...subject.about },
-            part: subject.part,
-            sources: [...new Set(outcome.unknown.map((u) => u.source))].sort(),
-            reasons: [...new Set(outcome.unknown.map((u) => u.reason))],
+  // Each map a rule measures (src/policy/budget.ts) is walked once per snapshot, not once per operator using it.
+  measuringOnce(() => {
+    for (const rule of [...rules].sort((a, b) => compareText(a.id, b.id))) {
+      for (const subject of subjects[rule.subject]) {
+        try {
+          // Within the evaluation budget (src/policy/budget.ts): past it, the catch below says so.
+          const outcome = withBudget(() => checkRule(rule, subject));
+          if ('unknown' in outcome) {
+            notChecked.push({
+              ruleId: rule.id,
+              subject: { ...subject.about },
+              part: subject.part,
+              sources: [...new Set(outcome.unknown.map((u) => u.source))].sort(),
+              reasons: [...new Set(outcome.unknown.map((u) => u.reason))],
+            });
+            continue;
+          }
+          const found = outcome.findings;
+          // A subject the rule does not apply to is no check of it (its `where` is evaluated twice only here).
+          const check: Check | undefined =
+            checks && applies(rule, subject)
+              ? {
+                  ruleId: rule.id,
+                  subject:
+                    `${String((subject.data as { kind?: unknown }).kind)} ` +
+                    String((subject.data as { id?: unknown }).id),
+                  fingerprints: [],
+                }
+              : undefined;
+          if (check) checks!.push(check);
+          if (found.length === 0) continue;
+          const own = new Set<string>();
+          for (const finding of found) {
+            // Two items of one subject with one discriminator are one finding for alerting: keep the first.
+            if (own.has(finding.fingerprint)) continue;
+            own.add(finding.fingerprint);
+            // Two subjects with one identity (ledger entries sharing an id, or without ids on one line)
+            // are two findings: the later one is told apart by an occurrence number, never dropped.
+            const kept = emitted.has(finding.fingerprint) ? nextOccurrence(finding, emitted) : finding;
+            emitted.add(kept.fingerprint);
+            findings.push(kept);
+            check?.fingerprints.push(kept.fingerprint);
+          }
+        } catch (err) {
+          notifications.push({
+            host,
+            level: 'error',
+            kind: 'evaluation',
+            source: rule.id,
+            subject: `${subject.about.kind} ${subject.about.id}`,
+            message:
+              `rule ${rule.id} (${rule.name}) failed on ${subject.about.kind} ${subject.about.id}: ` +
+              (err as Error).message,
           });
-          continue;
         }
-        const found = outcome.findings;
-        // A subject the rule does not apply to is no check of it (its `where` is evaluated twice only here).
-        const check: Check | undefined =
-          checks && applies(rule, subject)
-            ? {
-                ruleId: rule.id,
-                subject:
-                  `${String((subject.data as { kind?: unknown }).kind)} ` +
-                  String((subject.data as { id?: unknown }).id),
-                fingerprints: [],
-              }
-            : undefined;
-        if (check) checks!.push(check);
-        if (found.length === 0) continue;
-        const own = new Set<string>();
-        for (const finding of found) {
-          // Two items of one subject with one discriminator are one finding for alerting: keep the first.
-          if (own.has(finding.fingerprint)) continue;
-          own.add(finding.fingerprint);
-          // Two subjects with one identity (ledger entries sharing an id, or without ids on one line)
-          // are two findings: the later one is told apart by an occurrence number, never dropped.
-          const kept = emitted.has(finding.fingerprint) ? nextOccurrence(finding, emitted) : finding;
-          emitted.add(kept.fingerprint);
-          findings.push(kept);
-          check?.fingerprints.push(kept.fingerprint);
-        }
-      } catch (err) {
-        notifications.push({
-          host,
-          level: 'error',
-          kind: 'evaluation',
-          source: rule.id,
-          subject: `${subject.about.kind} ${subject.about.id}`,
-          message:
-            `rule ${rule.id} (${rule.name}) failed on ${subject.about.kind} ${subject.about.id}: ` +
-            (err as Error).message,
-        });
       }
     }
-  }
+  });
   notifications.push(...notCheckedNotifications(host, notChecked), ...unknownEscalationNotifications(host, findings));
   return {
     host,

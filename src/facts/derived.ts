@@ -1,4 +1,4 @@
-import type { FactSource, UnknownFactOf } from '../policy/subject.js';
+import type { FactSource, UnknownFact, UnknownFactOf } from '../policy/subject.js';
 
 /**
  * Where each fact of a subject comes from, declared once per subject set: read from a source (and
@@ -99,6 +99,21 @@ export function derivationOrder<D, C>(table: FactTable<D, C>): (keyof D & string
 }
 
 /**
+ * Speed: the unknown fact of a field whose source was not read, for one reason, made once and shared
+ * (frozen) by every subject that has it: a snapshot@1's ~35 runtime facts of every container, say.
+ * Remembered for the last reason of each source (the reasons of one snapshot repeat).
+ */
+const sharedUnknown = new Map<FactSource, { reason: string; facts: Map<string, UnknownFact> }>();
+
+function unknownFact(field: string, source: FactSource, reason: string): UnknownFact {
+  let shared = sharedUnknown.get(source);
+  if (shared?.reason !== reason) sharedUnknown.set(source, (shared = { reason, facts: new Map() }));
+  let fact = shared.facts.get(field);
+  if (fact === undefined) shared.facts.set(field, (fact = Object.freeze({ field, source, reason })));
+  return fact;
+}
+
+/**
  * A subject's data and its unknown facts, from the facts read (`base`) and the sources not read
  * (`unread`: source -> why): each read fact of an unread source is unknown; then each derived fact
  * is computed in order, and is unknown when `compute` read an unknown input (the first one it read
@@ -118,7 +133,7 @@ export function buildFacts<D, C, T extends FactTable<D, C>>(
   if (unread.size > 0) {
     for (const [field, source] of readFields) {
       const reason = unread.get(source);
-      if (reason !== undefined) unknownBy.set(field, { field, source, reason });
+      if (reason !== undefined) unknownBy.set(field, unknownFact(field, source, reason) as UnknownFactOf<D>);
     }
   }
   for (const field of order) {

@@ -31,6 +31,34 @@ export function withBudget<T>(evaluation: () => T): T {
   }
 }
 
+/**
+ * Within measuringOnce: the steps each object already measured took (checkSize). An object measured
+ * again costs its steps again, without the walk: rules name the same maps (a container's env, a
+ * file's readings) in several operators, once per item of `each`. Only objects the evaluation never
+ * changes are measured twice: subject data, and values operators made; a rule's scope, which gets
+ * its `let` values one by one, is forgotten at each (`changed`).
+ */
+let measured: WeakMap<object, number> | null = null;
+
+/** Runs `evaluation` (every rule on every subject of one snapshot) remembering what checkSize measured. */
+export function measuringOnce<T>(evaluation: () => T): T {
+  const outer = measured;
+  measured = new WeakMap();
+  try {
+    return evaluation();
+  } finally {
+    measured = outer;
+  }
+}
+
+/** `value` was changed (a scope given a `let` value): measured again when next asked. */
+export function changed(value: object): void {
+  measured?.delete(value);
+}
+
+/** Below this many steps a measurement is not remembered: walking it costs what looking it up does. */
+const REMEMBERED_FROM = 8;
+
 /** Spends `n` steps; throws past the budget. */
 export function spend(n = 1): void {
   if (!counting) return;
@@ -48,6 +76,16 @@ export function spend(n = 1): void {
  */
 export function checkSize(value: unknown, made: string): void {
   if (!counting) return;
+  const remember = measured !== null && typeof value === 'object' && value !== null ? measured : null;
+  if (remember !== null) {
+    // Measured before within the limit: the same steps, which throw just where the walk's would.
+    const steps = remember.get(value!);
+    if (steps !== undefined) {
+      spend(steps);
+      return;
+    }
+  }
+  let steps = 0;
   let items = 0;
   const stack: unknown[] = [value];
   while (stack.length > 0) {
@@ -70,5 +108,7 @@ export function checkSize(value: unknown, made: string): void {
       );
     }
     spend(1);
+    steps++;
   }
+  if (remember !== null && steps >= REMEMBERED_FROM) remember.set(value!, steps);
 }
