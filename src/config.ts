@@ -210,6 +210,9 @@ export const ENV_SETTINGS: readonly { variable: string; key: keyof ConfigFile; r
   { variable: 'MESH_AUDIT_HOSTNAME', key: 'hostname', read: (v) => v },
   { variable: 'MESH_AUDIT_OUT', key: 'out', read: (v) => v },
   { variable: 'MESH_AUDIT_FAIL_ON', key: 'failOn', read: (v) => v },
+  // Selectors split on white space (a path with a space in it belongs in the config file's list).
+  { variable: 'MESH_AUDIT_INCLUDE', key: 'include', read: (v) => v.split(/\s+/).filter((p) => p.length > 0) },
+  { variable: 'MESH_AUDIT_EXCLUDE', key: 'exclude', read: (v) => v.split(/\s+/).filter((p) => p.length > 0) },
   { variable: 'DOCKER_HOST', key: 'dockerHost', read: (v) => v },
 ];
 
@@ -247,8 +250,8 @@ export interface ResolvedSettings {
 }
 
 /**
- * The list settings a flag adds to (unless told to replace, --replace-lists): the config's and the environment's items
- * stay.
+ * The list settings the environment and flags add to (a flag unless told to replace, --replace-lists): the config's
+ * and the environment's items stay.
  */
 export const LIST_SETTINGS = ['include', 'exclude', 'managedRoots'] as const;
 
@@ -258,9 +261,9 @@ export const flagOf = (key: string): string =>
 
 /**
  * One place where the layers meet: flags over the environment over the config file over defaults,
- * each kept whole, and each setting's origin kept for `mesh-audit config show`. List settings given as
- * flags add to what the layers below give (`--exclude X` with `exclude: [Y]` in the config: both),
- * unless `replaceLists`.
+ * each kept whole, and each setting's origin kept for `mesh-audit config show`. List settings given in
+ * the environment or as flags add to what the layers below give (`--exclude X` with `exclude: [Y]` in
+ * the config: both); flags replace them when `replaceLists`.
  */
 export async function resolveSettings(
   flags: ConfigFile,
@@ -302,8 +305,7 @@ export async function resolveSettings(
       if (Array.isArray(value) && value.length === 0 && layer === flags) continue;
       const k = key as keyof Settings;
       const adds =
-        layer === flags &&
-        options.replaceLists !== true &&
+        (layer === flags ? options.replaceLists !== true : layer === fromEnv.values) &&
         (LIST_SETTINGS as readonly string[]).includes(key) &&
         origins[k] !== 'default';
       // Each layer was checked when it was read (config schema, flags, environment): its values have their setting's

@@ -114,10 +114,11 @@ export async function takeSnapshot(settings: ScanSettings, earlier: HistoryInput
     notes.push({
       source: 'listeners',
       message:
-        `${unheld.length} socket(s) listening on the host not checked: no process the scan could read holds them, ` +
-        `and some processes' fds are closed to it (${unheld[0]!.holderUnknown!}): ` +
+        `${unheld.length} socket(s) listening on the host with no known holder: no process the scan could read ` +
+        `holds them, and some processes' fds are closed to it (${unheld[0]!.holderUnknown!}): ` +
         unheld.map(endpointOf).join(', ') +
-        ` (another system's socket can be left out of scope: listener:ADDRESS:PORT)`,
+        `; a rule on who holds them is not checked (another system's socket can be left out of scope: ` +
+        `listener:ADDRESS:PORT, or run the scan where it can read every process's fds)`,
     });
   const ledger = await ledgerRead;
   problems.push(...ledger.problems);

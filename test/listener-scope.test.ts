@@ -15,8 +15,13 @@ interface Report {
   notifications: { level: string; source: string; subject?: string; message: string }[];
 }
 
-function snapshotFile(): string {
-  const snapshot = new HostModel('listeners', '2026-12-01T03:00:00Z')
+/** A socket no readable process holds, on a host where one process's fds are closed to the scan. */
+const UNHELD = 'pid 1: permission denied (EACCES) reading /proc/1/fd';
+
+function snapshotFile(unheld: { address: string; port: number }[] = []): string {
+  const model = new HostModel('listeners', '2026-12-01T03:00:00Z');
+  for (const u of unheld) model.hostListener({ protocol: 'tcp', ...u, holder: null, holderUnknown: UNHELD });
+  const snapshot = model
     .ledger([])
     .hostListener({
       protocol: 'tcp6',
@@ -44,7 +49,14 @@ function snapshotFile(): string {
 }
 
 async function evaluate(...scope: string[]): Promise<{ code: number; report: Report; stderr: string }> {
-  const r = await runCli(['evaluate', snapshotFile(), '--format', 'json', '--out', '-', ...scope]);
+  return evaluateWith([], ...scope);
+}
+
+async function evaluateWith(
+  unheld: { address: string; port: number }[],
+  ...scope: string[]
+): Promise<{ code: number; report: Report; stderr: string }> {
+  const r = await runCli(['evaluate', snapshotFile(unheld), '--format', 'json', '--out', '-', ...scope]);
   return { code: r.code, report: JSON.parse(r.stdout) as Report, stderr: r.stderr };
 }
 
@@ -55,7 +67,7 @@ test('a socket beyond loopback that no claimed container or declared service hol
   assert.is(code, 1);
   assert.ok(report.summary.complete);
   assert.equal(ma2009(report), ['0.0.0.0:8080/tcp', '[::]:22/tcp6']);
-  assert.is(report.summary.excluded, undefined, 'no scope: nothing counted as left out');
+  assert.is(report.summary.excluded?.total ?? 0, 0, 'nothing counted as left out');
 });
 
 test("another system's sockets left out with listener:ADDRESS:PORT (an IPv6 one written whole): counted, no finding", async () => {
@@ -80,6 +92,37 @@ test('a glob selects by port on any address, with or without the protocol; --inc
   assert.equal(ma2009(narrowed.report), ['0.0.0.0:8080/tcp']);
   assert.ok(narrowed.report.summary.complete, JSON.stringify(narrowed.report.notifications));
   assert.is(narrowed.report.summary.excluded?.listeners, 2, 'the IPv6 one and the loopback one');
+});
+
+test('a socket beyond loopback whose holder may be a process the scan could not read: not checked, the run incomplete', async () => {
+  const { code, report } = await evaluateWith([{ address: '0.0.0.0', port: 5355 }]);
+  assert.is(code, 3, 'who holds it is unknown: the run cannot say it is clean');
+  assert.not.ok(report.summary.complete);
+  assert.equal(ma2009(report), ['0.0.0.0:8080/tcp', '[::]:22/tcp6'], 'no finding on what is not known');
+  const said = report.notifications.filter((n) => n.message.includes('0.0.0.0:5355/tcp'));
+  assert.ok(said.length > 0, JSON.stringify(report.notifications));
+  assert.ok(
+    said.some((n) => n.message.includes('MA2009') && n.message.includes(UNHELD)),
+    JSON.stringify(said),
+  );
+});
+
+test("an unheld socket on loopback decides nothing; one left out of scope as another system's leaves the run complete", async () => {
+  const loopback = await evaluateWith([{ address: '127.0.0.1', port: 5355 }]);
+  assert.is(loopback.code, 1, loopback.stderr);
+  assert.ok(loopback.report.summary.complete, JSON.stringify(loopback.report.notifications));
+  const excluded = await evaluateWith(
+    [{ address: '0.0.0.0', port: 2024 }],
+    '--exclude',
+    'listener:0.0.0.0:2024',
+    '--exclude',
+    'listener:*:8080',
+    '--exclude',
+    'listener:[::]:22',
+  );
+  assert.is(excluded.code, 0, excluded.stderr + JSON.stringify(excluded.report.notifications));
+  assert.ok(excluded.report.summary.complete);
+  assert.is(excluded.report.summary.excluded?.listeners, 3);
 });
 
 test('a misspelt selector kind is refused with the one meant', async () => {

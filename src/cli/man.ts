@@ -58,7 +58,8 @@ export function manPage(cli: CAC, date: string): string {
     '.SH ENVIRONMENT',
     '.TP\n.B MESH_AUDIT_CONFIG\nThe config file to read (else /etc/mesh\\-audit/config.yaml when present).',
     '.TP\n.B MESH_AUDIT_LEDGER, MESH_AUDIT_MANAGED_ROOTS, MESH_AUDIT_HOSTNAME, MESH_AUDIT_OUT, MESH_AUDIT_FAIL_ON, ' +
-      'DOCKER_HOST\nSettings below flags and above the config file (managed roots separated by colons). ' +
+      'MESH_AUDIT_INCLUDE, MESH_AUDIT_EXCLUDE, DOCKER_HOST\nSettings below flags and above the config file ' +
+      '(managed roots separated by colons, scope selectors by spaces; lists add to those of the config file). ' +
       '\\fBmesh\\-audit config show\\fR tells where each setting came from.',
     '.TP\n.B NO_COLOR\nNo colour in the text report.',
     '.SH FILES',

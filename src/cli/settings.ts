@@ -46,12 +46,13 @@ export function addScopeOptions(command: Command): Command {
     .option(
       '--include <selector>',
       'Only these containers, files or host listeners: label:KEY=VALUE, name:GLOB, path:GLOB, listener:ADDRESS:PORT; ' +
-        "repeatable; adds to the config's include",
+        "repeatable; adds to the config's include and $MESH_AUDIT_INCLUDE",
     )
     .option(
       '--exclude <selector>',
       'Leave out containers, files or host listeners (not read, not checked, counted in the summary): ' +
-        "label:KEY=VALUE, name:GLOB, path:GLOB, listener:ADDRESS:PORT; repeatable; adds to the config's exclude",
+        'label:KEY=VALUE, name:GLOB, path:GLOB, listener:ADDRESS:PORT; repeatable; ' +
+        "adds to the config's exclude and $MESH_AUDIT_EXCLUDE",
     )
     .option('--replace-lists', REPLACE_LISTS_HELP)
     .option(

@@ -76,13 +76,48 @@ export function checkRule(
   if (unknown.length > 0) {
     const { blocksWhere, blocksDecision } = planOf(rule);
     const blocking = unknown.filter((u) => blocksWhere(u.field));
-    if (blocking.length > 0) return { unknown: blocking };
+    if (blocking.length > 0) {
+      if (leftOutOnKnownFacts(rule, subject, unknown)) return { findings: [] };
+      return { unknown: blocking };
+    }
     if (rule.where !== undefined && !truthy(applyLogic(rule.where, subject.data))) return { findings: [] };
     const rest = unknown.filter((u) => blocksDecision(u.field));
     if (rest.length > 0) return { unknown: rest };
     return { findings: findingsOf(rule, subject, true, unknown, probe) };
   }
   return { findings: findingsOf(rule, subject, false, [], probe) };
+}
+
+/**
+ * Whether a `where` written as `{"and": [...]}` leaves the subject out on a condition that reads no unknown
+ * fact: one false condition makes the whole false, whatever the unknown ones would be (a socket on
+ * loopback is out of a rule about reach beyond it, though who holds it is not known).
+ */
+function leftOutOnKnownFacts(rule: LoadedRule, subject: Subject, unknown: readonly UnknownFact[]): boolean {
+  for (const { condition, reads } of planOf(rule).whereConditions) {
+    if (unknown.some((u) => overlaps(reads, u.field))) continue;
+    let held: unknown;
+    try {
+      held = applyLogic(condition, subject.data);
+    } catch {
+      continue; // `and` may never have reached it: a condition that fails alone decides nothing
+    }
+    if (!truthy(held)) return true;
+  }
+  return false;
+}
+
+/** The conditions of a `where` that is one `and`, each with the fields it reads (none for another shape). */
+function whereConditionsOf(rule: LoadedRule): RulePlan['whereConditions'] {
+  const where: unknown = rule.where;
+  if (where === null || typeof where !== 'object' || Array.isArray(where)) return [];
+  const keys = Object.keys(where);
+  const conditions = (where as Record<string, unknown>)['and'];
+  if (keys.length !== 1 || !Array.isArray(conditions)) return [];
+  return (conditions as unknown[]).map((condition) => ({
+    condition,
+    reads: fieldsRead({ ...rule, where: condition }).where,
+  }));
 }
 
 /**
@@ -152,6 +187,8 @@ interface RulePlan {
   blocksDecision: (field: string) => boolean;
   lets: readonly [string, unknown][];
   letsFirst: boolean;
+  /** A `where` that is one `and`: its conditions apart (see leftOutOnKnownFacts). */
+  whereConditions: readonly { condition: unknown; reads: ReadonlySet<string> | null }[];
 }
 
 /** overlaps(reads, field), remembered for each field asked (a set's unknown fields are few). */
@@ -178,6 +215,7 @@ function planOf(rule: LoadedRule): RulePlan {
       blocksDecision: overlapsOnce(reads.decision),
       lets,
       letsFirst: lets.length > 0 && mayReadNames(rule.assert, new Set(Object.keys(rule.let ?? {}))),
+      whereConditions: whereConditionsOf(rule),
     };
     plans.set(rule, plan);
   }

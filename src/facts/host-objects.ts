@@ -253,10 +253,7 @@ export function buildListeners(snapshot: Snapshot, joins: Joins): Subject<Listen
       );
   }
   if (view?.available) {
-    // A socket whose holder may be a process the scan could not look into is not checked (a note says so).
-    for (const s of view.sockets)
-      if (s.holder !== null || s.holderUnknown === undefined)
-        subjects.push(hostListener(s, joins, declaredBy, containerClaimed, snapshot));
+    for (const s of view.sockets) subjects.push(hostListener(s, joins, declaredBy, containerClaimed, snapshot));
   }
   // Each container's own namespace (not the host's: those sockets are above, with their holder).
   for (const c of snapshot.containers) {
@@ -353,6 +350,20 @@ function hostListener(
     declared: declared.length > 0,
     claimed: claimedContainer === true || declared.length > 0,
   };
+  // No readable process holds it, and some processes' fds are closed to the scan: one of them may. Who owns
+  // it is not known (never "the kernel"), so nothing that turns on its owner is decided.
+  if (holder === null && s.holderUnknown !== undefined)
+    unknown.push(
+      ...LISTENERS.unknown('listeners', `its holder not found: ${s.holderUnknown}`, [
+        'owner',
+        'process',
+        'container',
+        'container_claimed',
+        'declared_by',
+        'declared',
+        'claimed',
+      ]),
+    );
   const seen = new Set<string>();
   return listenerSubject(
     data,

@@ -443,6 +443,13 @@ interface Allowed {
  * also say "not checked", but never when the rule does not name the fact at all. It may work out a `let`
  * nothing reads, and fail on it.
  */
+/** The conditions of an expression that is one `and` (none for any other shape). */
+function andConditions(where: unknown): unknown[] {
+  if (where === null || typeof where !== 'object' || Array.isArray(where)) return [];
+  const entries = Object.entries(where);
+  return entries.length === 1 && entries[0]![0] === 'and' && Array.isArray(entries[0]![1]) ? entries[0]![1] : [];
+}
+
 function allowedFor(rule: LoadedRule, subject: Subject): Allowed {
   const unknown = (subject.unknown ?? []).map((u) => u.field);
   const whereText = rule.where === undefined ? [] : [rule.where];
@@ -463,8 +470,20 @@ function allowedFor(rule: LoadedRule, subject: Subject): Allowed {
     return { findings: null, notChecked: named(allText), fails: true, case: 'fails' };
   }
   const readUnknown = (reads: Set<string>) => unknown.some((field) => reads.has(field));
-  if (readUnknown(result.reads.where))
+  if (readUnknown(result.reads.where)) {
+    // A `where` that is one `and` is false when any one condition is, whatever the unknown ones would be.
+    const conditions = andConditions(rule.where);
+    const falseOnKnown = conditions.some((condition) => {
+      try {
+        const alone = reference({ ...rule, where: condition }, subject);
+        return !readUnknown(alone.reads.where) && !alone.whereHeld;
+      } catch {
+        return false; // it held, and the rest of the rule failed; or the condition itself failed: it decides nothing
+      }
+    });
+    if (falseOnKnown) return { findings: [], notChecked: named(whereText), fails: false, case: 'where leaves it out' };
     return { findings: null, notChecked: true, fails: false, case: 'reads unknown in where' };
+  }
   if (!result.whereHeld)
     return { findings: [], notChecked: named(whereText), fails: false, case: 'where leaves it out' };
   if (readUnknown(result.reads.decision))
