@@ -2,6 +2,10 @@
 # The scanner in a container (image mesh-audit:latest, built by packaging/image/build-image.sh from
 # `npm run package`), with the host mounted read-only at /host.
 #   --pid host        container processes' /proc entries are visible (env, sockets, bind mounts)
+#   --cap-add SYS_PTRACE  the kernel lets a process read another's /proc/PID/fd and environ only when it
+#                     holds every capability the other holds, or this one: without it, the host's daemons
+#                     (sshd, …) cannot be named as the holders of their sockets, and the run is incomplete.
+#                     mesh-audit never traces a process; the Docker socket it is given is root already.
 #   /:/host:ro        the host's files, read-only; --root /host maps them back to host paths
 #   docker.sock       the Engine API; mesh-audit only sends GET requests (ping, version, info, list, inspect),
 #                     but a read-only mount does not make the API read-only: trust the image you run
@@ -12,7 +16,7 @@
 # Arguments are added to the scan's (e.g. --hostname web-1). The environment may override the socket
 # (DOCKER_SOCKET), the config folder (MESH_AUDIT_CONFIG_DIR), the output folder (MESH_AUDIT_OUT), the
 # textfile folder (MESH_AUDIT_TEXTFILE_DIR) and the image (MESH_AUDIT_IMAGE); `docker` itself follows
-# DOCKER_HOST.
+# DOCKER_HOST. MESH_AUDIT_EXCLUDE and MESH_AUDIT_INCLUDE (scope selectors) are passed on when set.
 set -eu
 # The container has a name of its own and is removed on the way out, rather than `--rm`: with `--rm`,
 # Podman's Docker-compatible API (Debian 12's podman 4.3; fixed in 4.6, containers/podman#18889)
@@ -23,7 +27,8 @@ trap 'docker rm -f "$name" >/dev/null 2>&1 || true' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 status=0
-docker run --name "$name" --pid host --network none \
+docker run --name "$name" --pid host --network none --cap-add SYS_PTRACE \
+  -e MESH_AUDIT_EXCLUDE -e MESH_AUDIT_INCLUDE \
   -v /:/host:ro \
   -v "${DOCKER_SOCKET:-/var/run/docker.sock}:/var/run/docker.sock" \
   -v "${MESH_AUDIT_OUT:-/var/lib/mesh-audit}:/var/lib/mesh-audit" \
