@@ -33,7 +33,8 @@ export function auditSnapshot(
   return {
     ...evaluation,
     notifications: [...evaluation.notifications, ...applied.notifications],
-    excluded: applied.excluded,
+    // Counted when the scope left something out (as premigrate's plan does): a scope that matched nothing is no news.
+    ...(Object.values(applied.excluded).some((n) => n > 0) ? { excluded: applied.excluded } : {}),
     outOfScope: applied.outOfScope,
   };
 }

@@ -192,15 +192,33 @@ test('config show takes the flags of a scan, checks them as a run would, and sho
     assert.is(r.code, 0, r.stderr);
     return (JSON.parse(r.stdout) as { settings: Record<string, { value: unknown; from: string }> }).settings;
   };
-  assert.equal((await show([])).exclude, { value: ['label:com.example.system=ci'], from: `config ${config}:2` });
-  assert.equal((await show(['--exclude', 'name:scratch-*'])).exclude, {
-    value: ['label:com.example.system=ci', 'name:scratch-*'],
-    from: `config ${config}:2 + flag --exclude`,
-  });
-  assert.equal((await show(['--exclude', 'name:scratch-*', '--replace-lists'])).exclude, {
-    value: ['name:scratch-*'],
-    from: 'flag --exclude',
-  });
+  // The test runner may set MESH_AUDIT_EXCLUDE (test/uvu-each.mjs): this test sets it itself.
+  const inherited = process.env['MESH_AUDIT_EXCLUDE'];
+  try {
+    delete process.env['MESH_AUDIT_EXCLUDE'];
+    assert.equal((await show([])).exclude, { value: ['label:com.example.system=ci'], from: `config ${config}:2` });
+    assert.equal((await show(['--exclude', 'name:scratch-*'])).exclude, {
+      value: ['label:com.example.system=ci', 'name:scratch-*'],
+      from: `config ${config}:2 + flag --exclude`,
+    });
+    assert.equal((await show(['--exclude', 'name:scratch-*', '--replace-lists'])).exclude, {
+      value: ['name:scratch-*'],
+      from: 'flag --exclude',
+    });
+    // The environment's selectors (split on spaces) add to the config's, and flags to both.
+    process.env['MESH_AUDIT_EXCLUDE'] = ' listener:0.0.0.0:2024  name:ci-* ';
+    assert.equal((await show(['--exclude', 'name:scratch-*'])).exclude, {
+      value: ['label:com.example.system=ci', 'listener:0.0.0.0:2024', 'name:ci-*', 'name:scratch-*'],
+      from: `config ${config}:2 + env MESH_AUDIT_EXCLUDE + flag --exclude`,
+    });
+    process.env['MESH_AUDIT_EXCLUDE'] = 'nmae:ci-*';
+    const misspelt = await runCli(['config', 'show', '--config', config]);
+    assert.is(misspelt.code, 2, 'a selector from the environment is checked as a flag is');
+    assert.match(misspelt.stderr, "did you mean 'name:'");
+  } finally {
+    if (inherited === undefined) delete process.env['MESH_AUDIT_EXCLUDE'];
+    else process.env['MESH_AUDIT_EXCLUDE'] = inherited;
+  }
   assert.equal((await show(['--fail-on', 'warning'])).failOn, { value: 'warning', from: 'flag --fail-on' });
   const bad = await runCli(['config', 'show', '--config', config, '--fail-on', 'eror']);
   assert.is(bad.code, 2);

@@ -73,7 +73,10 @@ forEachEngine('scan-scope', (e, it, index) => {
       run.report.findings.filter((f) => f.subject.id === id && f.ruleName === 'no-unclaimed-container');
     assert.is(about(CI_A).length, 1, run.stderr);
     assert.is(about(CI_B).length, 1);
-    assert.is((run.report.summary as { excluded?: unknown }).excluded, undefined);
+    // Only what the test runner leaves out on every live scan (this machine's own sockets: test/uvu-each.mjs).
+    const excluded = (run.report.summary as { excluded?: { containers: number; files: number; ledger: number } })
+      .excluded;
+    assert.equal([excluded?.containers ?? 0, excluded?.files ?? 0, excluded?.ledger ?? 0], [0, 0, 0]);
     assert.equal(
       run.report.findings.filter((f) => f.subject.id === OURS),
       [],
