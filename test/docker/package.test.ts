@@ -48,6 +48,14 @@ const run = (cmd: string, args: string[], cwd = '/'): { code: number; stdout: st
   return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
 };
 
+/**
+ * What an empty environment keeps for a live scan: the scope the test runner gives every live scan (this
+ * machine's own sockets with an unreadable holder, test/uvu-each.mjs), as an operator's unit would set it.
+ */
+const MACHINE_SCOPE = process.env['MESH_AUDIT_EXCLUDE']
+  ? [`MESH_AUDIT_EXCLUDE=${process.env['MESH_AUDIT_EXCLUDE']}`]
+  : [];
+
 /** `env -i PROGRAM ARGS` under `strace -f` (file opens only): which thread opened what. */
 async function traced(
   dir: string,
@@ -69,6 +77,7 @@ async function traced(
       'env',
       '-i',
       'UV_USE_IO_URING=0',
+      ...MACHINE_SCOPE,
       program,
       ...args,
     ],
@@ -773,8 +782,12 @@ if (built) {
           '--hostname',
           'pkg-bin',
         ];
-        const packaged = run('env', ['-i', './mesh-audit-linux-x64', ...collect, '-o', 'packaged.json'], dir);
-        const source = run('env', ['-i', ...SOURCE, ...collect, '-o', 'source.json'], dir);
+        const packaged = run(
+          'env',
+          ['-i', ...MACHINE_SCOPE, './mesh-audit-linux-x64', ...collect, '-o', 'packaged.json'],
+          dir,
+        );
+        const source = run('env', ['-i', ...MACHINE_SCOPE, ...SOURCE, ...collect, '-o', 'source.json'], dir);
         assert.is(packaged.code, 0, packaged.stderr);
         assert.is(source.code, 0, source.stderr);
         type Taken = { containers: { name: string }[]; files: { path: string; sha256?: string }[] };
@@ -790,7 +803,17 @@ if (built) {
         assert.ok(seen('packaged.json').files.includes(`${blob} ${blobDigest}`), 'the 5 MiB file with its digest');
         const evaluated = run(
           'env',
-          ['-i', './mesh-audit-linux-x64', 'evaluate', 'packaged.json', '--format', 'json', '--out', '-'],
+          [
+            '-i',
+            ...MACHINE_SCOPE,
+            './mesh-audit-linux-x64',
+            'evaluate',
+            'packaged.json',
+            '--format',
+            'json',
+            '--out',
+            '-',
+          ],
           dir,
         );
         assert.is(evaluated.code, 1, evaluated.stderr);
@@ -865,7 +888,7 @@ if (built) {
           'every path of the unit is mapped into the test',
         );
         const night = () => {
-          const r = run('env', ['-i', ...command], host.dir);
+          const r = run('env', ['-i', ...MACHINE_SCOPE, ...command], host.dir);
           const report = JSON.parse(readFileSync(join(host.out, 'mesh-audit.json'), 'utf8')) as LiveReport;
           const prom = readFileSync(join(textfiles, 'mesh-audit.prom'), 'utf8');
           const check = promtoolCheckMetrics(prom);
