@@ -13,16 +13,10 @@ process.setMaxListeners(100);
 // This machine's own sockets whose holder no test can read (a sandbox's init holds one on 0.0.0.0, its fds
 // closed even to root) would leave every live scan incomplete, as it should on a real host: the tests
 // leave them out of scope as an operator would (MESH_AUDIT_EXCLUDE, inherited by every CLI they run).
-const { readHostListeners } = await import(new URL('../dist/src/collect/host-listeners.js', import.meta.url).href);
-const { endpointText } = await import(new URL('../dist/src/endpoint.js', import.meta.url).href);
-const view = readHostListeners();
-const foreign = view.available
-  ? view.sockets
-      .filter((s) => s.holder === null && s.holderUnknown !== undefined && !/^(127\.|::1$)/.test(s.address))
-      .map((s) => `listener:${endpointText(s.address, s.port)}`)
-  : [];
+const { machineScope } = await import(new URL('../dist/test/support/machine-scope.js', import.meta.url).href);
+const foreign = machineScope();
 if (foreign.length > 0) {
-  process.env.MESH_AUDIT_EXCLUDE = [process.env.MESH_AUDIT_EXCLUDE ?? '', ...new Set(foreign)].join(' ').trim();
+  process.env.MESH_AUDIT_EXCLUDE = [process.env.MESH_AUDIT_EXCLUDE ?? '', ...foreign].join(' ').trim();
   process.stderr.write(
     `tests: this machine's sockets with an unreadable holder left out of scope: ${foreign.join(' ')}\n`,
   );

@@ -6,6 +6,7 @@ import { PACKAGE_ROOT } from '../../src/paths.js';
 import type { Engine } from '../docker/engine.js';
 import { tempDir } from './cli.js';
 import { sha256 } from './host-model.js';
+import { machineScopeArgs } from './machine-scope.js';
 import { composeFileText, realisticHost, type RealisticContainer } from './realistic-host.js';
 
 /**
@@ -372,6 +373,8 @@ export async function startRealisticLiveHost(
       formats,
       '--hostname',
       hostname,
+      // This machine's own sockets with an unreadable holder (test/support/machine-scope.ts): out of scope.
+      ...machineScopeArgs(),
     ],
     describe: () =>
       `${counts.containers} containers from ${images.length} images (the realistic host model, ` +
