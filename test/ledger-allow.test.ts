@@ -5,6 +5,7 @@ import { evaluate } from '../src/evaluate/evaluate.js';
 import { parsePolicyPack } from '../src/policy/load.js';
 import { applyWaivers } from '../src/report/waivers.js';
 import { renderSarif } from '../src/report/sarif.js';
+import { renderText } from '../src/report/text.js';
 import { reportOf } from '../src/pipeline.js';
 import { HostModel } from './support/host-model.js';
 
@@ -90,6 +91,21 @@ test("a ledger entry allowing a rule: its container's finding is kept, suppresse
       properties: { allowedBy: 'mesh.edge (/var/lib/mesh-host/ledger.json:2)' },
     },
   ]);
+
+  // The text summary counts what the ledger allows and what a waiver accepts apart, each by its name.
+  const summary = (evaluations: (typeof waived)[]) =>
+    renderText(
+      reportOf(
+        evaluations.map((e) => e!),
+        rules,
+        { now: new Date('2026-01-01T00:00:00Z') },
+      ),
+      {
+        color: false,
+      },
+    ).split('\n')[0]!;
+  assert.match(summary([evaluation]), '3 findings (3 errors, 0 warnings, 0 notes; 1 allowed by the ledger) on 1 host');
+  assert.match(summary([waived]), '; 2 waived, 1 allowed by the ledger)');
 });
 
 test('an allow entry that is not a list of {rule, reason} makes the entry invalid (a finding of MA3xxx), allowing nothing', async () => {

@@ -1,6 +1,6 @@
 import type { Finding } from '../evaluate/finding.js';
 import { severityRank, type Severity } from '../policy/types.js';
-import { summarize, type Report } from './report.js';
+import { allFindings, summarize, type Report } from './report.js';
 import { moreAbout, remediationOf } from './rule-docs.js';
 import { shortenDigests } from './terminal.js';
 import { suppressionText } from './waivers.js';
@@ -151,6 +151,17 @@ function policyLine(report: Report): string | null {
     : `Rules: ${packs} — the shipped pack was NOT loaded (--no-default-policy): its findings are not checked`;
 }
 
+/** Findings a waiver accepts and those a ledger entry's `allow:` accepts, each counted as what it is. */
+function suppressedParts(report: Report, suppressed: number, options: TextOptions): string[] {
+  if (suppressed === 0) return [];
+  const allowed = allFindings(report).filter((f) => f.suppressed !== undefined && 'allowedBy' in f.suppressed).length;
+  const hidden = options.quiet === true ? ' (not shown)' : '';
+  return [
+    ...(suppressed > allowed ? [`${suppressed - allowed} waived${hidden}`] : []),
+    ...(allowed > 0 ? [`${allowed} allowed by the ledger${hidden}`] : []),
+  ];
+}
+
 /** The run in one line: counts by severity, against the baseline, waived, out of scope; INCOMPLETE when it was. */
 function summaryLine(report: Report, options: TextOptions): string {
   const s = summarize(report);
@@ -164,7 +175,7 @@ function summaryLine(report: Report, options: TextOptions): string {
       ? `${s.byState.new} new, ${s.byState.absent} gone` +
         (s.notCheckedFindings ? `, ${s.notCheckedFindings} not checked` : '')
       : null,
-    s.suppressed > 0 ? `${s.suppressed} waived${options.quiet === true ? ' (not shown)' : ''}` : null,
+    ...suppressedParts(report, s.suppressed, options),
     s.excluded
       ? `${s.excluded.total} out of scope (${plural(s.excluded.containers, 'container')}, ` +
         `${plural(s.excluded.files, 'file')}, ${plural(s.excluded.ledger, 'ledger entry', 'ledger entries')}` +
