@@ -133,7 +133,8 @@ function embeddedFiles(input: BundleInput, workers: Record<string, string>): Plu
   const text = (path: string) => readFileSync(join(input.root, path), 'utf8');
   const packFiles = RUNTIME_PACKAGE_FOLDERS.flatMap((folder) =>
     readdirSync(join(input.root, folder))
-      .filter((name) => /\.ya?ml$/.test(name) && !/\.cases\.ya?ml$/.test(name))
+      // The rule files and their cases (`rules test` runs the shipped cases from inside the executable too).
+      .filter((name) => /\.ya?ml$/.test(name))
       .sort()
       .map((name) => `${folder}/${name}`),
   );

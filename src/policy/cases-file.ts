@@ -1,6 +1,7 @@
 import { NotRegularFile, readRegularInput } from '../input/read.js';
 import { keyLineAt, parseYaml, schemaErrors } from '../input/yaml.js';
 import { MeshAuditError } from '../errors.js';
+import { EMBEDDED } from '../embedded.js';
 import { readPackageText } from '../paths.js';
 import { validatorFor, type Validator } from '../validate.js';
 import { unknownSubjectFields } from './field-check.js';
@@ -61,7 +62,11 @@ let validateCases: Validator<unknown> | undefined;
 export async function loadCasesFile(file: string, rules: readonly LoadedRule[]): Promise<Record<string, RuleCases>> {
   let text: string;
   try {
-    text = (await readRegularInput(file)).toString('utf8');
+    // The shipped packs' cases travel inside the single executable, beside their rule files.
+    const embedded =
+      EMBEDDED && file.startsWith('<built-in>/') ? EMBEDDED.files[file.slice('<built-in>/'.length)] : null;
+    if (embedded === undefined) return {};
+    text = embedded ?? (await readRegularInput(file)).toString('utf8');
   } catch (err) {
     // No cases file is no cases; one that is a FIFO or a device is never read (it could block forever).
     if (err instanceof NotRegularFile) throw new MeshAuditError(`${file}: cases file ${err.message}`);

@@ -197,6 +197,9 @@ async function everyInvocation(): Promise<string[][]> {
     rules: [
       ['rules', 'list'],
       ['rules', 'show', 'MA1001'],
+      // The shipped packs' cases: the executable carries them (they are not files beside it).
+      ['rules', 'test'],
+      ['rules', 'test', '--profile', 'hardening'],
     ],
     scan: [['scan', '--snapshot', '045.json', '--format', 'json', '--out', '-']],
     snapshot: [['snapshot']],
