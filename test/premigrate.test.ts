@@ -697,3 +697,26 @@ test('networks, volumes and host listeners: standings, verdict and plan; default
 });
 
 test.run();
+
+test('a socket whose holder could not be read: no verdict (exit 3), listed as held by a process not known, never "the kernel"', async () => {
+  const snap = new HostModel('unheld', '2026-10-02T03:00:00Z')
+    .hostListener({
+      protocol: 'tcp',
+      address: '0.0.0.0',
+      port: 5355,
+      holder: null,
+      holderUnknown: 'pid 1: permission denied reading /proc/1/fd',
+    })
+    .ledger([], { node: 'unheld-1', adopted: true })
+    .build();
+  const file = join(tempDir(), 'snapshot.json');
+  writeFileSync(file, JSON.stringify(snap));
+  const out = tempDir();
+  const r = await runCli(['premigrate', '--snapshot', file, '--format', 'text,json', '--out', out]);
+  assert.is(r.code, 3, 'who holds it is not known: no verdict');
+  const text = readFileSync(join(out, 'premigration.txt'), 'utf8');
+  assert.match(text, '0.0.0.0:5355/tcp');
+  assert.match(text, 'held by a process not known');
+  assert.not.match(text, 'kernel service');
+  assert.match(text, 'MA2009 not checked');
+});

@@ -301,7 +301,9 @@ function hostListener(
   let container: string | null = null;
   const unknown: UnknownFactOf<ListenerData>[] = [];
   if (holder === null) {
-    owner = 'kernel';
+    // Held by no process: the kernel's, unless a process the scan could not read may hold it (then a
+    // process not known: its owner is an unknown fact below, and premigrate says who it could not name).
+    owner = s.holderUnknown === undefined ? 'kernel' : 'process';
   } else if (holder.containerId !== null) {
     owner = 'container';
     container = joins.containerNamed(holder.containerId)?.name ?? null;
