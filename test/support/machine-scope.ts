@@ -1,5 +1,6 @@
 import { readHostListeners } from '../../src/collect/host-listeners.js';
 import { endpointText } from '../../src/endpoint.js';
+import { reachOf } from '../../src/facts/containers.js';
 
 /**
  * This machine's own sockets that no test or benchmark can name the holder of: listening beyond loopback,
@@ -15,7 +16,7 @@ export function machineScope(): string[] {
       ? [
           ...new Set(
             view.sockets
-              .filter((s) => s.holder === null && s.holderUnknown !== undefined && !/^(127\.|::1$)/.test(s.address))
+              .filter((s) => s.holder === null && s.holderUnknown !== undefined && reachOf(s.address) !== 'loopback')
               .map((s) => `listener:${endpointText(s.address, s.port)}`),
           ),
         ]
