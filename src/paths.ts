@@ -45,6 +45,15 @@ export const SHIPPED_PACK_FOLDER = 'policies/mesh-core';
 export const HARDENING_PACK_FOLDER = 'policies/docker-hardening';
 export const RUNTIME_PACKAGE_FOLDERS = [SHIPPED_PACK_FOLDER, HARDENING_PACK_FOLDER] as const;
 
+/**
+ * The text of a `<built-in>/…` path (how the single executable names the files it carries): undefined when it
+ * carries no such file; null when the path is not built in or this is no single executable (read it from disk).
+ */
+export function builtInText(path: string): string | undefined | null {
+  if (!EMBEDDED || !path.startsWith('<built-in>/')) return null;
+  return EMBEDDED.files[path.slice('<built-in>/'.length)];
+}
+
 /** A runtime package file's text: from inside the single executable, else from the package folder. */
 export async function readPackageText(path: RuntimePackageFile): Promise<string> {
   if (!EMBEDDED) return readFile(join(PACKAGE_ROOT, path), 'utf8');

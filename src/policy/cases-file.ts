@@ -1,8 +1,7 @@
 import { NotRegularFile, readRegularInput } from '../input/read.js';
 import { keyLineAt, parseYaml, schemaErrors } from '../input/yaml.js';
 import { MeshAuditError } from '../errors.js';
-import { EMBEDDED } from '../embedded.js';
-import { readPackageText } from '../paths.js';
+import { builtInText, readPackageText } from '../paths.js';
 import { validatorFor, type Validator } from '../validate.js';
 import { unknownSubjectFields } from './field-check.js';
 import { unknownFieldOf } from './fields.js';
@@ -63,8 +62,7 @@ export async function loadCasesFile(file: string, rules: readonly LoadedRule[]):
   let text: string;
   try {
     // The shipped packs' cases travel inside the single executable, beside their rule files.
-    const embedded =
-      EMBEDDED && file.startsWith('<built-in>/') ? EMBEDDED.files[file.slice('<built-in>/'.length)] : null;
+    const embedded = builtInText(file);
     if (embedded === undefined) return {};
     text = embedded ?? (await readRegularInput(file)).toString('utf8');
   } catch (err) {

@@ -8,7 +8,7 @@ import { lineAt, parseYaml } from '../input/yaml.js';
 import { validatorFor, type Validator } from '../validate.js';
 import { MeshAuditError } from '../errors.js';
 import { EMBEDDED } from '../embedded.js';
-import { HARDENING_PACK_FOLDER, packageFile, readPackageText, SHIPPED_PACK_FOLDER } from '../paths.js';
+import { builtInText, HARDENING_PACK_FOLDER, packageFile, readPackageText, SHIPPED_PACK_FOLDER } from '../paths.js';
 import { SUBJECT_FIELDS } from './fields.js';
 import { unknownFieldReads } from './field-check.js';
 import { withSubjectSets } from './pack-schema.js';
@@ -70,12 +70,9 @@ const partOrder = (a: string, b: string): number =>
 
 /** A pack's YAML file: read from inside the single executable for the shipped pack's, else from disk. */
 export async function readPackText(file: string): Promise<string> {
-  if (EMBEDDED && file.startsWith('<built-in>/')) {
-    const text = EMBEDDED.files[file.slice('<built-in>/'.length)];
-    if (text === undefined) throw new MeshAuditError(`${file}: not in the single executable`);
-    return text;
-  }
-  return readInput(file, 'policy');
+  const text = builtInText(file);
+  if (text === undefined) throw new MeshAuditError(`${file}: not in the single executable`);
+  return text ?? readInput(file, 'policy');
 }
 
 /** Whether a folder is a pack folder (it holds pack.yaml) rather than a folder of pack files. */
