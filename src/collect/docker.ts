@@ -267,8 +267,16 @@ async function collectImages(
     ...new Set(containers.flatMap((c) => (c.imageId !== undefined && c.imageId !== '' ? [c.imageId] : []))),
   ].sort();
   const records = new Map<string, ImageRecord>();
+  // The containers of each image, grouped once rather than filtered again per image.
+  const usersOf = new Map<string, Container[]>();
+  for (const c of containers) {
+    if (c.imageId === undefined) continue;
+    const users = usersOf.get(c.imageId);
+    if (users === undefined) usersOf.set(c.imageId, [c]);
+    else users.push(c);
+  }
   await mapLimited(imageIds, options.concurrency ?? DEFAULT_INSPECT_CONCURRENCY, async (imageId) => {
-    const users = containers.filter((c) => c.imageId === imageId);
+    const users = usersOf.get(imageId) ?? [];
     const label = `${users[0]?.image ?? ''} (${shortImageId(imageId)})`;
     try {
       records.set(imageId, imageRecordOf(await api.inspectImage(imageId), options.safe));

@@ -37,9 +37,18 @@ export function buildImages(
     ];
   }
   const tagged = new Set(Object.values(images.tags).map(normalImageId));
+  // The containers of each image, grouped once (one pass over the containers per image was quadratic:
+  // 2 s for 10,000 containers of 2,500 images).
+  const usersOf = new Map<string, BuiltContainer[]>();
+  for (const c of containers) {
+    const id = normalImageId(c.container.imageId ?? '');
+    const users = usersOf.get(id);
+    if (users === undefined) usersOf.set(id, [c]);
+    else users.push(c);
+  }
   return images.images.map((image) => {
     const id = normalImageId(image.id);
-    const users = containers.filter((c) => normalImageId(c.container.imageId ?? '') === id);
+    const users = usersOf.get(id) ?? [];
     const check = image.healthcheck;
     const data: ImageData = {
       kind: 'image',
