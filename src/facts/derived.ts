@@ -38,6 +38,13 @@ export type DerivedKeys<T> = { [K in keyof T]: T[K] extends { from: readonly unk
 export type BaseFacts<D, T> = Omit<D, DerivedKeys<T>>;
 
 /**
+ * A place for each derived fact, which buildFacts fills: a builder whose subjects have many facts
+ * writes them in its literal (V8 keeps an object built whole fast; one given many fields one by one
+ * becomes a dictionary).
+ */
+export type DerivedPlaces<T> = { readonly [K in DerivedKeys<T>]?: undefined };
+
+/**
  * A derived fact: `compute` is given the fields named in `from`, and nothing else. It reads an input
  * where it uses it (`x.listening`, not by destructuring): an input read is an input depended on, so a
  * fact reading an unknown input only on some branch is known on the others. Reading more than needed
@@ -123,7 +130,7 @@ function unknownFact(field: string, source: FactSource, reason: string): Unknown
 export function buildFacts<D, C, T extends FactTable<D, C>>(
   table: T,
   order: readonly (keyof D & string)[],
-  base: BaseFacts<D, T>,
+  base: BaseFacts<D, T> & DerivedPlaces<T>,
   context: C,
   unread: ReadonlyMap<FactSource, string>,
   readFields: ReadonlyMap<keyof D & string, FactSource>,
