@@ -8,9 +8,22 @@
  *   MA3002 co-claimants, MA3003 ports vs holds, MA3004 file digest drift, MA3005 invalid entries,
  *   MA3006 adopted-node origins.
  * Containers are shaped like real ones (issue 27): 15 to 40 env keys (the image's five, then 10 to 35
- * from the env file), 8 to 15 labels (OCI, Compose on half of them, mesh), two bind mounts and a volume.
+ * from the env file), 8 to 15 labels (OCI, Compose on half of them, mesh), two bind mounts and a named
+ * volume, the processes /proc shows. The rest of the host is there as a scan records it (snapshot@2):
+ * the images the containers run (one per module and version, shared), the daemon's settings, a
+ * network per module and a volume per container (mesh-labelled and claimed, a few left behind: MA2007),
+ * and the host's sockets (sshd, declared; the host-network containers' own).
  */
-import type { Container, FileRecord, LedgerRecord, Snapshot } from '../../src/snapshot/types.js';
+import type {
+  Container,
+  FileRecord,
+  HostListener,
+  ImageRecord,
+  LedgerRecord,
+  NetworkRecord,
+  Snapshot,
+  VolumeRecord,
+} from '../../src/snapshot/types.js';
 import type { SafeValue } from '../../src/secret/value.js';
 
 /** mulberry32: small, fast, deterministic. */
@@ -77,6 +90,21 @@ export function syntheticSnapshot(count: number, seed = 1, hostname = 'bench-hos
   const files: FileRecord[] = [];
   const entries: LedgerRecord[] = [];
   const oldEntries: LedgerRecord[] = [];
+  const images = new Map<string, ImageRecord>();
+  const networks = new Map<string, NetworkRecord>();
+  const volumes: VolumeRecord[] = [];
+  const sockets: HostListener[] = [
+    {
+      protocol: 'tcp',
+      address: '0.0.0.0',
+      port: 22,
+      holder: { pid: 611, name: 'sshd', exe: '/usr/sbin/sshd', containerId: null },
+    },
+  ];
+  const meshLabels = (module: string, resource: string) => ({
+    labels: { 'mesh.module': digest(), 'mesh.resource': digest() },
+    identity: { 'mesh.module': module, 'mesh.resource': resource },
+  });
   let line = 2;
   let inode = 100000;
   const entry = (e: LedgerRecord['entry'], valid = true): LedgerRecord => ({
@@ -99,9 +127,26 @@ export function syntheticSnapshot(count: number, seed = 1, hostname = 'bench-hos
     const hostNetwork = pick(0.1);
 
     // 15 to 40 env keys, as on real hosts: the image's own, then the env file's (the container mostly equal to it)
-    const env: Record<string, SafeValue> = {};
-    const imageEnv: Record<string, SafeValue> = {};
-    for (const key of IMAGE_ENV_KEYS) env[key] = imageEnv[key] = digest();
+    // The image: one per module (its version from the module), shared by the containers that run it, with its own env.
+    const tag = `registry.example.invalid/${mod}:1.${Math.floor(i / 4) % 10}`;
+    let image = images.get(tag);
+    if (image === undefined) {
+      const imageEnv: Record<string, SafeValue> = {};
+      for (const key of IMAGE_ENV_KEYS) imageEnv[key] = digest();
+      image = {
+        id: sha(),
+        tags: [tag],
+        digests: [],
+        created: '2026-08-01T00:00:00Z',
+        labels: { 'org.opencontainers.image.title': digest(), 'org.opencontainers.image.version': digest() },
+        env: imageEnv,
+        user: i % 2 === 0 ? '1000' : '',
+        healthcheck: null,
+      };
+      images.set(tag, image);
+    }
+    const imageEnv = image.env;
+    const env: Record<string, SafeValue> = { ...imageEnv };
     const envEntries: FileRecord['env'] = [];
     const fileKeys = 10 + Math.floor(random() * 26);
     for (let k = 0; k < fileKeys; k++) {
@@ -216,8 +261,8 @@ export function syntheticSnapshot(count: number, seed = 1, hostname = 'bench-hos
     containers.push({
       id,
       name,
-      image: `registry.example.invalid/${mod}:1.${i % 10}`,
-      imageId: `sha256:${hex(random, 64)}`,
+      image: tag,
+      imageId: image.id,
       created: '2026-09-01T10:00:00Z',
       labels,
       state: {
@@ -267,13 +312,14 @@ export function syntheticSnapshot(count: number, seed = 1, hostname = 'bench-hos
       mounts: [
         { type: 'bind', source: iniPath, destination: '/app/app.ini', rw: false },
         { type: 'bind', source: dataDir, destination: '/data', rw: true },
-        { type: 'volume', source: `/var/lib/docker/volumes/${name}/_data`, destination: '/cache', rw: true },
+        { type: 'volume', source: `/var/lib/docker/volumes/${name}/_data`, destination: '/cache', rw: true, name },
       ],
       ports,
       proc: running
         ? {
             available: true,
             env,
+            processes: ['tini', 'app'],
             listening: hostNetwork
               ? [{ protocol: 'tcp', address: pick(0.5) ? '0.0.0.0' : '127.0.0.1', port: holds[0]! }]
               : [],
@@ -288,6 +334,52 @@ export function syntheticSnapshot(count: number, seed = 1, hostname = 'bench-hos
           }
         : { available: false, reason: 'container not running' },
     });
+
+    // Its module's network (Compose's default one, or the mesh's), its named volume, its sockets on the host.
+    const networkName = `mesh-${mod}_default`;
+    if (!hostNetwork) {
+      let network = networks.get(networkName);
+      if (network === undefined) {
+        network = {
+          id: hex(random, 64),
+          name: networkName,
+          driver: 'bridge',
+          scope: 'local',
+          internal: false,
+          created: '2026-09-01T09:59:00Z',
+          ...meshLabels(mod, `${mod}.net`),
+          containers: [],
+        };
+        networks.set(networkName, network);
+        // a network the mesh made and claims (one module in 50 left it behind: MA2005)
+        if (i % 200 !== 0)
+          entries.push(
+            entry({ id: `${mod}.net`, type: 'network', target: networkName, origin: 'declared', module: mod }),
+          );
+      }
+      network.containers.push(name);
+    }
+    volumes.push({
+      name,
+      driver: 'local',
+      scope: 'local',
+      mountpoint: `/var/lib/docker/volumes/${name}/_data`,
+      created: '2026-09-01T10:00:00Z',
+      ...meshLabels(mod, `${mod}.${name}.cache`),
+      containers: [name],
+    });
+    // a volume the mesh made and claims, unless the container is unclaimed (then so is its volume: MA2007)
+    if (claimed)
+      entries.push(
+        entry({ id: `${mod}.${name}.cache`, type: 'volume', target: name, origin: 'declared', module: mod }),
+      );
+    const self = containers.at(-1)!;
+    if (self.proc.available)
+      for (const l of self.proc.listening)
+        sockets.push({
+          ...l,
+          holder: { pid: self.state.pid, name: 'app', exe: '/usr/local/bin/app', containerId: id },
+        });
 
     if (claimed) {
       const cid = `${mod}.${name}`;
@@ -369,13 +461,42 @@ export function syntheticSnapshot(count: number, seed = 1, hostname = 'bench-hos
   for (const [i, f] of files.entries())
     if (f.kind === 'file' && i % 97 === 0) files[i] = { path: f.path, kind: 'missing' };
 
+  // sshd, as the ledger declares the host's own services
+  entries.push(
+    entry({
+      id: 'host.sshd',
+      type: 'service',
+      target: 'sshd',
+      origin: 'found',
+      holds: [22],
+      applied_at: '2026-09-01T00:00:00Z',
+    }),
+  );
   const base = {
     schema: 'mesh-audit/snapshot@2' as const,
-    images: { available: true as const, images: [], tags: {} },
+    images: {
+      available: true as const,
+      images: [...images.values()],
+      tags: Object.fromEntries([...images].map(([tag, image]) => [tag, image.id])),
+    },
     daemon: {
-      info: { available: false as const, reason: 'not modelled' },
-      config: { available: false as const, reason: 'not modelled' },
-      process: { available: false as const, reason: 'not modelled' },
+      info: {
+        available: true as const,
+        serverVersion: '26.1.5',
+        apiVersion: '1.45',
+        os: 'Debian GNU/Linux 12 (bookworm)',
+        kernelVersion: '6.1.0',
+        securityOptions: ['name=apparmor', 'name=seccomp,profile=builtin', 'name=cgroupns'],
+        loggingDriver: 'json-file',
+        cgroupDriver: 'systemd',
+        cgroupVersion: '2',
+        storageDriver: 'overlay2',
+        liveRestore: false,
+        swarmState: 'inactive',
+        experimental: false,
+      },
+      config: { available: true as const, exists: true, settings: { 'log-driver': 'json-file', 'live-restore': true } },
+      process: { available: true as const, running: true, args: [], flags: {} },
       paths: [],
     },
     tool: { name: 'mesh-audit', version: '0.1.0' },
@@ -398,6 +519,9 @@ export function syntheticSnapshot(count: number, seed = 1, hostname = 'bench-hos
     containers: containers.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
     files: files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)),
     ledger: { path: '/var/lib/mesh-host/ledger.json', available: true, node: hostname, adopted: true, entries },
+    networks: [...networks.values()],
+    volumes,
+    hostListeners: { available: true, netns: 'net:[4026531840]', sockets },
   };
   const earlier: Snapshot = {
     ...base,
