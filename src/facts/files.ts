@@ -36,13 +36,22 @@ export function buildFiles(files: readonly FileRecord[], joins: Joins): Subject<
       formerly_claimed_by: joins.formerlyOf('file', f.path),
     };
     const unreadable = fileUnknown(f, f.path);
-    const unknown = [
-      ...(joins.ledgerUnread
-        ? FILES.unknown('ledger', joins.ledgerUnread, ['claimed_by', 'claimed', 'referenced_by', 'formerly_claimed_by'])
-        : []),
-      ...(joins.containersIncomplete ? FILES.unknown('docker', joins.containersIncomplete, ['mounted_by']) : []),
-      ...(unreadable ? FILES.unknown('files', unreadable.reason, unreadable.fields) : []),
-    ];
+    // Speed: nearly every file has every fact known; the list is made only when one is not.
+    const unknown =
+      !joins.ledgerUnread && !joins.containersIncomplete && !unreadable
+        ? []
+        : [
+            ...(joins.ledgerUnread
+              ? FILES.unknown('ledger', joins.ledgerUnread, [
+                  'claimed_by',
+                  'claimed',
+                  'referenced_by',
+                  'formerly_claimed_by',
+                ])
+              : []),
+            ...(joins.containersIncomplete ? FILES.unknown('docker', joins.containersIncomplete, ['mounted_by']) : []),
+            ...(unreadable ? FILES.unknown('files', unreadable.reason, unreadable.fields) : []),
+          ];
     return FILES.subject({
       id: f.path,
       data,

@@ -13,21 +13,27 @@ export function buildMounts(containers: readonly BuiltContainer[], joins: Joins)
       const hostFile = joins.filesByPath.get(m.source);
       const bound = c.proc.available ? c.proc.boundFiles.find((b) => b.destination === m.destination) : undefined;
       const unreadable = m.type === 'bind' ? fileUnknown(hostFile, m.source) : null;
-      const unknown = [
-        // What the container sees is read from /proc for single-file binds only; a container that is
-        // not running sees nothing (it binds the host file as it is when it starts).
-        ...(c.proc.available || !c.state.running || !(m.type === 'bind' && hostFile?.kind === 'file')
+      // What the container sees is read from /proc for single-file binds only; a container that is
+      // not running sees nothing (it binds the host file as it is when it starts).
+      const procUnread =
+        !c.proc.available && c.state.running && m.type === 'bind' && hostFile?.kind === 'file' ? c.proc.reason : null;
+      // Speed: nearly every mount has every fact known; the list is made only when one is not.
+      const unknown =
+        procUnread === null && !unreadable
           ? []
-          : MOUNTS.unknown('proc', `/proc of ${c.name} not read: ${c.proc.reason}`, ['seen'])),
-        ...(unreadable
-          ? MOUNTS.unknown('files', unreadable.reason, [
-              ...(unreadable.fields.includes('file_kind') ? (['single_file'] as const) : []),
-              ...shownUnknown(unreadable.fields)
-                .filter((f) => f !== 'env')
-                .map((f) => `host_file.${f}` as const),
-            ])
-          : []),
-      ];
+          : [
+              ...(procUnread === null
+                ? []
+                : MOUNTS.unknown('proc', `/proc of ${c.name} not read: ${procUnread}`, ['seen'])),
+              ...(unreadable
+                ? MOUNTS.unknown('files', unreadable.reason, [
+                    ...(unreadable.fields.includes('file_kind') ? (['single_file'] as const) : []),
+                    ...shownUnknown(unreadable.fields)
+                      .filter((f) => f !== 'env')
+                      .map((f) => `host_file.${f}` as const),
+                  ])
+                : []),
+            ];
       return MOUNTS.subject({
         id: c.name,
         part: m.destination,
