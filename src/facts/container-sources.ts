@@ -28,10 +28,14 @@ function droppedKeys(
   inline: InlineEnv,
   joins: Joins,
 ): { keys: string[]; evidence: Record<string, string>; undecided: string[] } {
-  const readingsOf = (p: string) => Object.values(candidateReadings(fileReadings(joins.filesByPath.get(p)), consumer));
+  // The readings a file's consumer may have made (candidateReadings' maps, as a list; null: not one).
+  const readingsOf = (p: string) => {
+    const readings = fileReadings(joins.filesByPath.get(p));
+    return (readings.composeOnly ? (['compose'] as const) : READINGS_OF[consumer]).map((name) => readings[name]);
+  };
   const own = readingsOf(path);
   if (own.every((r) => r === null)) return { keys: [], evidence: {}, undecided: [] };
-  const elsewhere = allPaths.filter((p) => p !== path).flatMap(readingsOf);
+  const elsewhere = allPaths.length === 1 ? [] : allPaths.filter((p) => p !== path).flatMap(readingsOf);
   const found: [string, string][] = [];
   const undecided: string[] = [];
   // Speed: the keys are sorted once found (few are), not all of them first.

@@ -32,6 +32,20 @@ export function withBudget<T>(evaluation: () => T): T {
 }
 
 /**
+ * withBudget for `check(rule, subject)`, without a function made per call (the evaluator's loop: every
+ * rule on every subject).
+ */
+export function withBudgetOf<A, B, T>(check: (a: A, b: B) => T, a: A, b: B): T {
+  stepsLeft = MAX_STEPS;
+  counting = true;
+  try {
+    return check(a, b);
+  } finally {
+    counting = false;
+  }
+}
+
+/**
  * Within measuringOnce: the steps each object already measured took (checkSize). An object measured
  * again costs its steps again, without the walk: rules name the same maps (a container's env, a
  * file's readings) in several operators, once per item of `each`. Only objects the evaluation never

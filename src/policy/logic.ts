@@ -158,7 +158,8 @@ const budgetedCustom = (op: (typeof CUSTOM_OPERATORS)[number]) =>
     if (op.name === 'join') checkSize(value, 'join');
     return value;
   };
-for (const op of CUSTOM_OPERATORS) jsonLogic.add_operation(op.name, budgetedCustom(op));
+// `===` is documented with the custom operators but is json-logic-js's own: it has nothing to measure (below).
+for (const op of CUSTOM_OPERATORS) if (op.name !== '===') jsonLogic.add_operation(op.name, budgetedCustom(op));
 
 export const KNOWN_OPERATORS: ReadonlySet<string> = new Set([
   ...CONTROL_OPERATORS,
@@ -333,7 +334,11 @@ const FAST_OPERATORS: Record<string, TableOperator> = Object.assign(
        @typescript-eslint/no-unsafe-call */
     cat: budgetedCat,
     var: ownVar,
-    ...Object.fromEntries(CUSTOM_OPERATORS.map((op) => [op.name, budgetedCustom(op)])),
+    // The custom operators, measured; but `===` (documented with them) stays the built-in one above: it
+    // compares two references or primitives, whatever their size, so it has nothing to measure.
+    ...Object.fromEntries(
+      CUSTOM_OPERATORS.filter((op) => op.name !== '===').map((op) => [op.name, budgetedCustom(op)]),
+    ),
   },
 );
 
@@ -393,6 +398,12 @@ function compile(logic: unknown): Compiled {
   const fn = FAST_OPERATORS[op];
   if (fn === undefined) return (data) => jsonLogic.apply(logic, data) as unknown;
   const parts = values.map(compile);
+  // Speed: operands passed as they are for the usual counts (no list made per call: ~100 MB a night on a
+  // 10,000-container host).
+  const [a, b, c] = parts;
+  if (parts.length === 1) return (data) => fn.call(data, a!(data));
+  if (parts.length === 2) return (data) => fn.call(data, a!(data), b!(data));
+  if (parts.length === 3) return (data) => fn.call(data, a!(data), b!(data), c!(data));
   return (data) =>
     fn.apply(
       data,

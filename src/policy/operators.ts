@@ -84,7 +84,14 @@ export const CUSTOM_OPERATORS: readonly OperatorDoc[] = [
       const h = isRecord(held) ? held : {};
       const differs = (m: Record<string, unknown>, k: string): boolean =>
         Object.hasOwn(m, k) && (!Object.hasOwn(h, k) || !sameValue(digestOf(own(h, k)), digestOf(own(m, k))));
-      const keys = maps.length === 1 ? Object.keys(maps[0]!) : [...new Set(maps.flatMap((m) => Object.keys(m)))];
+      if (maps.length === 1) {
+        // Speed: the usual case (one reading), without a closure per key.
+        const only = maps[0]!;
+        const out: string[] = [];
+        for (const k of Object.keys(only)) if (differs(only, k)) out.push(k);
+        return out.sort();
+      }
+      const keys = [...new Set(maps.flatMap((m) => Object.keys(m)))];
       return keys.filter((k) => maps.every((m) => differs(m, k))).sort();
     },
   },
