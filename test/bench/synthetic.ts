@@ -234,6 +234,20 @@ export function syntheticSnapshot(count: number, seed = 1, hostname = 'bench-hos
         ];
     // 8 to 15 labels, as on real hosts: the image's OCI labels, Compose's when it made the container, mesh's.
     const compose = pick(0.5);
+    // The Compose file its labels name, as the scan records it (its services' inline keys, no value).
+    if (compose)
+      files.push({
+        path: `${root}/docker-compose.yml`,
+        kind: 'file',
+        size: 300,
+        mode: '0644',
+        uid: 0,
+        gid: 0,
+        mtime: '2026-09-24T02:00:00Z',
+        inode: inode++,
+        sha256: sha(),
+        compose: { services: { [name]: { environment: ['TZ'] } } },
+      });
     const labels: Record<string, string> = {
       'org.opencontainers.image.title': mod,
       'org.opencontainers.image.version': `1.${i % 10}`,
@@ -406,6 +420,17 @@ export function syntheticSnapshot(count: number, seed = 1, hostname = 'bench-hos
           applied_at: '2026-09-13T08:00:00Z',
         }),
       );
+      if (compose)
+        entries.push(
+          entry({
+            id: `${cid}.compose`,
+            type: 'file',
+            target: `${root}/docker-compose.yml`,
+            origin: 'declared',
+            module: mod,
+            applied_at: '2026-09-13T08:00:00Z',
+          }),
+        );
       entries.push(
         entry({
           id: `${cid}.ini`,
@@ -441,11 +466,14 @@ export function syntheticSnapshot(count: number, seed = 1, hostname = 'bench-hos
           module: mod,
         },
       });
-      // a target that is gone (MA3001), a second claimant (MA3002), an invalid entry (MA3005)
-      if (pick(0.02))
+      // a target that is gone (MA3001: the scan looked for it, as it does for every ledger target, and
+      // recorded it missing), a second claimant (MA3002), an invalid entry (MA3005)
+      if (pick(0.02)) {
         entries.push(
           entry({ id: `${cid}.gone`, type: 'file', target: `${root}/gone.conf`, origin: 'declared', module: mod }),
         );
+        files.push({ path: `${root}/gone.conf`, kind: 'missing' });
+      }
       if (pick(0.02))
         entries.push(entry({ id: `${cid}.twin`, type: 'container', target: name, origin: 'declared', module: mod }));
       if (pick(0.01)) entries.push(entry({ id: `${cid}.broken`, target: name }, false));
