@@ -36,7 +36,7 @@ export function buildFiles(files: readonly FileRecord[], joins: Joins): Subject<
       formerly_claimed_by: joins.formerlyOf('file', f.path),
     };
     const unreadable = fileUnknown(f, f.path);
-    // Speed: nearly every file has every fact known; the list is made only when one is not.
+    // Speed: nearly every file has every fact known; its unknown facts are gathered only when one is not.
     const unknown =
       !joins.ledgerUnread && !joins.containersIncomplete && !unreadable
         ? []

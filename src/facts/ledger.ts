@@ -13,7 +13,7 @@ export function buildLedger(ledger: Snapshot['ledger'], joins: Joins): Subject<L
     const { type, target } = data;
     const fileUnread = type === 'file' && target !== null ? fileUnknown(targetFile, target) : null;
     const objectUnread = type === 'network' || type === 'volume' ? joins.objectsUnread(type) : null;
-    // Speed: nearly every entry has every fact known; the list is made only when one is not.
+    // Speed: nearly every entry has every fact known; its unknown facts are gathered only when one is not.
     const containerUnread = type === 'container' && data.target_container === null && joins.containersIncomplete;
     const unknown =
       !objectUnread && !containerUnread && !fileUnread

@@ -17,7 +17,7 @@ export function buildMounts(containers: readonly BuiltContainer[], joins: Joins)
       // not running sees nothing (it binds the host file as it is when it starts).
       const procUnread =
         !c.proc.available && c.state.running && m.type === 'bind' && hostFile?.kind === 'file' ? c.proc.reason : null;
-      // Speed: nearly every mount has every fact known; the list is made only when one is not.
+      // Speed: nearly every mount has every fact known; its unknown facts are gathered only when one is not.
       const unknown =
         procUnread === null && !unreadable
           ? []

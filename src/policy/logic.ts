@@ -398,7 +398,7 @@ function compile(logic: unknown): Compiled {
   const fn = FAST_OPERATORS[op];
   if (fn === undefined) return (data) => jsonLogic.apply(logic, data) as unknown;
   const parts = values.map(compile);
-  // Speed: operands passed as they are for the usual counts (no list made per call: ~100 MB a night on a
+  // Speed: operands passed as they are for the usual counts (no list made per call: ~100 MB a run on a
   // 10,000-container host).
   const [a, b, c] = parts;
   if (parts.length === 1) return (data) => fn.call(data, a!(data));
