@@ -37,7 +37,7 @@ try {
     'none',
   ];
   const check = (r: { code: number | null; stderr: string }, what: string) => {
-    // 3: incomplete, as the synthetic hosts are (a stopped container's /proc, a file not read): still evaluated whole.
+    // 3: incomplete, should a synthetic host lack a fact a rule reads (a Compose file it records missing): still evaluated whole.
     if (r.code !== 0 && r.code !== 3) throw new Error(`${what} exited ${r.code}: ${r.stderr.slice(-2000)}`);
   };
 
