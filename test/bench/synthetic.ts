@@ -25,6 +25,7 @@ import type {
   VolumeRecord,
 } from '../../src/snapshot/types.js';
 import type { SafeValue } from '../../src/secret/value.js';
+import { DEBIAN_DAEMON_INFO } from '../support/host-model.js';
 
 /** mulberry32: small, fast, deterministic. */
 function rng(seed: number): () => number {
@@ -508,21 +509,7 @@ export function syntheticSnapshot(count: number, seed = 1, hostname = 'bench-hos
       tags: Object.fromEntries([...images].map(([tag, image]) => [tag, image.id])),
     },
     daemon: {
-      info: {
-        available: true as const,
-        serverVersion: '26.1.5',
-        apiVersion: '1.45',
-        os: 'Debian GNU/Linux 12 (bookworm)',
-        kernelVersion: '6.1.0',
-        securityOptions: ['name=apparmor', 'name=seccomp,profile=builtin', 'name=cgroupns'],
-        loggingDriver: 'json-file',
-        cgroupDriver: 'systemd',
-        cgroupVersion: '2',
-        storageDriver: 'overlay2',
-        liveRestore: false,
-        swarmState: 'inactive',
-        experimental: false,
-      },
+      info: { available: true as const, ...DEBIAN_DAEMON_INFO },
       config: { available: true as const, exists: true, settings: { 'log-driver': 'json-file', 'live-restore': true } },
       process: { available: true as const, running: true, args: [], flags: {} },
       paths: [],

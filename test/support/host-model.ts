@@ -10,6 +10,7 @@ import {
   SNAPSHOT_SCHEMA,
   type BoundFile,
   type Container,
+  type DaemonInfo,
   type DaemonView,
   type ImageRecord,
   type ImagesView,
@@ -30,6 +31,22 @@ import {
  * Used by the tests and by scripts/build-examples.ts.
  */
 export const sha256 = (text: string): string => 'sha256:' + createHash('sha256').update(text, 'utf8').digest('hex');
+
+/** `GET /info` of Debian's docker.io on a stock host: the daemon a modelled (or benchmarked) host runs. */
+export const DEBIAN_DAEMON_INFO: Readonly<DaemonInfo> = Object.freeze({
+  serverVersion: '26.1.5',
+  apiVersion: '1.45',
+  os: 'Debian GNU/Linux 12 (bookworm)',
+  kernelVersion: '6.1.0',
+  securityOptions: Object.freeze(['name=apparmor', 'name=seccomp,profile=builtin', 'name=cgroupns']) as string[],
+  loggingDriver: 'json-file',
+  cgroupDriver: 'systemd',
+  cgroupVersion: '2',
+  storageDriver: 'overlay2',
+  liveRestore: false,
+  swarmState: 'inactive',
+  experimental: false,
+});
 
 const DEFAULT_IMAGE = 'registry.example.invalid/busybox:1';
 
@@ -89,21 +106,7 @@ export class HostModel {
   private readonly tags: Record<string, string> = {};
   private imagesView: ImagesView | undefined;
   private daemonView: DaemonView = {
-    info: {
-      available: true,
-      serverVersion: '26.1.5',
-      apiVersion: '1.45',
-      os: 'Debian GNU/Linux 12 (bookworm)',
-      kernelVersion: '6.1.0',
-      securityOptions: ['name=apparmor', 'name=seccomp,profile=builtin', 'name=cgroupns'],
-      loggingDriver: 'json-file',
-      cgroupDriver: 'systemd',
-      cgroupVersion: '2',
-      storageDriver: 'overlay2',
-      liveRestore: false,
-      swarmState: 'inactive',
-      experimental: false,
-    },
+    info: { available: true, ...DEBIAN_DAEMON_INFO },
     config: { available: true, exists: false, settings: {} },
     process: { available: true, running: true, args: [], flags: {} },
     paths: [],
