@@ -130,7 +130,7 @@ jsonLogic.add_operation('var', ownVar);
  * that property counts every step without forking the library. The operators that make values larger
  * than their inputs (merge, cat, join, an array written in a rule: `[acc, acc]` in a reduce) have
  * their results measured; custom operators have their arguments measured, so none walks an
- * unbounded value.
+ * unbounded value, but for those that charge the items they visit themselves (`budget: 'own'`).
  */
 const libraryApply = jsonLogic.apply.bind(jsonLogic);
 jsonLogic.apply = (logic: unknown, data?: unknown): unknown => {
@@ -153,7 +153,7 @@ jsonLogic.add_operation('merge', budgetedMerge);
 jsonLogic.add_operation('cat', budgetedCat);
 const budgetedCustom = (op: (typeof CUSTOM_OPERATORS)[number]) =>
   function (this: unknown, ...args: unknown[]): unknown {
-    for (const arg of args) checkSize(arg, `an argument of ${op.name}`);
+    if (op.budget !== 'own') for (const arg of args) checkSize(arg, `an argument of ${op.name}`);
     const value = op.fn.apply(this, args);
     if (op.name === 'join') checkSize(value, 'join');
     return value;

@@ -6,7 +6,7 @@
 
 import { posix } from 'node:path';
 import deepEqual from 'fast-deep-equal';
-import { spend } from './budget.js';
+import { checkSize, spend } from './budget.js';
 
 type Operator = (...args: unknown[]) => unknown;
 
@@ -15,6 +15,13 @@ export interface OperatorDoc {
   usage: string;
   doc: string;
   fn: Operator;
+  /**
+   * How the evaluation budget (./budget.ts) charges a call. Unset: every argument is walked first, a step per
+   * item, so no operator walks an unbounded value. `own`: the operator spends a step per item it visits
+   * itself; for operators whose work is far smaller than their arguments (a lookup in a map), whose arguments
+   * are whole env maps read on every subject (walking them was a third of evaluating MA1001: BENCHMARKS.md).
+   */
+  budget?: 'own';
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -78,12 +85,23 @@ export const CUSTOM_OPERATORS: readonly OperatorDoc[] = [
       'With several readings of one file (COMPOSED, MORE…; null ones skipped), a key is listed only when every ' +
       'reading names it and HELD matches none: ' +
       'a value one reading gives is no drift (README, "Env files").',
+    budget: 'own',
     fn: (held, ...readings) => {
       const maps = readings.filter(isRecord);
       if (maps.length === 0) return [];
       const h = isRecord(held) ? held : {};
-      const differs = (m: Record<string, unknown>, k: string): boolean =>
-        Object.hasOwn(m, k) && (!Object.hasOwn(h, k) || !sameValue(digestOf(own(h, k)), digestOf(own(m, k))));
+      // A step per key of a reading; HELD is only looked up. A digest that is not a plain value (never in a
+      // snapshot, but a rule may pass anything) is measured before it is compared deeply.
+      const differs = (m: Record<string, unknown>, k: string): boolean => {
+        spend(1);
+        if (!Object.hasOwn(m, k)) return false;
+        if (!Object.hasOwn(h, k)) return true;
+        const a = digestOf(own(h, k));
+        const b = digestOf(own(m, k));
+        if (typeof a === 'object' && a !== null) checkSize(a, 'an argument of env_diff');
+        if (typeof b === 'object' && b !== null) checkSize(b, 'an argument of env_diff');
+        return !sameValue(a, b);
+      };
       if (maps.length === 1) {
         // Speed: the usual case (one reading), without a closure per key.
         const only = maps[0]!;
@@ -101,7 +119,10 @@ export const CUSTOM_OPERATORS: readonly OperatorDoc[] = [
     doc:
       'Own property KEY of OBJECT, taken whole (a key may contain dots: `mesh.module`); DEFAULT or null when ' +
       "absent. A string's own properties are its indexes and `length`.",
+    // A lookup: one step whatever OBJECT holds; KEY is measured (made into text, a list would be walked).
+    budget: 'own',
     fn: (obj, key, fallback) => {
+      checkSize(key, 'an argument of get');
       const v =
         isRecord(obj) || Array.isArray(obj) || typeof obj === 'string'
           ? own(obj as Record<string, unknown>, String(key))

@@ -1,5 +1,6 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { BudgetExceeded, MAX_STEPS, MAX_VALUE_ITEMS, withBudget } from '../../src/policy/budget.js';
 import { applyLogic } from '../../src/policy/logic.js';
 import { CUSTOM_OPERATORS } from '../../src/policy/operators.js';
 
@@ -41,6 +42,50 @@ envDiff('no held env: every composed key differs; no composed env: nothing', () 
 });
 
 envDiff.run();
+
+// The evaluation budget (src/policy/budget.ts): env_diff and get charge what they visit, not the maps they are given.
+const envDiffBudget = suite('env_diff and get within the evaluation budget');
+
+const bigEnv = (keys: number) => Object.fromEntries(Array.from({ length: keys }, (_, i) => [`K${i}`, sv(String(i))]));
+
+envDiffBudget('env_diff spends a step per key it compares: repeated over a big map, the rule stops', () => {
+  const env = bigEnv(Math.ceil(MAX_STEPS / 3));
+  const once = { env_diff: [{ var: 'held' }, { var: 'composed' }] };
+  // Once is within the budget (nothing differs)…
+  assert.equal(
+    withBudget(() => applyLogic(once, { held: env, composed: env })),
+    [],
+  );
+  // …four times is not: each call pays for its keys again.
+  assert.throws(
+    () => withBudget(() => applyLogic({ merge: [once, once, once, once] }, { held: env, composed: env })),
+    (e: unknown) => e instanceof BudgetExceeded && /evaluation steps/.test(e.message),
+  );
+});
+
+envDiffBudget('env_diff measures a digest that is not a plain value before comparing it deeply', () => {
+  const huge = Array.from({ length: MAX_VALUE_ITEMS + 1 }, () => 0);
+  const data = { held: { A: { digest: huge } }, composed: { A: { digest: [...huge] } } };
+  assert.throws(
+    () => withBudget(() => applyLogic({ env_diff: [{ var: 'held' }, { var: 'composed' }] }, data)),
+    (e: unknown) => e instanceof BudgetExceeded && /an argument of env_diff/.test(e.message),
+  );
+});
+
+envDiffBudget('get is one lookup whatever the map holds, and measures its key', () => {
+  const env = bigEnv(MAX_STEPS * 2);
+  assert.equal(
+    withBudget(() => applyLogic({ get: [{ var: 'env' }, 'K7'] }, { env })),
+    sv('7'),
+  );
+  const key = Array.from({ length: MAX_VALUE_ITEMS + 1 }, () => 'k');
+  assert.throws(
+    () => withBudget(() => applyLogic({ get: [{ var: 'env' }, { var: 'key' }] }, { env, key })),
+    (e: unknown) => e instanceof BudgetExceeded && /an argument of get/.test(e.message),
+  );
+});
+
+envDiffBudget.run();
 
 // ---------------------------------------------------------------- all_equal_to vs all
 
