@@ -2,6 +2,7 @@ import { compareText } from '../compare.js';
 import type { NamedKeys, PastEnvFile, PastLedgerEntry, PastSnapshot } from '../snapshot/past.js';
 import type { RememberedTarget, Snapshot } from '../snapshot/types.js';
 import { fileReadings, type EnvReading } from './env-readings.js';
+import { lookupsOf, type SnapshotLookups } from './lookups.js';
 
 const time = (iso: string): number => Date.parse(iso);
 const later = (a: string | null, b: string | null): string | null =>
@@ -100,20 +101,17 @@ export function historyNotes(current: Snapshot, history: HistoryInput): string[]
 }
 
 /** Whether a target is on the host in this snapshot: true, false, or null when its source was not read. */
-function presenceIn(snapshot: Snapshot): (type: string, target: string) => boolean | null {
-  const containers = new Set(snapshot.containers.flatMap((c) => [c.name, c.id]));
+function presenceIn(snapshot: Snapshot, lookups: SnapshotLookups): (type: string, target: string) => boolean | null {
   // Not listed is gone only when every container was listed and inspected.
   const allListed = snapshot.docker !== null && !snapshot.problems.some((p) => p.source === 'docker');
-  const files = new Map(snapshot.files.map((f) => [f.path, f]));
   // Networks and volumes: absent from a list the engine gave is gone; no list (not read, older snapshot) is unknown.
-  const networks = snapshot.networks ? new Set(snapshot.networks.flatMap((n) => [n.name, n.id])) : null;
-  const volumes = snapshot.volumes ? new Set(snapshot.volumes.map((v) => v.name)) : null;
+  const { networkNames: networks, volumeNames: volumes } = lookups;
   return (type, target) => {
-    if (type === 'container') return containers.has(target) ? true : allListed ? false : null;
+    if (type === 'container') return lookups.containerNamed(target) !== undefined ? true : allListed ? false : null;
     if (type === 'network') return networks === null ? null : networks.has(target);
     if (type === 'volume') return volumes === null ? null : volumes.has(target);
     if (type === 'file') {
-      const file = files.get(target);
+      const file = lookups.filesByPath.get(target);
       if (!file || file.error !== undefined || file.kind === 'unknown') return null;
       return file.kind !== 'missing';
     }
@@ -130,7 +128,11 @@ const keyOf = (id: string, target: string) => JSON.stringify([id, target]);
  * that pruning history does not lose it. An entry ends when its target is gone from the host, or
  * when the id is back at it; a source not read (engine, ledger, a file) ends nothing.
  */
-export function rememberFormerTargets(current: Snapshot, history: HistoryInput): RememberedTarget[] {
+export function rememberFormerTargets(
+  current: Snapshot,
+  history: HistoryInput,
+  lookups: SnapshotLookups = lookupsOf(current),
+): RememberedTarget[] {
   const timeline = [...earlierOf(current, history), pastOf(current)];
   const ledgerKnown = (s: PastSnapshot) => s.ledger.available;
   const observed = (rec: PastLedgerEntry): rec is PastLedgerEntry & { id: string } => rec.valid && rec.id !== undefined;
@@ -237,7 +239,7 @@ export function rememberFormerTargets(current: Snapshot, history: HistoryInput):
   }
 
   const out: RememberedTarget[] = [];
-  const presence = presenceIn(current);
+  const presence = presenceIn(current, lookups);
   for (const r of table.values()) {
     if (currentTarget(r.id) === r.target) continue; // the id is back at it
     const present = presence(r.type, r.target);
@@ -248,8 +250,12 @@ export function rememberFormerTargets(current: Snapshot, history: HistoryInput):
 }
 
 /** Every former target of every ledger id as of `current` (pure), for the facts rules see. */
-export function formerTargets(current: Snapshot, history: HistoryInput): FormerTarget[] {
-  const remembered = rememberFormerTargets(current, history);
+export function formerTargets(
+  current: Snapshot,
+  history: HistoryInput,
+  lookups: SnapshotLookups = lookupsOf(current),
+): FormerTarget[] {
+  const remembered = rememberFormerTargets(current, history, lookups);
   if (remembered.length === 0) return [];
   const ids = new Set(remembered.map((r) => r.id));
   const currentById = new Map<string, string>();

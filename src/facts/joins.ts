@@ -6,6 +6,7 @@ import { formerTargets, pastOfAll, type FormerTarget, type HistoryInput } from '
 import type { ContainerData, FormerClaim } from '../policy/subject-data.js';
 import { normalImageId } from '../snapshot/image-id.js';
 import { daemonSecurityOf, imageFactsOf, type ContainerImageFacts } from './runtime.js';
+import { lookupsOf, type SnapshotLookups } from './lookups.js';
 
 /**
  * The joins between a snapshot's ledger, containers, files and history that every subject builder
@@ -85,20 +86,21 @@ function unread(snapshot: Snapshot): Pick<Joins, 'ledgerUnread' | 'engineUnread'
  * measures up to 50,000 containers).
  */
 export function joinsOf(snapshot: Snapshot, history: HistoryInput): Joins {
+  const lookups = lookupsOf(snapshot);
   return {
     host: snapshot.host.hostname,
     takenAt: snapshot.takenAt,
     config: snapshot.config,
     ledgerPath: snapshot.ledger.path,
     scannerContainer: snapshot.host.scannerContainer ?? null,
-    filesByPath: new Map(snapshot.files.map((f) => [f.path, f])),
+    filesByPath: lookups.filesByPath,
     engineAdded: engineAddedKeys(snapshot.docker?.kind),
     ...unread(snapshot),
     ...ledgerJoins(snapshot),
-    ...historyJoins(snapshot, history),
-    ...containerJoins(snapshot),
+    ...historyJoins(snapshot, history, lookups),
+    ...containerJoins(snapshot, lookups),
     ...runtimeJoins(snapshot),
-    ...objectJoins(snapshot),
+    ...objectJoins(snapshot, lookups),
   };
 }
 
@@ -120,11 +122,8 @@ export const objectsUnreadReason = (snapshot: Snapshot, source: 'networks' | 'vo
   snapshot.problems.find((p) => p.source === 'docker')?.message ??
   `the engine's ${source} were not read`;
 
-function objectJoins(snapshot: Snapshot): Pick<Joins, 'objectPresent' | 'objectsUnread'> {
-  const names = {
-    network: snapshot.networks ? new Set(snapshot.networks.flatMap((n) => [n.name, n.id])) : null,
-    volume: snapshot.volumes ? new Set(snapshot.volumes.map((v) => v.name)) : null,
-  };
+function objectJoins(snapshot: Snapshot, lookups: SnapshotLookups): Pick<Joins, 'objectPresent' | 'objectsUnread'> {
+  const names = { network: lookups.networkNames, volume: lookups.volumeNames };
   // A list not read (null) leaves each entry's presence unknown, whichever problem says why.
   const unreadOf = (source: 'networks' | 'volumes'): string | null =>
     snapshot[source] === null ? objectsUnreadReason(snapshot, source) : null;
@@ -187,10 +186,11 @@ function ledgerJoins(snapshot: Snapshot): LedgerJoins {
 function historyJoins(
   snapshot: Snapshot,
   history: HistoryInput,
+  lookups: SnapshotLookups,
 ): Pick<Joins, 'formerlyOf' | 'formerTargetsOf' | 'composedBefore'> {
   const formerByTypeTarget = new Map<string, Map<string, FormerTarget[]>>();
   const formerById = new Map<string, FormerTarget[]>();
-  for (const f of formerTargets(snapshot, history)) {
+  for (const f of formerTargets(snapshot, history, lookups)) {
     let byTarget = formerByTypeTarget.get(f.type);
     if (!byTarget) formerByTypeTarget.set(f.type, (byTarget = new Map<string, FormerTarget[]>()));
     push(byTarget, f.target, f);
@@ -233,29 +233,21 @@ function historyJoins(
   };
 }
 
-function containerJoins(snapshot: Snapshot): Pick<Joins, 'mountedBy' | 'containerNamed' | 'managedRootOf'> {
-  /** containers by name and by id: the position of the first one with it. */
-  const byName = new Map<string, number>();
-  const byId = new Map<string, number>();
+function containerJoins(
+  snapshot: Snapshot,
+  lookups: SnapshotLookups,
+): Pick<Joins, 'mountedBy' | 'containerNamed' | 'managedRootOf'> {
   const mountedBy = new Map<string, string[]>();
-  snapshot.containers.forEach((c, at) => {
-    if (!byName.has(c.name)) byName.set(c.name, at);
-    if (!byId.has(c.id)) byId.set(c.id, at);
+  for (const c of snapshot.containers)
     for (const source of new Set(c.mounts.filter((m) => m.type === 'bind').map((m) => m.source)))
       push(mountedBy, source, c.name);
-  });
   const managedRoots = snapshot.config.managedRoots.map((root) => ({
     root,
     prefix: root.endsWith('/') ? root : `${root}/`,
   }));
   return {
     mountedBy: (path) => mountedBy.get(path) ?? [],
-    containerNamed: (target) => {
-      const a = byName.get(target);
-      const b = byId.get(target);
-      const at = a === undefined ? b : b === undefined ? a : Math.min(a, b);
-      return at === undefined ? undefined : snapshot.containers[at];
-    },
+    containerNamed: lookups.containerNamed,
     managedRootOf: (path) =>
       managedRoots.find(({ root, prefix }) => path === root || path.startsWith(prefix))?.root ?? null,
   };
