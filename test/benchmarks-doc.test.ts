@@ -41,6 +41,11 @@ test('each section names the run, the date, the machine and the reference of eve
   }
 });
 
+test('each measured section says what it was measured on (its fixture)', () => {
+  for (const s of parseSections(text).values())
+    if (s.result) assert.ok((s.result.fixture ?? '').length > 40, `${s.bench}: no fixture line`);
+});
+
 test('a section is kept as its run wrote it when another benchmark runs alone', () => {
   const sections = parseSections(text);
   const [first] = sections.values();

@@ -1,7 +1,7 @@
 /**
  * Evaluation alone: the shipped pack is loaded once, then buildSubjects + evaluate (auditSnapshots)
  * and both machine writers (renderSarif, renderJson) on a synthetic snapshot of 1,000, 10,000 and
- * 50,000 real-shaped containers (test/bench/synthetic.ts: 15–40 env keys, 8–15 labels, with the images,
+ * 50,000 real-shaped containers (test/bench/synthetic.ts: 15–40 env keys, 6–14 labels, with the images,
  * daemon settings, networks, volumes and host sockets a scan records beside them). Each size runs
  * in its own child process so that its peak RSS (process.resourceUsage().maxRSS) is its own. The parent
  * generates the snapshot and writes it to a file; the child reads and parses it (as `evaluate` would),
@@ -26,7 +26,7 @@ import { auditSnapshots } from '../../src/pipeline.js';
 import { loadPolicies } from '../../src/policy/load.js';
 import { renderJson } from '../../src/report/json.js';
 import { renderSarif } from '../../src/report/sarif.js';
-import { syntheticSnapshot, type Synthetic } from './synthetic.js';
+import { describeSynthetic, syntheticSnapshot, type Synthetic } from './synthetic.js';
 import { report, linearFit, median, round, type Figure } from './common.js';
 
 interface ParseResult {
@@ -139,9 +139,10 @@ async function runChild(
   size: number,
   runs: number,
   withCli = false,
-): Promise<ChildResult & { cli?: CliResult & { parseRssMB: number } }> {
+): Promise<ChildResult & { cli?: CliResult & { parseRssMB: number }; fixture: string }> {
   const file = join(dir, `snapshot-${size}.json`);
-  const { snapshot, history } = syntheticSnapshot(size, 7);
+  const synthetic = syntheticSnapshot(size, 7);
+  const { snapshot, history } = synthetic;
   await writeFile(file, JSON.stringify({ snapshot, history }));
   // The reference first, in a fresh process: nothing of the evaluation in its heap or its caches.
   const parse = spawnChild(['--parse', file, String(runs)]) as ParseResult;
@@ -159,7 +160,13 @@ async function runChild(
     await rm(historyDir, { recursive: true, force: true });
   }
   await rm(file, { force: true });
-  return { ...result, parseMs: parse.parseMs, snapshotTextMB: parse.textMB, ...(cli ? { cli } : {}) };
+  return {
+    ...result,
+    parseMs: parse.parseMs,
+    snapshotTextMB: parse.textMB,
+    ...(cli ? { cli } : {}),
+    fixture: describeSynthetic(synthetic, 'seed 7'),
+  };
 }
 
 async function main(): Promise<void> {
@@ -174,7 +181,7 @@ async function main(): Promise<void> {
   }
   const sizes = args.length > 0 ? args.map(Number) : [1000, 10000, 30000, 50000];
   const dir = await mkdtemp(join(tmpdir(), 'ma-bench-evaluate-'));
-  const results: Array<ChildResult & { cli?: CliResult & { parseRssMB: number } }> = [];
+  const results: Array<ChildResult & { cli?: CliResult & { parseRssMB: number }; fixture: string }> = [];
   const beyond: { size: number; expectedMB: number }[] = [];
   try {
     for (const size of sizes) {
@@ -252,9 +259,18 @@ async function main(): Promise<void> {
       notes:
         `not measurable: a snapshot of ${b.size.toLocaleString('en')} real-shaped containers is ~${round(b.expectedMB, 0)} MB of JSON ` +
         `(linear from the last size), beyond V8's longest string (${round(constants.MAX_STRING_LENGTH / 2 ** 20, 0)} MiB): ` +
-        `JSON.parse cannot read it, and neither can \`mesh-audit evaluate\` (snapshot@1 is one JSON document)`,
+        `JSON.parse cannot read it, and neither can \`mesh-audit evaluate\` (a snapshot is one JSON document)`,
     });
-  report('evaluate', figures);
+  const target = results.find((r) => r.size === 10000) ?? results.at(-1);
+  report(
+    'evaluate',
+    figures,
+    target &&
+      `at ${target.size.toLocaleString('en')}, a ${target.fixture}; the other sizes from the same generator. Each size ` +
+        'is written to a file, then read and parsed by a child process of its own, which evaluates it with the ' +
+        'shipped pack (policies/mesh-core) and renders SARIF and JSON; the reference parses the same text in a ' +
+        'fresh child first.',
+  );
 }
 
 await main();

@@ -10,7 +10,7 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { syntheticSnapshot } from './synthetic.js';
+import { describeSynthetic, syntheticSnapshot } from './synthetic.js';
 import { BIN, ROOT, median, report, round, timeProcess, type Figure } from './common.js';
 
 const runs = Number(process.argv[2] ?? 15);
@@ -21,7 +21,8 @@ const deb = readdirSync(pkg).find((n) => n.endsWith('_amd64.deb'));
 const dir = await mkdtemp(join(tmpdir(), 'ma-bench-package-'));
 try {
   const tiny = join(dir, 'tiny.json');
-  await writeFile(tiny, JSON.stringify(syntheticSnapshot(3, 5).snapshot));
+  const tinySnapshot = syntheticSnapshot(3, 5);
+  await writeFile(tiny, JSON.stringify(tinySnapshot.snapshot));
   const evaluate = (out: string) => [
     'evaluate',
     tiny,
@@ -73,7 +74,12 @@ try {
     startup('exeEvaluate', 'single executable `evaluate` of a 3-container snapshot (JSON report)', 'npmEvaluate'),
   ];
   process.stderr.write(`package: ${figures.map((f) => `${f.label} ${f.value} ${f.unit}`).join(', ')}\n`);
-  report('package', figures);
+  report(
+    'package',
+    figures,
+    `dist/package as \`npm run package\` built it just before; \`evaluate\` reads a ` +
+      `${describeSynthetic({ ...tinySnapshot, history: [] }, 'seed 5')}, writing JSON only.`,
+  );
 } finally {
   await rm(dir, { recursive: true, force: true });
 }

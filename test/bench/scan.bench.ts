@@ -1,7 +1,7 @@
 /*
  * scan benchmark on a realistic host (issue 27): a private engine (test/docker/engine.ts) holding the
  * realistic host model made real (test/support/realistic-live.ts: 300 containers from several images,
- * 100 running, 15–40 env keys, 8–15 labels, bind mounts, a third of the running ones listening, a
+ * 100 running, 15–40 env keys, 8–17 labels, bind mounts, a third of the running ones listening, a
  * ledger claiming all but a few), the whole `mesh-audit scan` (snapshot through dockerode, /proc, image
  * inspects, managed root, evaluate, SARIF + JSON written) against `docker inspect $(docker ps -aq)` on
  * the same engine, in the same environment. Target: <= 1.5x.

@@ -11,7 +11,7 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { syntheticSnapshot } from './synthetic.js';
+import { describeSynthetic, syntheticSnapshot } from './synthetic.js';
 import { createRequire } from 'node:module';
 import { BIN, report, median, round, timeProcess } from './common.js';
 import { PACKAGE_ROOT } from '../../src/paths.js';
@@ -23,7 +23,8 @@ const runs = Number(process.argv[2] ?? 15);
 const dir = await mkdtemp(join(tmpdir(), 'ma-bench-startup-'));
 try {
   const tiny = join(dir, 'tiny.json');
-  await writeFile(tiny, JSON.stringify(syntheticSnapshot(3, 5).snapshot));
+  const tinySnapshot = syntheticSnapshot(3, 5);
+  await writeFile(tiny, JSON.stringify(tinySnapshot.snapshot));
   const commands = {
     node: [process.execPath, '-e', '0'],
     version: [process.execPath, BIN, '--version'],
@@ -80,21 +81,27 @@ try {
   );
   const dockerodeCost = round(median(times.dockerode) - node, 1);
   const wholeCost = round(median(times.dockerodeWhole) - node, 1);
-  report('startup', [
-    figure('version', '`mesh-audit --version`'),
-    figure('evaluate', '`mesh-audit evaluate` of a 3-container snapshot (JSON report)'),
-    {
-      ...figure(
-        'dockerode',
-        '`node` loading dockerode as mesh-audit does (what `scan`/`snapshot`/`premigrate` add when they connect)',
-      ),
-      notes: `median of ${runs}, interleaved; the load itself costs ${dockerodeCost} ms over \`node -e 0\` (docker-api.js included)`,
-    },
-    {
-      ...figure('dockerodeWhole', '`node` importing all of dockerode (for comparison)'),
-      notes: `median of ${runs}, interleaved; the import itself costs ${wholeCost} ms over \`node -e 0\``,
-    },
-  ]);
+  report(
+    'startup',
+    [
+      figure('version', '`mesh-audit --version`'),
+      figure('evaluate', '`mesh-audit evaluate` of a 3-container snapshot (JSON report)'),
+      {
+        ...figure(
+          'dockerode',
+          '`node` loading dockerode as mesh-audit does (what `scan`/`snapshot`/`premigrate` add when they connect)',
+        ),
+        notes: `median of ${runs}, interleaved; the load itself costs ${dockerodeCost} ms over \`node -e 0\` (docker-api.js included)`,
+      },
+      {
+        ...figure('dockerodeWhole', '`node` importing all of dockerode (for comparison)'),
+        notes: `median of ${runs}, interleaved; the import itself costs ${wholeCost} ms over \`node -e 0\``,
+      },
+    ],
+    `\`evaluate\` reads a ${describeSynthetic({ ...tinySnapshot, history: [] }, 'seed 5')}, with no history, ` +
+      "writing JSON only; every command is run from the npm install (node bin/mesh-audit.js) with this process's " +
+      'environment, dockerode from node_modules.',
+  );
 } finally {
   await rm(dir, { recursive: true, force: true });
 }

@@ -121,7 +121,14 @@ function main(): void {
       },
       { label: 'tree set-up (write)', value: round(setupMs), unit: 'ms', notes: 'not a target, for orientation' },
     ];
-    report('sweep', figures);
+    report(
+      'sweep',
+      figures,
+      `a managed root written just before: ${FOLDERS} folders of ${PER_FOLDER.toLocaleString('en')} small files ` +
+        `(64 to 1,087 bytes of random bytes, every 50th a one-line env file) and ${LARGE} files of ` +
+        `${LARGE_BYTES / 1024 / 1024} MB of random bytes; an empty ledger and no engine (the scan exits 3). The scan ` +
+        'runs from the npm install (node bin/mesh-audit.js); each side runs once before it is timed.',
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -8,7 +8,7 @@
  *   MA3002 co-claimants, MA3003 ports vs holds, MA3004 file digest drift, MA3005 invalid entries,
  *   MA3006 adopted-node origins.
  * Containers are shaped like real ones (issue 27): 15 to 40 env keys (the image's five, then 10 to 35
- * from the env file), 8 to 15 labels (OCI, Compose on half of them, mesh), two bind mounts and a named
+ * from the env file), 6 to 14 labels (OCI; Compose on half of them; mesh on all but a few strays), two bind mounts and a named
  * volume, the processes /proc shows. The rest of the host is there as a scan records it (snapshot@2):
  * the images the containers run (one per module and version, shared), the daemon's settings, a
  * network per module and a volume per container (mesh-labelled and claimed, a few left behind: MA2007),
@@ -76,6 +76,30 @@ export interface Synthetic {
   snapshot: Snapshot;
   /** One earlier snapshot of the same host, whose ledger had other targets for some ids (MA2002/MA2003). */
   history: Snapshot[];
+}
+
+/**
+ * What a synthetic snapshot holds, in one sentence (a benchmark's fixture line in BENCHMARKS.md): counted
+ * from the snapshot itself, so that it says what was measured.
+ */
+export function describeSynthetic({ snapshot, history }: Synthetic, seed: string): string {
+  const n = (x: number) => x.toLocaleString('en-US');
+  const c = snapshot.containers;
+  const envKeys = c.map((x) => Object.keys(x.env).length);
+  const labels = c.map((x) => Object.keys(x.labels).length);
+  const images = snapshot.images.available ? snapshot.images.images.length : 0;
+  return (
+    `synthetic snapshot (test/bench/synthetic.ts, ${seed}): ${n(c.length)} containers ` +
+    `(${n(c.filter((x) => x.state.running).length)} running) from ${n(images)} images, ` +
+    `${Math.min(...envKeys)}–${Math.max(...envKeys)} env keys each, ${Math.min(...labels)}–${Math.max(...labels)} ` +
+    `labels (OCI, Compose, mesh), ${n(c.reduce((sum, x) => sum + x.mounts.length, 0))} mounts; ` +
+    `${n(snapshot.files.length)} file records (env files, bind-mounted files, Compose files, the managed root), ` +
+    `${n(snapshot.ledger.entries.length)} ledger entries, ${n(snapshot.networks?.length ?? 0)} networks, ` +
+    `${n(snapshot.volumes?.length ?? 0)} volumes, the daemon's settings and the host's sockets; ` +
+    (history.length === 0
+      ? 'no earlier snapshot of the host'
+      : `${history.length} earlier snapshot(s) of the host (moved ledger targets)`)
+  );
 }
 
 /** A snapshot with `count` containers (and ~4 files and ~3 ledger entries per container). */
@@ -233,7 +257,7 @@ export function syntheticSnapshot(count: number, seed = 1, hostname = 'bench-hos
             hostPort: pick(0.95) ? holds[0]! : 9000 + (i % 1000),
           },
         ];
-    // 8 to 15 labels, as on real hosts: the image's OCI labels, Compose's when it made the container, mesh's.
+    // 6 to 14 labels: the image's OCI labels and a team label, Compose's when it made the container, mesh's.
     const compose = pick(0.5);
     // The Compose file its labels name, as the scan records it (its services' inline keys, no value).
     if (compose)
