@@ -23,6 +23,7 @@ import {
   type UnknownFactOf,
 } from '../policy/subject.js';
 import type { ContainerData, Endpoints, Exposure, MeshLabels, Reach } from '../policy/subject-data.js';
+import { NONE } from './none.js';
 
 export type { Exposure, Reach } from '../policy/subject-data.js';
 
@@ -288,9 +289,12 @@ function containerData(
     running: c.state.running,
     network_mode: c.networkMode,
     labels: c.labels,
-    claimed_by: claims.map((claim) => claim.entry.id!),
-    origins: [...new Set(claims.map((claim) => claim.entry.origin ?? 'declared'))],
-    holds: [...new Set(claims.flatMap((claim) => claim.entry.holds ?? []))].sort((a, b) => a - b),
+    claimed_by: claims.length === 0 ? NONE : claims.map((claim) => claim.entry.id!),
+    origins: claims.length === 0 ? NONE : [...new Set(claims.map((claim) => claim.entry.origin ?? 'declared'))],
+    holds:
+      claims.length === 0
+        ? NONE
+        : [...new Set(claims.flatMap((claim) => claim.entry.holds ?? []))].sort((a, b) => a - b),
     env: c.env,
     ports: c.ports,
     // A stopped container has no process and no socket: none is known. Null when not read: a

@@ -3,6 +3,7 @@ import { envMap, fileUnknown } from './file-facts.js';
 import type { Joins } from './joins.js';
 import { subjectFactory, type Subject } from '../policy/subject.js';
 import type { FileData } from '../policy/subject-data.js';
+import { NONE } from './none.js';
 
 const FILES = subjectFactory('files');
 
@@ -29,7 +30,7 @@ export function buildFiles(files: readonly FileRecord[], joins: Joins): Subject<
       is_env: f.env !== undefined,
       env: envMap(f),
       managed_root: joins.managedRootOf(f.path),
-      claimed_by: claims.map((r) => r.entry.id!),
+      claimed_by: claims.length === 0 ? NONE : claims.map((r) => r.entry.id!),
       claimed: claims.length > 0,
       referenced_by: joins.referencedBy(f.path),
       mounted_by: joins.mountedBy(f.path),

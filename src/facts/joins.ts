@@ -7,6 +7,7 @@ import type { ContainerData, FormerClaim } from '../policy/subject-data.js';
 import { normalImageId } from '../snapshot/image-id.js';
 import { daemonSecurityOf, imageFactsOf, type ContainerImageFacts } from './runtime.js';
 import { lookupsOf, type SnapshotLookups } from './lookups.js';
+import { NONE, orNone } from './none.js';
 
 /**
  * The joins between a snapshot's ledger, containers, files and history that every subject builder
@@ -174,11 +175,13 @@ function ledgerJoins(snapshot: Snapshot): LedgerJoins {
   };
   return {
     claimsOf,
-    coClaimants: (r) =>
-      r.valid && r.entry.type !== undefined && r.entry.target !== undefined
-        ? (byTypeTarget.get(r.entry.type)?.get(r.entry.target) ?? []).filter((o) => o.r !== r).map((o) => o.r.entry.id!)
-        : [],
-    referencedBy: (path) => referencedBy.get(path) ?? [],
+    coClaimants: (r) => {
+      if (!r.valid || r.entry.type === undefined || r.entry.target === undefined) return NONE;
+      const all = byTypeTarget.get(r.entry.type)?.get(r.entry.target);
+      // Speed: most entries are their target's only claimant.
+      return all === undefined || all.length < 2 ? NONE : all.filter((o) => o.r !== r).map((o) => o.r.entry.id!);
+    },
+    referencedBy: (path) => referencedBy.get(path) ?? NONE,
     lineOfId: (id) => lineOfId.get(id),
   };
 }
@@ -222,13 +225,15 @@ function historyJoins(
   };
   return {
     formerlyOf: (type, target) =>
-      (formerByTypeTarget.get(type)?.get(target) ?? []).map((f) => ({
-        id: f.id,
-        current_target: f.current_target,
-        changed_at: f.changed_at,
-        last_seen: f.last_seen,
-      })),
-    formerTargetsOf: (id) => formerById.get(id) ?? [],
+      orNone(
+        (formerByTypeTarget.get(type)?.get(target) ?? NONE).map((f) => ({
+          id: f.id,
+          current_target: f.current_target,
+          changed_at: f.changed_at,
+          last_seen: f.last_seen,
+        })),
+      ),
+    formerTargetsOf: (id) => formerById.get(id) ?? NONE,
     composedBefore,
   };
 }
@@ -246,7 +251,7 @@ function containerJoins(
     prefix: root.endsWith('/') ? root : `${root}/`,
   }));
   return {
-    mountedBy: (path) => mountedBy.get(path) ?? [],
+    mountedBy: (path) => mountedBy.get(path) ?? NONE,
     containerNamed: lookups.containerNamed,
     managedRootOf: (path) =>
       managedRoots.find(({ root, prefix }) => path === root || path.startsWith(prefix))?.root ?? null,

@@ -3,6 +3,7 @@ import { fileFacts, fileUnknown, shownUnknown } from './file-facts.js';
 import type { Joins } from './joins.js';
 import { subjectFactory, type Subject } from '../policy/subject.js';
 import type { LedgerEntryData } from '../policy/subject-data.js';
+import { NONE, orNone } from './none.js';
 
 const LEDGER = subjectFactory('ledger');
 
@@ -65,9 +66,9 @@ function entryData(r: LedgerRecord, adopted: boolean, joins: Joins) {
     target,
     origin: e.origin ?? null,
     module: e.module ?? null,
-    holds: e.holds ?? [],
+    holds: e.holds ?? NONE,
     digest: e.digest ?? null,
-    sources: e.sources ?? [],
+    sources: e.sources ?? NONE,
     applied_at: e.applied_at ?? null,
     extra: e.extra ?? {},
     present:
@@ -85,11 +86,13 @@ function entryData(r: LedgerRecord, adopted: boolean, joins: Joins) {
       : null,
     target_file: type === 'file' ? fileFacts(targetFile) : null,
     co_claimants: joins.coClaimants(r),
-    former_targets: (e.id === undefined ? [] : joins.formerTargetsOf(e.id)).map((f) => ({
-      target: f.target,
-      last_seen: f.last_seen,
-      changed_at: f.changed_at,
-    })),
+    former_targets: orNone(
+      (e.id === undefined ? NONE : joins.formerTargetsOf(e.id)).map((f) => ({
+        target: f.target,
+        last_seen: f.last_seen,
+        changed_at: f.changed_at,
+      })),
+    ),
   };
   return { data, targetFile };
 }
