@@ -90,7 +90,7 @@ export function describeSynthetic({ snapshot, history }: Synthetic, seed: string
   const images = snapshot.images.available ? snapshot.images.images.length : 0;
   return (
     `synthetic snapshot (test/bench/synthetic.ts, ${seed}): ${n(c.length)} containers ` +
-    `(${n(c.filter((x) => x.state.running).length)} running) from ${n(images)} images, ` +
+    `(${n(c.filter((x) => x.state.running).length)} running) from ${n(images)} image${images === 1 ? '' : 's'}, ` +
     `${Math.min(...envKeys)}–${Math.max(...envKeys)} env keys each, ${Math.min(...labels)}–${Math.max(...labels)} ` +
     `labels (OCI, Compose, mesh), ${n(c.reduce((sum, x) => sum + x.mounts.length, 0))} mounts; ` +
     `${n(snapshot.files.length)} file records (env files, bind-mounted files, Compose files, the managed root), ` +
