@@ -64,13 +64,6 @@ function ownVar(this: unknown, path?: unknown, fallback?: unknown): unknown {
 /** Paths are split once: rules name the same few paths on every subject. Never mutate the lists. */
 const splitPaths = new Map<string, readonly string[]>();
 
-/**
- * The same text as V8's one copy of it, the form a property name has once it is an object's key. Speed: a
- * key made by `split` or `join` is looked up in V8's string table on every `Object.hasOwn` and read with it
- * (a fifth of evaluating the shipped rules on 10,000 containers: BENCHMARKS.md); once a key, it is not.
- */
-const asPropertyKey = (key: string): string => Object.keys({ [key]: 0 })[0] ?? key;
-
 /** Every name a JSON value (object, array, text) may have without owning it: its prototypes' members. */
 const INHERITED_KEYS: ReadonlySet<string> = new Set(
   [Object.prototype, Array.prototype, String.prototype].flatMap((proto) => Object.getOwnPropertyNames(proto)),
@@ -79,7 +72,7 @@ const INHERITED_KEYS: ReadonlySet<string> = new Set(
 function pathParts(path: string): readonly string[] {
   let parts = splitPaths.get(path);
   if (parts === undefined) {
-    parts = path.split('.').map(asPropertyKey);
+    parts = path.split('.');
     if (splitPaths.size < 10_000) splitPaths.set(path, parts);
   }
   return parts;
@@ -117,7 +110,7 @@ export function pathResolver(parts: readonly string[]): (data: unknown) => unkno
   if (parts.length === 0) return (data) => data;
   if (parts.length > 6) return (data) => resolvePath(data, parts);
   if (parts.length === 1) {
-    const key = asPropertyKey(parts[0]!);
+    const key = parts[0]!;
     // Speed (every `var` ends here): a key no prototype of a JSON value has (`claimed`, not `length` or
     // `constructor`) is own whenever reading it gives a value, so one read does; an own key holding
     // `undefined` gives `undefined` either way.
@@ -127,7 +120,7 @@ export function pathResolver(parts: readonly string[]): (data: unknown) => unkno
   }
   const tries: { key: string; rest: (data: unknown) => unknown }[] = [];
   for (let take = parts.length; take >= 1; take--)
-    tries.push({ key: asPropertyKey(parts.slice(0, take).join('.')), rest: pathResolver(parts.slice(take)) });
+    tries.push({ key: parts.slice(0, take).join('.'), rest: pathResolver(parts.slice(take)) });
   return (data) => {
     if (!steppable(data)) return undefined;
     for (const { key, rest } of tries) {

@@ -19,7 +19,7 @@ export interface OperatorDoc {
    * How the evaluation budget (./budget.ts) charges a call. Unset: every argument is walked first, a step per
    * item, so no operator walks an unbounded value. `own`: the operator spends a step per item it visits
    * itself; for operators whose work is far smaller than their arguments (a lookup in a map), whose arguments
-   * are whole env maps read on every subject (walking them was a third of evaluating MA1001: BENCHMARKS.md).
+   * are whole env maps read on every subject (walking them was 91 of MA1001's ~150 ms: test/bench/PROFILES.md).
    */
   budget?: 'own';
 }
