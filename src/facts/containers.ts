@@ -210,7 +210,7 @@ const CONTAINERS = subjectFactory('containers');
 export interface BuiltContainer {
   container: Container;
   subject: Subject<ContainerData>;
-  claims: LedgerRecord[];
+  claims: readonly LedgerRecord[];
 }
 
 /** The `containers` set: every container, with its claims, exposure and history; in snapshot order. */

@@ -119,5 +119,12 @@ export function candidateReadings(readings: FileReadings, consumer: Consumer): R
 }
 
 /** Whether any of the readings names a key (with a value, or as the tool's own variable). */
-export const namedByAny = (readings: readonly (EnvReading | null)[], key: string): boolean =>
-  readings.some((r) => r !== null && (Object.hasOwn(r.values, key) || r.caller.has(key)));
+export function namedByAny(readings: readonly (EnvReading | null)[], key: string): boolean {
+  // Speed: a loop, not `some`: this runs for every key of every container source, and a closure per call was
+  // most of what building container_sources allocated (~30 MB at 10,000 containers).
+  for (let i = 0; i < readings.length; i++) {
+    const r = readings[i];
+    if (r !== null && r !== undefined && (Object.hasOwn(r.values, key) || r.caller.has(key))) return true;
+  }
+  return false;
+}

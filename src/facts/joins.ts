@@ -29,7 +29,7 @@ export interface Joins {
   /** Why a container not listed may still be there (not every container was listed and inspected), or null. */
   containersIncomplete: string | null;
   /** Valid entries of a type claiming any of the targets, in ledger order, each once. */
-  claimsOf(type: string, ...targets: string[]): LedgerRecord[];
+  claimsOf(type: string, ...targets: string[]): readonly LedgerRecord[];
   /** Ids of the other valid entries claiming what a valid entry claims. */
   coClaimants(record: LedgerRecord): string[];
   /** Ids of valid entries naming a path among their sources, in ledger order. */
@@ -141,37 +141,39 @@ function ledgerJoins(snapshot: Snapshot): LedgerJoins {
   const valid = snapshot.ledger.entries.filter(
     (r) => r.valid && r.entry.id !== undefined && r.entry.target !== undefined,
   );
-  /** valid entries by type, then target, in ledger order; with each entry's position in `valid`. */
-  const byTypeTarget = new Map<string | undefined, Map<string, { r: LedgerRecord; at: number }[]>>();
+  /** valid entries by type, then target, in ledger order. */
+  const byTypeTarget = new Map<string | undefined, Map<string, LedgerRecord[]>>();
   const referencedBy = new Map<string, string[]>();
   const lineOfId = new Map<string, number>();
-  valid.forEach((r, at) => {
+  for (const r of valid) {
     let byTarget = byTypeTarget.get(r.entry.type);
-    if (!byTarget) byTypeTarget.set(r.entry.type, (byTarget = new Map<string, { r: LedgerRecord; at: number }[]>()));
-    push(byTarget, r.entry.target!, { r, at });
-    for (const source of new Set(r.entry.sources ?? [])) push(referencedBy, source, r.entry.id!);
+    if (!byTarget) byTypeTarget.set(r.entry.type, (byTarget = new Map<string, LedgerRecord[]>()));
+    push(byTarget, r.entry.target!, r);
+    const sources = r.entry.sources;
+    // Speed: a set only where there are two sources or more to tell apart (most entries have one or none).
+    if (sources !== undefined)
+      for (const source of sources.length < 2 ? sources : new Set(sources)) push(referencedBy, source, r.entry.id!);
     if (!lineOfId.has(r.entry.id!)) lineOfId.set(r.entry.id!, r.line);
-  });
-  const claimsOf = (type: string, ...targets: string[]): LedgerRecord[] => {
+  }
+  /** Each valid entry's position in the ledger, made the first time claims of two targets are merged (rare). */
+  let positions: Map<LedgerRecord, number> | undefined;
+  const positionOf = (r: LedgerRecord): number => (positions ??= new Map(valid.map((v, at) => [v, at]))).get(r)!;
+  // Speed: the lists are the joins' own (read-only to callers), not a copy per question.
+  const claimsOf = (type: string, ...targets: string[]): readonly LedgerRecord[] => {
     const byTarget = byTypeTarget.get(type);
-    if (!byTarget) return [];
-    if (targets.length === 1) return byTarget.get(targets[0]!)?.map((x) => x.r) ?? [];
+    if (!byTarget) return NONE;
+    if (targets.length === 1) return byTarget.get(targets[0]!) ?? NONE;
     // Speed: a container by name and id: most have no claim, or claims by one of them only.
     if (targets.length === 2) {
       const a = byTarget.get(targets[0]!);
       const b = targets[1] === targets[0] ? undefined : byTarget.get(targets[1]!);
-      if (!b) return a?.map((x) => x.r) ?? [];
-      if (!a) return b.map((x) => x.r);
+      if (!b) return a ?? NONE;
+      if (!a) return b;
     }
-    const lists = [...new Set(targets)].map((t) => byTarget.get(t) ?? []).filter((l) => l.length > 0);
-    if (lists.length === 0) return [];
-    if (lists.length === 1) return lists[0]!.map((x) => x.r);
-    const seen = new Set<LedgerRecord>();
-    return lists
-      .flat()
-      .sort((a, b) => a.at - b.at)
-      .filter((x) => (seen.has(x.r) ? false : (seen.add(x.r), true)))
-      .map((x) => x.r);
+    const lists = [...new Set(targets)].map((t) => byTarget.get(t) ?? NONE).filter((l) => l.length > 0);
+    if (lists.length === 0) return NONE;
+    if (lists.length === 1) return lists[0]!;
+    return [...new Set(lists.flat())].sort((a, b) => positionOf(a) - positionOf(b));
   };
   return {
     claimsOf,
@@ -179,7 +181,7 @@ function ledgerJoins(snapshot: Snapshot): LedgerJoins {
       if (!r.valid || r.entry.type === undefined || r.entry.target === undefined) return NONE;
       const all = byTypeTarget.get(r.entry.type)?.get(r.entry.target);
       // Speed: most entries are their target's only claimant.
-      return all === undefined || all.length < 2 ? NONE : all.filter((o) => o.r !== r).map((o) => o.r.entry.id!);
+      return all === undefined || all.length < 2 ? NONE : all.filter((o) => o !== r).map((o) => o.entry.id!);
     },
     referencedBy: (path) => referencedBy.get(path) ?? NONE,
     lineOfId: (id) => lineOfId.get(id),

@@ -87,7 +87,8 @@ export const CUSTOM_OPERATORS: readonly OperatorDoc[] = [
       'a value one reading gives is no drift (README, "Env files").',
     budget: 'own',
     fn: (held, ...readings) => {
-      const maps = readings.filter(isRecord);
+      // One map given twice (Docker's and Podman's readings of a file are often one object) is compared once.
+      const maps = readings.filter((r, i): r is Record<string, unknown> => isRecord(r) && readings.indexOf(r) === i);
       if (maps.length === 0) return [];
       const h = isRecord(held) ? held : {};
       // A step per key of a reading; HELD is only looked up. A digest that is not a plain value (never in a
@@ -102,15 +103,15 @@ export const CUSTOM_OPERATORS: readonly OperatorDoc[] = [
         if (typeof b === 'object' && b !== null) checkSize(b, 'an argument of env_diff');
         return !sameValue(a, b);
       };
-      if (maps.length === 1) {
-        // Speed: the usual case (one reading), without a closure per key.
-        const only = maps[0]!;
-        const out: string[] = [];
-        for (const k of Object.keys(only)) if (differs(only, k)) out.push(k);
-        return out.sort();
+      // A key is listed only when every map names it, so the first map's keys are the only candidates.
+      // Speed: loops, without a closure or a set per call: this runs for every container source.
+      const out: string[] = [];
+      for (const k of Object.keys(maps[0]!)) {
+        let listed = true;
+        for (let i = 0; listed && i < maps.length; i++) listed = differs(maps[i]!, k);
+        if (listed) out.push(k);
       }
-      const keys = [...new Set(maps.flatMap((m) => Object.keys(m)))];
-      return keys.filter((k) => maps.every((m) => differs(m, k))).sort();
+      return out.sort();
     },
   },
   {

@@ -41,6 +41,22 @@ envDiff('no held env: every composed key differs; no composed env: nothing', () 
   );
 });
 
+envDiff('several readings: a key is listed only when every reading names it and the held value matches none', () => {
+  const held = { SAME: sv('s'), QUOTED: sv('literal'), GONE_EVERYWHERE: sv('g') };
+  const docker = { SAME: sv('s'), QUOTED: sv('literal'), ONLY_DOCKER: sv('d'), BOTH: sv('b1') };
+  const compose = { SAME: sv('s'), QUOTED: sv('unquoted'), BOTH: sv('b2'), ONLY_COMPOSE: sv('c') };
+  const logic = { env_diff: [{ var: 'held' }, { var: 'docker' }, { var: 'podman' }, { var: 'compose' }] };
+  // QUOTED matches the literal reading: no drift. ONLY_*: one reading does not name it. BOTH: differs in both.
+  assert.equal(applyLogic(logic, { held, docker, podman: docker, compose }), ['BOTH']);
+  // Docker's and Podman's readings are often one map: given twice, it counts as it does once.
+  assert.equal(
+    applyLogic(logic, { held, docker, podman: docker, compose }),
+    applyLogic(logic, { held, docker, podman: structuredClone(docker), compose }),
+  );
+  // Null readings are skipped; one reading alone lists what it names.
+  assert.equal(applyLogic(logic, { held, docker: null, podman: null, compose }), ['BOTH', 'ONLY_COMPOSE', 'QUOTED']);
+});
+
 envDiff.run();
 
 // The evaluation budget (src/policy/budget.ts): env_diff and get charge what they visit, not the maps they are given.
