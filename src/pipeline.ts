@@ -1,6 +1,6 @@
 import type { HistoryInput } from './facts/history.js';
-import { buildSubjects } from './facts/subjects.js';
-import { evaluate, type EvaluateOptions } from './evaluate/evaluate.js';
+import { buildSubjects, subjectChunks } from './facts/subjects.js';
+import { evaluate, evaluateChunks, type EvaluateOptions } from './evaluate/evaluate.js';
 import type { LoadedRule, PolicyPack, Profile } from './policy/types.js';
 import { policyUsed, type Report } from './report/report.js';
 import type { Evaluation, Finding } from './evaluate/finding.js';
@@ -25,10 +25,11 @@ export function auditSnapshot(
   rules: readonly LoadedRule[],
   options: EvaluateOptions & { scoped?: { scope: Scope; now: Date } | undefined } = {},
 ): Evaluation {
-  const subjects = buildSubjects(snapshot, history);
   const { scoped, ...evaluateOptions } = options;
-  if (!scoped || isEmptyScope(scoped.scope)) return evaluate(snapshot, subjects, rules, history, evaluateOptions);
-  const applied = applyScope(subjects, snapshot, scoped.scope, scoped.now);
+  // Unscoped, the subjects are made as the evaluation takes them, a chunk at a time (subjectChunks).
+  if (!scoped || isEmptyScope(scoped.scope))
+    return evaluateChunks(snapshot, subjectChunks(snapshot, history), rules, history, evaluateOptions);
+  const applied = applyScope(buildSubjects(snapshot, history), snapshot, scoped.scope, scoped.now);
   const evaluation = evaluate(snapshot, applied.subjects, rules, history, evaluateOptions);
   return {
     ...evaluation,

@@ -1,6 +1,7 @@
 import { hash } from 'node:crypto';
 import { compareText } from '../compare.js';
-import type { AnySubjectSets, Subject, UnknownFact } from '../facts/subjects.js';
+import type { AnySubjectSets, Subject, SubjectChunks, UnknownFact } from '../facts/subjects.js';
+import type { SubjectSetName } from '../policy/sets.js';
 import { changed, measuringOnce, withBudget, withBudgetOf } from '../policy/budget.js';
 import { applyLogic, mayReadNames, scopeReads, truthy } from '../policy/logic.js';
 import { renderTemplate } from '../policy/template.js';
@@ -363,6 +364,31 @@ export function evaluate(
   history: HistoryInput = [],
   options: EvaluateOptions = {},
 ): Evaluation {
+  return evaluateChunks(snapshot, (set) => [subjects[set]], rules, history, options);
+}
+
+/** What one rule gave, kept apart until every rule has run (evaluateChunks). */
+interface RuleOutcomes {
+  findings: Finding[];
+  notChecked: NotChecked[];
+  checks: Check[];
+  errors: Notification[];
+}
+
+/**
+ * evaluate, with each set's subjects given a chunk at a time (`subjectChunks`, src/facts/subjects.ts): every
+ * rule of a set checks a chunk before the next one is made, so that a large host's subjects never all live
+ * at once. What it gives is evaluate's on the whole sets: each rule's outcomes are kept apart, in the order of
+ * its set's subjects, and joined in the order of the rules' ids. Each set is asked for once (once per rule
+ * when two rules share an id: passesOf).
+ */
+export function evaluateChunks(
+  snapshot: Snapshot,
+  chunksOf: SubjectChunks,
+  rules: readonly LoadedRule[],
+  history: HistoryInput = [],
+  options: EvaluateOptions = {},
+): Evaluation {
   const host = snapshot.host.hostname;
   const fromCollection =
     (level: Notification['level']) =>
@@ -380,68 +406,19 @@ export function evaluate(
   ];
   for (const note of historyNotes(snapshot, history))
     notifications.push({ host, level: 'note', kind: 'collection', source: 'history', message: note });
-  const findings: Finding[] = [];
-  const notChecked: NotChecked[] = [];
+  const ordered = [...rules].sort((a, b) => compareText(a.id, b.id));
+  const outcomes: RuleOutcomes[] = ordered.map(() => ({ findings: [], notChecked: [], checks: [], errors: [] }));
   const emitted = new Set<string>();
-  const checks: Check[] | undefined = options.recordChecks ? [] : undefined;
   // Each map a rule measures (src/policy/budget.ts) is walked once per snapshot, not once per operator using it.
   measuringOnce(() => {
-    for (const rule of [...rules].sort((a, b) => compareText(a.id, b.id))) {
-      for (const subject of subjects[rule.subject]) {
-        try {
-          // Within the evaluation budget (src/policy/budget.ts): past it, the catch below says so.
-          const outcome = withBudgetOf(checkRule, rule, subject);
-          if ('unknown' in outcome) {
-            notChecked.push({
-              ruleId: rule.id,
-              subject: { ...subject.about },
-              part: subject.part,
-              sources: [...new Set(outcome.unknown.map((u) => u.source))].sort(),
-              reasons: [...new Set(outcome.unknown.map((u) => u.reason))],
-            });
-            continue;
-          }
-          const found = outcome.findings;
-          // A subject the rule does not apply to is no check of it (its `where` is evaluated twice only here).
-          const check: Check | undefined =
-            checks && applies(rule, subject)
-              ? {
-                  ruleId: rule.id,
-                  subject:
-                    `${String((subject.data as { kind?: unknown }).kind)} ` +
-                    String((subject.data as { id?: unknown }).id),
-                  fingerprints: [],
-                }
-              : undefined;
-          if (check) checks!.push(check);
-          if (found.length === 0) continue;
-          const own = new Set<string>();
-          for (const finding of found) {
-            // Two items of one subject with one discriminator are one finding for alerting: keep the first.
-            if (own.has(finding.fingerprint)) continue;
-            own.add(finding.fingerprint);
-            // Two subjects with one identity (ledger entries sharing an id, or without ids on one line)
-            // are two findings: the later one is told apart by an occurrence number, never dropped.
-            const kept = emitted.has(finding.fingerprint) ? nextOccurrence(finding, emitted) : finding;
-            emitted.add(kept.fingerprint);
-            findings.push(kept);
-            check?.fingerprints.push(kept.fingerprint);
-          }
-        } catch (err) {
-          notifications.push({
-            host,
-            level: 'error',
-            kind: 'evaluation',
-            source: rule.id,
-            subject: `${subject.about.kind} ${subject.about.id}`,
-            message:
-              `rule ${rule.id} (${rule.name}) failed on ${subject.about.kind} ${subject.about.id}: ` +
-              (err as Error).message,
-          });
-        }
-      }
+    for (const { set, indexes } of passesOf(ordered)) {
+      for (const chunk of chunksOf(set))
+        for (const i of indexes) checkChunk(host, ordered[i]!, chunk, outcomes[i]!, emitted, options.recordChecks);
     }
   });
+  const findings = outcomes.flatMap((o) => o.findings);
+  const notChecked = outcomes.flatMap((o) => o.notChecked);
+  for (const o of outcomes) notifications.push(...o.errors);
   notifications.push(...notCheckedNotifications(host, notChecked), ...unknownEscalationNotifications(host, findings));
   return {
     host,
@@ -450,9 +427,90 @@ export function evaluate(
     complete: notifications.every((n) => n.level !== 'error'),
     findings: findings.sort(compareFindings),
     notifications,
-    ...(checks ? { checks } : {}),
+    ...(options.recordChecks ? { checks: outcomes.flatMap((o) => o.checks) } : {}),
     ...(notChecked.length > 0 ? { notChecked } : {}),
   };
+}
+
+/**
+ * The passes over the sets: each set once, with the rules (their places in `ordered`) that check it. Findings of
+ * one identity from two rules sharing an id (a pack loader refuses those; a caller may not) are numbered in rule
+ * order, so then each rule has a pass of its own, in order, over its whole set.
+ */
+function passesOf(ordered: readonly LoadedRule[]): { set: SubjectSetName; indexes: number[] }[] {
+  if (new Set(ordered.map((r) => r.id)).size < ordered.length) {
+    return ordered.map((rule, i) => ({ set: rule.subject, indexes: [i] }));
+  }
+  const bySet = new Map<SubjectSetName, number[]>();
+  ordered.forEach((rule, i) => {
+    const indexes = bySet.get(rule.subject);
+    if (indexes) indexes.push(i);
+    else bySet.set(rule.subject, [i]);
+  });
+  return [...bySet].map(([set, indexes]) => ({ set, indexes }));
+}
+
+/** One rule on each subject of a chunk, in order; what it gives goes to the rule's own outcomes. */
+function checkChunk(
+  host: string,
+  rule: LoadedRule,
+  chunk: readonly Subject[],
+  out: RuleOutcomes,
+  emitted: Set<string>,
+  recordChecks: boolean | undefined,
+): void {
+  for (const subject of chunk) {
+    try {
+      // Within the evaluation budget (src/policy/budget.ts): past it, the catch below says so.
+      const outcome = withBudgetOf(checkRule, rule, subject);
+      if ('unknown' in outcome) {
+        out.notChecked.push({
+          ruleId: rule.id,
+          subject: { ...subject.about },
+          part: subject.part,
+          sources: [...new Set(outcome.unknown.map((u) => u.source))].sort(),
+          reasons: [...new Set(outcome.unknown.map((u) => u.reason))],
+        });
+        continue;
+      }
+      const found = outcome.findings;
+      // A subject the rule does not apply to is no check of it (its `where` is evaluated twice only here).
+      const check: Check | undefined =
+        recordChecks && applies(rule, subject)
+          ? {
+              ruleId: rule.id,
+              subject:
+                `${String((subject.data as { kind?: unknown }).kind)} ` + String((subject.data as { id?: unknown }).id),
+              fingerprints: [],
+            }
+          : undefined;
+      if (check) out.checks.push(check);
+      if (found.length === 0) continue;
+      const own = new Set<string>();
+      for (const finding of found) {
+        // Two items of one subject with one discriminator are one finding for alerting: keep the first.
+        if (own.has(finding.fingerprint)) continue;
+        own.add(finding.fingerprint);
+        // Two subjects with one identity (ledger entries sharing an id, or without ids on one line)
+        // are two findings: the later one is told apart by an occurrence number, never dropped.
+        const kept = emitted.has(finding.fingerprint) ? nextOccurrence(finding, emitted) : finding;
+        emitted.add(kept.fingerprint);
+        out.findings.push(kept);
+        check?.fingerprints.push(kept.fingerprint);
+      }
+    } catch (err) {
+      out.errors.push({
+        host,
+        level: 'error',
+        kind: 'evaluation',
+        source: rule.id,
+        subject: `${subject.about.kind} ${subject.about.id}`,
+        message:
+          `rule ${rule.id} (${rule.name}) failed on ${subject.about.kind} ${subject.about.id}: ` +
+          (err as Error).message,
+      });
+    }
+  }
 }
 
 /** How many subjects a grouped notification names before "and N more". */

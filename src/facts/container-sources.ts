@@ -59,91 +59,139 @@ function droppedKeys(
 
 const SOURCES = subjectFactory('container_sources');
 
+/** The part of the subject standing for the files an unread ledger names as a container's sources. */
+const LEDGER_SOURCES_PART = '(sources named by the ledger)';
+
+/** A subject of the `container_sources` set: a container and one of its files (null: those an unread ledger names). */
+export interface SourcePart {
+  /** The subject's id: what the set is ordered by. */
+  id: string;
+  built: BuiltContainer;
+  path: string | null;
+}
+
+/** The files a container was built from, each once: its labels' (mesh.sources), then its claiming entries'. */
+function sourcePathsOf({ subject, claims }: BuiltContainer): { paths: string[]; fromLedger: string[] } {
+  const fromLedger = claims.flatMap((r) => r.entry.sources ?? []);
+  return { paths: [...new Set([...subject.data.mesh.sources, ...fromLedger])], fromLedger };
+}
+
+/** Every part of the `container_sources` set, in container order. */
+export const sourceParts = (containers: readonly BuiltContainer[], joins: Joins): SourcePart[] =>
+  containers.flatMap((built) => {
+    const { name } = built.container;
+    return [
+      ...sourcePathsOf(built).paths.map((path) => ({ id: `${name} <- ${path}`, built, path })),
+      ...(joins.ledgerUnread ? [{ id: `${name} <- ${LEDGER_SOURCES_PART}`, built, path: null }] : []),
+    ];
+  });
+
 /** The `container_sources` set: a container paired with each file it was built from (labels and ledger). */
 export function buildContainerSources(
   containers: readonly BuiltContainer[],
   joins: Joins,
 ): Subject<ContainerSourceData>[] {
-  return containers.flatMap(({ container: c, subject, claims }) => {
-    const { mesh } = subject.data;
-    const fromLedger = claims.flatMap((r) => r.entry.sources ?? []);
-    const paths = [...new Set([...mesh.sources, ...fromLedger])];
-    const inline = inlineEnvOf(c, claims, joins.filesByPath, joins.ledgerUnread);
-    const { consumer, evidence } = consumerOf(c, joins.config);
-    return [
-      ...paths.map((path): Subject<ContainerSourceData> => {
-        const file = joins.filesByPath.get(path);
-        const index = mesh.sources.indexOf(path);
-        const readings = fileReadings(file);
-        const candidates = candidateReadings(readings, consumer);
-        const dropped = droppedKeys(c, path, paths, consumer, inline, joins);
-        const unknown = [
-          ...sourceUnknown(path, paths, file, joins),
-          ...(inline.unknown !== null
-            ? SOURCES.unknown(
-                inline.unknown.source,
-                dropped.undecided.length > 0
-                  ? `whether ${c.name} was given ${dropped.undecided.join(', ')} inline is not known: ` +
-                      inline.unknown.reason
-                  : inline.unknown.reason,
-                // The dropped keys are unknown only where the inline ones would decide one.
-                dropped.undecided.length > 0
-                  ? ['dropped_keys', 'dropped_evidence', 'inline_keys', 'inline_from']
-                  : ['inline_keys', 'inline_from'],
-              )
-            : []),
-        ];
-        return SOURCES.subject({
-          id: c.name,
-          part: path,
-          unknown,
-          data: {
-            kind: 'container-source',
-            id: `${c.name} <- ${path}`,
-            host: joins.host,
-            container: {
-              name: c.name,
-              container_id: subject.data.container_id,
-              running: c.state.running,
-              status: c.state.status,
-              env: c.env,
-              mesh,
-              claimed_by: subject.data.claimed_by,
-            },
-            source: { path, ...fileFacts(file) },
-            index: index >= 0 ? index : null,
-            recorded_digest: index >= 0 ? (mesh.source_digests[index] ?? null) : null,
-            named_by: [
-              ...(index >= 0 ? ['label' as const] : []),
-              ...(fromLedger.includes(path) ? ['ledger' as const] : []),
-            ],
-            // A snapshot with the Compose reading alone (made before the literal one was kept) is judged by it.
-            reading: readings.composeOnly ? 'compose' : consumer,
-            reading_evidence: readings.composeOnly
-              ? `${evidence}; the snapshot holds the Compose reading only`
-              : evidence,
-            readings: {
-              docker: candidates.docker?.values ?? null,
-              podman: candidates.podman?.values ?? null,
-              compose: candidates.compose?.values ?? null,
-            },
-            dropped_keys: dropped.keys,
-            dropped_evidence: dropped.evidence,
-            inline_keys: [...inline.keys].sort(),
-            inline_from: inline.from,
-          },
-          locate: (item) => {
-            const line = envLine(file, item);
-            return {
-              physical: file ? [{ path, ...(line !== undefined ? { line } : {}) }] : [],
-              logical: [containerLogical(joins.host, c.name)],
-            };
-          },
-          resource: subject.resource,
-        });
-      }),
-      ...(joins.ledgerUnread ? [ledgerSourcesUnknown(c, subject, joins, joins.ledgerUnread)] : []),
-    ];
+  return sourceSubjects(sourceParts(containers, joins), joins);
+}
+
+/** What every source of one container shares: its files, what it was given inline, which consumer made it. */
+interface ContainerFacts {
+  paths: string[];
+  fromLedger: string[];
+  inline: InlineEnv;
+  consumer: Consumer;
+  evidence: string;
+}
+
+/** The subjects of some parts of the set; what a container's parts share is worked out once per call. */
+export function sourceSubjects(parts: readonly SourcePart[], joins: Joins): Subject<ContainerSourceData>[] {
+  const shared = new Map<BuiltContainer, ContainerFacts>();
+  return parts.map(({ built, path }) => {
+    if (path === null) return ledgerSourcesUnknown(built.container, built.subject, joins, joins.ledgerUnread ?? '');
+    let facts = shared.get(built);
+    if (facts === undefined) {
+      const { container: c, claims } = built;
+      facts = {
+        ...sourcePathsOf(built),
+        inline: inlineEnvOf(c, claims, joins.filesByPath, joins.ledgerUnread),
+        ...consumerOf(c, joins.config),
+      };
+      shared.set(built, facts);
+    }
+    return sourceSubject(built, facts, path, joins);
+  });
+}
+
+function sourceSubject(
+  { container: c, subject }: BuiltContainer,
+  { paths, fromLedger, inline, consumer, evidence }: ContainerFacts,
+  path: string,
+  joins: Joins,
+): Subject<ContainerSourceData> {
+  const { mesh } = subject.data;
+  const file = joins.filesByPath.get(path);
+  const index = mesh.sources.indexOf(path);
+  const readings = fileReadings(file);
+  const candidates = candidateReadings(readings, consumer);
+  const dropped = droppedKeys(c, path, paths, consumer, inline, joins);
+  const unknown = [
+    ...sourceUnknown(path, paths, file, joins),
+    ...(inline.unknown !== null
+      ? SOURCES.unknown(
+          inline.unknown.source,
+          dropped.undecided.length > 0
+            ? `whether ${c.name} was given ${dropped.undecided.join(', ')} inline is not known: ` +
+                inline.unknown.reason
+            : inline.unknown.reason,
+          // The dropped keys are unknown only where the inline ones would decide one.
+          dropped.undecided.length > 0
+            ? ['dropped_keys', 'dropped_evidence', 'inline_keys', 'inline_from']
+            : ['inline_keys', 'inline_from'],
+        )
+      : []),
+  ];
+  return SOURCES.subject({
+    id: c.name,
+    part: path,
+    unknown,
+    data: {
+      kind: 'container-source',
+      id: `${c.name} <- ${path}`,
+      host: joins.host,
+      container: {
+        name: c.name,
+        container_id: subject.data.container_id,
+        running: c.state.running,
+        status: c.state.status,
+        env: c.env,
+        mesh,
+        claimed_by: subject.data.claimed_by,
+      },
+      source: { path, ...fileFacts(file) },
+      index: index >= 0 ? index : null,
+      recorded_digest: index >= 0 ? (mesh.source_digests[index] ?? null) : null,
+      named_by: [...(index >= 0 ? ['label' as const] : []), ...(fromLedger.includes(path) ? ['ledger' as const] : [])],
+      // A snapshot with the Compose reading alone (made before the literal one was kept) is judged by it.
+      reading: readings.composeOnly ? 'compose' : consumer,
+      reading_evidence: readings.composeOnly ? `${evidence}; the snapshot holds the Compose reading only` : evidence,
+      readings: {
+        docker: candidates.docker?.values ?? null,
+        podman: candidates.podman?.values ?? null,
+        compose: candidates.compose?.values ?? null,
+      },
+      dropped_keys: dropped.keys,
+      dropped_evidence: dropped.evidence,
+      inline_keys: [...inline.keys].sort(),
+      inline_from: inline.from,
+    },
+    locate: (item) => {
+      const line = envLine(file, item);
+      return {
+        physical: file ? [{ path, ...(line !== undefined ? { line } : {}) }] : [],
+        logical: [containerLogical(joins.host, c.name)],
+      };
+    },
+    resource: subject.resource,
   });
 }
 
@@ -158,7 +206,7 @@ function ledgerSourcesUnknown(
   joins: Joins,
   reason: string,
 ): Subject<ContainerSourceData> {
-  const part = '(sources named by the ledger)';
+  const part = LEDGER_SOURCES_PART;
   return SOURCES.subject({
     id: c.name,
     part,

@@ -1,7 +1,7 @@
 import type { HistoryInput } from './history.js';
 import { compareText } from '../compare.js';
 import type { Snapshot } from '../snapshot/types.js';
-import { buildContainerSources } from './container-sources.js';
+import { sourceParts, sourceSubjects } from './container-sources.js';
 import { buildContainers, type BuiltContainer } from './containers.js';
 import { buildDaemon } from './daemon.js';
 import { buildImages } from './images.js';
@@ -10,8 +10,8 @@ import { buildHost } from './host.js';
 import { buildListeners, buildNetworks, buildVolumes } from './host-objects.js';
 import { joinsOf, type Joins } from './joins.js';
 import { buildLedger } from './ledger.js';
-import { buildMounts } from './mounts.js';
-import { SUBJECT_SETS, type DataOf, type SubjectSet } from '../policy/sets.js';
+import { mountParts, mountSubject } from './mounts.js';
+import { SUBJECT_SETS, type DataOf, type SubjectSet, type SubjectSetName } from '../policy/sets.js';
 import type { Subject, SubjectSets } from '../policy/subject.js';
 
 export type {
@@ -46,16 +46,74 @@ export type BuiltSets<R extends Registry> = { [S in keyof R]: Subject<DataOf<R[S
 
 const byId = (a: Subject<{ id: string }>, b: Subject<{ id: string }>) => compareText(a.data.id, b.data.id);
 
+/** How many subjects of a streamed set are made at a time by default (a few hundred kilobytes of facts). */
+export const CHUNK = 512;
+
+/**
+ * `items` in the order of `compare` (stable: as the set's subjects were sorted once made), made into subjects
+ * `size` at a time, each chunk when the one before has been taken.
+ */
+function* inChunks<T, D extends object>(
+  items: readonly T[],
+  size: number,
+  compare: (a: T, b: T) => number,
+  build: (slice: readonly T[]) => Subject<D>[],
+): Generator<Subject<D>[]> {
+  const sorted = [...items].sort(compare);
+  for (let at = 0; at < sorted.length; at += size) yield build(sorted.slice(at, at + size));
+}
+
+const byIdOf = <T extends { id: string }>(a: T, b: T) => compareText(a.id, b.id);
+
+/** A set made `size` subjects at a time, in its order (see STREAMED). */
+type ChunkBuilder<S extends SubjectSetName> = (
+  inputs: BuildInputs,
+  size: number,
+) => Iterable<Subject<DataOf<(typeof SUBJECT_SETS)[S]>>[]>;
+
+/**
+ * The sets with a subject per file, ledger entry, mount or container source: most of a large host's subjects.
+ * Streamed (subjectChunks): the evaluation checks each chunk by every rule of its set, then drops it, so these
+ * subjects never all live at once. Each chunk is in the set's order: the parts are sorted by the subject's id (its
+ * line for the ledger) before any is made.
+ */
+const STREAMED: { [S in 'files' | 'ledger' | 'container_sources' | 'mounts']: ChunkBuilder<S> } = {
+  files: ({ snapshot, joins }, size) =>
+    inChunks(
+      snapshot.files,
+      size,
+      (a, b) => compareText(a.path, b.path),
+      (slice) => buildFiles(slice, joins),
+    ),
+  ledger: ({ snapshot, joins }, size) =>
+    inChunks(
+      snapshot.ledger.entries,
+      size,
+      (a, b) => a.line - b.line,
+      (slice) => buildLedger({ ...snapshot.ledger, entries: [...slice] }, joins),
+    ),
+  container_sources: ({ containers, joins }, size) =>
+    inChunks(sourceParts(containers, joins), size, byIdOf, (slice) => sourceSubjects(slice, joins)),
+  mounts: ({ containers, joins }, size) =>
+    inChunks(mountParts(containers), size, byIdOf, (slice) => slice.map((part) => mountSubject(part, joins))),
+};
+
+/** A streamed set whole (for buildSubjects). */
+const whole =
+  <S extends keyof typeof STREAMED>(set: S) =>
+  (inputs: BuildInputs) =>
+    [...STREAMED[set](inputs, CHUNK)].flat();
+
 /**
  * One builder per set of the registry (src/policy/sets.ts): a set declared there and not built here,
  * or built here and not declared there, fails `tsc`.
  */
 export const SUBJECT_BUILDERS: SubjectBuilders = {
   containers: ({ containers }) => containers.map((c) => c.subject).sort(byId),
-  files: ({ snapshot, joins }) => buildFiles(snapshot.files, joins).sort(byId),
-  ledger: ({ snapshot, joins }) => buildLedger(snapshot.ledger, joins).sort((a, b) => a.data.line - b.data.line),
-  container_sources: ({ containers, joins }) => buildContainerSources(containers, joins).sort(byId),
-  mounts: ({ containers, joins }) => buildMounts(containers, joins).sort(byId),
+  files: whole('files'),
+  ledger: whole('ledger'),
+  container_sources: whole('container_sources'),
+  mounts: whole('mounts'),
   host: ({ snapshot, joins }) => [buildHost(snapshot, joins)],
   images: ({ snapshot, containers, joins }) => buildImages(snapshot, containers, joins).sort(byId),
   daemon: ({ snapshot, joins }) => buildDaemon(snapshot, joins),
@@ -85,4 +143,21 @@ export function buildSets<R extends Registry>(
  */
 export function buildSubjects(snapshot: Snapshot, history: HistoryInput = []): SubjectSets {
   return buildSets(SUBJECT_SETS, SUBJECT_BUILDERS, buildInputs(snapshot, history));
+}
+
+/** Each set's subjects as the evaluation takes them, a chunk at a time (evaluateChunks, src/evaluate/evaluate.ts). */
+export type SubjectChunks = (set: SubjectSetName) => Iterable<readonly Subject[]>;
+
+/**
+ * buildSubjects, streamed: the joins and the containers are made at once; each set's subjects when the evaluation
+ * asks for the set, those of STREAMED `size` at a time, in the order buildSubjects gives them. Each time a set is
+ * asked for, its subjects are made anew.
+ */
+export function subjectChunks(snapshot: Snapshot, history: HistoryInput = [], size = CHUNK): SubjectChunks {
+  if (!Number.isInteger(size) || size < 1) throw new RangeError(`a chunk holds at least one subject, not ${size}`);
+  const inputs = buildInputs(snapshot, history);
+  return (set) =>
+    Object.hasOwn(STREAMED, set)
+      ? STREAMED[set as keyof typeof STREAMED](inputs, size)
+      : [SUBJECT_BUILDERS[set](inputs)];
 }
