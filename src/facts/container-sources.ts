@@ -6,6 +6,7 @@ import type { Joins } from './joins.js';
 import { inlineEnvOf, type InlineEnv } from './inline-env.js';
 import { subjectFactory, type Subject } from '../policy/subject.js';
 import type { ContainerSourceData } from '../policy/subject-data.js';
+import { NONE } from './none.js';
 
 /**
  * Keys the container holds that no env file it was composed from names any more, with the evidence
@@ -71,9 +72,15 @@ export interface SourcePart {
 }
 
 /** The files a container was built from, each once: its labels' (mesh.sources), then its claiming entries'. */
-function sourcePathsOf({ subject, claims }: BuiltContainer): { paths: string[]; fromLedger: string[] } {
-  const fromLedger = claims.flatMap((r) => r.entry.sources ?? []);
-  return { paths: [...new Set([...subject.data.mesh.sources, ...fromLedger])], fromLedger };
+function sourcePathsOf({ subject, claims }: BuiltContainer): {
+  paths: readonly string[];
+  fromLedger: readonly string[];
+} {
+  const fromLedger = claims.length === 0 ? NONE : claims.flatMap((r) => r.entry.sources ?? []);
+  const labelled = subject.data.mesh.sources;
+  // Speed: most containers name no file, or one, and only by label.
+  if (fromLedger.length === 0 && labelled.length < 2) return { paths: labelled, fromLedger };
+  return { paths: [...new Set([...labelled, ...fromLedger])], fromLedger };
 }
 
 /** Every part of the `container_sources` set, in container order. */
@@ -96,29 +103,29 @@ export function buildContainerSources(
 
 /** What every source of one container shares: its files, what it was given inline, which consumer made it. */
 interface ContainerFacts {
-  paths: string[];
-  fromLedger: string[];
+  paths: readonly string[];
+  fromLedger: readonly string[];
   inline: InlineEnv;
   consumer: Consumer;
   evidence: string;
 }
 
-/** The subjects of some parts of the set; what a container's parts share is worked out once per call. */
+/**
+ * The subjects of some parts of the set. What a container's parts share is worked out once for each run of its
+ * parts (they come together: sorted by id, `NAME <- PATH`).
+ */
 export function sourceSubjects(parts: readonly SourcePart[], joins: Joins): Subject<ContainerSourceData>[] {
-  const shared = new Map<BuiltContainer, ContainerFacts>();
+  let last: { built: BuiltContainer; facts: ContainerFacts } | undefined;
   return parts.map(({ built, path }) => {
     if (path === null) return ledgerSourcesUnknown(built.container, built.subject, joins, joins.ledgerUnread ?? '');
-    let facts = shared.get(built);
-    if (facts === undefined) {
+    if (last?.built !== built) {
       const { container: c, claims } = built;
-      facts = {
-        ...sourcePathsOf(built),
-        inline: inlineEnvOf(c, claims, joins.filesByPath, joins.ledgerUnread),
-        ...consumerOf(c, joins.config),
-      };
-      shared.set(built, facts);
+      const { consumer, evidence } = consumerOf(c, joins.config);
+      const { paths, fromLedger } = sourcePathsOf(built);
+      const inline = inlineEnvOf(c, claims, joins.filesByPath, joins.ledgerUnread);
+      last = { built, facts: { paths, fromLedger, inline, consumer, evidence } };
     }
-    return sourceSubject(built, facts, path, joins);
+    return sourceSubject(built, last.facts, path, joins);
   });
 }
 
