@@ -116,8 +116,8 @@ interface ContainerFacts {
  */
 export function sourceSubjects(parts: readonly SourcePart[], joins: Joins): Subject<ContainerSourceData>[] {
   let last: { built: BuiltContainer; facts: ContainerFacts } | undefined;
-  return parts.map(({ built, path }) => {
-    if (path === null) return ledgerSourcesUnknown(built.container, built.subject, joins, joins.ledgerUnread ?? '');
+  return parts.map(({ id, built, path }) => {
+    if (path === null) return ledgerSourcesUnknown(id, built, joins, joins.ledgerUnread ?? '');
     if (last?.built !== built) {
       const { container: c, claims } = built;
       const { consumer, evidence } = consumerOf(c, joins.config);
@@ -125,11 +125,28 @@ export function sourceSubjects(parts: readonly SourcePart[], joins: Joins): Subj
       const inline = inlineEnvOf(c, claims, joins.filesByPath, joins.ledgerUnread);
       last = { built, facts: { paths, fromLedger, inline, consumer, evidence } };
     }
-    return sourceSubject(built, last.facts, path, joins);
+    return sourceSubject(id, built, last.facts, path, joins);
   });
 }
 
+/** The container as each of its sources shows it. */
+const shownContainer = (
+  c: Container,
+  subject: BuiltContainer['subject'],
+  claimedBy: string[],
+): ContainerSourceData['container'] => ({
+  name: c.name,
+  container_id: subject.data.container_id,
+  running: c.state.running,
+  status: c.state.status,
+  env: c.env,
+  mesh: subject.data.mesh,
+  claimed_by: claimedBy,
+});
+
+/** The subject of one file of a container; `id`: its part's (the order of the set). */
 function sourceSubject(
+  id: string,
   { container: c, subject }: BuiltContainer,
   { paths, fromLedger, inline, consumer, evidence }: ContainerFacts,
   path: string,
@@ -163,17 +180,9 @@ function sourceSubject(
     unknown,
     data: {
       kind: 'container-source',
-      id: `${c.name} <- ${path}`,
+      id,
       host: joins.host,
-      container: {
-        name: c.name,
-        container_id: subject.data.container_id,
-        running: c.state.running,
-        status: c.state.status,
-        env: c.env,
-        mesh,
-        claimed_by: subject.data.claimed_by,
-      },
+      container: shownContainer(c, subject, subject.data.claimed_by),
       source: { path, ...fileFacts(file) },
       index: index >= 0 ? index : null,
       recorded_digest: index >= 0 ? (mesh.source_digests[index] ?? null) : null,
@@ -208,8 +217,8 @@ function sourceSubject(
  * the container rather than its findings on those files going silently.
  */
 function ledgerSourcesUnknown(
-  c: Container,
-  subject: BuiltContainer['subject'],
+  id: string,
+  { container: c, subject }: BuiltContainer,
   joins: Joins,
   reason: string,
 ): Subject<ContainerSourceData> {
@@ -220,17 +229,9 @@ function ledgerSourcesUnknown(
     unknown: SOURCES.wholly('ledger', reason),
     data: {
       kind: 'container-source',
-      id: `${c.name} <- ${part}`,
+      id,
       host: joins.host,
-      container: {
-        name: c.name,
-        container_id: subject.data.container_id,
-        running: c.state.running,
-        status: c.state.status,
-        env: c.env,
-        mesh: subject.data.mesh,
-        claimed_by: [],
-      },
+      container: shownContainer(c, subject, []),
       source: { path: '', ...fileFacts(undefined) },
       index: null,
       recorded_digest: null,

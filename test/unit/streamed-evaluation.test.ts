@@ -108,15 +108,20 @@ test('in chunks of 1, 2 and 3 subjects, every host and variant gives what the wh
   assert.ok(failures > 10, `failures: ${failures}`);
 });
 
-test('two subjects with one identity are numbered as in the whole set, across chunks', () => {
-  // 097's ledger has entries sharing an id; repeated, every entry has a twin in another chunk of 1.
-  const h = hosts.find((x) => x.name === '097')!;
-  const entries = h.snapshot.ledger.entries;
+/** The snapshot with every ledger entry written a second time below the others: each has a twin of one identity. */
+function withLedgerTwice(s: Snapshot): Snapshot {
+  const entries = s.ledger.entries;
   const last = Math.max(...entries.map((r) => r.line));
-  const snapshot: Snapshot = {
-    ...h.snapshot,
-    ledger: { ...h.snapshot.ledger, entries: [...entries, ...entries.map((r) => ({ ...r, line: r.line + last }))] },
+  return {
+    ...s,
+    ledger: { ...s.ledger, entries: [...entries, ...entries.map((r) => ({ ...r, line: r.line + last }))] },
   };
+}
+
+test('two subjects with one identity are numbered as in the whole set, across chunks', () => {
+  // Every entry has a twin in another chunk of 1.
+  const h = hosts.find((x) => x.name === '097')!;
+  const snapshot = withLedgerTwice(h.snapshot);
   const expected = whole(h, snapshot, shipped);
   assert.ok(
     expected.findings.some((f) => f.discriminator?.endsWith('#2')),
@@ -126,15 +131,10 @@ test('two subjects with one identity are numbered as in the whole set, across ch
 });
 
 test('rules sharing an id (which a pack refuses) number their findings in rule order, as with whole sets', () => {
-  // Ledger entries sharing an id (097's, repeated) and two rules with one id over the ledger: each finding of the
+  // Ledger entries sharing an id (097's, written twice) and two rules with one id over the ledger: each finding of the
   // second rule is numbered after every finding of the first, wherever the chunks are cut.
   const h = hosts.find((x) => x.name === '097')!;
-  const entries = h.snapshot.ledger.entries;
-  const last = Math.max(...entries.map((r) => r.line));
-  const snapshot: Snapshot = {
-    ...h.snapshot,
-    ledger: { ...h.snapshot.ledger, entries: [...entries, ...entries.map((r) => ({ ...r, line: r.line + last }))] },
-  };
+  const snapshot = withLedgerTwice(h.snapshot);
   const overLedger = shipped.filter((r) => r.subject === 'ledger');
   const rules = [...shipped, ...overLedger.map((r) => ({ ...r, name: `${r.name}-again` }))];
   const expected = whole(h, snapshot, rules);
