@@ -28,7 +28,8 @@ test('BENCHMARKS.md is exactly what its runs produced: its results rendered agai
   assert.fixture(
     text,
     renderBenchmarks(benches, sections, existsSync(profiles) ? readFileSync(profiles, 'utf8') : null),
-    'BENCHMARKS.md differs from its own results (edited by hand, or PROFILES.md changed since): rerun npm run bench',
+    'BENCHMARKS.md differs from its own results (edited by hand, or PROFILES.md changed since): rerun npm run bench ' +
+      '(or, after PROFILES.md alone changed, node test/bench/run.mjs --render)',
   );
 });
 
