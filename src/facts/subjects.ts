@@ -47,7 +47,7 @@ export type BuiltSets<R extends Registry> = { [S in keyof R]: Subject<DataOf<R[S
 const byId = (a: Subject<{ id: string }>, b: Subject<{ id: string }>) => compareText(a.data.id, b.data.id);
 
 /** How many subjects of a streamed set are made at a time by default (a few hundred kilobytes of facts). */
-export const CHUNK = 512;
+const CHUNK = 512;
 
 /**
  * `items` in the order of `compare` (stable: as the set's subjects were sorted once made), made into subjects
