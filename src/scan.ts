@@ -7,6 +7,8 @@ import { collectDaemonHost } from './collect/daemon.js';
 import { collectDocker } from './collect/docker.js';
 import { resolveEndpoint } from './collect/docker-endpoint.js';
 import { collectFiles } from './collect/files.js';
+import { ComposePool } from './collect/compose-pool.js';
+import type { ContainerSummary } from './collect/docker-api.js';
 import { COMPOSE_LABELS, composeFilesOf } from './compose-labels.js';
 import { readHostListeners } from './collect/host-listeners.js';
 import { readLedger } from './collect/ledger.js';
@@ -62,6 +64,21 @@ export async function resolveHostname(settings: ScanSettings): Promise<string> {
  * `earlier` are the host's previous snapshots: their former targets are collected too (097).
  */
 export async function takeSnapshot(settings: ScanSettings, earlier: HistoryInput, hooks: ScanHooks): Promise<Snapshot> {
+  // The Compose files' reader, started as soon as the container list says many are coming (ComposePool.prestart).
+  const compose: { pool?: ComposePool } = {};
+  try {
+    return await snapshotWith(settings, earlier, hooks, compose);
+  } finally {
+    await compose.pool?.close();
+  }
+}
+
+async function snapshotWith(
+  settings: ScanSettings,
+  earlier: HistoryInput,
+  hooks: ScanHooks,
+  compose: { pool?: ComposePool },
+): Promise<Snapshot> {
   const safe = createSafeValueMaker();
   const takenAt = hooks.now().toISOString();
   const problems: Problem[] = [];
@@ -91,6 +108,10 @@ export async function takeSnapshot(settings: ScanSettings, earlier: HistoryInput
     safe,
     deadlineMs: settings.dockerTimeoutSeconds * 1000,
     labelKeys: settings.labels,
+    listed: (summaries) => {
+      compose.pool = new ComposePool(listedComposeFiles(summaries, hooks.scope));
+      compose.pool.prestart();
+    },
     ...(proc !== undefined
       ? { readProc: proc.read, whileListing: proc.readProcessTable }
       : { procUnavailable: procReason ?? 'not read' }),
@@ -147,6 +168,7 @@ export async function takeSnapshot(settings: ScanSettings, earlier: HistoryInput
     paths: [...new Set(paths)].filter((p) => p.startsWith('/')),
     envPaths,
     composePaths,
+    ...(compose.pool !== undefined ? { compose: compose.pool } : {}),
     managedRoots: settings.managedRoots,
     maxFiles: settings.maxFiles,
     safe,
@@ -290,6 +312,29 @@ function filesToRead(
     envPaths: [...new Set([...ledgerSources, ...labelSources])],
     composePaths: [...new Set(composePaths)],
   };
+}
+
+/**
+ * How many Compose files the listed containers' labels name (those in scope), before any inspect: enough to tell
+ * whether their reader is worth a worker (compose-pool.ts). The inspects' labels are what decides which files are read.
+ */
+function listedComposeFiles(summaries: readonly ContainerSummary[], scope: ScopeJudge | undefined): number {
+  const files = new Set<string>();
+  for (const summary of summaries) {
+    const labels = stringLabels(summary.Labels);
+    if (labels[COMPOSE_LABELS.service] === undefined) continue;
+    const name = summary.Names?.[0]?.replace(/^\//, '') ?? summary.Id;
+    if (scope && !scope.container(name, keptLabels(labels))) continue;
+    const named = composeFilesOf(labels);
+    if ('paths' in named) for (const path of named.paths) files.add(path);
+  }
+  return files.size;
+}
+
+/** A list's labels as far as they are strings (the list is the engine's answer, unchecked). */
+function stringLabels(value: unknown): Record<string, string> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return {};
+  return Object.fromEntries(Object.entries(value).filter((e): e is [string, string] => typeof e[1] === 'string'));
 }
 
 /** What could not be read was not checked: the scan says so, and is incomplete. */

@@ -35,6 +35,15 @@ export class ComposePool {
     this.failed = files < COMPOSE_IN_WORKER_FILES || availableParallelism() < 2;
   }
 
+  /**
+   * Starts the worker now, when the caller knows many Compose files are coming before it has their bytes (a scan,
+   * from the container list): the worker's start and yaml's load then happen while the engine is inspected, not while
+   * the main thread waits for the first answers.
+   */
+  prestart(): void {
+    this.started();
+  }
+
   facts(content: Uint8Array): Promise<ComposeFacts> {
     const worker = this.started();
     if (worker === null) return Promise.resolve(composeFacts(content));

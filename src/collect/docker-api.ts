@@ -10,6 +10,8 @@ export interface ContainerSummary {
   Id: string;
   Names?: string[];
   State?: string;
+  /** As the engine lists them: unchecked (only a hint before the inspect, which is what is recorded). */
+  Labels?: unknown;
 }
 
 export interface ImageSummary {

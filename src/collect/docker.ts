@@ -13,7 +13,14 @@ import type {
   ProcView,
   VolumeRecord,
 } from '../snapshot/types.js';
-import { EngineHttpError, loadDockerode, ReadOnlyDocker, shortImageId, type ImageSummary } from './docker-api.js';
+import {
+  EngineHttpError,
+  loadDockerode,
+  ReadOnlyDocker,
+  shortImageId,
+  type ContainerSummary,
+  type ImageSummary,
+} from './docker-api.js';
 import { networkRecords, volumeRecords, type Attachments } from './engine-objects.js';
 import type { DockerEndpoint } from './docker-endpoint.js';
 import { daemonInfoOf, imageRecordOf, tagsOf } from './images.js';
@@ -32,6 +39,8 @@ export interface DockerCollectOptions {
   procUnavailable?: string;
   /** Work of the caller's done while the engine makes the list (the longest wait of a collection). */
   whileListing?: () => void;
+  /** Told the container list as soon as it comes, before any inspect (work the caller can start early). */
+  listed?: (summaries: readonly ContainerSummary[]) => void;
   /** The label keys whose values on networks and volumes are kept as written (they name modules and resources). */
   labelKeys?: LabelKeys;
 }
@@ -163,6 +172,7 @@ async function collectWith(
       notes,
     };
   }
+  options.listed?.(summaries);
   // Each list once per scan, asked while the containers are inspected; their attachments come from the inspects.
   const networkList = api.listNetworks();
   const volumeList = api.listVolumes();

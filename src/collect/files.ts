@@ -55,6 +55,11 @@ export interface FileCollectOptions {
    */
   composePaths?: string[];
   /**
+   * The Compose files' reader, when the caller made (and perhaps started) it earlier; the caller closes it. Else one is
+   * made here for the Compose files named, and closed here.
+   */
+  compose?: ComposePool;
+  /**
    * Host folders walked recursively (managed roots): every entry under them is recorded (directories too, kind
    * 'directory'). Symlinked folders are recorded as symlinks and not descended.
    */
@@ -291,7 +296,7 @@ export async function collectFiles(options: FileCollectOptions): Promise<{ files
     skip: options.skip ?? (() => false),
     pool: new HashPool(),
     parents: new Map(),
-    compose: new ComposePool(composePaths.length),
+    compose: options.compose ?? new ComposePool(composePaths.length),
     composing: [],
     pending: [],
   };
@@ -329,7 +334,7 @@ export async function collectFiles(options: FileCollectOptions): Promise<{ files
     }
     await Promise.all(ctx.pending);
   } finally {
-    await Promise.all([ctx.pool.close(), ctx.compose.close()]);
+    await Promise.all([ctx.pool.close(), options.compose === undefined ? ctx.compose.close() : undefined]);
   }
   const files = [...ctx.records.values()].sort((a, b) => byCodeUnit(a.path, b.path));
   return { files, problems };

@@ -20,7 +20,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { collectFiles, locate, type FileCollectOptions, type ParentVerdicts } from '../../src/collect/files.js';
 import { composeFacts } from '../../src/collect/compose-file.js';
-import { COMPOSE_IN_WORKER_FILES } from '../../src/collect/compose-pool.js';
+import { COMPOSE_IN_WORKER_FILES, ComposePool } from '../../src/collect/compose-pool.js';
 import { readRegularFile } from '../../src/collect/read-file.js';
 import { HashPool, HASH_IN_WORKER_BYTES } from '../../src/collect/hash-pool.js';
 import { createSafeValueMaker } from '../../src/secret/value.js';
@@ -412,6 +412,15 @@ test('many Compose files are read by a worker thread: the same facts as on the m
     assert.equal(get(files, '/c/common.yml').compose, { services: { base: { environment: ['FROM_BASE', 'OTHER'] } } });
     assert.ok('error' in get(files, '/c/app-3.yml').compose!);
     assert.ok('error' in get(files, '/c/app-5.yml').compose!);
+    // A reader the caller started before it had any file (a scan, from the container list): the same records.
+    const early = new ComposePool(composePaths.length);
+    early.prestart();
+    try {
+      const again = await collect(root, { composePaths, paths: ['/c/common.yml'], compose: early });
+      assert.equal(again, { files, problems });
+    } finally {
+      await early.close();
+    }
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
