@@ -7,7 +7,7 @@ import { collectDaemonHost } from './collect/daemon.js';
 import { collectDocker } from './collect/docker.js';
 import { resolveEndpoint } from './collect/docker-endpoint.js';
 import { collectFiles } from './collect/files.js';
-import { ComposePool } from './collect/compose-pool.js';
+import { COMPOSE_IN_WORKER_FILES, ComposePool } from './collect/compose-pool.js';
 import type { ContainerSummary } from './collect/docker-api.js';
 import { COMPOSE_LABELS, composeFilesOf } from './compose-labels.js';
 import { readHostListeners } from './collect/host-listeners.js';
@@ -109,7 +109,10 @@ async function snapshotWith(
     deadlineMs: settings.dockerTimeoutSeconds * 1000,
     labelKeys: settings.labels,
     listed: (summaries) => {
-      compose.pool = new ComposePool(listedComposeFiles(summaries, hooks.scope));
+      // Fewer named (an engine whose list carries no labels), the file collection decides from the inspects.
+      const files = listedComposeFiles(summaries, hooks.scope);
+      if (files < COMPOSE_IN_WORKER_FILES) return;
+      compose.pool = new ComposePool(files);
       compose.pool.prestart();
     },
     ...(proc !== undefined
