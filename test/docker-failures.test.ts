@@ -13,6 +13,7 @@ import { fakeEngine } from './support/fake-engine.js';
 import { LiveHost, type LiveReport } from './docker/live-host.js';
 
 // The collector against a recorded engine that misbehaves on cue (a real engine cannot be made to).
+const HANG_MS = 60_000;
 // The scan runs as a child process so the fake engine in this process can answer it.
 function scanAsync(
   host: LiveHost,
@@ -21,7 +22,7 @@ function scanAsync(
   extra: string[] = [],
 ): Promise<{ code: number; stderr: string; report: LiveReport; seconds: number }> {
   const started = Date.now();
-  return new Promise((resolve) => {
+  return new Promise((resolve, reject) => {
     // The recorded host-network httpd runs (by its recorded pid, which is no process here): its /proc
     // cannot be read, so whether it is exposed is unknown, and as an unclaimed container MA2001's
     // severity would rightly be "not checked" (an incomplete run). These tests are about the engine's
@@ -44,13 +45,16 @@ function scanAsync(
         'json',
         ...extra,
       ],
-      {
-        env: { ...process.env, ...env },
-      },
+      // A scan that hangs fails its test rather than the whole run.
+      { env: { ...process.env, ...env }, timeout: HANG_MS, killSignal: 'SIGKILL' },
     );
     let stderr = '';
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('close', (code) => {
+    child.on('close', (code, signal) => {
+      if (signal !== null) {
+        reject(new Error(`the scan did not end within ${HANG_MS / 1000} s (a hang): killed by ${signal}; ${stderr}`));
+        return;
+      }
       const report = JSON.parse(readFileSync(join(host.out, 'mesh-audit.json'), 'utf8')) as LiveReport;
       resolve({ code: code ?? -1, stderr, report, seconds: (Date.now() - started) / 1000 });
     });
@@ -344,6 +348,30 @@ test('an inspect that never finishes is ended by the deadline: exit 3 in seconds
     assert.ok(r.seconds < 15, `took ${r.seconds} s`);
     assert.match(r.stderr, 'cannot inspect container ma-fixture-env-file: inspect');
     assert.match(r.stderr, 'no answer in time');
+  } finally {
+    await engine.close();
+  }
+});
+
+test('a list naming many Compose files starts their reader early; an engine failing after it still ends the scan: exit 3 in seconds', async () => {
+  // One listed container naming 20 Compose files: enough for the scan to start their worker thread from the list
+  // (src/scan.ts). The inspect that never finishes ends the engine's part at the deadline; the worker must be
+  // stopped with the scan, or the process would never exit.
+  const files = Array.from({ length: 20 }, (_, i) => `/srv/app/compose-${i}.yml`).join(',');
+  const engine = await fakeEngine({ 'ma-fixture-env-file': 'hang' }, undefined, 'ok', {
+    'ma-fixture-stopped': {
+      'com.docker.compose.service': 'app',
+      'com.docker.compose.project.config_files': files,
+    },
+  });
+  try {
+    const host = new LiveHost();
+    const config = join(host.dir, 'config.yaml');
+    host.write(config, 'dockerTimeoutSeconds: 2\n');
+    const r = await scanAsync(host, engine.dockerHost, {}, ['--config', config]);
+    assert.is(r.code, 3);
+    assert.ok(r.seconds < 15, `took ${r.seconds} s`);
+    assert.match(r.stderr, 'cannot inspect container ma-fixture-env-file: inspect');
   } finally {
     await engine.close();
   }

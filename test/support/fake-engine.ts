@@ -22,18 +22,27 @@ const fixture = (name: string): unknown => {
   return Array.isArray(data) ? data[0] : data;
 };
 
-/** `behaviour` by container name; `imageBehaviour` for the fixture image's inspect (every container uses the one image). */
+/**
+ * `behaviour` by container name; `imageBehaviour` for the fixture image's inspect (every container uses the one image);
+ * `listLabels`, by container name, labels added to its entry of the container list only (what the list says before
+ * any inspect).
+ */
 export async function fakeEngine(
   behaviour: Record<string, InspectBehaviour>,
   errorBody = '{"message":"boom"}',
   imageBehaviour: Exclude<InspectBehaviour, 'hang'> = 'ok',
+  listLabels: Record<string, Record<string, string>> = {},
 ): Promise<FakeEngine> {
-  const list =
+  const recorded =
     fixture('containers-list.json') === undefined
       ? []
       : (JSON.parse(
           readFileSync(join(PACKAGE_ROOT, 'test', 'fixtures', 'inspect', 'containers-list.json'), 'utf8'),
-        ) as { Id: string; Names: string[] }[]);
+        ) as { Id: string; Names: string[]; Labels?: Record<string, string> | null }[]);
+  const list = recorded.map((c) => {
+    const added = listLabels[c.Names[0]?.replace(/^\//, '') ?? ''];
+    return added === undefined ? c : { ...c, Labels: { ...(c.Labels ?? {}), ...added } };
+  });
   const inspects = ['env-file-container.json', 'host-network-httpd.json', 'stopped-container.json'].map(
     (f) => fixture(f) as { Id: string; Name: string; Image?: string; Config?: { Image?: string } },
   );
