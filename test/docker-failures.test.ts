@@ -337,20 +337,25 @@ test('the engine answers 500 on one inspect: one problem, exit 3, the other cont
   }
 });
 
-test('an inspect that never finishes is ended by the deadline: exit 3 in seconds, not a hang', async () => {
-  const engine = await fakeEngine({ 'ma-fixture-env-file': 'hang' });
+/** A scan under a 2 s deadline whose inspect of ma-fixture-env-file never finishes. */
+async function scanWithHangingInspect(listLabels: Record<string, Record<string, string>> = {}) {
+  const engine = await fakeEngine({ 'ma-fixture-env-file': 'hang' }, undefined, 'ok', listLabels);
   try {
     const host = new LiveHost();
     const config = join(host.dir, 'config.yaml');
     host.write(config, 'dockerTimeoutSeconds: 2\n');
-    const r = await scanAsync(host, engine.dockerHost, {}, ['--config', config]);
-    assert.is(r.code, 3);
-    assert.ok(r.seconds < 15, `took ${r.seconds} s`);
-    assert.match(r.stderr, 'cannot inspect container ma-fixture-env-file: inspect');
-    assert.match(r.stderr, 'no answer in time');
+    return await scanAsync(host, engine.dockerHost, {}, ['--config', config]);
   } finally {
     await engine.close();
   }
+}
+
+test('an inspect that never finishes is ended by the deadline: exit 3 in seconds, not a hang', async () => {
+  const r = await scanWithHangingInspect();
+  assert.is(r.code, 3);
+  assert.ok(r.seconds < 15, `took ${r.seconds} s`);
+  assert.match(r.stderr, 'cannot inspect container ma-fixture-env-file: inspect');
+  assert.match(r.stderr, 'no answer in time');
 });
 
 test('a list naming many Compose files starts their reader early; an engine failing after it still ends the scan: exit 3 in seconds', async () => {
@@ -358,23 +363,12 @@ test('a list naming many Compose files starts their reader early; an engine fail
   // (src/scan.ts). The inspect that never finishes ends the engine's part at the deadline; the worker must be
   // stopped with the scan, or the process would never exit.
   const files = Array.from({ length: 20 }, (_, i) => `/srv/app/compose-${i}.yml`).join(',');
-  const engine = await fakeEngine({ 'ma-fixture-env-file': 'hang' }, undefined, 'ok', {
-    'ma-fixture-stopped': {
-      'com.docker.compose.service': 'app',
-      'com.docker.compose.project.config_files': files,
-    },
+  const r = await scanWithHangingInspect({
+    'ma-fixture-stopped': { 'com.docker.compose.service': 'app', 'com.docker.compose.project.config_files': files },
   });
-  try {
-    const host = new LiveHost();
-    const config = join(host.dir, 'config.yaml');
-    host.write(config, 'dockerTimeoutSeconds: 2\n');
-    const r = await scanAsync(host, engine.dockerHost, {}, ['--config', config]);
-    assert.is(r.code, 3);
-    assert.ok(r.seconds < 15, `took ${r.seconds} s`);
-    assert.match(r.stderr, 'cannot inspect container ma-fixture-env-file: inspect');
-  } finally {
-    await engine.close();
-  }
+  assert.is(r.code, 3);
+  assert.ok(r.seconds < 15, `took ${r.seconds} s`);
+  assert.match(r.stderr, 'cannot inspect container ma-fixture-env-file: inspect');
 });
 
 test.run();
