@@ -352,8 +352,33 @@ export function bareImage(e: Engine): string {
 }
 
 export function removeContainers(e: Engine, names: string[]): void {
-  if (names.length > 0)
-    spawnSync(dockerCli(), ['-H', e.dockerHost, 'rm', '-f', ...names], { timeout: 60_000, env: toolEnv() });
+  let left = names;
+  // Podman can refuse `rm -f` of a container that its restart policy is restarting at that very moment ("cannot
+  // remove container … as it could not be stopped", 1 in 12 for `--restart always` of `exit 1`): one left behind
+  // shows up in every later test's findings on that engine. So each is asked for again until none is left.
+  for (let attempt = 0; left.length > 0 && attempt < 5; attempt++) {
+    if (attempt > 0) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 500);
+    spawnSync(dockerCli(), ['-H', e.dockerHost, 'rm', '-f', ...left], { timeout: 60_000, env: toolEnv() });
+    left = stillThere(e, left);
+  }
+}
+
+/** Those of `names` (container names or ids) the engine still lists. */
+function stillThere(e: Engine, names: string[]): string[] {
+  const listed = spawnSync(
+    dockerCli(),
+    ['-H', e.dockerHost, 'ps', '-a', '--no-trunc', '--format', '{{.ID}} {{.Names}}'],
+    {
+      encoding: 'utf8',
+      timeout: 60_000,
+      env: toolEnv(),
+    },
+  );
+  if (listed.status !== 0) return [];
+  const known = listed.stdout.split(/\s+/).filter((word) => word !== '');
+  return names.filter((n) =>
+    known.some((k) => k === n || (n.length >= 12 && /^[0-9a-f]+$/.test(n) && k.startsWith(n))),
+  );
 }
 
 /**
