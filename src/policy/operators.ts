@@ -1,6 +1,6 @@
 /**
  * The custom JSON Logic operators of mesh-audit: what plain JSON Logic cannot do, or does surprisingly.
- * This list is the single source for the engine, the load-time check and the README.
+ * This list is the single source for the engine, the load-time check and docs/writing-rules.md.
  * Operators receive already-evaluated arguments.
  */
 
