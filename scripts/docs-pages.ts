@@ -1,7 +1,7 @@
 /**
  * What `npm run docs` writes, worked out without writing (test/docs-pages.test.ts compares it with the
- * files): the README's generated blocks, and the pages under docs/ for every rule of the shipped packs,
- * the built-in ones and every subject set.
+ * files): the pages under docs/ for every rule of the shipped packs, the built-in ones and every
+ * subject set. The guides' generated blocks are src/report/guide-blocks.ts's.
  */
 import { relative } from 'node:path';
 import { caseExamples, loadCases, type RuleCases } from '../src/evaluate/cases.js';

@@ -1,5 +1,5 @@
 /**
- * `npm run docs`: regenerates the README's catalogues, the pack schema's list of subject sets (from the
+ * `npm run docs`: regenerates the catalogues in the guides under docs/, the pack schema's list of subject sets (from the
  * registry, src/policy/sets.ts) and the pages under docs/ (one per shipped rule, one per subject set),
  * and removes a page nothing makes any more.
  */
@@ -8,13 +8,15 @@ import { dirname, join } from 'node:path';
 import { packageFile } from '../src/paths.js';
 import { loadShippedPacks } from '../src/policy/load.js';
 import { schemaTextWithSubjectSets } from '../src/policy/pack-schema.js';
-import { fillReadme, readmeBlocks } from '../src/report/readme-blocks.js';
+import { fillBlocks, guideBlocks } from '../src/report/guide-blocks.js';
 import { DOCS_FOLDER, shippedDocPages } from './docs-pages.js';
 
-const readme = packageFile('README.md');
 const rules = (await loadShippedPacks()).flatMap((p) => p.rules);
-writeFileSync(readme, fillReadme(readFileSync(readme, 'utf8'), readmeBlocks(rules)));
-console.log(`updated ${readme}`);
+for (const [guide, blocks] of guideBlocks(rules)) {
+  const file = packageFile(guide);
+  writeFileSync(file, fillBlocks(guide, readFileSync(file, 'utf8'), blocks));
+  console.log(`updated ${file}`);
+}
 
 const schemaFile = packageFile('policies', 'policy.schema.json');
 writeFileSync(schemaFile, schemaTextWithSubjectSets(readFileSync(schemaFile, 'utf8')));

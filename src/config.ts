@@ -25,8 +25,8 @@ export interface ScanSettings {
   /** At most this many file records per scan (managed roots included); past it the scan is incomplete. */
   maxFiles: number;
   /**
-   * How the mesh's own containers read their env files when no label says: `docker`, `compose` or `auto` (README, "Env
-   * files").
+   * How the mesh's own containers read their env files when no label says: `docker`, `compose` or `auto`
+   * (docs/ledger.md, "Env files").
    */
   envFileSyntax: EnvFileSyntax;
 }

@@ -34,7 +34,7 @@ export const RUNTIME_PACKAGE_FILES = [
 ] as const;
 export type RuntimePackageFile = (typeof RUNTIME_PACKAGE_FILES)[number];
 
-/** The shipped pack's folder in the package: pack.yaml and one rule file per ID block (README, "ID blocks"). */
+/** The shipped pack's folder in the package: pack.yaml and one rule file per ID block (docs/writing-rules.md). */
 export const SHIPPED_PACK_FOLDER = 'policies/mesh-core';
 /**
  * Package folders whose pack files (`*.yaml`, not `*.cases.yaml`) the program reads at run time: the

@@ -10,7 +10,7 @@ import { example, tempDir } from './support/cli.js';
 /*
  * A pack is data a user writes, and JSON Logic can make values and work that grow without bound
  * (issue: a `reduce` doubling a list ran 47 s and 2.95 GB on 17 subjects, or died of V8's
- * out-of-memory abort with no report). With the evaluation budget (src/policy/budget.ts, README
+ * out-of-memory abort with no report). With the evaluation budget (src/policy/budget.ts, docs/writing-rules.md
  * "Writing rules") such a rule stops on each subject with a named error, the other rules report, the
  * run is incomplete (exit 3) — in bounded memory, measured as the child's peak RSS by GNU time.
  */

@@ -1,5 +1,5 @@
 /*
- * Packs add up (README, "A pack of your own"): a nightly command with one pack of one's own keeps every
+ * Packs add up (docs/writing-rules.md, "A pack of your own"): a nightly command with one pack of one's own keeps every
  * shipped finding and adds its own; replacing the shipped pack is asked for (--no-default-policy), said
  * in every format, and the baseline's findings of the rules that did not run are not checked — carried
  * forward, never absent — so that alerting does not resolve them.

@@ -1,5 +1,5 @@
 /*
- * The README's example pack and its cases ("A pack of your own"), taken from the README as written and
+ * The manual's example pack and its cases (docs/writing-rules.md, "A pack of your own"), taken from the guide as written and
  * run the way it tells a reader to: so the example cannot rot. Also what it says about links.
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -10,14 +10,15 @@ import { packageFile } from '../src/paths.js';
 import { DEFAULT_DOCS_URL, TOOL_URI } from '../src/version.js';
 import { example, runCli, tempDir } from './support/cli.js';
 
-const README = readFileSync(packageFile('README.md'), 'utf8');
+const GUIDE = readFileSync(packageFile('docs', 'writing-rules.md'), 'utf8');
+const CATALOGUE = readFileSync(packageFile('docs', 'rule-catalogue.md'), 'utf8');
 
 /** The fenced block right after `<!-- example-pack:NAME -->`. */
 function exampleFile(name: string): string {
   const m = new RegExp(
     `<!-- example-pack:${name.replace(/\./g, '\\.')} -->\\n\`\`\`yaml\\n([\\s\\S]*?)\\n\`\`\`\\n`,
-  ).exec(README);
-  assert.ok(m, `README has no example-pack block ${name}`);
+  ).exec(GUIDE);
+  assert.ok(m, `docs/writing-rules.md has no example-pack block ${name}`);
   return m[1]! + '\n';
 }
 
@@ -31,12 +32,12 @@ interface SarifDoc {
   runs: { tool: { driver: { rules: { id: string; helpUri?: string }[] } }; results: { ruleId: string }[] }[];
 }
 
-test('the README example pack passes its own cases with `rules test`, as the README says, and lints clean', async () => {
+test('the example pack of the guide passes its own cases with `rules test`, as the guide says, and lints clean', async () => {
   const { pack } = writeExample();
   const tested = await runCli(['rules', 'test', '--policy', pack]);
   assert.is(tested.code, 0, tested.stdout + tested.stderr);
   assert.match(tested.stdout, '3 passed, 0 failed');
-  assert.match(README, 'mesh-audit rules test --policy site.yaml        # the cases of site.yaml; 3 passed, 0 failed');
+  assert.match(GUIDE, 'mesh-audit rules test --policy site.yaml        # the cases of site.yaml; 3 passed, 0 failed');
   assert.not.match(tested.stdout, 'MA1001', 'only the pack named is tested');
   const linted = await runCli(['rules', 'lint', '--policy', pack]);
   assert.is(linted.code, 0, linted.stdout);
@@ -45,7 +46,7 @@ test('the README example pack passes its own cases with `rules test`, as the REA
   assert.match(listed.stdout, /^MA1001 /m);
 });
 
-test('the README example pack, added with --policy, reports beside the shipped rules, linked to its own helpUri', async () => {
+test('the example pack of the guide, added with --policy, reports beside the shipped rules, linked to its own helpUri', async () => {
   const { pack } = writeExample();
   const r = await runCli([
     'scan',
@@ -65,7 +66,7 @@ test('the README example pack, added with --policy, reports beside the shipped r
   const ruleIds = new Set(run.results.map((x) => x.ruleId));
   assert.ok(ruleIds.has('SITE001') && ruleIds.has('MA1001'), [...ruleIds].join(', '));
   const helpUri = /^ {4}helpUri: (\S+)$/m.exec(exampleFile('site.yaml'))?.[1];
-  assert.ok(helpUri !== undefined, 'the README example shows helpUri');
+  assert.ok(helpUri !== undefined, 'the example pack shows helpUri');
   assert.is(run.tool.driver.rules.find((x) => x.id === 'SITE001')?.helpUri, helpUri);
   assert.is(run.tool.driver.rules.find((x) => x.id === 'MA1001')?.helpUri, `${DEFAULT_DOCS_URL}/rules/MA1001.md`);
 });
@@ -120,7 +121,7 @@ test("the shipped rules link to their page in the repository package.json names,
   assert.is(pkg.repository?.url, `git+${TOOL_URI}.git`, 'TOOL_URI (src/version.ts) is the repository of package.json');
   assert.is(DEFAULT_DOCS_URL, `https://github.com/mesh-audit/mesh-audit/blob/v${pkg.version}/docs`);
   assert.ok(existsSync(packageFile('docs', 'rules', 'MA1001.md')), 'the page a link names is in docs/');
-  assert.match(README, '| [MA1001](docs/rules/MA1001.md) | `container-env-matches-composed-file` |');
+  assert.match(CATALOGUE, '| [MA1001](rules/MA1001.md) | `container-env-matches-composed-file` |');
 });
 
 test('docsUrl in the config file moves every shipped link (SARIF, JSON Lines, text, `rules docs`), not a custom helpUri', async () => {

@@ -102,10 +102,7 @@ test('snapshot -o writes a valid, secret-safe snapshot that evaluate reads', () 
   assert.ok(existsSync(file));
   const text = readFileSync(file, 'utf8');
   assert.not.ok(text.includes(secret));
-  assert.ok(
-    text.includes('postgresql://…@…:5432/…'),
-    'a one-word host is hidden (README, "Secrets never leave the scanner")',
-  );
+  assert.ok(text.includes('postgresql://…@…:5432/…'), 'a one-word host is hidden (docs/secrets.md)');
   const evaluated = spawnCli(['evaluate', file, '--format', 'json', '--out', '-']);
   assert.is(evaluated.code, 3, 'the snapshot is incomplete (no engine), and says so when evaluated');
   assert.is(spawnCli(['snapshot']).code, 2);

@@ -129,7 +129,7 @@ export async function settingsOf(flags: SettingFlags, ctx: CommandContext): Prom
 
 /**
  * Packs add up: the config's `policy` (relative to the config file's folder), then each `--policy`,
- * all on top of the shipped pack unless `defaultPolicy` is false (README, Writing a rule).
+ * all on top of the shipped pack unless `defaultPolicy` is false (docs/writing-rules.md, "A pack of your own").
  */
 function withAddedPolicies(resolved: ResolvedSettings, fromFlags: string[]): ResolvedSettings {
   const folder = resolved.configFile !== undefined ? dirname(resolve(resolved.configFile)) : process.cwd();

@@ -7,7 +7,7 @@ import { osErrorText } from '../write/os-error.js';
  * and only emits an event for a failed one; here each write is `write(2)` in a loop until every byte is
  * out, and the first failure is kept for the run to report (exit 3). Nothing more is written after a
  * failure: the reader already has a report with a hole in it. A closed pipe (EPIPE: `… | head -1`) is
- * the reader going away, not a failure: the rest is dropped quietly (README, "Errors that help").
+ * the reader going away, not a failure: the rest is dropped quietly (docs/command-line.md, "Errors that help").
  */
 export interface CheckedStdout {
   write(text: string): void;

@@ -1,5 +1,5 @@
 /**
- * An env file read the ways its consumers read it (README, "Env files: what each consumer reads").
+ * An env file read the ways its consumers read it (docs/ledger.md, "Env files: what each consumer reads").
  * Consumers disagree, so a file has readings, not one meaning:
  * - the literal reading: `docker run --env-file` and `podman run --env-file` (each CLI parses the file
  *   itself) keep every value as written — quotes, ` # …`, trailing blanks — and drop only the line end

@@ -236,7 +236,7 @@ function planOf(rule: LoadedRule): RulePlan {
  * The severity of a failing item: the first `escalate` step whose condition holds, else the rule's
  * own. A step whose condition reads an unknown fact, reached before any step that holds, leaves the
  * severity at the rule's own and says which facts were not known: an unread source never raises
- * (nor lowers) a severity (README, "How findings live across nights").
+ * (nor lowers) a severity (docs/history.md).
  */
 function severityOf(
   rule: LoadedRule,

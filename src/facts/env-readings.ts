@@ -8,7 +8,7 @@ import {
 } from '../snapshot/types.js';
 
 /**
- * An env file means what its consumer made of it (README, "Env files: what each consumer reads"):
+ * An env file means what its consumer made of it (docs/ledger.md, "Env files: what each consumer reads"):
  * `docker run --env-file` and `podman run --env-file` keep values literally, Compose's `env_file:`
  * reads them like dotenv. This module turns a file's recorded readings into maps a rule compares a
  * container's env with, and decides from a container's labels and the config which consumer made it.

@@ -4,7 +4,7 @@ import type { FactSource } from '../policy/subject.js';
 
 /**
  * The env keys a container was given inline — beside its env files, not from them — with the evidence
- * (README, "Env files"): for a container Compose made, its service's `environment:` in the Compose files
+ * (docs/ledger.md, "Env files"): for a container Compose made, its service's `environment:` in the Compose files
  * its labels name; for one the mesh made with `docker run -e`, the `env:` of the ledger entries claiming
  * it. A key given inline is never one dropped from an env file (MA1004).
  *

@@ -1,5 +1,5 @@
 /**
- * The evaluation budget of one rule on one subject (README, "Writing rules": the budget). A pack is
+ * The evaluation budget of one rule on one subject (docs/writing-rules.md, "Writing rules": the budget). A pack is
  * data a user may write, and JSON Logic can make work and values that grow without bound: a `reduce`
  * whose step doubles its accumulator, a `map` inside a `map` over long lists. Past the budget the rule
  * stops on that subject with an error — the evaluator turns it into an error notification (that rule

@@ -11,7 +11,7 @@ import {
 /**
  * The fields each subject set offers to rules and message templates, with what each means: the one
  * list the policy loader checks rules against (src/policy/load.ts), `mesh-audit rules docs` prints
- * and the README's "Subjects and their fields" shows. The docs are written in the registry of subject
+ * and the pages under docs/subjects/ show. The docs are written in the registry of subject
  * sets (src/policy/sets.ts), typed from the interfaces in subject-data.ts, so a field added to (or
  * removed from) an interface and not documented fails `tsc`; the builders are held to the same
  * interfaces. Here: the types, the docs of the fields every set has, and the lookup the loader's field

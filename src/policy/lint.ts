@@ -7,7 +7,7 @@ import { escapePointer } from './logic.js';
 /**
  * `mesh-audit rules lint`: the traps JSON Logic users fall into, found in a pack without running it.
  * Each warning names the file and line of the expression, the rule, and what to write instead
- * (README, "Writing rules"). A warning is advice: the pack still loads and runs.
+ * (docs/writing-rules.md, "Writing rules"). A warning is advice: the pack still loads and runs.
  */
 export interface LintWarning {
   file: string;

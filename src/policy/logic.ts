@@ -182,7 +182,7 @@ export type Logic = unknown;
 
 /**
  * Operators a rule author may write expecting something else: refused when a pack loads, with what
- * to write instead (README, "Writing rules").
+ * to write instead (docs/writing-rules.md, "Writing rules").
  */
 const REFUSED_OPERATORS: Readonly<Record<string, string>> = Object.assign(
   Object.create(null) as Record<string, string>,

@@ -1,6 +1,6 @@
 /**
  * The custom JSON Logic operators of mesh-audit: what plain JSON Logic cannot do, or does surprisingly.
- * This list is the single source for the engine, the load-time check and the README.
+ * This list is the single source for the engine, the load-time check and docs/writing-rules.md.
  * Operators receive already-evaluated arguments.
  */
 
@@ -84,7 +84,7 @@ export const CUSTOM_OPERATORS: readonly OperatorDoc[] = [
       'Maps are `{KEY: {digest, shape}}`; keys only in HELD (image defaults such as PATH) are ignored. ' +
       'With several readings of one file (COMPOSED, MORE…; null ones skipped), a key is listed only when every ' +
       'reading names it and HELD matches none: ' +
-      'a value one reading gives is no drift (README, "Env files").',
+      'a value one reading gives is no drift (docs/ledger.md, "Env files").',
     budget: 'own',
     fn: (held, ...readings) => {
       // One map given twice (Docker's and Podman's readings of a file are often one object) is compared once.

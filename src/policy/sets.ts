@@ -20,7 +20,7 @@ import type {
  * finding about one is about, and what each of its fields means. Everything that names a set is made
  * from it: the `SubjectSetName` type, the pack schema's `subject` enum (src/policy/load.ts, written
  * into policies/policy.schema.json by `npm run docs`), the field docs the loader checks rules against
- * (src/policy/fields.ts), `rules docs` and the README. The builders that fill each set are keyed by it
+ * (src/policy/fields.ts), `rules docs` and docs/subject-sets.md. The builders that fill each set are keyed by it
  * in src/facts/subjects.ts (`SUBJECT_BUILDERS`, one per set), below it in the layering.
  */
 
@@ -93,7 +93,7 @@ const MESH_LABELS = {
   },
 } as const;
 
-/** Every subject set, in the order `rules docs`, the README and the schema list them. */
+/** Every subject set, in the order `rules docs`, docs/subject-sets.md and the schema list them. */
 export const SUBJECT_SETS = {
   containers: subjectSet<ContainerData>({
     kind: 'container',

@@ -6,7 +6,7 @@ import type { FileKind, ListeningSocket, PublishedPort } from '../snapshot/types
  * What each field means is written once, in the registry of subject sets (src/policy/sets.ts), which
  * the compiler holds to these interfaces (a field added here and not there fails the build); the
  * policy loader refuses a rule reading a field its set does not have, and `mesh-audit rules docs` and
- * the README list them.
+ * docs/subject-sets.md list them.
  */
 
 /** How far a listening address reaches: every interface, one address, or this host only. */

@@ -42,7 +42,7 @@ export interface LoadedRule extends Rule {
 }
 
 export interface PolicyPack {
-  /** The pack file, or the pack folder (README, "ID blocks"). */
+  /** The pack file, or the pack folder (docs/writing-rules.md, "ID blocks"). */
   file: string;
   /** The YAML files its rules were read from: the pack file, or a pack folder's pack.yaml and rule files. */
   parts: string[];

@@ -24,7 +24,7 @@ export const INCOMPLETE_ALERT = 'MeshAuditScanIncomplete';
  * Labels: `alertname` (the rule's name), `rule_id`, `severity`, `host`, `fingerprint`, and `resource`
  * — the mesh resource (ledger id) the finding is about, else its subject — so that one route can
  * group the findings of one root cause (a renamed container is MA2001 and MA2003 of one resource).
- * Annotations: `summary`, `description` (the message), `runbook_url` (the rule's README section),
+ * Annotations: `summary`, `description` (the message), `runbook_url` (the rule's page),
  * `remediation` (whole), and `message`, `help`, `subject` as before.
  */
 export function alertsOf(report: Report, options: { ttlHours: number }): PostableAlert[] {

@@ -4,14 +4,14 @@ import { SUBJECT_SET_NAMES, SUBJECT_SETS } from '../policy/sets.js';
 import type { LoadedRule, SubjectSetName } from '../policy/types.js';
 
 /**
- * The catalogues: the README's tables, `mesh-audit rules docs`, and the field tables of the pages under
+ * The catalogues: the guides' tables (docs/), `mesh-audit rules docs`, and the field tables of the pages under
  * docs/ (doc-pages.ts) — each written once, here, so that they agree.
  */
 
 const cell = (s: string): string => s.replace(/\|/g, '\\|').replace(/\s*\n\s*/g, ' ');
 
 /**
- * The rule catalogue, generated from the packs: one source for README, SARIF and `rules show`. `linkOf`
+ * The rule catalogue, generated from the packs: one source for docs/rule-catalogue.md, SARIF and `rules show`. `linkOf`
  * gives each rule's documentation (its page, its helpUri): the id links there.
  */
 export function ruleCatalogue(

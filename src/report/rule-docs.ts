@@ -12,7 +12,7 @@ export const rulePagePath = (rule: Pick<Rule, 'id'>): string => `rules/${rule.id
  * Where a rule's documentation is: its own `helpUri`; else, for a rule of a shipped pack (or a built-in
  * one), its page under the docs folder at `docsUrl` (the setting; by default the repository of
  * package.json at this version's tag, DEFAULT_DOCS_URL); else none — no page documents a rule of a pack
- * of one's own, so a custom rule without `helpUri` gets no link rather than a made-up one (README,
+ * of one's own, so a custom rule without `helpUri` gets no link rather than a made-up one (docs/writing-rules.md,
  * A pack of your own).
  */
 export const helpUriOf = (rule: Pick<LoadedRule, 'id' | 'helpUri' | 'shipped'>, docsUrl: string): string | undefined =>

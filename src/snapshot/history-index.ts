@@ -7,7 +7,7 @@ import type { RememberedTarget } from './types.js';
 import { join } from 'node:path';
 
 /*
- * The index of a host's kept snapshots (`history/<host>/.mesh-audit.index`, README "Output folder"):
+ * The index of a host's kept snapshots (`history/<host>/.mesh-audit.index`, docs/outputs.md "Output folder"):
  * what each one tells later runs (past.ts), so that a scan reads one small file instead of parsing
  * every kept snapshot again. It is written by the run that keeps a snapshot, under the output folder's
  * lock, after the snapshot (a run stopped between the two leaves an index without the newest file,

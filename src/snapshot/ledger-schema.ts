@@ -1,5 +1,5 @@
 /**
- * What a ledger entry must look like (README.md, The ledger and the labels); fields beyond these are kept as `extra`.
+ * What a ledger entry must look like (docs/ledger.md); fields beyond these are kept as `extra`.
  * Types the scanner joins: `container` (target: name or id), `file` (an absolute path), `network` and `volume`
  * (the engine's name), `service` (a host process's name or executable path; `holds`: its ports). Others are kept.
  */

@@ -72,7 +72,7 @@ export interface ScanConfig {
   managedRoots: string[];
   labels: LabelKeys;
   /**
-   * How the mesh's own containers read their env files when no label says (README, "Env files"):
+   * How the mesh's own containers read their env files when no label says (docs/ledger.md, "Env files"):
    * `docker` (`--env-file`, literal), `compose` (`env_file:`, dotenv-like) or `auto` (either reading
    * is no drift). Absent in snapshots made before it existed: `auto`.
    */
@@ -494,9 +494,9 @@ export interface LedgerEntry {
   digest?: string;
   sources?: string[];
   applied_at?: string;
-  /** Rules (id or name) this resource is allowed to break, with why (README, "Exceptions in the ledger"). */
+  /** Rules (id or name) this resource is allowed to break, with why (docs/ledger.md, "Exceptions in the ledger"). */
   allow?: LedgerAllowance[];
-  /** Env keys a container entry gives inline (`docker run -e`), names only: not from any env file (README, ledger). */
+  /** Env keys a container entry gives inline (`docker run -e`), names only: not from any env file (docs/ledger.md). */
   env?: string[];
   /** Fields the scanner does not know; string values are made secret-safe. */
   extra?: Record<string, unknown>;

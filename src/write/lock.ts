@@ -125,7 +125,7 @@ export async function lockForReading(
 ): Promise<OutputLock | undefined> {
   // The single executable loads flock(2) through an unnamed file in a folder this run has checked and
   // may write (./flock.ts): never in the scan's folder. With no output folder of its own (`--out -`)
-  // it reads the history without the lock (README, --history).
+  // it reads the history without the lock (docs/command-line.md, --history).
   if (EMBEDDED !== undefined && scratchDir === undefined) return undefined;
   for (const dir of [historyDir, join(historyDir, '..'), join(historyDir, '..', '..')]) {
     const path = join(dir, LOCK_FILE);

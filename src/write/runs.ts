@@ -25,7 +25,7 @@ export interface RunFile {
 }
 
 /*
- * The output folder (README, "Output folder"):
+ * The output folder (docs/outputs.md, "Output folder"):
  *
  *   out/.mesh-audit.lock       flock held by the one run writing the folder (write/lock.ts)
  *   out/.mesh-audit.sequence   the last run number given out: runs and history are ordered by it

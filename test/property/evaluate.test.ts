@@ -143,7 +143,7 @@ test('every shipped rule on arbitrary subject data: well-formed findings, or an 
 });
 
 // ---------------------------------------------------------------------------------------------------
-// The reference evaluator: what README ("Writing rules"; "How findings live across nights") says a rule
+// The reference evaluator: what docs/writing-rules.md and docs/history.md say a rule
 // does, written plainly and slowly, sharing nothing with src/evaluate. Expressions run through
 // json-logic-js's own `apply` (with the operator table src/policy/logic.ts sets up: mesh-audit's dialect
 // of JSON Logic, whose operators test/property/jsonlogic-differential.test.ts checks), never through
@@ -212,7 +212,7 @@ interface Reads {
 type ReferenceFinding = Visible & { alternative?: Visible };
 
 // ---------------------------------------------------------------------------------------------------
-// Messages, by the reference: README ("Writing rules") says a message is a template of
+// Messages, by the reference: docs/writing-rules.md says a message is a template of
 // `{named.placeholders}` over the subject and `let` values, `{{`/`}}` literal braces; a secret-safe value
 // prints as its shape, a list as its items joined by ", " (an empty one, like a missing value, as "-"),
 // an object field by field. A dotted name reaches into objects, a key containing dots first (a label

@@ -155,11 +155,11 @@ shape('every shape matches SHAPE_PATTERN (what a snapshot is checked against), a
   }
 });
 
-shape('the examples of the README are what shapeOf gives', async () => {
+shape('the examples of docs/secrets.md are what shapeOf gives', async () => {
   const { readFileSync } = await import('node:fs');
   const { packageFile } = await import('../../src/paths.js');
-  const readme = readFileSync(packageFile('README.md'), 'utf8');
-  const rows = [...readme.matchAll(/^\| `([^`]+)`[^|]*\| `([^`]+)` \|$/gm)].filter((m) => !m[1]!.startsWith('{'));
+  const guide = readFileSync(packageFile('docs', 'secrets.md'), 'utf8');
+  const rows = [...guide.matchAll(/^\| `([^`]+)`[^|]*\| `([^`]+)` \|$/gm)].filter((m) => !m[1]!.startsWith('{'));
   assert.ok(rows.length >= 5, `${rows.length} rows`);
   for (const [, value, shown] of rows) assert.is(shapeOf(value!), shown, value);
 });

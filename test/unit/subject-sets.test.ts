@@ -197,24 +197,24 @@ test('nothing in the docs, packs, examples or tests names a subject set the regi
   const named = repoFiles(PACKAGE_ROOT).flatMap((file) =>
     setsNamedIn(readFileSync(file, 'utf8')).map((set) => ({ file: relative(PACKAGE_ROOT, file), set })),
   );
-  // A check that finds nothing proves nothing: the shipped pack and the README name sets.
-  assert.ok(named.some((n) => n.file.startsWith('policies/')) && named.some((n) => n.file === 'README.md'));
+  // A check that finds nothing proves nothing: the shipped pack and the guide on writing rules name sets.
+  assert.ok(named.some((n) => n.file.startsWith('policies/')) && named.some((n) => n.file === 'docs/writing-rules.md'));
   assert.equal(
     named.filter((n) => !Object.hasOwn(SUBJECT_SETS, n.set)),
     [],
   );
 });
 
-test('the README and docs/subjects/ document exactly the registry sets', () => {
-  const readme = readFileSync(join(PACKAGE_ROOT, 'README.md'), 'utf8');
-  const block = /<!-- subjects:start -->([\s\S]*?)<!-- subjects:end -->/.exec(readme)?.[1];
+test('docs/subject-sets.md and docs/subjects/ document exactly the registry sets', () => {
+  const guide = readFileSync(join(PACKAGE_ROOT, 'docs', 'subject-sets.md'), 'utf8');
+  const block = /<!-- subjects:start -->([\s\S]*?)<!-- subjects:end -->/.exec(guide)?.[1];
   if (block !== undefined) {
-    // One row per set, linked to its page: | [`containers`](docs/subjects/containers.md) | …
-    const rows = [...block.matchAll(/^\| \[`([a-z_]+)`\]\(docs\/subjects\/([a-z_]+)\.md\) \|/gm)];
+    // One row per set, linked to its page: | [`containers`](subjects/containers.md) | …
+    const rows = [...block.matchAll(/^\| \[`([a-z_]+)`\]\(subjects\/([a-z_]+)\.md\) \|/gm)];
     assert.equal(
       rows.map((m) => m[1]),
       [...SUBJECT_SET_NAMES],
-      'README subjects block (npm run docs)',
+      'docs/subject-sets.md subjects block (npm run docs)',
     );
     assert.ok(rows.every((m) => m[1] === m[2]));
   }
