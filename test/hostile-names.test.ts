@@ -121,6 +121,20 @@ test('premigrate as text and as Markdown: no raw control, no forged line, every 
   assert.ok(rows > 10 && md.stdout.includes('[FAKE]'), 'the hostile rows are in the tables');
 });
 
+test('diff of two reports, as text: the new findings about the planted names are shown escaped', async () => {
+  const dir = tempDir();
+  const report = async (snap: string, name: string) => {
+    const r = await runCli(['evaluate', snap, '--out', '-', '--format', 'json']);
+    writeFileSync(join(dir, name), r.stdout);
+    return join(dir, name);
+  };
+  const older = await report(example('demo', 'snapshot.json'), 'old.json');
+  const newer = await report(hostileSnapshot(FORGE, dir), 'new.json');
+  const r = await runCli(['diff', older, newer]);
+  assert.is(r.code, 0, r.stderr);
+  assertNothingForged(r.stdout, 'diff');
+});
+
 /** Markdown without its fenced blocks and code spans (a span ends at the next run of as many backticks). */
 function outsideCode(md: string): string {
   const text = md.replace(/^```[a-z]*\n[\s\S]*?\n```$/gm, '');
