@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { acquireIo } from '../src/cli/acquire.js';
 import { main } from '../src/cli/main.js';
 import { SHOWN_BOUND } from '../src/shown.js';
 import { example, FIXED_NOW, runCli, spawnCli, tempDir } from './support/cli.js';
@@ -133,6 +134,21 @@ test('diff of two reports, as text: the new findings about the planted names are
   const r = await runCli(['diff', older, newer]);
   assert.is(r.code, 0, r.stderr);
   assertNothingForged(r.stdout, 'diff');
+});
+
+test("a live scan's problems and notes on stderr (src/cli/acquire.ts): shown escaped, one line each", () => {
+  let stderr = '';
+  const io = acquireIo({
+    now: () => FIXED_NOW,
+    stdout: () => undefined,
+    stderr: (t) => void (stderr += t),
+    color: false,
+    interactive: false,
+  });
+  io.problem(`/etc/mesh/p${FORGE}: not read`);
+  io.note(`kept snapshot history/h${FORGE}/s.json`);
+  assertNothingForged(stderr, 'stderr');
+  assert.is(stderr.split('\n').length, 3, stderr);
 });
 
 /** Markdown without its fenced blocks and code spans (a span ends at the next run of as many backticks). */

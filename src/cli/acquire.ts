@@ -8,7 +8,7 @@ import type { OutputFolder } from '../write/runs.js';
 import { progressLine } from './progress.js';
 import { CONFIG_HELP, settingsOf, type SettingFlags } from './settings.js';
 import type { ScopeJudge } from '../scope.js';
-import { shownLines, shownMessage } from '../shown.js';
+import { shownMessage } from '../shown.js';
 
 /* The command-line side of acquiring a snapshot (src/acquire.ts): the options that say how the host is read,
    and where acquisition speaks. */
@@ -55,8 +55,8 @@ export function acquireIo(ctx: CommandContext): AcquireIo {
   return {
     now: () => ctx.now(),
     // What acquisition says names host things (paths, names, history folders): shown, never raw (src/shown.ts).
-    note: (text) => note(ctx, shownLines(text)),
-    detail: (text) => detail(ctx, shownLines(text)),
+    note: (text) => note(ctx, shownMessage(text)),
+    detail: (text) => detail(ctx, shownMessage(text)),
     problem: (message) => ctx.stderr(`mesh-audit: ${shownMessage(message)}\n`),
     startProgress: () => progressLine(ctx),
   };
