@@ -8,6 +8,7 @@ import type { OutputFolder } from '../write/runs.js';
 import { progressLine } from './progress.js';
 import { CONFIG_HELP, settingsOf, type SettingFlags } from './settings.js';
 import type { ScopeJudge } from '../scope.js';
+import { shownMessage } from '../shown.js';
 
 /* The command-line side of acquiring a snapshot (src/acquire.ts): the options that say how the host is read,
    and where acquisition speaks. */
@@ -53,9 +54,10 @@ export async function scanSettingsOf(flags: CollectFlags, ctx: CommandContext): 
 export function acquireIo(ctx: CommandContext): AcquireIo {
   return {
     now: () => ctx.now(),
-    note: (text) => note(ctx, text),
-    detail: (text) => detail(ctx, text),
-    problem: (message) => ctx.stderr(`mesh-audit: ${message}\n`),
+    // What acquisition says names host things (paths, names, history folders): shown, never raw (src/shown.ts).
+    note: (text) => note(ctx, shownMessage(text)),
+    detail: (text) => detail(ctx, shownMessage(text)),
+    problem: (message) => ctx.stderr(`mesh-audit: ${shownMessage(message)}\n`),
     startProgress: () => progressLine(ctx),
   };
 }

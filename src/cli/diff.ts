@@ -5,11 +5,15 @@ import { diffFindings, type BaselineFinding } from '../report/baseline.js';
 import { loadReportFile } from '../report/report-file.js';
 import type { CommandContext } from './context.js';
 import { shortenDigests } from '../report/terminal.js';
+import { shown, shownMessage } from '../shown.js';
 
-/** One finding on the terminal, digests cut to 12 hex digits as in the text report (the JSON keeps them whole). */
+/**
+ * One finding on the terminal, as in the text report: every value from the reports shown (src/shown.ts: controls
+ * escaped, long values cut), digests cut to 12 hex digits (the JSON keeps them whole).
+ */
 const line = (f: BaselineFinding): string =>
-  `  ${f.severity.padEnd(7)} ${f.ruleId} ${f.ruleName}  ${f.subject.kind} ${shortenDigests(f.subject.id)}  ` +
-  `(${f.host})\n      ${shortenDigests(f.message)}\n`;
+  `  ${shown(f.severity).padEnd(7)} ${shown(f.ruleId)} ${shown(f.ruleName)}  ${shown(f.subject.kind)} ` +
+  `${shortenDigests(shown(f.subject.id))}  (${shown(f.host)})\n      ${shortenDigests(shownMessage(f.message))}\n`;
 
 export function registerDiff(cli: CAC, ctx: CommandContext): void {
   cli

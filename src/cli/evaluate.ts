@@ -1,5 +1,6 @@
 import type { CAC, Command } from 'cac';
 import { ExitCode, MeshAuditError } from '../errors.js';
+import { shownMessage } from '../shown.js';
 import { exitCodeOf, FAIL_ON_VALUES, type FailOn } from '../outcome.js';
 import { auditSnapshot, reportOf, rulesOf, triage } from '../pipeline.js';
 import type { Evaluation } from '../evaluate/finding.js';
@@ -354,12 +355,12 @@ export async function auditAndReport(
   // printed; a scan told each problem on stderr as it read (src/acquire.ts); saved snapshots say it here.
   if ('files' in source && !formats.includes('text')) {
     const notChecked = allNotifications(report).filter((n) => n.level === 'error');
-    const shown = notChecked.slice(0, 3).map((n) => n.message);
-    if (notChecked.length > 3) shown.push(`and ${notChecked.length - 3} more (see the reports)`);
+    const told = notChecked.slice(0, 3).map((n) => shownMessage(n.message));
+    if (notChecked.length > 3) told.push(`and ${notChecked.length - 3} more (see the reports)`);
     if (notChecked.length > 0)
       ctx.stderr(
         `mesh-audit: INCOMPLETE: ${notChecked.length} thing${notChecked.length === 1 ? '' : 's'} not checked: ` +
-          `${shown.join('; ')}\n`,
+          `${told.join('; ')}\n`,
       );
   }
   // An output not delivered (stdout, the reports, --prom-file, the alerts): the run is not complete.

@@ -1,5 +1,6 @@
 import { cac, type CAC } from 'cac';
 import { ExitCode, MeshAuditError } from '../errors.js';
+import { shownLines } from '../shown.js';
 import { TOOL_NAME } from '../version.js';
 import type { CommandContext } from './context.js';
 import { useColor } from './color.js';
@@ -120,10 +121,10 @@ async function run(argv: string[], base: CommandContext): Promise<number> {
     for (const register of await Promise.all(commandsFor(argv).map((c) => c.load()))) register(cli, ctx);
   } catch (err) {
     if (err instanceof MeshAuditError) {
-      base.stderr(`${TOOL_NAME}: ${err.message}\n`);
+      base.stderr(`${TOOL_NAME}: ${shownLines(err.message)}\n`);
       return err.exitCode;
     }
-    base.stderr(`${TOOL_NAME}: internal error: ${err instanceof Error ? err.message : String(err)}\n`);
+    base.stderr(`${TOOL_NAME}: internal error: ${shownLines(err instanceof Error ? err.message : String(err))}\n`);
     return ExitCode.Incomplete;
   }
   addGlobalOptions(cli);
@@ -148,7 +149,7 @@ async function run(argv: string[], base: CommandContext): Promise<number> {
     return typeof code === 'number' ? code : ExitCode.Ok;
   } catch (err) {
     if (err instanceof MeshAuditError) {
-      ctx.stderr(`${TOOL_NAME}: ${err.message}\n`);
+      ctx.stderr(`${TOOL_NAME}: ${shownLines(err.message)}\n`);
       return err.exitCode;
     }
     if (err instanceof Error && err.name === 'CACError') {
@@ -157,7 +158,7 @@ async function run(argv: string[], base: CommandContext): Promise<number> {
       return ExitCode.Usage;
     }
     // An unexpected failure: say what, not the whole error object (it may carry host data).
-    ctx.stderr(`${TOOL_NAME}: internal error: ${err instanceof Error ? err.message : String(err)}\n`);
+    ctx.stderr(`${TOOL_NAME}: internal error: ${shownLines(err instanceof Error ? err.message : String(err))}\n`);
     return ExitCode.Incomplete;
   }
 }

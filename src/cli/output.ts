@@ -1,3 +1,4 @@
+import { shownLines } from '../shown.js';
 import { renderJson } from '../report/json.js';
 import { renderJsonl } from '../report/jsonl.js';
 import { renderProm } from '../report/prom.js';
@@ -156,9 +157,11 @@ export async function deliverRun(
       failed.push(o.name);
       ctx.stderr(
         `${TOOL_NAME}: ` +
-          (err instanceof MeshAuditError || err instanceof AlertDeliveryError
-            ? err.message
-            : `${o.name}: internal error: ${(err as Error).message}`) +
+          shownLines(
+            err instanceof MeshAuditError || err instanceof AlertDeliveryError
+              ? err.message
+              : `${o.name}: internal error: ${(err as Error).message}`,
+          ) +
           '\n',
       );
     }

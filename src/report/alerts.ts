@@ -1,5 +1,6 @@
 import type { Finding } from '../evaluate/finding.js';
 import type { LoadedRule } from '../policy/types.js';
+import { shown, shownMessage } from '../shown.js';
 import { allFindings, carriedFindings, type Report } from './report.js';
 import { helpUriOf, remediationOf, summaryOf } from './rule-docs.js';
 
@@ -25,7 +26,9 @@ export const INCOMPLETE_ALERT = 'MeshAuditScanIncomplete';
  * — the mesh resource (ledger id) the finding is about, else its subject — so that one route can
  * group the findings of one root cause (a renamed container is MA2001 and MA2003 of one resource).
  * Annotations: `summary`, `description` (the message), `runbook_url` (the rule's page),
- * `remediation` (whole), and `message`, `help`, `subject` as before.
+ * `remediation` (whole), and `message`, `help`, `subject` as before. Every value made of host strings is
+ * shown as a person reads it (src/shown.ts): controls escaped, a value cut at SHOWN_BOUND and a message at
+ * SHOWN_MESSAGE_BOUND, so a 100k-character id never goes to Alertmanager whole (the JSON report keeps it).
  */
 export function alertsOf(report: Report, options: { ttlHours: number }): PostableAlert[] {
   const now = report.generatedAt;
@@ -40,9 +43,9 @@ export function alertsOf(report: Report, options: { ttlHours: number }): Postabl
         alertname: f.ruleName,
         rule_id: f.ruleId,
         severity: f.severity,
-        host: f.host,
+        host: shown(f.host),
         fingerprint: f.fingerprint,
-        resource: f.resource ?? `${f.subject.kind}/${f.subject.id}`,
+        resource: shown(f.resource ?? `${f.subject.kind}/${f.subject.id}`),
       },
       annotations: annotationsOf(f, rule, report.docsUrl),
       startsAt,
@@ -57,18 +60,21 @@ export function alertsOf(report: Report, options: { ttlHours: number }): Postabl
   ];
   for (const e of report.evaluations) {
     const notChecked = e.notifications.filter((n) => n.level === 'error');
-    const message = e.complete
-      ? `the last scan of ${e.host} was complete`
-      : `the scan of ${e.host} was incomplete: ` +
-        notChecked
-          .map((n) => (n.subject && !n.message.includes(n.subject) ? `${n.subject}: ${n.message}` : n.message))
-          .join('; ');
+    const host = shown(e.host);
+    const message = shownMessage(
+      e.complete
+        ? `the last scan of ${e.host} was complete`
+        : `the scan of ${e.host} was incomplete: ` +
+            notChecked
+              .map((n) => (n.subject && !n.message.includes(n.subject) ? `${n.subject}: ${n.message}` : n.message))
+              .join('; '),
+    );
     alerts.push({
-      labels: { alertname: INCOMPLETE_ALERT, severity: 'error', host: e.host },
+      labels: { alertname: INCOMPLETE_ALERT, severity: 'error', host },
       annotations: {
         summary: e.complete
-          ? `${e.host}: the mesh-audit scan is complete again`
-          : `${e.host}: the mesh-audit scan was incomplete (${notChecked.length} not checked)`,
+          ? `${host}: the mesh-audit scan is complete again`
+          : `${host}: the mesh-audit scan was incomplete (${notChecked.length} not checked)`,
         description: message,
         message,
         runbook_url: `${report.tool.uri}#exit-codes`,
@@ -84,11 +90,12 @@ export function alertsOf(report: Report, options: { ttlHours: number }): Postabl
 }
 
 function annotationsOf(f: Finding, rule: LoadedRule | undefined, docsUrl: string): Record<string, string> {
-  const subject = `${f.subject.kind} ${f.subject.id}`;
+  const subject = shown(`${f.subject.kind} ${f.subject.id}`);
+  const message = shownMessage(f.message);
   return {
-    summary: `${f.host}: ${rule?.title ?? f.ruleName} — ${subject}`,
-    description: f.message,
-    message: f.message,
+    summary: `${shown(f.host)}: ${rule?.title ?? f.ruleName} — ${subject}`,
+    description: message,
+    message,
     subject,
     ...(rule
       ? {

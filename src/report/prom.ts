@@ -1,10 +1,15 @@
 import { compareText } from '../compare.js';
 import type { Finding } from '../evaluate/finding.js';
 import type { Severity } from '../policy/types.js';
+import { shown } from '../shown.js';
 import { standingFindings, type Report } from './report.js';
 import { severitiesOf } from './rule-docs.js';
 
-/** Label values escaped as the text exposition format wants: backslash, double quote, newline. */
+/**
+ * Label values escaped as the text exposition format wants: backslash, double quote, newline. The host name, the
+ * one label the host controls, is first shown as a person reads it (src/shown.ts): controls escaped and cut at
+ * SHOWN_BOUND, so a 100k-character host name is not a 100k label value in every series.
+ */
 const label = (value: string): string => value.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
 const labels = (pairs: Record<string, string>): string =>
   '{' +
@@ -38,8 +43,10 @@ export function renderProm(report: Report): string {
   const findings = standingFindings(report);
   // Every (host, rule, severity) that exists before any finding: the rule's severities on each host.
   const keys = new Map<string, Record<string, string>>();
+  // Each host's label once: a finding's host is shown from here, never escaped again per finding.
+  const hostLabels = new Map(report.evaluations.map((e) => [e.host, shown(e.host)]));
   const keyOf = (host: string, ruleId: string, ruleName: string, severity: Severity) => {
-    const l = { host, rule_id: ruleId, rule: ruleName, severity };
+    const l = { host: hostLabels.get(host) ?? shown(host), rule_id: ruleId, rule: ruleName, severity };
     const key = JSON.stringify(l);
     if (!keys.has(key)) keys.set(key, l);
     return key;
@@ -65,7 +72,7 @@ export function renderProm(report: Report): string {
   const perHost = (value: (e: Report['evaluations'][number]) => number) => {
     // One sample per host: the same host evaluated twice in one report keeps its last evaluation.
     const last = new Map(report.evaluations.map((e) => [e.host, e]));
-    return [...last.values()].map((e) => ({ labels: { host: e.host }, value: value(e) }));
+    return [...last.values()].map((e) => ({ labels: { host: hostLabels.get(e.host)! }, value: value(e) }));
   };
   const at = Date.parse(report.generatedAt) / 1000;
   const families: Family[] = [

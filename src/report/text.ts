@@ -2,6 +2,7 @@ import type { Finding } from '../evaluate/finding.js';
 import { severityRank, type Severity } from '../policy/types.js';
 import { allFindings, summarize, type Report } from './report.js';
 import { moreAbout, remediationOf } from './rule-docs.js';
+import { shown, shownMessage } from '../shown.js';
 import { shortenDigests } from './terminal.js';
 import { suppressionText } from './waivers.js';
 
@@ -29,10 +30,16 @@ const COLORS: Record<Severity | 'dim' | 'bold', [number, number]> = {
 function tagsOf(f: Finding): string {
   const tags = [
     f.state === 'new' || f.state === 'updated' ? f.state : null,
-    f.suppressed ? suppressionText(f.suppressed) : null,
+    f.suppressed ? shown(suppressionText(f.suppressed)) : null,
   ].filter((t) => t !== null);
   return tags.length > 0 ? `  [${tags.join(', ')}]` : '';
 }
+
+/** A subject as the terminal shows it: its id escaped and bounded (src/shown.ts), long digests cut. */
+const subjectOf = (f: Pick<Finding, 'subject'>): string =>
+  `${shown(f.subject.kind)} ${shortenDigests(shown(f.subject.id))}`;
+/** A message made over host values: escaped as a whole, then its long digests cut. */
+const messageOf = (message: string): string => shortenDigests(shownMessage(message));
 
 const plural = (n: number, word: string, many = `${word}s`): string => `${n} ${n === 1 ? word : many}`;
 
@@ -55,13 +62,13 @@ export function renderText(report: Report, options: TextOptions): string {
   const paint = (style: keyof typeof COLORS, s: string): string =>
     options.color ? `\u001b[${COLORS[style][0]}m${s}\u001b[${COLORS[style][1]}m` : s;
   const quiet = options.quiet === true;
-  const shown = (e: Report['evaluations'][number]): Finding[] =>
+  const printedOf = (e: Report['evaluations'][number]): Finding[] =>
     e.findings.filter((f) => printed(f, options)).sort(bySeverityThenRule);
   const carriedOf = (host: string) => (report.baseline?.notChecked ?? []).filter((f) => f.host === host);
   const problemsOf = (e: Report['evaluations'][number]) => e.notifications.filter((n) => n.level === 'error');
   // Under --quiet a host with nothing to act on is left out, and a run with nothing to act on prints nothing.
   const hosts = report.evaluations.filter(
-    (e) => !quiet || shown(e).length > 0 || !e.complete || problemsOf(e).length > 0 || carriedOf(e.host).length > 0,
+    (e) => !quiet || printedOf(e).length > 0 || !e.complete || problemsOf(e).length > 0 || carriedOf(e.host).length > 0,
   );
   if (quiet && hosts.length === 0) return '';
 
@@ -69,9 +76,11 @@ export function renderText(report: Report, options: TextOptions): string {
   const lines: string[] = [summaryLine(report, options), ...(policy !== null ? [policy] : []), ''];
   const printedFindings: Finding[] = [];
   for (const e of hosts) {
-    const findings = shown(e);
+    const findings = printedOf(e);
     printedFindings.push(...findings);
-    lines.push(paint('bold', e.host) + paint('dim', `  snapshot ${e.takenAt}${e.complete ? '' : '  INCOMPLETE'}`));
+    lines.push(
+      paint('bold', shown(e.host)) + paint('dim', `  snapshot ${shown(e.takenAt)}${e.complete ? '' : '  INCOMPLETE'}`),
+    );
     if (findings.length === 0)
       lines.push(
         e.findings.length === 0
@@ -81,9 +90,9 @@ export function renderText(report: Report, options: TextOptions): string {
       );
     const rows = findings.map((f) => ({
       severity: f.severity,
-      rule: `${f.ruleId} ${f.ruleName}`,
-      subject: `${f.subject.kind} ${shortenDigests(f.subject.id)}` + tagsOf(f),
-      message: shortenDigests(f.message),
+      rule: `${shown(f.ruleId)} ${shown(f.ruleName)}`,
+      subject: subjectOf(f) + tagsOf(f),
+      message: messageOf(f.message),
     }));
     const width = {
       severity: Math.max(8, ...rows.map((r) => r.severity.length)),
@@ -103,25 +112,23 @@ export function renderText(report: Report, options: TextOptions): string {
       lines.push('', paint('warning', `  Not checked this run, still standing from earlier runs (${carried.length}):`));
       for (const f of carried)
         lines.push(
-          `  - ${f.severity} ${f.ruleId} ${f.ruleName} ${f.subject.kind} ${shortenDigests(f.subject.id)}: ` +
-            shortenDigests(f.message),
+          `  - ${f.severity} ${shown(f.ruleId)} ${shown(f.ruleName)} ${subjectOf(f)}: ${messageOf(f.message)}`,
         );
     }
     const gone = quiet ? [] : (report.baseline?.absent ?? []).filter((f) => f.host === e.host);
     if (gone.length > 0) {
       lines.push('', paint('dim', `  Gone since the baseline (${gone.length}):`));
-      for (const f of gone)
-        lines.push(`  - ${f.ruleId} ${f.ruleName} ${f.subject.kind} ${shortenDigests(f.subject.id)}`);
+      for (const f of gone) lines.push(`  - ${shown(f.ruleId)} ${shown(f.ruleName)} ${subjectOf(f)}`);
     }
     const errors = problemsOf(e);
     const notes = quiet ? [] : e.notifications.filter((n) => n.level === 'note');
     if (errors.length > 0) {
       lines.push('', paint('error', `  Not checked (${errors.length}):`));
-      for (const n of errors) lines.push(`  - [${n.source}] ${shortenDigests(n.message)}`);
+      for (const n of errors) lines.push(`  - [${shown(n.source)}] ${messageOf(n.message)}`);
     }
     if (notes.length > 0) {
       lines.push('', paint('dim', `  Notes (${notes.length}):`));
-      for (const n of notes) lines.push(`  - [${n.source}] ${shortenDigests(n.message)}`);
+      for (const n of notes) lines.push(`  - [${shown(n.source)}] ${messageOf(n.message)}`);
     }
     lines.push('');
   }

@@ -1,21 +1,28 @@
 import { STANDINGS } from '../../premigrate/inventory.js';
 import { isEmptyPlan } from '../../premigrate/plan.js';
+import { SHOWN_MESSAGE_BOUND, shownCode, shownJson, shownMarkdown } from '../../shown.js';
 import { verdictOf, type PremigrationReport } from './model.js';
 
-const md = (s: string): string => s.replace(/\|/g, '\\|').replace(/`/g, "'");
-/** A command in a table cell: code, with what Markdown would read as a cell border escaped. */
-const code = (s: string): string => `\`${s.replace(/\|/g, '\\|').replace(/`/g, "'")}\``;
+/** Text over host values (a message, a detail, a list of ids), as Markdown that renders as itself (src/shown.ts). */
+const md = (s: string): string => shownMarkdown(s, SHOWN_MESSAGE_BOUND);
+/** An id, a name, a path or a command in a table cell: a code span nothing in it can end, nor the cell. */
+const code = (s: string): string => shownCode(s, { cell: true });
+/** The same outside a table (a list item). */
+const inlineCode = (s: string): string => shownCode(s);
+/** Host values listed in a cell, each escaped and bounded; `-` for none. */
+const mdList = (values: readonly string[], separator: string): string =>
+  values.length === 0 ? '-' : values.map((v) => shownMarkdown(v)).join(separator);
 
 /** A summary an operator pastes into a change ticket. */
 export function renderPremigrationMarkdown(p: PremigrationReport): string {
   const out: string[] = [];
   for (const node of p.nodes) {
     out.push(
-      `## Pre-migration check: ${md(node.host)}`,
+      `## Pre-migration check: ${shownMarkdown(node.host)}`,
       '',
       `**Verdict: ${md(verdictOf(node))}**`,
       '',
-      `Snapshot taken ${node.takenAt} by ${p.report.tool.name} ${p.report.tool.version}.`,
+      `Snapshot taken ${shownMarkdown(node.takenAt)} by ${p.report.tool.name} ${p.report.tool.version}.`,
       '',
     );
     out.push('| standing | count | blocks | meaning |', '|---|---|---|---|');
@@ -37,14 +44,12 @@ export function renderPremigrationMarkdown(p: PremigrationReport): string {
         '|---|---|---|---|',
       );
       for (const r of blocking)
-        out.push(
-          `| ${r.standing} | ${r.kind} \`${md(r.id)}\` | ${md(r.entries.join(', ')) || '-'} | ${md(r.detail)} |`,
-        );
+        out.push(`| ${r.standing} | ${r.kind} ${code(r.id)} | ${mdList(r.entries, ', ')} | ${md(r.detail)} |`);
     }
     if (node.inventory.blockers.length > 0) {
       out.push('', '### Blocking findings', '', '| rule | severity | subject | message |', '|---|---|---|---|');
       for (const b of node.inventory.blockers)
-        out.push(`| ${b.ruleId} | ${b.severity} | ${b.subject.kind} \`${md(b.subject.id)}\` | ${md(b.message)} |`);
+        out.push(`| ${b.ruleId} | ${b.severity} | ${b.subject.kind} ${code(b.subject.id)} | ${md(b.message)} |`);
     }
     const plan = node.plan;
     if (!isEmptyPlan(plan)) {
@@ -62,14 +67,14 @@ export function renderPremigrationMarkdown(p: PremigrationReport): string {
             r.exposure === null
               ? '-'
               : r.exposedEndpoints.length > 0
-                ? `${r.exposure}: ${r.exposedEndpoints.join(', ')}`
+                ? `${r.exposure}: ${mdList(r.exposedEndpoints, ', ')}`
                 : r.exposure;
           out.push(
-            `| \`${md(r.entry.id)}\` | ${r.entry.type} \`${md(r.entry.target)}\` | ${r.severity ?? '-'} | ` +
-              `${md(exposure)} | ${r.warning === null ? '-' : `**${md(r.warning)}**`} |`,
+            `| ${code(r.entry.id)} | ${r.entry.type} ${code(r.entry.target)} | ${r.severity ?? '-'} | ` +
+              `${exposure} | ${r.warning === null ? '-' : `**${md(r.warning)}**`} |`,
           );
         }
-        out.push('', '```json', ...plan.record.map((r) => JSON.stringify(r.entry)), '```');
+        out.push('', '```json', ...plan.record.map((r) => shownJson(r.entry)), '```');
       }
       if (plan.remove.length > 0) {
         out.push('', 'Remove:', '', '| command | standing | why |', '|---|---|---|');
@@ -85,22 +90,22 @@ export function renderPremigrationMarkdown(p: PremigrationReport): string {
         );
         for (const r of plan.recreate)
           out.push(
-            `| \`${md(r.container)}\` | ${md(r.entries.join(', ')) || '-'} | ${md(r.module ?? '-')} | ` +
-              `${md(r.reason.join('; '))} |`,
+            `| ${code(r.container)} | ${mdList(r.entries, ', ')} | ` +
+              `${r.module === null ? '-' : shownMarkdown(r.module)} | ${md(r.reason.join('; '))} |`,
           );
       }
       if (plan.resolve.length > 0) {
         out.push('', 'Resolve (keep one entry per target):', '');
         for (const r of plan.resolve)
           out.push(
-            `- ${r.kind} \`${md(r.target)}\` is claimed by ${r.entries.map((e) => `\`${md(e)}\``).join(' and ')}`,
+            `- ${r.kind} ${inlineCode(r.target)} is claimed by ${r.entries.map((e) => inlineCode(e)).join(' and ')}`,
           );
       }
       if (plan.review.length > 0) {
         out.push('', 'Review (blocking findings no step above resolves):', '');
         for (const r of plan.review)
           out.push(
-            `- ${r.ruleId} ${md(r.subject)}: ${md(r.message)}` +
+            `- ${r.ruleId} ${shownMarkdown(r.subject)}: ${md(r.message)}` +
               (r.advice !== undefined ? ` — **first:** ${md(r.advice)}` : ''),
           );
       }
@@ -115,8 +120,8 @@ export function renderPremigrationMarkdown(p: PremigrationReport): string {
       for (const c of conflicts)
         for (const b of c.alsoBoundBy)
           out.push(
-            `- port ${b.port}, held for \`${md(c.container)}\`, is open in ` +
-              b.containers.map((x) => `\`${md(x)}\``).join(', '),
+            `- port ${b.port}, held for ${inlineCode(c.container)}, is open in ` +
+              b.containers.map((x) => inlineCode(x)).join(', '),
           );
     }
     if (node.notChecked.length > 0) {

@@ -2,8 +2,14 @@ import { compareText } from '../../compare.js';
 import { STANDINGS, type InventoryRow } from '../../premigrate/inventory.js';
 import { isEmptyPlan, type AdoptionPlan, type Recording } from '../../premigrate/plan.js';
 import { severityRank, type Severity } from '../../policy/types.js';
+import { shown, shownMessage } from '../../shown.js';
 import { shortenDigests } from '../terminal.js';
 import { excludedText, verdictOf, type Premigration, type PremigrationReport } from './model.js';
+
+/** A list of host values (ledger ids, names, endpoints), each escaped and bounded (src/shown.ts). */
+const shownList = (values: readonly string[], separator: string): string => values.map((v) => shown(v)).join(separator);
+/** A message made over host values: escaped as a whole, then its long digests cut. */
+const messageOf = (message: string): string => shortenDigests(shownMessage(message));
 
 const plural = (n: number, word: string, many = `${word}s`): string => `${n} ${n === 1 ? word : many}`;
 const bySeverity = <T extends { severity: Severity; ruleId: string }>(a: T, b: T): number =>
@@ -20,7 +26,7 @@ export function renderPremigrationText(p: PremigrationReport, options: { color: 
   const out: string[] = [];
   for (const node of p.nodes) {
     const verdict = verdictOf(node);
-    out.push(paint(1, node.host) + `  pre-migration check, snapshot ${node.takenAt}`);
+    out.push(paint(1, shown(node.host)) + `  pre-migration check, snapshot ${shown(node.takenAt)}`);
     out.push(`Verdict: ${node.complete && node.inventory.ready ? paint(32, verdict) : paint(31, verdict)}`);
     out.push(...countLines(node));
     if (node.excluded)
@@ -38,21 +44,21 @@ export function renderPremigrationText(p: PremigrationReport, options: { color: 
     }
     if (node.notChecked.length > 0) {
       out.push(paint(31, `Not checked (${node.notChecked.length}):`));
-      for (const m of node.notChecked) out.push(`    - ${m}`);
+      for (const m of node.notChecked) out.push(`    - ${shownMessage(m)}`);
       out.push('');
     }
     const findingLine = (f: { severity: Severity; ruleId: string; message: string }) =>
-      `        ${f.severity.padEnd(7)} ${f.ruleId}  ${shortenDigests(f.message)}`;
+      `        ${f.severity.padEnd(7)} ${f.ruleId}  ${messageOf(f.message)}`;
     for (const s of STANDINGS) {
       const rows = node.inventory.rows.filter((r) => r.standing === s.standing);
       const mark = rows.some((r) => r.blocking) ? paint(31, '✗') : paint(32, '✓');
       out.push(`${mark} ${s.title} (${rows.length})  — ${s.meaning}`);
-      const w = Math.max(0, ...rows.map((r) => `${r.kind} ${r.id}`.length));
+      const w = Math.max(0, ...rows.map((r) => `${r.kind} ${shown(r.id)}`.length));
       for (const r of rows) {
         out.push(
-          `    ${`${r.kind} ${r.id}`.padEnd(w)}  ` +
-            (r.entries.length > 0 ? `[${r.entries.join(', ')}] ` : '') +
-            shortenDigests(r.detail),
+          `    ${`${r.kind} ${shown(r.id)}`.padEnd(w)}  ` +
+            (r.entries.length > 0 ? `[${shownList(r.entries, ', ')}] ` : '') +
+            messageOf(r.detail),
         );
         for (const f of [...r.findings].sort(bySeverity)) out.push(findingLine(f));
       }
@@ -60,15 +66,16 @@ export function renderPremigrationText(p: PremigrationReport, options: { color: 
     const unplaced = [...node.inventory.unplaced].sort(bySeverity);
     if (unplaced.length > 0) {
       out.push(`Other findings (${unplaced.length}):`);
-      for (const f of unplaced) out.push(`    ${f.subject.kind} ${shortenDigests(f.subject.id)}`, findingLine(f));
+      for (const f of unplaced)
+        out.push(`    ${f.subject.kind} ${shortenDigests(shown(f.subject.id))}`, findingLine(f));
     }
     if (!isEmptyPlan(node.plan)) out.push('', ...planLines(node.plan, node.inventory.rows, paint));
     out.push('', 'Ports (held / open / also bound by):');
     if (node.inventory.ports.length === 0) out.push('    none');
     for (const port of node.inventory.ports) {
-      const others = port.alsoBoundBy.map((b) => `${b.port} by ${b.containers.join(', ')}`).join('; ');
+      const others = port.alsoBoundBy.map((b) => `${b.port} by ${shownList(b.containers, ', ')}`).join('; ');
       out.push(
-        `    ${port.container}: holds ${port.holds.join(', ') || '-'}; open ${port.open.join(', ') || '-'}` +
+        `    ${shown(port.container)}: holds ${port.holds.join(', ') || '-'}; open ${port.open.join(', ') || '-'}` +
           (others ? `; also bound: ${others}` : ''),
       );
     }
@@ -119,32 +126,34 @@ function planLines(
   }
   if (plan.remove.length > 0) {
     out.push(`  remove (${plan.remove.length}):`);
-    const w = Math.max(...plan.remove.map((r) => r.command.length));
-    for (const r of plan.remove) out.push(`    ${r.command.padEnd(w)}${rulesOf(r.kind, r.target)}`);
+    const commands = plan.remove.map((r) => shown(r.command));
+    const w = Math.max(...commands.map((c) => c.length));
+    plan.remove.forEach((r, i) => out.push(`    ${commands[i]!.padEnd(w)}${rulesOf(r.kind, r.target)}`));
   }
   if (plan.recreate.length > 0) {
     out.push(`  recreate (${plan.recreate.length}):`);
     for (const r of plan.recreate)
       out.push(
-        `    container ${r.container} [${r.entries.join(', ')}]: re-apply module ` +
-          `${r.module ?? '(none recorded)'}${rulesOf('container', r.container)}`,
+        `    container ${shown(r.container)} [${shownList(r.entries, ', ')}]: re-apply module ` +
+          `${r.module === null ? '(none recorded)' : shown(r.module)}${rulesOf('container', r.container)}`,
       );
   }
   if (plan.resolve.length > 0) {
     out.push(`  resolve (${plan.resolve.length}):`);
     for (const r of plan.resolve)
       out.push(
-        `    ${r.kind} ${r.target}: claimed by ${r.entries.join(' and ')}; keep one entry${rulesOf(r.kind, r.target)}`,
+        `    ${r.kind} ${shown(r.target)}: claimed by ${shownList(r.entries, ' and ')}; keep one entry` +
+          rulesOf(r.kind, r.target),
       );
   }
   if (plan.review.length > 0) {
     out.push(`  review (${plan.review.length}): blocking findings no step above resolves (shown above)`);
     for (const r of plan.review) {
-      out.push(`    ${r.severity} ${r.ruleId} ${shortenDigests(r.subject)}`);
-      if (r.advice !== undefined) out.push(`      first: ${r.advice}`);
+      out.push(`    ${r.severity} ${r.ruleId} ${shortenDigests(shown(r.subject))}`);
+      if (r.advice !== undefined) out.push(`      first: ${shownMessage(r.advice)}`);
     }
   }
-  for (const n of plan.notes) out.push(`  note: ${n}`);
+  for (const n of plan.notes) out.push(`  note: ${shownMessage(n)}`);
   return out;
 }
 
@@ -164,10 +173,10 @@ function recordingLines(r: Recording, paint: (code: number, s: string) => string
           ? 'loopback only'
           : r.exposure === 'unknown'
             ? 'exposure unknown'
-            : `exposed: ${r.exposedEndpoints.join(', ')}`,
+            : `exposed: ${shownList(r.exposedEndpoints, ', ')}`,
     e.holds !== undefined ? `holds ${e.holds.join(', ') || 'none'}` : e.type === 'container' ? 'holds not read' : null,
-    e.digest !== undefined ? shortenDigests(e.digest) : null,
+    e.digest !== undefined ? shortenDigests(shown(e.digest)) : null,
   ].filter((x) => x !== null);
-  const line = `    ${e.type} ${e.target} as ${e.id}: ${what.join('; ')}`;
-  return r.warning === null ? [line] : [line, paint(31, `      WARNING: ${r.warning}`)];
+  const line = `    ${e.type} ${shown(e.target)} as ${shown(e.id)}: ${what.join('; ')}`;
+  return r.warning === null ? [line] : [line, paint(31, `      WARNING: ${shownMessage(r.warning)}`)];
 }
