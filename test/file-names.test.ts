@@ -102,4 +102,60 @@ test('a managed root holding a name that is not UTF-8: its file is read by its b
   assert.not.ok(run.stdout.includes(`${valid} under managed root`), 'the claimed valid name is not reported');
 });
 
+test('a ledger naming files: an escaped name claims the ill-named file; a name of no bytes is not checked, never missing', async () => {
+  const base = realpathSync(tempDir('ma-names-', '/tmp'));
+  const m = join(base, 'm');
+  mkdirSync(m);
+  writeFileSync(rawName(m, 'x', [0xff], '.env'), 'HIDDEN=1\n');
+  // JSON can carry any UTF-16 string: `\udcff` is how a snapshot writes the byte 0xff; `\ud800` names no bytes.
+  const ledger = join(base, 'ledger.json');
+  writeFileSync(
+    ledger,
+    JSON.stringify([
+      { id: 'escaped', type: 'file', target: `${m}/x\udcff.env` },
+      { id: 'no-bytes', type: 'file', target: `${m}/y\ud800.env` },
+      { id: 'decoded', type: 'file', target: `${m}/x\ufffd.env` },
+    ]),
+  );
+  const out = join(base, 'out');
+  mkdirSync(out);
+  const run = await runCli(
+    ['scan', '--docker-host', NO_ENGINE, '--ledger', ledger, '--managed-root', m].concat([
+      '--hostname',
+      'names',
+      '--out',
+      out,
+      '--format',
+      'json',
+    ]),
+  );
+  assert.is(run.code, 3, run.stderr);
+  const history = join(out, 'history', 'names');
+  const kept = readdirSync(history).filter((n) => n.endsWith('.json'));
+  const snapshot = JSON.parse(readFileSync(join(history, kept[0]!), 'utf8')) as Snapshot;
+  const files = new Map(snapshot.files.map((f) => [f.path, f]));
+  assert.is(files.get(`${m}/x\udcff.env`)?.kind, 'file');
+  // The lone high surrogate: which file it means is not known, so it is unknown and said, not missing.
+  assert.is(files.get(`${m}/y\ud800.env`)?.kind, 'unknown');
+  assert.ok(
+    snapshot.problems.some((p) => p.subject === `${m}/y\ud800.env` && p.message.includes('not checked')),
+    JSON.stringify(snapshot.problems),
+  );
+  // The decoded name is another name: that file really is missing.
+  assert.is(files.get(`${m}/x\ufffd.env`)?.kind, 'missing');
+  const report = JSON.parse(readFileSync(join(out, 'mesh-audit.json'), 'utf8')) as { findings: Finding[] };
+  const about = (path: string) =>
+    report.findings.filter((f) => JSON.stringify(f).includes(JSON.stringify(path).slice(1, -1)));
+  assert.equal(
+    about(`${m}/x\udcff.env`).map((f) => f.ruleId),
+    [],
+    'claimed by its escaped name: no MA2004',
+  );
+  assert.equal(
+    about(`${m}/y\ud800.env`).map((f) => f.ruleId),
+    [],
+    'nothing found on what was not read',
+  );
+});
+
 test.run();
