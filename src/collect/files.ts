@@ -204,15 +204,20 @@ function readFolder(
   try {
     const bad = checkDescriptor(fd, fsPath, expected, 'directory');
     if (bad) return { ok: false, error: bad };
-    // Listing through the descriptor's /proc link reads exactly the folder that was checked. Names are read as
-    // bytes: Node's decoding would turn a byte that is not UTF-8 into U+FFFD, a name no lstat finds.
-    let names: Buffer[];
+    // Listing through the descriptor's /proc link reads exactly the folder that was checked.
+    let where: string | Buffer = `/proc/self/fd/${fd}`;
+    let names: string[];
     try {
-      names = readdirSync(`/proc/self/fd/${fd}`, { encoding: 'buffer' });
+      names = readdirSync(where);
     } catch {
-      names = readdirSync(fsName(fsPath), { encoding: 'buffer' });
+      where = fsName(fsPath);
+      names = readdirSync(where);
     }
-    return { ok: true, names: names.map(nameFromBytes).sort(byCodeUnit) };
+    // Node's decoding writes U+FFFD for a byte that is not UTF-8: a name no lstat finds. A listing without U+FFFD
+    // was all UTF-8 and is exact; else the names are read again as bytes (a Buffer per name costs more).
+    if (names.some((name) => name.includes('\uFFFD')))
+      names = readdirSync(where, { encoding: 'buffer' }).map(nameFromBytes);
+    return { ok: true, names: names.sort(byCodeUnit) };
   } catch (error) {
     return { ok: false, error: describe(errnoCode(error)) };
   } finally {

@@ -6,7 +6,7 @@ const bytes = (...parts: Array<string | number[]>): Buffer =>
   Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p, 'utf8') : Buffer.from(p))));
 
 test('valid UTF-8 names are their decoded text, exactly as Node decodes them', () => {
-  for (const name of ['plain.env', 'é', 'x\ufffd.env', '日本語', '😀 emoji', 'back\\xff.env', '']) {
+  for (const name of ['plain.env', 'é', 'x\ufffd.env', '日本語', '😀 emoji', 'back\\xff.env', '', '\ufeffbom']) {
     assert.is(nameFromBytes(Buffer.from(name, 'utf8')), name);
     assert.equal(bytesOfName(name), Buffer.from(name, 'utf8'));
     assert.is(fsName(name), name, 'a valid name goes to fs as the string it is');
