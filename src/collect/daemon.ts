@@ -5,6 +5,7 @@ import { kindOf } from '../file-kind.js';
 import type { SafeValueMaker } from '../secret/value.js';
 import type { DaemonPath, DaemonSettingValue, DaemonView, EngineKind, Problem } from '../snapshot/types.js';
 import { isHostPath, locate, resolveRoot } from './files.js';
+import { fsName, nameFromBytes } from '../path-bytes.js';
 import { errnoCode, readRegularFile } from './read-file.js';
 
 /*
@@ -293,7 +294,7 @@ function registryCerts(realRoot: string): string[] {
     const located = locate(realRoot, hostPath);
     if (located.state !== 'found' || !located.stat.isDirectory()) return [];
     try {
-      return readdirSync(located.fsPath).sort(compareText);
+      return readdirSync(fsName(located.fsPath), { encoding: 'buffer' }).map(nameFromBytes).sort(compareText);
     } catch {
       return []; // an unreadable folder: its files are not listed, the folder's own mode is
     }

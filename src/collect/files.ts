@@ -4,6 +4,7 @@ import { checkDescriptor, closeQuietly, describe, errnoCode, readRegularFile, ty
 import { HashPool, HASH_IN_WORKER_BYTES } from './hash-pool.js';
 import { DEFAULT_MAX_FILES } from '../limits.js';
 import { kindOf } from '../file-kind.js';
+import { fsName, isByteName, nameFromBytes } from '../path-bytes.js';
 import { basename, isAbsolute, join, posix, resolve } from 'node:path';
 import { parseEnvBytes, readLiteral, type RawEnvBytesEntry } from './envfile.js';
 import { ComposePool } from './compose-pool.js';
@@ -96,7 +97,7 @@ export function isHostPath(p: unknown): p is string {
 
 /** The root with every symlink in it resolved, so that it can be compared with /proc/self/fd links. */
 export async function resolveRoot(root: string): Promise<string> {
-  return realpath(isAbsolute(root) ? root : resolve(root));
+  return nameFromBytes(await realpath(fsName(isAbsolute(root) ? root : resolve(root)), { encoding: 'buffer' }));
 }
 
 /** Where a host path is on this machine's file system, below the (already resolved) root. */
@@ -122,11 +123,15 @@ export type ParentVerdicts = Map<string, Located | null>;
  * (checkDescriptor), which catches a parent replaced by a symlink since.
  */
 export function locate(realRoot: string, hostPath: string, parents?: ParentVerdicts): Located {
+  // A ledger's or a history's path may hold a surrogate no file name can (src/path-bytes.ts): which file it means is
+  // not known, so it is not checked; never `missing`, which the path's lstat under another name would say.
+  if (!isByteName(hostPath))
+    return { state: 'blocked', error: 'its name holds a character that stands for no file name bytes' };
   const parts = hostPath.split('/').filter((p) => p !== '');
   let fsPath = realRoot;
   if (parts.length === 0) {
     try {
-      return { state: 'found', fsPath, stat: lstatSync(fsPath, { bigint: true }) };
+      return { state: 'found', fsPath, stat: lstatSync(fsName(fsPath), { bigint: true }) };
     } catch (error) {
       return lstatFailure(error, '/');
     }
@@ -142,7 +147,7 @@ export function locate(realRoot: string, hostPath: string, parents?: ParentVerdi
     }
     if (last) {
       try {
-        return { state: 'found', fsPath, stat: lstatSync(fsPath, { bigint: true }) };
+        return { state: 'found', fsPath, stat: lstatSync(fsName(fsPath), { bigint: true }) };
       } catch (error) {
         return lstatFailure(error, '/' + parts.slice(0, i).join('/'));
       }
@@ -158,7 +163,7 @@ export function locate(realRoot: string, hostPath: string, parents?: ParentVerdi
 function parentVerdict(fsPath: string, parts: readonly string[], i: number): Located | null {
   let stat: BigIntStats;
   try {
-    stat = lstatSync(fsPath, { bigint: true });
+    stat = lstatSync(fsName(fsPath), { bigint: true });
   } catch (error) {
     return lstatFailure(error, '/' + parts.slice(0, i).join('/'));
   }
@@ -188,7 +193,7 @@ function readFolder(
 ): { ok: true; names: string[] } | { ok: false; error: string } {
   let fd: number;
   try {
-    fd = openSync(fsPath, DIR_FLAGS);
+    fd = openSync(fsName(fsPath), DIR_FLAGS);
   } catch (error) {
     const code = errnoCode(error);
     return {
@@ -200,12 +205,18 @@ function readFolder(
     const bad = checkDescriptor(fd, fsPath, expected, 'directory');
     if (bad) return { ok: false, error: bad };
     // Listing through the descriptor's /proc link reads exactly the folder that was checked.
+    let where: string | Buffer = `/proc/self/fd/${fd}`;
     let names: string[];
     try {
-      names = readdirSync(`/proc/self/fd/${fd}`);
+      names = readdirSync(where);
     } catch {
-      names = readdirSync(fsPath);
+      where = fsName(fsPath);
+      names = readdirSync(where);
     }
+    // Node's decoding writes U+FFFD for a byte that is not UTF-8: a name no lstat finds. A listing without U+FFFD
+    // was all UTF-8 and is exact; else the names are read again as bytes (a Buffer per name costs more).
+    if (names.some((name) => name.includes('\uFFFD')))
+      names = readdirSync(where, { encoding: 'buffer' }).map(nameFromBytes);
     return { ok: true, names: names.sort(byCodeUnit) };
   } catch (error) {
     return { ok: false, error: describe(errnoCode(error)) };
@@ -387,7 +398,7 @@ function walk(ctx: Context, managedRoot: string): void {
       const childFs = join(located.fsPath, name);
       let child: Located;
       try {
-        child = { state: 'found', fsPath: childFs, stat: lstatSync(childFs, { bigint: true }) };
+        child = { state: 'found', fsPath: childFs, stat: lstatSync(fsName(childFs), { bigint: true }) };
       } catch (error) {
         child = lstatFailure(error, hostPath);
       }
@@ -414,7 +425,7 @@ function recordOf(ctx: Context, hostPath: string, located: Located): FileRecord 
   record.inode = Number(stat.ino);
   try {
     if (record.kind === 'symlink') {
-      record.linkTarget = readlinkSync(fsPath);
+      record.linkTarget = nameFromBytes(readlinkSync(fsName(fsPath), { encoding: 'buffer' }));
     } else if (record.kind === 'file') {
       const isEnv = ctx.envPaths.has(hostPath) || basename(hostPath).endsWith('.env');
       const isCompose = ctx.composePaths.has(hostPath);

@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { nameFromBytes } from '../path-bytes.js';
 import { compareText } from '../compare.js';
 import type { HostListener, HostListenerView, ListenerHolder } from '../snapshot/types.js';
 import { listeningSockets, type ProcNetRow } from './proc-net.js';
@@ -48,7 +49,8 @@ function holderOf(procRoot: string, pid: number): ListenerHolder {
   };
   let exe: string | null;
   try {
-    exe = readlinkSync(`${procRoot}/${pid}/exe`).replace(/ \(deleted\)$/, '');
+    // As bytes (src/path-bytes.ts): a ledger's `service` entry names the program by its path, one of no lossy name.
+    exe = nameFromBytes(readlinkSync(`${procRoot}/${pid}/exe`, { encoding: 'buffer' })).replace(/ \(deleted\)$/, '');
   } catch {
     exe = null; // a kernel thread, or gone
   }

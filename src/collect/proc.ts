@@ -3,6 +3,7 @@ import { constants, readdirSync, readFile as readFileCallback, readFileSync, rea
 import { lstat, open, readlink, stat } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { compareText } from '../compare.js';
+import { fsName, isByteName } from '../path-bytes.js';
 import type { SafeValue, SafeValueMaker } from '../secret/value.js';
 import type { BoundFile, ProcView } from '../snapshot/types.js';
 import { listeningSockets, type ProcNetRow } from './proc-net.js';
@@ -318,7 +319,7 @@ class FileError extends Error {}
  * container's view decides (a container keeps a file whose host path was since removed).
  */
 export async function hostKind(hostRoot: string, source: string): Promise<'file' | 'other' | 'unknown'> {
-  if (!source.startsWith('/')) return 'unknown';
+  if (!source.startsWith('/') || !isByteName(source)) return 'unknown';
   const parts = source.split('/').filter((part) => part !== '' && part !== '.');
   if (parts.includes('..')) return 'unknown';
   // The host's root folder itself (`-v /:/host:ro`, how examples/nightly/docker-run.sh runs the scanner).
@@ -327,12 +328,12 @@ export async function hostKind(hostRoot: string, source: string): Promise<'file'
   try {
     if (base === '') {
       // The scanner's root is the host's: following links is what the engine did, and stat opens nothing.
-      return (await stat(source)).isFile() ? 'file' : 'other';
+      return (await stat(fsName(source))).isFile() ? 'file' : 'other';
     }
     let path = base;
     for (const [i, part] of parts.entries()) {
       path = `${path}/${part}`;
-      const st = await lstat(path);
+      const st = await lstat(fsName(path));
       // An absolute link here would resolve against OUR root, not the host's: cannot tell.
       if (st.isSymbolicLink()) return 'unknown';
       if (i === parts.length - 1) return st.isFile() ? 'file' : 'other';
@@ -359,6 +360,8 @@ async function boundFile(
   const shown = `/proc/${pid}/root${mount.destination}`;
   try {
     if (!mount.destination.startsWith('/')) throw new FileError('destination is not an absolute path');
+    if (!isByteName(mount.destination))
+      throw new FileError('its name holds a character that stands for no file name bytes');
     const parts = mount.destination.split('/').filter((part) => part !== '' && part !== '.');
     if (parts.includes('..')) throw new FileError('unsafe container path');
     if (parts.length === 0) throw new FileError('not a regular file');
@@ -367,7 +370,7 @@ async function boundFile(
       path = `${path}/${part}`;
       let st;
       try {
-        st = await lstat(path, { bigint: true });
+        st = await lstat(fsName(path), { bigint: true });
       } catch (err) {
         if (codeOf(err) === 'ENOENT' || codeOf(err) === 'ENOTDIR') throw new FileError('missing in the container');
         throw new FileError(describeReadError(err, shown));
@@ -396,7 +399,7 @@ async function hashExact(
 ): Promise<{ inode: number; sha256: string }> {
   let handle;
   try {
-    handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    handle = await open(fsName(path), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (err) {
     if (codeOf(err) === 'ELOOP') throw new FileError('symlink in container path');
     if (codeOf(err) === 'ENOENT') throw new FileError('missing in the container');

@@ -1,10 +1,12 @@
 import { closeSync, constants, fstatSync, openSync, readlinkSync, readSync } from 'node:fs';
 import { createHash } from 'node:crypto';
+import { fsName, nameFromBytes } from '../path-bytes.js';
 
 /*
  * Reading one regular file safely (steps 3 and 4 of files.ts): opened without following a link or
  * blocking, checked to be what lstat saw, streamed through sha256. Shared by the file collector, the
- * ledger reader and the hashing workers (hash-worker.ts), so it imports nothing else of mesh-audit.
+ * ledger reader and the hashing workers (hash-worker.ts), so it imports nothing else of mesh-audit but
+ * src/path-bytes.ts (a path is a name of bytes: a byte that is not UTF-8 is written U+DC80..U+DCFF).
  */
 
 const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY;
@@ -43,7 +45,7 @@ export function checkDescriptor(
   if (!sameKind || now.ino !== expected.ino || now.dev !== expected.dev) return 'changed while being read: not read';
   let linked: string | null;
   try {
-    linked = readlinkSync(`/proc/self/fd/${fd}`);
+    linked = nameFromBytes(readlinkSync(`/proc/self/fd/${fd}`, { encoding: 'buffer' }));
   } catch {
     linked = null; // no /proc here: the inode check above is what we have
   }
@@ -63,7 +65,7 @@ export function readRegularFile(fsPath: string, expected: ExpectedFile, keepUpTo
   if (!expected.isFile()) return { ok: false, error: 'not a regular file: not read' };
   let fd: number;
   try {
-    fd = openSync(fsPath, READ_FLAGS);
+    fd = openSync(fsName(fsPath), READ_FLAGS);
   } catch (error) {
     const code = errnoCode(error);
     // ELOOP: the last component became a symlink after lstat; O_NOFOLLOW refused it.

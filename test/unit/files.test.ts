@@ -496,4 +496,44 @@ test('large files are hashed by worker threads: same digests as sha256sum, same 
   }
 });
 
+test('names that are not UTF-8 are read by their bytes: walked, hashed (in a worker too), linked, named again; a name of no bytes is not checked, never missing', async () => {
+  const root = mkdtempSync(join(tmpdir(), 'mesh-files-names-'));
+  const raw = (...parts: Array<string | number[]>): Buffer =>
+    Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p) : Buffer.from(p))));
+  try {
+    // A managed root whose own name is not UTF-8, holding a small file, a large one and a symlink, all ill-named.
+    mkdirSync(raw(root, '/m', [0xfe]));
+    writeFileSync(raw(root, '/m', [0xfe], '/x', [0xff], '.env'), `KEY=${CANARY}\n`);
+    const large = Buffer.alloc(HASH_IN_WORKER_BYTES, 3);
+    writeFileSync(raw(root, '/m', [0xfe], '/big', [0xc0, 0xaf]), large);
+    symlinkSync(raw('/t', [0x80]), raw(root, '/m', [0xfe], '/link', [0xe2, 0x82]));
+    const { files, problems } = await collect(root, {
+      managedRoots: ['/m\udcfe'],
+      // As a ledger or a history would name them: one file that exists under its escaped name, one that does not,
+      // and names no file name's bytes spell (a lone high surrogate; escapes that spell 'é', written decoded).
+      paths: ['/m\udcfe/x\udcff.env', '/m\udcfe/gone\udcff', '/m\udcfe/x\ud800.env', '/m\udcfe/\udcc3\udca9'],
+    });
+    assert.equal(
+      files.map((f) => `${f.path} ${f.kind}`),
+      [
+        '/m\udcfe directory',
+        '/m\udcfe/big\udcc0\udcaf file',
+        '/m\udcfe/gone\udcff missing',
+        '/m\udcfe/link\udce2\udc82 symlink',
+        '/m\udcfe/x\ud800.env unknown',
+        '/m\udcfe/x\udcff.env file',
+        '/m\udcfe/\udcc3\udca9 unknown',
+      ],
+    );
+    assert.equal(problems, []);
+    assert.is(get(files, '/m\udcfe/x\udcff.env').env?.[0]?.key, 'KEY');
+    assert.is(get(files, '/m\udcfe/big\udcc0\udcaf').sha256, sha(large));
+    assert.is(get(files, '/m\udcfe/link\udce2\udc82').linkTarget, '/t\udc80');
+    for (const path of ['/m\udcfe/x\ud800.env', '/m\udcfe/\udcc3\udca9'])
+      assert.is(get(files, path).error, 'its name holds a character that stands for no file name bytes');
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
 test.run();
