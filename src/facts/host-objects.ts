@@ -242,15 +242,17 @@ export function buildListeners(snapshot: Snapshot, joins: Joins): Subject<Listen
   const subjects: Subject<ListenerData>[] = [];
   const view = snapshot.hostListeners;
   if (view !== undefined && !view.available) {
-    const problem = problemOf(snapshot, 'listeners');
-    if (problem !== null)
-      subjects.push(
-        LISTENERS.subject({
-          ...unreadParts('listener', joins.host),
-          data: unreadParts('listener', joins.host).data as ListenerData,
-          unknown: LISTENERS.wholly('listeners', problem),
-        }),
-      );
+    // Not read, for whatever reason (a read error, or out of reach by the scan's setup: not root, a remote
+    // engine, another pid namespace): unknown, never none. Every rule on listeners is then not checked on this
+    // stand-in, unless the scope puts every listener out (`listener:*`, src/scope.ts).
+    const reason = problemOf(snapshot, 'listeners') ?? view.reason;
+    subjects.push(
+      LISTENERS.subject({
+        ...unreadParts('listener', joins.host),
+        data: unreadParts('listener', joins.host).data as ListenerData,
+        unknown: LISTENERS.wholly('listeners', reason),
+      }),
+    );
   }
   if (view?.available) {
     for (const s of view.sockets) subjects.push(hostListener(s, joins, declaredBy, containerClaimed, snapshot));
