@@ -284,7 +284,9 @@ export function applyScope(
   }
   // The host's sockets were not read and the scope leaves all of them out: said once, so that no one takes the
   // complete run for one that looked at them.
-  const unreadLeftOut = subjects.listeners.find((s) => s.data.endpoint === undefined && !keep(s));
+  const unreadLeftOut = subjects.listeners.find(
+    (s) => (s.data as { endpoint?: string }).endpoint === undefined && !keep(s),
+  );
   if (unreadLeftOut !== undefined)
     notifications.push({
       host,
