@@ -179,4 +179,57 @@ test('a finding on a socket read as root is never dropped unread: it is not chec
   assert.match(unread.prom, 'mesh_audit_run_complete{host="listeners"} 0');
 });
 
+/** A pack of one rule on a container's own sockets: none may listen on port 22. */
+const CONTAINER_SSH_PACK = `schema: mesh-audit/policy@1
+pack: { id: site, name: site rules, version: 1.0.0 }
+rules:
+  - id: SITE1
+    name: no-ssh-in-containers
+    title: No container listens on port 22 in its own namespace
+    severity: warning
+    subject: listeners
+    where: {"===": [{"var": "namespace"}, "container"]}
+    assert: {"!==": [{"var": "port"}, 22]}
+    message: "{container} listens on {endpoint}"
+    help: ssh belongs on the host, not in a container.
+    remediation: remove sshd from the image.
+    tags: [site]
+    profiles: [nightly]
+`;
+
+test("a running container's own sockets not read stand as unknown: a rule on them is not checked, MA2009 undisturbed", async () => {
+  const dir = tempDir();
+  const pack = join(dir, 'site.yaml');
+  writeFileSync(pack, CONTAINER_SSH_PACK);
+  const model = (proc: string | { listening: { protocol: 'tcp'; address: string; port: number }[] }) =>
+    new HostModel('listeners', '2026-12-01T03:00:00Z')
+      .container({ name: 'app', labels: {}, network: 'bridge', proc })
+      .container({ name: 'stopped', labels: {}, network: 'bridge', running: false, proc: NOT_ROOT })
+      .ledger([{ id: 'app.server', type: 'container', target: 'app' }])
+      .build();
+  const read = await evaluateAll(
+    model({ listening: [{ protocol: 'tcp', address: '0.0.0.0', port: 22 }] }),
+    '--policy',
+    pack,
+  );
+  assert.equal(
+    read.json.findings.filter((f) => f.ruleId === 'SITE1').map((f) => f.subject.id),
+    ['app/0.0.0.0:22/tcp'],
+  );
+  const unread = await evaluateAll(model('its pid is in another cgroup: not this container'), '--policy', pack);
+  assert.is(unread.code, 3, unread.stderr);
+  assert.equal(
+    unread.json.findings.filter((f) => f.ruleId === 'SITE1'),
+    [],
+  );
+  const notChecked = (unread.json.notChecked ?? []).filter((n) => n.ruleId === 'SITE1');
+  assert.equal(
+    notChecked.map((n) => n.subject.id),
+    ['app/sockets not read'],
+    'the stopped container has no socket: nothing unknown',
+  );
+  assert.match(notChecked[0]!.reasons[0]!, '/proc of app not read: its pid is in another cgroup');
+  assert.equal(ma2009NotChecked(unread), [], 'MA2009 speaks of the host namespace only');
+});
+
 test.run();
