@@ -212,6 +212,7 @@ export function applyScope(
   excluded: Excluded;
   outOfScope: { kind: string; id: string }[];
   notifications: Notification[];
+  everyHostListenerOut?: boolean;
 } {
   const host = snapshot.host.hostname;
   const notifications: Notification[] = scope.ignore
@@ -300,5 +301,11 @@ export function applyScope(
     });
   const outOfScope = [...left.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, about]) => about);
   // Each set only filtered: its subjects keep their set's type.
-  return { subjects: filtered as unknown as SubjectSets, excluded, outOfScope, notifications };
+  return {
+    subjects: filtered as unknown as SubjectSets,
+    excluded,
+    outOfScope,
+    notifications,
+    ...(judge.everyListenerOut !== null ? { everyHostListenerOut: true } : {}),
+  };
 }

@@ -179,6 +179,39 @@ test('a finding on a socket read as root is never dropped unread: it is not chec
   assert.match(unread.prom, 'mesh_audit_run_complete{host="listeners"} 0');
 });
 
+test('a finding of a night the sockets were read is not absent on a night every listener was left out unread', async () => {
+  const dir = tempDir();
+  const model = () =>
+    new HostModel('listeners', '2026-12-01T03:00:00Z').ledger([]).hostListener({
+      protocol: 'tcp',
+      address: '0.0.0.0',
+      port: 8080,
+      holder: { pid: 4242, name: 'nginx', exe: '/usr/sbin/nginx', containerId: null },
+    });
+  const readFile = join(dir, 'read.json');
+  writeFileSync(readFile, JSON.stringify(model().build()));
+  const baseline = join(dir, 'baseline.json');
+  const first = await runCli(['evaluate', readFile, '--format', 'json', '--out', '-']);
+  writeFileSync(baseline, first.stdout);
+  const unreadFile = join(dir, 'unread.json');
+  writeFileSync(unreadFile, JSON.stringify(model().hostListenersUnavailable(NOT_ROOT, false).build()));
+  const night = await runCli([
+    'evaluate',
+    unreadFile,
+    '--format',
+    'json',
+    '--out',
+    '-',
+    '--baseline',
+    baseline,
+    '--exclude',
+    'listener:*',
+  ]);
+  const report = JSON.parse(night.stdout) as JsonReport & { absent?: { ruleId: string }[] };
+  assert.ok(report.summary.complete, night.stderr);
+  assert.equal(report.absent ?? [], [], 'out of scope, not gone: its alert is not resolved by a choice not to look');
+});
+
 /** A pack of one rule on a container's own sockets: none may listen on port 22. */
 const CONTAINER_SSH_PACK = `schema: mesh-audit/policy@1
 pack: { id: site, name: site rules, version: 1.0.0 }
