@@ -37,6 +37,7 @@ export function auditSnapshot(
     // Counted when the scope left something out (as premigrate's plan does): a scope that matched nothing is no news.
     ...(Object.values(applied.excluded).some((n) => n > 0) ? { excluded: applied.excluded } : {}),
     outOfScope: applied.outOfScope,
+    ...(applied.everyHostListenerOut ? { everyHostListenerOut: true } : {}),
   };
 }
 

@@ -98,7 +98,7 @@ async function snapshotWith(
       source: 'proc',
       message:
         `container processes not read from /proc: ${procReason}; env, sockets and bind-mounted files as ` +
-        `containers see them were not checked`,
+        `containers see them, and the host's listening sockets, were not read: the rules on them are not checked`,
     });
 
   hooks.progress(`reading containers from ${endpoint.url}`);
@@ -120,11 +120,15 @@ async function snapshotWith(
       : { procUnavailable: procReason ?? 'not read' }),
   });
   // The host's own sockets, after the containers' (a socket is attributed to a container by its process's cgroup).
+  // Not read when every one is out of scope (`listener:*`): what is out of scope is not read.
+  const everyListenerOut = hooks.scope?.everyListenerOut ?? null;
   const hostListeners: HostListenerView =
-    procReason === null
-      ? readHostListeners()
-      : { available: false, reason: `the host's listening sockets not read from /proc: ${procReason}` };
-  if (!hostListeners.available && procReason === null)
+    everyListenerOut !== null
+      ? { available: false, reason: `the host's listening sockets not read: out of scope by ${everyListenerOut}` }
+      : procReason === null
+        ? readHostListeners()
+        : { available: false, reason: `the host's listening sockets not read from /proc: ${procReason}` };
+  if (!hostListeners.available && procReason === null && everyListenerOut === null)
     problems.push({ source: 'listeners', message: `the host's listening sockets not read: ${hostListeners.reason}` });
   const endpointOf = (s: { address: string; port: number; protocol: string }) =>
     endpointText(s.address, s.port, s.protocol);

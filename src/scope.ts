@@ -141,6 +141,15 @@ function selects(sel: Selector, t: Target): boolean {
 }
 
 const forContainers = (s: Selector) => s.kind === 'label' || s.kind === 'name';
+
+/**
+ * `listener:*` left out (excluded, or a live ignore entry) puts every socket on the host out of scope, those
+ * that could not be read included: the one explicit way to say the host's listeners are not this audit's
+ * business (README, "Scope"). Any other glob speaks of the sockets it matches, so it cannot leave out sockets
+ * that were not read.
+ */
+export const EVERY_LISTENER = 'listener:*';
+const selectsEveryListener = (s: Selector): boolean => s.kind === 'listener' && s.glob === '*';
 const isLive = (e: IgnoreEntry, now: Date) => e.until === undefined || now.toISOString().slice(0, 10) <= e.until;
 
 /** Whether a container, a container known only by name, or a path is in a scope, on a day. */
@@ -151,6 +160,8 @@ export interface ScopeJudge {
   path: (path: string) => boolean;
   /** A socket listening on the host, by its `ADDRESS:PORT/PROTOCOL`. */
   listener: (endpoint: string) => boolean;
+  /** Where every socket on the host is put out of scope (`listener:*`, or an ignore entry's `file:line`), or null. */
+  everyListenerOut: string | null;
 }
 
 /**
@@ -158,7 +169,11 @@ export interface ScopeJudge {
  * and by applyScope (what is out of scope is not evaluated, and is counted).
  */
 export function judgeOf(scope: Scope, now: Date): ScopeJudge {
-  const out = [...scope.exclude, ...scope.ignore.filter((e) => isLive(e, now)).map((e) => e.selector)];
+  const liveIgnores = scope.ignore.filter((e) => isLive(e, now));
+  const out = [...scope.exclude, ...liveIgnores.map((e) => e.selector)];
+  const everyListenerOut = scope.exclude.some(selectsEveryListener)
+    ? `--exclude ${EVERY_LISTENER}`
+    : (liveIgnores.find((e) => selectsEveryListener(e.selector))?.source ?? null);
   const containerIncludes = scope.include.filter(forContainers);
   const pathIncludes = scope.include.filter((s) => s.kind === 'path');
   const listenerIncludes = scope.include.filter((s) => s.kind === 'listener');
@@ -173,6 +188,7 @@ export function judgeOf(scope: Scope, now: Date): ScopeJudge {
     containerByName: (name) => inScope({ name }, containerIncludes, false),
     path: (path) => inScope({ path }, pathIncludes, true),
     listener: (endpoint) => inScope({ endpoint }, listenerIncludes, true),
+    everyListenerOut: everyListenerOut === null ? null : `${EVERY_LISTENER} (${everyListenerOut})`,
   };
 }
 
@@ -196,6 +212,7 @@ export function applyScope(
   excluded: Excluded;
   outOfScope: { kind: string; id: string }[];
   notifications: Notification[];
+  everyHostListenerOut?: boolean;
 } {
   const host = snapshot.host.hostname;
   const notifications: Notification[] = scope.ignore
@@ -241,7 +258,10 @@ export function applyScope(
         // A container's own socket goes with its container; one on the host has its own selectors.
         const data = s.data as { namespace?: string; container?: string | null; endpoint?: string };
         if (data.namespace === 'container') return containerIn.get(data.container ?? '') ?? true;
-        return data.endpoint === undefined || judge.listener(data.endpoint);
+        // The host's sockets not read (one wholly unknown stand-in, src/facts/host-objects.ts): only `listener:*`
+        // can say that whatever they are is out of scope.
+        if (data.endpoint === undefined) return judge.everyListenerOut === null;
+        return judge.listener(data.endpoint);
       }
       default:
         return true;
@@ -263,7 +283,29 @@ export function applyScope(
       return kept;
     });
   }
+  // The host's sockets were not read and the scope leaves all of them out: said once, so that no one takes the
+  // complete run for one that looked at them.
+  const unreadLeftOut = subjects.listeners.find(
+    (s) => (s.data as { endpoint?: string }).endpoint === undefined && !keep(s),
+  );
+  if (unreadLeftOut !== undefined)
+    notifications.push({
+      host,
+      level: 'note',
+      kind: 'evaluation',
+      source: 'scope',
+      subject: 'listeners',
+      message:
+        `${unreadLeftOut.unknown?.[0]?.reason ?? "the host's listening sockets not read"}; every listener is out of ` +
+        `scope by ${judge.everyListenerOut!}: the rules on them were not checked, by that choice`,
+    });
   const outOfScope = [...left.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, about]) => about);
   // Each set only filtered: its subjects keep their set's type.
-  return { subjects: filtered as unknown as SubjectSets, excluded, outOfScope, notifications };
+  return {
+    subjects: filtered as unknown as SubjectSets,
+    excluded,
+    outOfScope,
+    notifications,
+    ...(judge.everyListenerOut !== null ? { everyHostListenerOut: true } : {}),
+  };
 }

@@ -110,6 +110,11 @@ export interface Evaluation {
   excluded?: { containers: number; files: number; ledger: number; listeners: number };
   /** The subjects left out, by identity: a baseline's findings about them are out of scope, not gone. */
   outOfScope?: { kind: string; id: string }[];
+  /**
+   * Every socket on the host was left out (`listener:*`, src/scope.ts), those not read included: a baseline's
+   * findings about the host's listeners are out of scope, not gone, though this run never knew them one by one.
+   */
+  everyHostListenerOut?: boolean;
 }
 
 /** One rule checked on one subject: its findings' fingerprints (none: it passed). */

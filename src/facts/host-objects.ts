@@ -1,6 +1,13 @@
 import { compareText } from '../compare.js';
 import { endpointText } from '../endpoint.js';
-import type { HostListener, LedgerRecord, NetworkRecord, Snapshot, VolumeRecord } from '../snapshot/types.js';
+import type {
+  Container,
+  HostListener,
+  LedgerRecord,
+  NetworkRecord,
+  Snapshot,
+  VolumeRecord,
+} from '../snapshot/types.js';
 import { subjectFactory, type Subject, type UnknownFactOf } from '../policy/subject.js';
 import type { ListenerData, ListenerOwner, NetworkData, ObjectMeshLabels, VolumeData } from '../policy/subject-data.js';
 import { reachOf } from './containers.js';
@@ -242,22 +249,30 @@ export function buildListeners(snapshot: Snapshot, joins: Joins): Subject<Listen
   const subjects: Subject<ListenerData>[] = [];
   const view = snapshot.hostListeners;
   if (view !== undefined && !view.available) {
-    const problem = problemOf(snapshot, 'listeners');
-    if (problem !== null)
-      subjects.push(
-        LISTENERS.subject({
-          ...unreadParts('listener', joins.host),
-          data: unreadParts('listener', joins.host).data as ListenerData,
-          unknown: LISTENERS.wholly('listeners', problem),
-        }),
-      );
+    // Not read, for whatever reason (a read error, or out of reach by the scan's setup: not root, a remote
+    // engine, another pid namespace): unknown, never none. Every rule on listeners is then not checked on this
+    // stand-in, unless the scope puts every listener out (`listener:*`, src/scope.ts).
+    const reason = problemOf(snapshot, 'listeners') ?? view.reason;
+    subjects.push(
+      LISTENERS.subject({
+        ...unreadParts('listener', joins.host),
+        data: unreadParts('listener', joins.host).data as ListenerData,
+        unknown: LISTENERS.wholly('listeners', reason),
+      }),
+    );
   }
   if (view?.available) {
     for (const s of view.sockets) subjects.push(hostListener(s, joins, declaredBy, containerClaimed, snapshot));
   }
   // Each container's own namespace (not the host's: those sockets are above, with their holder).
   for (const c of snapshot.containers) {
-    if (!c.proc.available || c.networkMode === 'host') continue;
+    if (c.networkMode === 'host') continue;
+    if (!c.proc.available) {
+      // A running container whose /proc was not read: its sockets are unknown, never none (one that is not running
+      // has none). One stand-in with what is known of it (its container, its claim); the socket's own facts unknown.
+      if (c.state.running) subjects.push(containerSocketsUnread(c, c.proc.reason, joins, containerClaimed));
+      continue;
+    }
     for (const l of c.proc.listening) {
       const endpoint = endpointText(l.address, l.port, l.protocol);
       const claimed = containerClaimed(c.name);
@@ -286,6 +301,48 @@ export function buildListeners(snapshot: Snapshot, joins: Joins): Subject<Listen
     }
   }
   return subjects.sort((a, b) => compareText(a.data.id, b.data.id));
+}
+
+/** What stands for the sockets of a running container whose /proc was not read (buildListeners). */
+function containerSocketsUnread(
+  c: Container,
+  reason: string,
+  joins: Joins,
+  containerClaimed: (name: string) => boolean,
+): Subject<ListenerData> {
+  const claimed = containerClaimed(c.name);
+  const data: ListenerData = {
+    kind: 'listener',
+    id: `${c.name}/sockets not read`,
+    host: joins.host,
+    namespace: 'container',
+    // Placeholders for facts that are unknown (below): no rule decides on them.
+    protocol: 'tcp',
+    address: '',
+    port: 0,
+    endpoint: '',
+    reach: 'all-interfaces',
+    owner: 'container',
+    process: null,
+    container: c.name,
+    container_claimed: claimed,
+    declared_by: [],
+    declared: false,
+    claimed,
+  };
+  const unknown = [
+    ...LISTENERS.unknown('proc', `/proc of ${c.name} not read: ${reason}`, [
+      'protocol',
+      'address',
+      'port',
+      'endpoint',
+      'reach',
+    ]),
+    ...(joins.ledgerUnread
+      ? LISTENERS.unknown('ledger', joins.ledgerUnread, ['container_claimed', 'declared_by', 'declared', 'claimed'])
+      : []),
+  ];
+  return listenerSubject(data, unknown, joins);
 }
 
 function hostListener(

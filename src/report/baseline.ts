@@ -100,6 +100,13 @@ export function diffFindings(
   return diff;
 }
 
+/**
+ * A subject that is a socket in the host's namespace: its id is its endpoint, `ADDRESS:PORT/PROTOCOL` (one `/`);
+ * a container's own socket is `NAME/ADDRESS:PORT/PROTOCOL`, and goes with its container (src/scope.ts).
+ */
+const isHostListener = (subject: { kind: string; id: string }): boolean =>
+  subject.kind === 'listener' && subject.id.indexOf('/') === subject.id.lastIndexOf('/');
+
 /** Each finding with the time it was first seen: the snapshot's time, for a finding seen for the first time. */
 export function withFirstSeen(evaluations: readonly Evaluation[]): Evaluation[] {
   return evaluations.map((e) => ({
@@ -159,8 +166,12 @@ export function applyBaseline(
   const outOfScope = new Set(
     evaluations.flatMap((e) => (e.outOfScope ?? []).map((s) => `${e.host}\u0000${s.kind}\u0000${s.id}`)),
   );
+  const everyHostListenerOut = new Set(evaluations.filter((e) => e.everyHostListenerOut).map((e) => e.host));
   const gone = baseline.filter(
-    (f) => !seen.has(f.fingerprint) && !outOfScope.has(`${f.host}\u0000${f.subject.kind}\u0000${f.subject.id}`),
+    (f) =>
+      !seen.has(f.fingerprint) &&
+      !outOfScope.has(`${f.host}\u0000${f.subject.kind}\u0000${f.subject.id}`) &&
+      !(everyHostListenerOut.has(f.host) && isHostListener(f.subject)),
   );
   const asBefore = (f: BaselineFinding, state: BaselineState): Finding => {
     const firstSeen = f.firstSeen ?? baselineTime;

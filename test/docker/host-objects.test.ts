@@ -1,9 +1,7 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync, symlinkSync } from 'node:fs';
-import { join } from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 import type { Test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { tempDir } from '../support/cli.js';
+import { hostHttpd } from './host-httpd.js';
 import { forEachEngine, removeContainers, runContainer, type Engine } from './engine.js';
 import { fingerprintsOf, LiveHost, type LiveReport } from './live-host.js';
 
@@ -16,38 +14,6 @@ import { fingerprintsOf, LiveHost, type LiveReport } from './live-host.js';
  * containers run with `--network none`; nothing connects to the listeners.
  */
 forEachEngine('networks, volumes and host listeners', scenario);
-
-/** The ports of /proc/net/tcp in LISTEN (read, never connected to). */
-function listeningPorts(): Set<number> {
-  const ports = new Set<number>();
-  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
-    let text: string;
-    try {
-      text = readFileSync(table, 'utf8');
-    } catch {
-      continue;
-    }
-    for (const line of text.split('\n').slice(1)) {
-      const f = line.trim().split(/\s+/);
-      if (f[3] === '0A' && f[1] !== undefined) ports.add(parseInt(f[1].split(':')[1] ?? '', 16));
-    }
-  }
-  return ports;
-}
-
-/** busybox httpd on the host, as a process named `httpd` (a link to busybox, as a package installs it). */
-function hostHttpd(address: string, port: number): ChildProcess {
-  const dir = tempDir('ma-host-httpd-', '/tmp');
-  const link = join(dir, 'httpd');
-  symlinkSync('/bin/busybox', link);
-  const child = spawn(link, ['-f', '-p', `${address}:${port}`, '-h', dir], { stdio: 'ignore' });
-  process.once('exit', () => child.kill('SIGKILL'));
-  for (let waited = 0; !listeningPorts().has(port); waited += 50) {
-    if (child.exitCode !== null || waited > 20_000) throw new Error(`httpd on ${address}:${port} did not listen`);
-    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
-  }
-  return child;
-}
 
 function scenario(e: Engine, it: Test, index: number): void {
   const host = new LiveHost();
