@@ -30,6 +30,7 @@ import {
 import { TOOL_NAME, TOOL_VERSION } from './version.js';
 import type { ScopeJudge } from './scope.js';
 import { pastOfAll, type HistoryInput } from './facts/history.js';
+import { compareText } from './compare.js';
 
 export interface ScanHooks {
   now(): Date;
@@ -86,13 +87,26 @@ async function snapshotWith(
 
   hooks.progress(`reading ledger ${settings.ledger}`);
   // The ledger is read while the engine answers (its reads and the engine's waits overlap).
-  const ledgerRead = readLedger(settings.ledger, { root: settings.root, safe });
-  ledgerRead.catch(() => undefined); // its failure is thrown below, where it is awaited
+  const ledgerRead = isolated<Awaited<ReturnType<typeof readLedger>>>(
+    () => readLedger(settings.ledger, { root: settings.root, safe }),
+    (reason) => ({
+      ledger: { path: settings.ledger, available: false, entries: [] },
+      problems: [
+        { source: 'ledger', subject: settings.ledger, message: `ledger ${settings.ledger} not read: ${reason}` },
+      ],
+    }),
+  );
 
   // The container the scanner runs in, if any: the hardening rules leave it out (it mounts the host by design).
   const scannerContainer = await ownContainerId();
   const endpoint = resolveEndpoint(settings.dockerHost);
-  const procReason = await procUnavailableReason({ endpointIsLocalSocket: endpoint.local });
+  const procReason = await isolated(
+    () => procUnavailableReason({ endpointIsLocalSocket: endpoint.local }),
+    (reason) => {
+      problems.push({ source: 'proc', message: `whether /proc shows the containers' processes not known: ${reason}` });
+      return reason;
+    },
+  );
   if (procReason !== null)
     notes.push({
       source: 'proc',
@@ -102,23 +116,42 @@ async function snapshotWith(
     });
 
   hooks.progress(`reading containers from ${endpoint.url}`);
-  const proc = procReason === null ? procReaderFor(settings.root, safe, hooks.scope) : undefined;
-  const docker = await collectDocker({
-    endpoint,
-    safe,
-    deadlineMs: settings.dockerTimeoutSeconds * 1000,
-    labelKeys: settings.labels,
-    listed: (summaries) => {
-      // Fewer named (an engine whose list carries no labels), the file collection decides from the inspects.
-      const files = listedComposeFiles(summaries, hooks.scope);
-      if (files < COMPOSE_IN_WORKER_FILES) return;
-      compose.pool = new ComposePool(files);
-      compose.pool.prestart();
+  const proc = procReason === null ? procReaderFor(settings.root, safe, hooks.scope, problems) : undefined;
+  const docker = await isolated<Awaited<ReturnType<typeof collectDocker>>>(
+    () =>
+      collectDocker({
+        endpoint,
+        safe,
+        deadlineMs: settings.dockerTimeoutSeconds * 1000,
+        labelKeys: settings.labels,
+        listed: (summaries) => {
+          // Fewer named (an engine whose list carries no labels), the file collection decides from the inspects.
+          const files = listedComposeFiles(summaries, hooks.scope);
+          if (files < COMPOSE_IN_WORKER_FILES) return;
+          compose.pool = new ComposePool(files);
+          compose.pool.prestart();
+        },
+        ...(proc !== undefined
+          ? { readProc: proc.read, whileListing: proc.readProcessTable }
+          : { procUnavailable: procReason ?? 'not read' }),
+      }),
+    (reason) => {
+      // As an engine not reached (src/collect/docker.ts): no container is known, nor gone.
+      const unread = { available: false as const, reason: `the engine at ${endpoint.url} was not read: ${reason}` };
+      return {
+        docker: null,
+        containers: [],
+        images: unread,
+        daemonInfo: unread,
+        networks: null,
+        volumes: null,
+        problems: [
+          { source: 'docker', subject: endpoint.url, message: `the engine at ${endpoint.url} not read: ${reason}` },
+        ],
+        notes: [],
+      };
     },
-    ...(proc !== undefined
-      ? { readProc: proc.read, whileListing: proc.readProcessTable }
-      : { procUnavailable: procReason ?? 'not read' }),
-  });
+  );
   // The host's own sockets, after the containers' (a socket is attributed to a container by its process's cgroup).
   // Not read when every one is out of scope (`listener:*`): what is out of scope is not read.
   const everyListenerOut = hooks.scope?.everyListenerOut ?? null;
@@ -126,7 +159,7 @@ async function snapshotWith(
     everyListenerOut !== null
       ? { available: false, reason: `the host's listening sockets not read: out of scope by ${everyListenerOut}` }
       : procReason === null
-        ? readHostListeners()
+        ? await isolated(readHostListeners, (reason) => ({ available: false, reason }))
         : { available: false, reason: `the host's listening sockets not read from /proc: ${procReason}` };
   if (!hostListeners.available && procReason === null && everyListenerOut === null)
     problems.push({ source: 'listeners', message: `the host's listening sockets not read: ${hostListeners.reason}` });
@@ -152,37 +185,70 @@ async function snapshotWith(
   problems.push(...ledger.problems);
   problems.push(...docker.problems);
   notes.push(...docker.notes);
-  const daemonHost = await collectDaemonHost({
-    root: settings.root,
-    safe,
-    socketPath: endpoint.local && docker.docker !== null ? endpoint.socketPath : undefined,
-    procUnavailable: procReason,
-    kind: docker.docker?.kind,
-  });
+  const daemonHost = await isolated<Awaited<ReturnType<typeof collectDaemonHost>>>(
+    () =>
+      collectDaemonHost({
+        root: settings.root,
+        safe,
+        socketPath: endpoint.local && docker.docker !== null ? endpoint.socketPath : undefined,
+        procUnavailable: procReason,
+        kind: docker.docker?.kind,
+      }),
+    (reason) => ({
+      config: { available: false, reason: `daemon.json not read: ${reason}` },
+      process: { available: false, reason: `dockerd's command line not read: ${reason}` },
+      paths: [],
+      problems: [
+        { source: 'daemon', message: `daemon.json, dockerd's command line and the daemon's files not read: ${reason}` },
+      ],
+      notes: [],
+    }),
+  );
   problems.push(...daemonHost.problems);
   notes.push(...daemonHost.notes);
 
-  const { paths, envPaths, composePaths } = filesToRead(
-    ledger.ledger.entries.map((r) => r.entry),
-    docker.containers,
-    earlier,
-    settings.labels.sources,
-    hooks.scope,
+  const failed = { files: false };
+  const files = await isolated<Awaited<ReturnType<typeof collectFiles>>>(
+    () => {
+      const { paths, envPaths, composePaths } = filesToRead(
+        ledger.ledger.entries.map((r) => r.entry),
+        docker.containers,
+        earlier,
+        settings.labels.sources,
+        hooks.scope,
+      );
+      hooks.progress(`reading ${new Set(paths).size} files and ${settings.managedRoots.length} managed roots`);
+      return collectFiles({
+        root: settings.root,
+        paths: [...new Set(paths)].filter((p) => p.startsWith('/')),
+        envPaths,
+        composePaths,
+        ...(compose.pool !== undefined ? { compose: compose.pool } : {}),
+        managedRoots: settings.managedRoots,
+        maxFiles: settings.maxFiles,
+        safe,
+        ...(hooks.scope ? { skip: (path: string) => !hooks.scope!.path(path) } : {}),
+      });
+    },
+    (reason) => {
+      failed.files = true;
+      // The ledger's files and the managed roots are there, unknown: none reads as missing, or as unclaimed by its
+      // absence. (Those only containers name are unknown by having no record: src/facts/file-facts.ts, fileUnknown.)
+      const targets = ledger.ledger.entries.flatMap((r) =>
+        r.entry.type === 'file' && typeof r.entry.target === 'string' && r.entry.target.startsWith('/')
+          ? [r.entry.target]
+          : [],
+      );
+      const unread = [...new Set([...targets, ...settings.managedRoots])].sort(compareText);
+      return {
+        files: unread.map((path): FileRecord => ({ path, kind: 'unknown', error: `not read: ${reason}` })),
+        problems: [{ source: 'files', message: `the files and managed roots not read: ${reason}` }],
+      };
+    },
   );
-  hooks.progress(`reading ${new Set(paths).size} files and ${settings.managedRoots.length} managed roots`);
-  const files = await collectFiles({
-    root: settings.root,
-    paths: [...new Set(paths)].filter((p) => p.startsWith('/')),
-    envPaths,
-    composePaths,
-    ...(compose.pool !== undefined ? { compose: compose.pool } : {}),
-    managedRoots: settings.managedRoots,
-    maxFiles: settings.maxFiles,
-    safe,
-    ...(hooks.scope ? { skip: (path: string) => !hooks.scope!.path(path) } : {}),
-  });
   problems.push(...files.problems);
-  problems.push(...notChecked(files.files, docker.containers));
+  // After a failed collection, its one problem says it: not one more per file.
+  problems.push(...notChecked(failed.files ? [] : files.files, docker.containers));
   return {
     schema: SNAPSHOT_SCHEMA,
     tool: { name: TOOL_NAME, version: TOOL_VERSION },
@@ -222,6 +288,7 @@ function procReaderFor(
   hostRoot: string,
   safe: SafeValueMaker,
   scope: ScopeJudge | undefined,
+  problems: Problem[],
 ): { read: (inspect: ContainerInspect) => ReturnType<typeof readProcView>; readProcessTable: () => void } {
   let processTable: Promise<ProcessTable> | undefined;
   const sharedProcessTable = (): Promise<ProcessTable> => (processTable ??= readProcessTable());
@@ -229,24 +296,56 @@ function procReaderFor(
   return {
     // A failure is each container's, when it asks.
     readProcessTable: () => void sharedProcessTable().catch(() => undefined),
+    // One container's /proc failing unexpectedly is that container's: its /proc facts unknown, the others read.
     read: (inspect) =>
-      scope && !scope.container(inspect.Name.replace(/^\//, ''), keptLabels(inspect.Config?.Labels))
-        ? Promise.resolve({ available: false, reason: 'out of scope: not read' })
-        : readProcView(
-            {
-              id: inspect.Id,
-              running: inspect.State?.Running ?? false,
-              pid: inspect.State?.Pid ?? 0,
-              mounts: (inspect.Mounts ?? []).map((m) => ({
-                type: m.Type ?? '',
-                source: m.Source ?? '',
-                destination: m.Destination ?? '',
-              })),
-            },
-            new Set((inspect.Mounts ?? []).filter((m) => m.Type === 'bind' && m.Source).map((m) => m.Source!)),
-            { hostRoot, safe, processTable: sharedProcessTable, netTables },
-          ),
+      isolated(
+        () => readProcOf(inspect),
+        (reason) => {
+          const name = inspect.Name.replace(/^\//, '');
+          problems.push({ source: 'proc', subject: name, message: `${name}: its /proc not read: ${reason}` });
+          return { available: false, reason: `its /proc not read: ${reason}` };
+        },
+      ),
   };
+  function readProcOf(inspect: ContainerInspect): ReturnType<typeof readProcView> {
+    return scope && !scope.container(inspect.Name.replace(/^\//, ''), keptLabels(inspect.Config?.Labels))
+      ? Promise.resolve({ available: false, reason: 'out of scope: not read' })
+      : readProcView(
+          {
+            id: inspect.Id,
+            running: inspect.State?.Running ?? false,
+            pid: inspect.State?.Pid ?? 0,
+            mounts: (inspect.Mounts ?? []).map((m) => ({
+              type: m.Type ?? '',
+              source: m.Source ?? '',
+              destination: m.Destination ?? '',
+            })),
+          },
+          new Set((inspect.Mounts ?? []).filter((m) => m.Type === 'bind' && m.Source).map((m) => m.Source!)),
+          { hostRoot, safe, processTable: sharedProcessTable, netTables },
+        );
+  }
+}
+
+/**
+ * One collector's call. An exception thrown inside it (a defect, or input nobody foresaw) is that source's problem,
+ * never the run's: `unread` gives the source as not read, with a problem that says what and why, so every fact taken
+ * from it is unknown and the other sources are still read. The reason names the error's kind only: its message may
+ * quote what was being read (V8's JSON errors do), and that may be a secret.
+ */
+async function isolated<T>(read: () => T | Promise<T>, unread: (reason: string) => T): Promise<T> {
+  try {
+    return await read();
+  } catch (error) {
+    return unread(`its reader failed unexpectedly (${faultKind(error)})`);
+  }
+}
+
+/** An unexpected error's kind, in words that quote nothing read. */
+function faultKind(error: unknown): string {
+  if (error instanceof RangeError && /call stack/i.test(error.message)) return 'stack overflow';
+  if (error instanceof Error) return /^[A-Za-z]{1,40}$/.test(error.name) ? error.name : 'Error';
+  return 'a thrown non-error';
 }
 
 /**

@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { runCli, tempDir } from './support/cli.js';
+import { runCli, spawnCli, tempDir } from './support/cli.js';
 
 /* `rules test` reads a pack's cases as strictly as its rules: each typo below once passed silently. */
 
@@ -78,6 +78,17 @@ test('a misspelt field in a case subject (`single_fle`) fails `rules test` at it
   assert.is(n.code, 2, n.stdout);
   assert.match(n.stderr, "subject.host_file.inod: host_file (mounts) has no field 'inod'");
   assert.match(n.stderr, "unknown: seen (mounts) has no field 'inod'");
+});
+
+test('a cases file nested 10,000 deep fails `rules test` with exit 2 at its file:line:column (src/input/depth.ts)', () => {
+  const deep = '['.repeat(10_000) + ']'.repeat(10_000);
+  const pack = packWith(FAIL_CASE('', `{container: {name: app}, seen: ${deep}}`));
+  const r = spawnCli(['rules', 'test', '--policy', pack]);
+  assert.is(r.code, 2, r.stdout + r.stderr);
+  assert.match(
+    r.stderr,
+    new RegExp(`^mesh-audit: ${pack.replace('.yaml', '.cases.yaml')}:\\d+:\\d+: nested more than 64 levels deep\\n$`),
+  );
 });
 
 test('a fail case may pin its message: a different rendering fails with the file:line of the case', async () => {

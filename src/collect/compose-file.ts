@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import { MAX_DEPTH, pathTooDeep, yamlTooDeep } from '../input/depth.js';
 import type { ComposeFacts, ComposeService } from '../snapshot/types.js';
 
 /*
@@ -26,6 +27,12 @@ export function composeFacts(content: Uint8Array): ComposeFacts {
       prettyErrors: false,
       lineCounter: lines,
     });
+    // Before its errors: a document deep enough overflows the composer's stack, reported where it gave up.
+    const deep = yamlTooDeep(yaml(), doc);
+    if (deep !== null) {
+      const pos = lines.linePos(deep);
+      return { error: `nested more than ${MAX_DEPTH} levels deep at line ${pos.line}, column ${pos.col}` };
+    }
     const first = doc.errors[0];
     if (first) {
       const pos = lines.linePos(first.pos[0]);
@@ -42,6 +49,8 @@ export function composeFacts(content: Uint8Array): ComposeFacts {
             : 'not YAML Compose reads (too many aliases, or a bad one)',
     };
   }
+  // Aliases and merges can nest what each stays shallow where it is written.
+  if (pathTooDeep(value) !== null) return { error: `nested more than ${MAX_DEPTH} levels deep (through aliases)` };
   if (!isMap(value)) return { error: 'not a Compose file: its top level is not a mapping' };
   // File format 1 has the services at the top level; 2.x and 3.x under `services:`.
   const services = Object.hasOwn(value, 'services') ? value['services'] : 'version' in value ? {} : value;

@@ -2,6 +2,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { posix } from 'node:path';
 import { compareText } from '../compare.js';
 import { kindOf } from '../file-kind.js';
+import { MAX_DEPTH } from '../input/depth.js';
+import { jsonTooDeep } from '../input/json.js';
 import type { SafeValueMaker } from '../secret/value.js';
 import type { DaemonPath, DaemonSettingValue, DaemonView, EngineKind, Problem } from '../snapshot/types.js';
 import { isHostPath, locate, resolveRoot } from './files.js';
@@ -346,8 +348,8 @@ function readDaemonJson(realRoot: string, hostPath: string, safe: SafeValueMaker
   if (read.tooLarge || !read.content)
     return { available: false, reason: `not read: larger than ${MAX_DAEMON_JSON_BYTES} bytes` };
   let parsed: unknown;
+  const text = read.content.toString('utf8').replace(/^\uFEFF/, '');
   try {
-    const text = read.content.toString('utf8').replace(/^\uFEFF/, '');
     // An empty daemon.json is what dockerd reads as no settings.
     parsed = text.trim() === '' ? {} : JSON.parse(text);
   } catch {
@@ -356,6 +358,13 @@ function readDaemonJson(realRoot: string, hostPath: string, safe: SafeValueMaker
   }
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
     return { available: false, reason: 'not read: it is not a JSON object' };
+  // Before daemonSettingsOf walks it (recursively), and before the snapshot holds it.
+  const deep = jsonTooDeep(text, parsed, MAX_DEPTH);
+  if (deep !== null)
+    return {
+      available: false,
+      reason: `not read: it nests more than ${MAX_DEPTH} levels deep (line ${deep.line}, column ${deep.column})`,
+    };
   return { available: true, exists: true, settings: daemonSettingsOf(parsed as Record<string, unknown>, safe) };
 }
 

@@ -1,3 +1,4 @@
+import { pathTooDeep } from '../input/depth.js';
 import { validatorFor } from '../validate.js';
 import type { SafeValueMaker } from '../secret/value.js';
 import { ledgerEntrySchema } from '../snapshot/ledger-schema.js';
@@ -46,7 +47,7 @@ export function ledgerRecord(raw: unknown, line: number, safe: SafeValueMaker): 
   const extra = Object.keys(obj)
     .filter((k) => !KNOWN_FIELDS.includes(k))
     .sort();
-  const tooDeep = extra.filter((k) => nestedDeeperThan(obj[k], MAX_EXTRA_DEPTH));
+  const tooDeep = extra.filter((k) => pathTooDeep(obj[k], MAX_EXTRA_DEPTH) !== null);
   for (const k of tooDeep)
     errors.push(`extra field ${JSON.stringify(k)} is nested more than ${MAX_EXTRA_DEPTH} levels deep: not kept`);
   const kept = extra.filter((k) => !tooDeep.includes(k));
@@ -56,18 +57,6 @@ export function ledgerRecord(raw: unknown, line: number, safe: SafeValueMaker): 
 
 /** How deep a field beyond the known ones may nest (arrays and objects) and still be kept. */
 export const MAX_EXTRA_DEPTH = 32;
-
-/** Whether arrays/objects nest more than `limit` levels inside `value`; iterative, stops at the first too deep. */
-function nestedDeeperThan(value: unknown, limit: number): boolean {
-  const stack: Array<{ value: unknown; depth: number }> = [{ value, depth: 0 }];
-  while (stack.length > 0) {
-    const { value: v, depth } = stack.pop()!;
-    if (v === null || typeof v !== 'object') continue;
-    if (depth >= limit) return true;
-    for (const child of Array.isArray(v) ? v : Object.values(v)) stack.push({ value: child, depth: depth + 1 });
-  }
-  return false;
-}
 
 /** Strings anywhere inside become {digest, shape}; numbers, booleans and null are kept. */
 export function secretSafe(value: unknown, safe: SafeValueMaker): unknown {

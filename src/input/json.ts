@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import { ParseErrorCode, SyntaxKind } from 'jsonc-parser';
 import { MeshAuditError } from '../errors.js';
+import { MAX_DEPTH, pathTooDeep } from './depth.js';
 
 /*
  * JSON read with locations, for every JSON file mesh-audit reads (snapshots, reports, the ledger).
@@ -253,10 +254,38 @@ export function duplicateKeys(text: string): DuplicateKey[] {
   return found;
 }
 
-/** JSON.parse, with an error that says `file:line:column: what is not valid JSON: why` and never quotes the text. */
-export function parseJsonInput(text: string, path: string, what: string): unknown {
+/**
+ * Where the first array or object nested deeper than `limit` opens in a (valid) JSON text, or null when none
+ * is. A loop over jsonc-parser's scanner, so any nesting depth is fine.
+ */
+export function deepOffset(text: string, limit: number): number | null {
+  const scanner = jsonc().createScanner(text, true);
+  let depth = 0;
+  for (let token = scanner.scan(); token !== SyntaxKind.EOF; token = scanner.scan()) {
+    if (token === SyntaxKind.OpenBraceToken || token === SyntaxKind.OpenBracketToken) {
+      if (++depth > limit) return scanner.getTokenOffset();
+    } else if (token === SyntaxKind.CloseBraceToken || token === SyntaxKind.CloseBracketToken) depth--;
+  }
+  return null;
+}
+
+/**
+ * Where a parsed JSON text first nests deeper than `limit` (1-based line and column of the bracket), or null when
+ * it does not. Measured on the value (src/input/depth.ts); the text is scanned only to say where.
+ */
+export function jsonTooDeep(text: string, value: unknown, limit: number): { line: number; column: number } | null {
+  if (pathTooDeep(value, limit) === null) return null;
+  return positionIn(text, deepOffset(text, limit) ?? 0);
+}
+
+/**
+ * JSON.parse, with an error that says `file:line:column: what is not valid JSON: why` and never quotes the text;
+ * a document nested deeper than `maxDepth` is refused the same way (nothing after this may walk it).
+ */
+export function parseJsonInput(text: string, path: string, what: string, maxDepth: number = MAX_DEPTH): unknown {
+  let value: unknown;
   try {
-    return JSON.parse(text) as unknown;
+    value = JSON.parse(text) as unknown;
   } catch {
     const error = jsonSyntaxError(text);
     // JSON.parse and jsonc-parser agree on strict JSON; should they ever not, the file is still refused.
@@ -266,4 +295,8 @@ export function parseJsonInput(text: string, path: string, what: string): unknow
         : `${path}: ${what} is not valid JSON`,
     );
   }
+  const deep = jsonTooDeep(text, value, maxDepth);
+  if (deep !== null)
+    throw new MeshAuditError(`${path}:${deep.line}:${deep.column}: ${what} nests more than ${maxDepth} levels deep`);
+  return value;
 }

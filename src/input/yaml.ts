@@ -3,6 +3,7 @@ import type { ErrorObject } from 'ajv';
 import type { Document, LineCounter } from 'yaml';
 import { MeshAuditError } from '../errors.js';
 import { didYouMean } from '../suggest.js';
+import { MAX_DEPTH, pathTooDeep, pointerOf, yamlTooDeep } from './depth.js';
 
 /*
  * YAML read with locations, for every YAML file mesh-audit reads (policy packs and their cases,
@@ -28,6 +29,13 @@ export function parseYaml(text: string, file: string): { doc: Document; lines: L
       err instanceof RangeError ? 'nested too deeply to be read' : String((err as Error).message).split('\n')[0];
     throw new MeshAuditError(`${file}:1: YAML error: ${why}`);
   }
+  // Measured before its errors: a document deep enough overflows the composer's stack, which it reports
+  // as an error where it gave up; the depth is said where the limit was passed.
+  const deep = yamlTooDeep(yaml(), doc);
+  if (deep !== null) {
+    const pos = lines.linePos(deep);
+    throw new MeshAuditError(`${file}:${pos.line}:${pos.col}: nested more than ${MAX_DEPTH} levels deep`);
+  }
   const first = doc.errors[0];
   if (first) {
     const pos = first.linePos?.[0];
@@ -46,6 +54,12 @@ export function parseYaml(text: string, file: string): { doc: Document; lines: L
     // The yaml package refuses alias bombs (and similar) here, after parsing.
     throw new MeshAuditError(`${file}:1: YAML error: ${(err as Error).message}`);
   }
+  // Aliases can nest what each stays shallow where it is written.
+  const path = pathTooDeep(value);
+  if (path !== null)
+    throw new MeshAuditError(
+      `${file}:${lineAt(doc, lines, pointerOf(path))}: nested more than ${MAX_DEPTH} levels deep (through aliases)`,
+    );
   return { doc, lines, value };
 }
 

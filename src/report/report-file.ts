@@ -1,4 +1,5 @@
 import { MeshAuditError } from '../errors.js';
+import { MAX_SNAPSHOT_DEPTH } from '../input/depth.js';
 import { parseJsonInput } from '../input/json.js';
 import { readInput } from '../input/read.js';
 import { validatorFor } from '../validate.js';
@@ -45,7 +46,7 @@ export interface ReportFile {
 
 /** A JSON report of mesh-audit read back (a baseline, a side of `diff`); a wrong file is exit 2. */
 export async function loadReportFile(path: string): Promise<ReportFile> {
-  const json = parseJsonInput(await readInput(path, 'report'), path, 'report');
+  const json = parseJsonInput(await readInput(path, 'report'), path, 'report', MAX_SNAPSHOT_DEPTH);
   if (!validateReport(json)) {
     const e = validateReport.errors![0]!;
     throw new MeshAuditError(

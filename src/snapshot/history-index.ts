@@ -1,4 +1,5 @@
 import { readRegularInput } from '../input/read.js';
+import { MAX_SNAPSHOT_DEPTH } from '../input/depth.js';
 import { parseJsonInput } from '../input/json.js';
 import { validatorFor } from '../validate.js';
 import { writeFileAtomic } from '../write/atomic.js';
@@ -264,9 +265,10 @@ function listsOf<T>(lists: readonly number[][], records: readonly T[]): T[][] | 
 export function decodeHistoryIndex(textOf: string, source: string, tool: string): HistoryIndex {
   let json: unknown;
   try {
-    json = parseJsonInput(textOf, source, 'history index');
-  } catch {
-    return { usable: false, reason: 'it is not JSON' };
+    json = parseJsonInput(textOf, source, 'history index', MAX_SNAPSHOT_DEPTH);
+  } catch (error) {
+    const deep = (error as Error).message.endsWith('levels deep');
+    return { usable: false, reason: deep ? `it nests more than ${MAX_SNAPSHOT_DEPTH} levels deep` : 'it is not JSON' };
   }
   const schema = (json as { schema?: unknown } | null)?.schema;
   // Another layout of the index (an older mesh-audit's): said as such, not as whichever of its fields differs first.

@@ -1,3 +1,4 @@
+import { MAX_SNAPSHOT_DEPTH } from '../input/depth.js';
 import { parseJsonInput } from '../input/json.js';
 import { readInput } from '../input/read.js';
 import { validatorFor } from '../validate.js';
@@ -96,5 +97,5 @@ function rawStringIn(snapshot: Pick<Snapshot, 'ledger'>): string | null {
 }
 
 export async function loadSnapshot(path: string): Promise<Snapshot> {
-  return parseSnapshot(parseJsonInput(await readInput(path, 'snapshot'), path, 'snapshot'), path);
+  return parseSnapshot(parseJsonInput(await readInput(path, 'snapshot'), path, 'snapshot', MAX_SNAPSHOT_DEPTH), path);
 }
