@@ -52,7 +52,13 @@ test('a collector that throws (the files reader, through the scope seam): its fi
     {
       now: () => new Date('2026-10-01T00:00:00Z'),
       progress: () => undefined,
-      scope: { container: () => true, containerByName: () => true, listener: () => true, path: throwing },
+      scope: {
+        container: () => true,
+        containerByName: () => true,
+        listener: () => true,
+        everyListenerOut: null,
+        path: throwing,
+      },
     },
   );
   // The ledger was still read; the files it names are there, unknown (never missing).
