@@ -1,6 +1,8 @@
 import { SHAPE_PATTERN } from '../secret/value.js';
 import { SNAPSHOT_SCHEMA, SNAPSHOT_SCHEMA_V1 } from './types.js';
 import { HOST_OBJECT_SOURCES, hostObjectProperties } from './schema-host-objects.js';
+import { CONTAINER_RUNTIME } from '../subjects/containers.js';
+import { snapshotSchemaOf } from '../subjects/spec.js';
 
 const safeValue = {
   type: 'object',
@@ -408,99 +410,8 @@ const collected = (required: string[], properties: Record<string, unknown>) => (
   ],
 });
 
-const containerRuntime = {
-  type: 'object',
-  additionalProperties: false,
-  required: [
-    'privileged',
-    'capAdd',
-    'capDrop',
-    'securityOpt',
-    'appArmorProfile',
-    'pidMode',
-    'ipcMode',
-    'utsMode',
-    'usernsMode',
-    'cgroupnsMode',
-    'readonlyRootfs',
-    'memory',
-    'memorySwap',
-    'nanoCpus',
-    'cpuShares',
-    'pidsLimit',
-    'restartPolicy',
-    'devices',
-    'ulimits',
-    'cgroupParent',
-    'user',
-    'logDriver',
-    'networks',
-    'health',
-    'restarting',
-    'oomKilled',
-    'exitCode',
-    'command',
-    'entrypoint',
-    'healthcheck',
-  ],
-  properties: {
-    privileged: { type: 'boolean' },
-    capAdd: strings,
-    capDrop: strings,
-    securityOpt: strings,
-    appArmorProfile: { type: 'string' },
-    pidMode: { type: 'string' },
-    ipcMode: { type: 'string' },
-    utsMode: { type: 'string' },
-    usernsMode: { type: 'string' },
-    cgroupnsMode: { type: 'string' },
-    readonlyRootfs: { type: 'boolean' },
-    memory: integer,
-    memorySwap: integer,
-    nanoCpus: integer,
-    cpuShares: integer,
-    pidsLimit: { type: ['integer', 'null'] },
-    restartPolicy: {
-      type: 'object',
-      required: ['name', 'maxRetries'],
-      additionalProperties: false,
-      properties: { name: { type: 'string' }, maxRetries: integer },
-    },
-    devices: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['pathOnHost', 'pathInContainer', 'cgroupPermissions'],
-        additionalProperties: false,
-        properties: {
-          pathOnHost: { type: 'string' },
-          pathInContainer: { type: 'string' },
-          cgroupPermissions: { type: 'string' },
-        },
-      },
-    },
-    ulimits: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['name', 'soft', 'hard'],
-        additionalProperties: false,
-        properties: { name: { type: 'string' }, soft: integer, hard: integer },
-      },
-    },
-    cgroupParent: { type: 'string' },
-    user: { type: 'string' },
-    logDriver: { type: 'string' },
-    networks: strings,
-    health: { type: 'string' },
-    restarting: { type: 'boolean' },
-    oomKilled: { type: 'boolean' },
-    exitCode: integer,
-    command: { oneOf: [{ type: 'null' }, safeList] },
-    entrypoint: { oneOf: [{ type: 'null' }, safeList] },
-    healthcheck: { type: 'boolean' },
-  },
-};
+/** Each container's runtime part, declared with the subject facts it gives (src/subjects/containers.ts). */
+const containerRuntime = snapshotSchemaOf(CONTAINER_RUNTIME);
 
 const images = collected(['images', 'tags'], {
   images: {
