@@ -221,8 +221,10 @@ export type FactsWriter<S extends Spec> = <B extends object>(
 /**
  * The mapping from the snapshot's part to the subject's fields, made once per spec. Speed: a subject
  * literal with the builder's facts gets these written after it, each once, always in the same order,
- * so every subject of a set has one hidden class (src/facts/containers.ts measures it against a
- * literal holding them all).
+ * so every subject of a set has one hidden class and stays a fast object. Measured against the literal
+ * that held them all (10,000 containers, src/facts/containers.ts buildContainers): about a tenth
+ * slower to build, no slower to read (within the noise); a writer compiled from the spec's names was no
+ * faster, so the cost is the properties added after the literal, not this loop.
  */
 export function factsWriterOf<const S extends Spec>(spec: S): FactsWriter<S> {
   const reads = spec.filter(isRead).filter((e) => e.subject !== null);
