@@ -160,7 +160,7 @@ export const hasHealthcheck = (check: HealthcheckConfig | null | undefined): boo
 const numberOr = (value: unknown, fallback: number): number =>
   typeof value === 'number' && Number.isFinite(value) ? value : fallback;
 
-/** How the container runs, from the inspect already made (snapshot@2; types.ts ContainerRuntime). */
+/** How the container runs, from the inspect already made: each value of the spec (src/subjects/containers.ts). */
 function runtimeOf(inspect: ContainerInspect, safe: SafeValueMaker): ContainerRuntime {
   const host = inspect.HostConfig ?? {};
   const state = inspect.State ?? {};

@@ -24,6 +24,8 @@ import {
 } from '../policy/subject.js';
 import type { ContainerData, Endpoints, Exposure, MeshLabels, Reach } from '../policy/subject-data.js';
 import { NONE } from './none.js';
+import { CONTAINER_RUNTIME } from '../subjects/containers.js';
+import { factSourcesOf, factsWriterOf, type ReadFactsOf } from '../subjects/spec.js';
 
 export type { Exposure, Reach } from '../policy/subject-data.js';
 
@@ -154,42 +156,18 @@ export const CONTAINER_FACTS = {
   proc_reason: SCAN,
   scanner_self: SCAN,
   formerly_claimed_by: ledger,
-  privileged: runtime,
-  cap_add: runtime,
-  cap_drop: runtime,
-  security_opt: runtime,
-  seccomp_profile: derived(['security_opt'], (x) => securityOf(x.security_opt, '').seccomp_profile),
-  apparmor_profile: runtime,
-  no_new_privileges: derived(['security_opt'], (x) => securityOf(x.security_opt, '').no_new_privileges),
-  selinux_labels: derived(['security_opt'], (x) => securityOf(x.security_opt, '').selinux_labels),
-  pid_mode: runtime,
-  ipc_mode: runtime,
-  uts_mode: runtime,
-  userns_mode: runtime,
-  cgroupns_mode: runtime,
-  read_only_rootfs: runtime,
-  memory: runtime,
-  memory_swap: runtime,
-  nano_cpus: runtime,
-  cpu_shares: runtime,
-  pids_limit: runtime,
-  restart_policy: runtime,
-  devices: runtime,
-  ulimits: runtime,
-  cgroup_parent: runtime,
-  user: runtime,
-  log_driver: runtime,
-  mount_list: runtime,
-  networks: runtime,
-  image_id: docker,
-  health: runtime,
-  has_healthcheck: runtime,
-  restarting: runtime,
-  oom_killed: runtime,
-  exit_code: runtime,
-  restart_count: docker,
-  command: runtime,
-  entrypoint: runtime,
+  // How it runs: read from the snapshot's runtime part, or made here (src/subjects/containers.ts).
+  ...factSourcesOf(CONTAINER_RUNTIME, runtime, {
+    seccomp_profile: derived(['security_opt'], (x) => securityOf(x.security_opt, '').seccomp_profile),
+    apparmor_profile: runtime,
+    no_new_privileges: derived(['security_opt'], (x) => securityOf(x.security_opt, '').no_new_privileges),
+    selinux_labels: derived(['security_opt'], (x) => securityOf(x.security_opt, '').selinux_labels),
+    mount_list: runtime,
+    image_id: docker,
+    has_healthcheck: runtime,
+    restarting: runtime,
+    restart_count: docker,
+  }),
   image_tag_now: images,
   // A tag that names an image now, another than the one the container runs (045 for images).
   image_tag_moved: derived(
@@ -200,6 +178,9 @@ export const CONTAINER_FACTS = {
   process_names: read('proc'),
   daemon_security: read('daemon'),
 } satisfies FactTable<ContainerData, ContainerContext>;
+
+/** The runtime facts read from the snapshot, written into a container's facts (src/subjects/spec.ts). */
+const writeRuntimeFacts = factsWriterOf(CONTAINER_RUNTIME);
 
 export const CONTAINER_KINDS = factKinds<ContainerData, ContainerContext>(CONTAINER_FACTS);
 export const CONTAINER_ORDER = derivationOrder<ContainerData, ContainerContext>(CONTAINER_FACTS);
@@ -275,10 +256,12 @@ function containerData(
   const restartLoop = restartLoopOf(c, joins.takenAt);
   const r = c.runtime;
   const image = joins.imageFactsOf(c);
-  // Speed: one literal, the runtime settings written in it (placeholders when the snapshot has none:
-  // they are unknown) and a place for each derived fact (buildFacts fills them). A container has ~70
-  // facts: added to an object one by one, V8 turns it into a dictionary, slower to build and to read.
-  const base: BaseFacts<ContainerData, typeof CONTAINER_FACTS> & DerivedPlaces<typeof CONTAINER_FACTS> = {
+  // Speed: one literal, with a place for each derived fact (buildFacts fills them), then the runtime
+  // facts the spec maps written after it, always in one order (placeholders when the snapshot has
+  // none: they are unknown). A container has ~70 facts: added to an empty object one by one, V8 turns
+  // it into a dictionary, slower to build and to read; added to a literal this size, it keeps one shape.
+  const given: Omit<BaseFacts<ContainerData, typeof CONTAINER_FACTS>, keyof ReadFactsOf<typeof CONTAINER_RUNTIME>> &
+    DerivedPlaces<typeof CONTAINER_FACTS> = {
     kind: 'container',
     id: c.name,
     host: joins.host,
@@ -303,32 +286,7 @@ function containerData(
     proc_available: c.proc.available,
     proc_reason: c.proc.available ? null : c.proc.reason,
     formerly_claimed_by: joins.formerlyOf('container', c.name),
-    privileged: r?.privileged ?? false,
-    cap_add: r?.capAdd ?? [],
-    cap_drop: r?.capDrop ?? [],
-    security_opt: r?.securityOpt ?? [],
     apparmor_profile: r === undefined ? '' : securityOf(r.securityOpt, r.appArmorProfile).apparmor_profile,
-    pid_mode: r?.pidMode ?? '',
-    ipc_mode: r?.ipcMode ?? '',
-    uts_mode: r?.utsMode ?? '',
-    userns_mode: r?.usernsMode ?? '',
-    cgroupns_mode: r?.cgroupnsMode ?? '',
-    read_only_rootfs: r?.readonlyRootfs ?? false,
-    memory: r?.memory ?? 0,
-    memory_swap: r?.memorySwap ?? 0,
-    nano_cpus: r?.nanoCpus ?? 0,
-    cpu_shares: r?.cpuShares ?? 0,
-    pids_limit: r?.pidsLimit ?? null,
-    restart_policy: { name: r?.restartPolicy.name ?? '', max_retries: r?.restartPolicy.maxRetries ?? 0 },
-    devices: (r?.devices ?? []).map((d) => ({
-      path_on_host: d.pathOnHost,
-      path_in_container: d.pathInContainer,
-      cgroup_permissions: d.cgroupPermissions,
-    })),
-    ulimits: r?.ulimits ?? [],
-    cgroup_parent: r?.cgroupParent ?? '',
-    user: r?.user ?? '',
-    log_driver: r?.logDriver ?? '',
     mount_list: c.mounts.map((m) => ({
       type: m.type,
       source: m.source,
@@ -338,16 +296,10 @@ function containerData(
       propagation: m.propagation ?? '',
       mode: m.mode ?? '',
     })),
-    networks: r?.networks ?? [],
     image_id: normalImageId(c.imageId ?? ''),
-    health: r?.health ?? 'none',
     has_healthcheck: r?.healthcheck ?? false,
     restarting: restartLoop ?? false,
-    oom_killed: r?.oomKilled ?? false,
-    exit_code: r?.exitCode ?? 0,
     restart_count: c.state.restartCount,
-    command: r?.command ?? null,
-    entrypoint: r?.entrypoint ?? null,
     image_tag_now: image.tagNow,
     image_user: image.user ?? '',
     // Every process of the container, without exec; none when it is not running.
@@ -372,7 +324,7 @@ function containerData(
   const built = buildFacts<ContainerData, ContainerContext, typeof CONTAINER_FACTS>(
     CONTAINER_FACTS,
     CONTAINER_ORDER,
-    base,
+    writeRuntimeFacts(given, r),
     { labels },
     unreadFor(c, joins),
     CONTAINER_KINDS.read,

@@ -1,4 +1,4 @@
-import { fieldDocAt, unknownFieldOf } from './fields.js';
+import { fieldDocAt, SUBJECT_FIELD_DOCS, unknownFieldOf, type FieldDoc } from './fields.js';
 import { escapePointer, scopeReads } from './logic.js';
 import type { Rule, SubjectSetName } from './types.js';
 
@@ -10,8 +10,12 @@ import type { Rule, SubjectSetName } from './types.js';
  * (src/evaluate/evaluate.ts): nothing in `where` and `each`; `item` (with `each`) and the `let` names
  * before it in a `let`; `item` and every `let` name in `assert`, `escalate` and `discriminator`.
  * Inside `map`, `all`, `some`… a `var` reads the item and is not checked (logic.ts, scopeReads).
+ * `docs`: another registry's field docs (a test's).
  */
-export function unknownFieldReads(rule: Rule): { path: string; message: string }[] {
+export function unknownFieldReads(
+  rule: Rule,
+  docs: Readonly<Record<SubjectSetName, Readonly<Record<string, FieldDoc>>>> = SUBJECT_FIELD_DOCS,
+): { path: string; message: string }[] {
   const letNames = Object.keys(rule.let ?? {});
   const item = rule.each !== undefined ? ['item'] : [];
   const decided = new Set([...item, ...letNames]);
@@ -31,7 +35,7 @@ export function unknownFieldReads(rule: Rule): { path: string; message: string }
   for (const { at, expr, heads } of scopes) {
     if (expr === undefined) continue;
     for (const read of scopeReads(expr, at).reads) {
-      const why = unknownFieldOf(rule.subject, read.steps, heads);
+      const why = unknownFieldOf(rule.subject, read.steps, heads, docs);
       if (why !== null) problems.push({ path: read.pointer, message: why });
     }
   }

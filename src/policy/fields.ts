@@ -69,15 +69,16 @@ export const docText = (doc: FieldDoc): string => (typeof doc === 'string' ? doc
 /**
  * Why a path (`container.name`: ['container', 'name']) names no field of a set, or null when it does
  * (as far as the fields are known: into a map, a list or a value, any further step is allowed).
- * `heads` are names the scope has beside the fields (`let` names, `item`).
+ * `heads` are names the scope has beside the fields (`let` names, `item`); `docs` another registry's (a test's).
  */
 export function unknownFieldOf(
   set: SubjectSetName,
   parts: readonly string[],
   heads: ReadonlySet<string> = new Set(),
+  docs: Readonly<Record<SubjectSetName, Readonly<Record<string, FieldDoc>>>> = SUBJECT_FIELD_DOCS,
 ): string | null {
   if (heads.has(parts[0]!)) return null;
-  let fields: Readonly<Record<string, FieldDoc>> = SUBJECT_FIELD_DOCS[set];
+  let fields: Readonly<Record<string, FieldDoc>> = docs[set];
   for (let i = 0; i < parts.length; i++) {
     const part = parts[i]!;
     if (!Object.hasOwn(fields, part)) {

@@ -1,4 +1,6 @@
 import type { FieldDocs } from './fields.js';
+import { CONTAINER_RUNTIME } from '../subjects/containers.js';
+import { subjectDocsOf, type Spec } from '../subjects/spec.js';
 import type {
   ContainerData,
   ContainerSourceData,
@@ -93,105 +95,66 @@ const MESH_LABELS = {
   },
 } as const;
 
+/**
+ * What each field of the `containers` set means, those of how it runs from a spec of them
+ * (src/subjects/containers.ts; a test gives one with a field added).
+ */
+export const containerFieldDocs = <const S extends Spec>(runtime: S) => ({
+  name: 'container name (without the leading slash)',
+  container_id: 'the first 12 characters of its id',
+  image: 'the image it was created from',
+  status: "the engine's state (`running`, `exited`, …)",
+  running: 'whether it runs',
+  network_mode: '`host`, `none`, `bridge`, a network name, …',
+  host_network: 'whether it shares the host network',
+  labels: 'its labels, `{key: value}`',
+  mesh: MESH_LABELS,
+  mesh_labelled: 'whether it carries any mesh label',
+  claimed_by: 'ids of the valid ledger entries whose target is its name or id',
+  claimed: 'whether any ledger entry claims it',
+  origins: 'origins of the entries claiming it (`declared`, `found`)',
+  holds: 'ports the entries claiming it hold',
+  env: 'the env it was created with, `{KEY: {digest, shape}}`',
+  ports: 'published ports (`{containerPort, protocol, hostIp, hostPort}`)',
+  published_ports: 'host ports published',
+  listening: 'sockets listening in it, from /proc (null: /proc not read; none when it is not running)',
+  open_ports: 'ports open beyond the container: published, or listening on the host network',
+  exposed: 'whether it is reachable from beyond this host (or may be: `exposure` unknown)',
+  exposure: 'its widest reach: `all-interfaces`, `address`, `loopback`, `none`, `unknown`',
+  exposed_endpoints: 'endpoints reachable from beyond this host (`address:port/protocol`)',
+  endpoints: {
+    doc: 'endpoints by reach',
+    fields: { all_interfaces: 'on every interface', address: 'on one address', loopback: 'on this host only' },
+  },
+  proc_available: 'whether /proc of its process was read',
+  proc_reason: 'why /proc was not read, or null',
+  formerly_claimed_by: FORMERLY_CLAIMED_BY,
+  ...subjectDocsOf(runtime),
+  image_tag_now: 'the image id its image reference (a tag) names now, null when it is no tag or names no image',
+  image_tag_moved: 'whether its tag now names another image than the one it runs (recreate it to run the new one)',
+  image_user: 'the user its image names, `` for root',
+  process_names:
+    'names of its processes (its main process and every descendant), from /proc: none when it does not run',
+  daemon_security: {
+    doc: 'what the daemon enforces for every container',
+    fields: {
+      apparmor: "AppArmor is on (the daemon's security options)",
+      selinux: 'SELinux is on',
+      no_new_privileges: 'no-new-privileges for every container (daemon.json or `--no-new-privileges`)',
+    },
+  },
+  scanner_self:
+    "the scanner's own container (it mounts the host by design): the hardening rules leave it out. Told by " +
+    'the engine id in its own /proc/self/mountinfo, never by a label another container could carry',
+});
+
 /** Every subject set, in the order `rules docs`, docs/subject-sets.md and the schema list them. */
 export const SUBJECT_SETS = {
   containers: subjectSet<ContainerData>({
     kind: 'container',
     about: 'container',
     summary: 'every container, with its claims, exposure and history',
-    fields: {
-      name: 'container name (without the leading slash)',
-      container_id: 'the first 12 characters of its id',
-      image: 'the image it was created from',
-      status: "the engine's state (`running`, `exited`, …)",
-      running: 'whether it runs',
-      network_mode: '`host`, `none`, `bridge`, a network name, …',
-      host_network: 'whether it shares the host network',
-      labels: 'its labels, `{key: value}`',
-      mesh: MESH_LABELS,
-      mesh_labelled: 'whether it carries any mesh label',
-      claimed_by: 'ids of the valid ledger entries whose target is its name or id',
-      claimed: 'whether any ledger entry claims it',
-      origins: 'origins of the entries claiming it (`declared`, `found`)',
-      holds: 'ports the entries claiming it hold',
-      env: 'the env it was created with, `{KEY: {digest, shape}}`',
-      ports: 'published ports (`{containerPort, protocol, hostIp, hostPort}`)',
-      published_ports: 'host ports published',
-      listening: 'sockets listening in it, from /proc (null: /proc not read; none when it is not running)',
-      open_ports: 'ports open beyond the container: published, or listening on the host network',
-      exposed: 'whether it is reachable from beyond this host (or may be: `exposure` unknown)',
-      exposure: 'its widest reach: `all-interfaces`, `address`, `loopback`, `none`, `unknown`',
-      exposed_endpoints: 'endpoints reachable from beyond this host (`address:port/protocol`)',
-      endpoints: {
-        doc: 'endpoints by reach',
-        fields: { all_interfaces: 'on every interface', address: 'on one address', loopback: 'on this host only' },
-      },
-      proc_available: 'whether /proc of its process was read',
-      proc_reason: 'why /proc was not read, or null',
-      formerly_claimed_by: FORMERLY_CLAIMED_BY,
-      privileged: 'whether it runs privileged (`--privileged`); a stopped one starts so',
-      cap_add: 'capabilities added, upper case without `CAP_` (`SYS_ADMIN`, `ALL`)',
-      cap_drop: 'capabilities dropped, as `cap_add`',
-      security_opt: 'its security options as given (`seccomp=unconfined`, `no-new-privileges`, `label=disable`, …)',
-      seccomp_profile: "`default` (the engine's), `unconfined`, or `custom` (a profile of its own)",
-      apparmor_profile: 'the AppArmor profile applied (`docker-default`, `unconfined`, …), `` when none',
-      no_new_privileges: 'whether its options set no-new-privileges (the daemon may set it for all: `daemon_security`)',
-      selinux_labels: 'its SELinux `label=` options (`disable`, `type:…`)',
-      pid_mode: 'pid namespace: `` (its own), `host`, `container:<id>`',
-      ipc_mode: 'ipc namespace: `private`, `shareable`, `host`, `container:<id>`, ``',
-      uts_mode: 'uts namespace: `` (its own) or `host`',
-      userns_mode: "user namespace: `` (the daemon's default) or `host`",
-      cgroupns_mode: "cgroup namespace: `private`, `host`, or `` (the daemon's default)",
-      read_only_rootfs: 'whether its root file system is read-only',
-      memory: 'memory limit in bytes, 0: none',
-      memory_swap: 'memory and swap limit in bytes, 0: none, -1: unlimited swap',
-      nano_cpus: 'CPU limit in billionths of a CPU (`--cpus`), 0: none',
-      cpu_shares: 'relative CPU weight, 0: the default (1024)',
-      pids_limit: 'the most processes it may have, null: no limit',
-      restart_policy: {
-        doc: 'its restart policy',
-        fields: {
-          name: '`no`, `always`, `unless-stopped`, `on-failure`, `` (none given)',
-          max_retries: 'at most this many restarts for `on-failure`, 0: no limit',
-        },
-      },
-      devices: 'host devices given to it (`{path_on_host, path_in_container, cgroup_permissions}`)',
-      ulimits: 'ulimits it sets (`{name, soft, hard}`)',
-      cgroup_parent: 'its cgroup parent, `` for the default',
-      user: "the user it runs as (the image's unless `--user` set one), `` for root",
-      log_driver: 'its log driver (`json-file`, `journald`, …)',
-      mount_list:
-        'its mounts (`{type, source, destination, rw, volume_name, propagation, mode}`); ' +
-        'the `mounts` set has one subject each',
-      networks: 'names of the networks it is attached to',
-      image_id: 'the id of the image it runs (`sha256:…`)',
-      health: 'its health: `healthy`, `unhealthy`, `starting`, or `none` (no healthcheck)',
-      has_healthcheck: "whether it has a healthcheck (its own or its image's, not `NONE`)",
-      restarting:
-        'whether the engine is restarting it in a loop now: between two restarts (Docker `restarting`, Podman ' +
-        '`stopped` with a restart before), or started again by its policy (twice or more) under 10 s ago',
-      oom_killed: 'whether its last run was killed for lack of memory',
-      exit_code: 'the exit code of its last run (0 while running)',
-      restart_count: 'how often the engine restarted it',
-      command: 'its command (Cmd), each argument `{digest, shape}`, or null',
-      entrypoint: 'its entrypoint, each argument `{digest, shape}`, or null',
-      image_tag_now: 'the image id its image reference (a tag) names now, null when it is no tag or names no image',
-      image_tag_moved: 'whether its tag now names another image than the one it runs (recreate it to run the new one)',
-      image_user: 'the user its image names, `` for root',
-      process_names:
-        'names of its processes (its main process and every descendant), from /proc: none when it does not run',
-      daemon_security: {
-        doc: 'what the daemon enforces for every container',
-        fields: {
-          apparmor: "AppArmor is on (the daemon's security options)",
-          selinux: 'SELinux is on',
-          no_new_privileges: 'no-new-privileges for every container (daemon.json or `--no-new-privileges`)',
-        },
-      },
-      scanner_self:
-        "the scanner's own container (it mounts the host by design): the hardening rules leave it out. Told by " +
-        'the engine id in its own /proc/self/mountinfo, never by a label another container could carry',
-    },
+    fields: containerFieldDocs(CONTAINER_RUNTIME),
   }),
   files: subjectSet<FileData>({
     kind: 'file',

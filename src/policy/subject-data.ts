@@ -1,5 +1,6 @@
 import type { SafeValue } from '../secret/value.js';
 import type { FileKind, ListeningSocket, PublishedPort } from '../snapshot/types.js';
+import type { ContainerRuntimeFacts } from '../subjects/containers.js';
 
 /**
  * The data of each subject set: what a rule's `var` reads and a message's `{placeholder}` shows.
@@ -40,7 +41,11 @@ export interface Endpoints {
   loopback: string[];
 }
 
-export interface ContainerData {
+/**
+ * A container's facts. How it runs (snapshot@2: HostConfig, Config, State, from the inspect), from
+ * `privileged` to `entrypoint`, is declared in src/subjects/containers.ts (ContainerRuntimeFacts).
+ */
+export interface ContainerData extends ContainerRuntimeFacts {
   kind: 'container';
   id: string;
   host: string;
@@ -71,43 +76,6 @@ export interface ContainerData {
   proc_reason: string | null;
   formerly_claimed_by: FormerClaim[];
   scanner_self: boolean;
-  // snapshot@2: how it runs (HostConfig, Config, State), from the inspect.
-  privileged: boolean;
-  cap_add: string[];
-  cap_drop: string[];
-  security_opt: string[];
-  seccomp_profile: string;
-  apparmor_profile: string;
-  no_new_privileges: boolean;
-  selinux_labels: string[];
-  pid_mode: string;
-  ipc_mode: string;
-  uts_mode: string;
-  userns_mode: string;
-  cgroupns_mode: string;
-  read_only_rootfs: boolean;
-  memory: number;
-  memory_swap: number;
-  nano_cpus: number;
-  cpu_shares: number;
-  pids_limit: number | null;
-  restart_policy: { name: string; max_retries: number };
-  devices: { path_on_host: string; path_in_container: string; cgroup_permissions: string }[];
-  ulimits: { name: string; soft: number; hard: number }[];
-  cgroup_parent: string;
-  user: string;
-  log_driver: string;
-  mount_list: ContainerMount[];
-  networks: string[];
-  image_id: string;
-  health: string;
-  has_healthcheck: boolean;
-  restarting: boolean;
-  oom_killed: boolean;
-  exit_code: number;
-  restart_count: number;
-  command: SafeValue[] | null;
-  entrypoint: SafeValue[] | null;
   // snapshot@2: from the image list and the image, from /proc, from the daemon.
   image_tag_now: string | null;
   image_tag_moved: boolean;
@@ -117,15 +85,7 @@ export interface ContainerData {
 }
 
 /** A mount as a container's `mount_list` shows it. */
-export interface ContainerMount {
-  type: string;
-  source: string;
-  destination: string;
-  rw: boolean;
-  volume_name: string | null;
-  propagation: string;
-  mode: string;
-}
+export type ContainerMount = ContainerData['mount_list'][number];
 
 /** An image a container uses (snapshot@2). */
 export interface ImageData {

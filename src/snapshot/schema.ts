@@ -1,6 +1,8 @@
 import { SHAPE_PATTERN } from '../secret/value.js';
 import { SNAPSHOT_SCHEMA, SNAPSHOT_SCHEMA_V1 } from './types.js';
 import { HOST_OBJECT_SOURCES, hostObjectProperties } from './schema-host-objects.js';
+import { CONTAINER_RUNTIME } from '../subjects/containers.js';
+import { snapshotSchemaOf, type Spec } from '../subjects/spec.js';
 
 const safeValue = {
   type: 'object',
@@ -408,100 +410,6 @@ const collected = (required: string[], properties: Record<string, unknown>) => (
   ],
 });
 
-const containerRuntime = {
-  type: 'object',
-  additionalProperties: false,
-  required: [
-    'privileged',
-    'capAdd',
-    'capDrop',
-    'securityOpt',
-    'appArmorProfile',
-    'pidMode',
-    'ipcMode',
-    'utsMode',
-    'usernsMode',
-    'cgroupnsMode',
-    'readonlyRootfs',
-    'memory',
-    'memorySwap',
-    'nanoCpus',
-    'cpuShares',
-    'pidsLimit',
-    'restartPolicy',
-    'devices',
-    'ulimits',
-    'cgroupParent',
-    'user',
-    'logDriver',
-    'networks',
-    'health',
-    'restarting',
-    'oomKilled',
-    'exitCode',
-    'command',
-    'entrypoint',
-    'healthcheck',
-  ],
-  properties: {
-    privileged: { type: 'boolean' },
-    capAdd: strings,
-    capDrop: strings,
-    securityOpt: strings,
-    appArmorProfile: { type: 'string' },
-    pidMode: { type: 'string' },
-    ipcMode: { type: 'string' },
-    utsMode: { type: 'string' },
-    usernsMode: { type: 'string' },
-    cgroupnsMode: { type: 'string' },
-    readonlyRootfs: { type: 'boolean' },
-    memory: integer,
-    memorySwap: integer,
-    nanoCpus: integer,
-    cpuShares: integer,
-    pidsLimit: { type: ['integer', 'null'] },
-    restartPolicy: {
-      type: 'object',
-      required: ['name', 'maxRetries'],
-      additionalProperties: false,
-      properties: { name: { type: 'string' }, maxRetries: integer },
-    },
-    devices: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['pathOnHost', 'pathInContainer', 'cgroupPermissions'],
-        additionalProperties: false,
-        properties: {
-          pathOnHost: { type: 'string' },
-          pathInContainer: { type: 'string' },
-          cgroupPermissions: { type: 'string' },
-        },
-      },
-    },
-    ulimits: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['name', 'soft', 'hard'],
-        additionalProperties: false,
-        properties: { name: { type: 'string' }, soft: integer, hard: integer },
-      },
-    },
-    cgroupParent: { type: 'string' },
-    user: { type: 'string' },
-    logDriver: { type: 'string' },
-    networks: strings,
-    health: { type: 'string' },
-    restarting: { type: 'boolean' },
-    oomKilled: { type: 'boolean' },
-    exitCode: integer,
-    command: { oneOf: [{ type: 'null' }, safeList] },
-    entrypoint: { oneOf: [{ type: 'null' }, safeList] },
-    healthcheck: { type: 'boolean' },
-  },
-};
-
 const images = collected(['images', 'tags'], {
   images: {
     type: 'array',
@@ -636,10 +544,11 @@ type SchemaObject = Record<string, unknown> & {
 
 /**
  * JSON Schema of `mesh-audit/snapshot@2` (the layout types.ts mirrors): @1 with images, the daemon,
- * each container's runtime facts and its mounts' volume name, propagation and mode; networks, volumes and
- * the host's listening sockets (schema-host-objects.ts); fact sources for them in problems.
+ * each container's runtime facts (from the spec `runtime`: src/subjects/containers.ts, or a test's) and its
+ * mounts' volume name, propagation and mode; networks, volumes and the host's listening sockets
+ * (schema-host-objects.ts); fact sources for them in problems.
  */
-export const snapshotSchema: object = (() => {
+export const snapshotSchemaWith = (runtime: Spec): object => {
   const v2 = structuredClone(snapshotSchemaV1) as unknown as SchemaObject;
   v2['$id'] = 'https://mesh-audit.dev/schemas/snapshot-2.json';
   v2.$defs = { ...v2.$defs, daemonSetting };
@@ -648,7 +557,7 @@ export const snapshotSchema: object = (() => {
   v2.properties['images'] = images as unknown as SchemaObject;
   v2.properties['daemon'] = daemon as unknown as SchemaObject;
   const container = v2.properties['containers']!.items;
-  container.properties['runtime'] = containerRuntime as unknown as SchemaObject;
+  container.properties['runtime'] = snapshotSchemaOf(runtime) as unknown as SchemaObject;
   Object.assign(container.properties['mounts']!.items.properties, {
     name: { type: 'string' },
     propagation: { type: 'string' },
@@ -661,4 +570,7 @@ export const snapshotSchema: object = (() => {
   // Networks, volumes and the host's listeners: optional (absent in a migrated @1 snapshot: not read).
   Object.assign(v2.properties, hostObjectProperties);
   return v2;
-})();
+};
+
+/** The schema of the snapshots this scanner writes and reads. */
+export const snapshotSchema: object = snapshotSchemaWith(CONTAINER_RUNTIME);

@@ -1,5 +1,6 @@
 import type { SafeValue } from '../secret/value.js';
 import type { FileKind } from '../file-kind.js';
+import type { ContainerRuntime } from '../subjects/containers.js';
 
 /** The snapshot layout this scanner writes; it reads @1 too, migrated (src/snapshot/migrate.ts). */
 export const SNAPSHOT_SCHEMA = 'mesh-audit/snapshot@2';
@@ -149,49 +150,11 @@ export interface Container {
   runtime?: ContainerRuntime;
 }
 
-/** A container's security and runtime settings and its health, from the one inspect already made. */
-export interface ContainerRuntime {
-  privileged: boolean;
-  /** Capabilities added and dropped, upper case without `CAP_` (`SYS_ADMIN`, `ALL`). */
-  capAdd: string[];
-  capDrop: string[];
-  /** HostConfig.SecurityOpt as given (`seccomp=unconfined`, `no-new-privileges`, `label=disable`, …). */
-  securityOpt: string[];
-  /** The AppArmor profile the engine applied (State.AppArmorProfile / AppArmorProfile), `` when none. */
-  appArmorProfile: string;
-  pidMode: string;
-  ipcMode: string;
-  utsMode: string;
-  usernsMode: string;
-  cgroupnsMode: string;
-  readonlyRootfs: boolean;
-  /** Bytes; 0 is no limit. */
-  memory: number;
-  memorySwap: number;
-  nanoCpus: number;
-  cpuShares: number;
-  /** null: the engine sets none (0 and -1 also mean none). */
-  pidsLimit: number | null;
-  restartPolicy: { name: string; maxRetries: number };
-  devices: { pathOnHost: string; pathInContainer: string; cgroupPermissions: string }[];
-  ulimits: { name: string; soft: number; hard: number }[];
-  cgroupParent: string;
-  /** Config.User (the image's unless `--user` overrode it); `` is the image default, root. */
-  user: string;
-  logDriver: string;
-  /** Names of the networks it is attached to (NetworkSettings.Networks). */
-  networks: string[];
-  /** State.Health.Status, or `none` when it has no healthcheck. */
-  health: string;
-  restarting: boolean;
-  oomKilled: boolean;
-  exitCode: number;
-  /** Config.Cmd and Config.Entrypoint, each element secret-safe; null when not set. */
-  command: SafeValue[] | null;
-  entrypoint: SafeValue[] | null;
-  /** Config.Healthcheck has a test that is not `NONE`. */
-  healthcheck: boolean;
-}
+/**
+ * A container's security and runtime settings and its health, from the one inspect already made:
+ * declared, with where each comes from, in src/subjects/containers.ts (CONTAINER_RUNTIME).
+ */
+export type { ContainerRuntime };
 
 /**
  * Labels of a network or volume: every value secret-safe (a label may carry anything), and beside them

@@ -58,4 +58,13 @@ test('the pure core (facts, policy, evaluate, report, snapshot) imports no comma
   assert.equal(bad, []);
 });
 
+test('the subject specs (src/subjects/), read by the snapshot and policy layers, import only small helpers', () => {
+  const specs = edges.filter((e) => e.from.startsWith('subjects/'));
+  assert.ok(specs.length > 0, 'the specs import something');
+  assert.equal(
+    specs.filter((e) => !e.to.startsWith('subjects/') && e.to !== 'secret/value.ts'),
+    [],
+  );
+});
+
 test.run();

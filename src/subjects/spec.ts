@@ -1,0 +1,257 @@
+import type { SafeValue } from '../secret/value.js';
+
+/*
+ * A subject set's facts declared once (ARCHITECTURE.md, "Where a new fact goes"): a spec is a list of
+ * entries, each a value of the snapshot (its JSON Schema, where the engine gives it, and the subject
+ * field it is) or a subject fact the facts builder makes from other things (its doc and type). From a
+ * spec come, by the functions and types here: the snapshot part's JSON Schema (src/snapshot/schema.ts)
+ * and TypeScript type (src/snapshot/types.ts), the subject's data fields (src/policy/subject-data.ts),
+ * their docs (src/policy/sets.ts: `rules docs`, docs/subjects/, the load-time field check) and the
+ * mapping from the snapshot's values to the subject's (src/facts/containers.ts). Plain data and types
+ * only: below the snapshot and policy layers, which both read it.
+ */
+
+/** What a field means, as the registry of subject sets writes it (src/policy/fields.ts FieldDoc). */
+export type SpecDoc = string | { readonly doc: string; readonly fields: Readonly<Record<string, SpecDoc>> };
+
+type PrimitiveName = 'boolean' | 'string' | 'integer' | 'null';
+
+/** The JSON Schema a spec gives a value: the few forms the snapshot uses, so that its type can be derived. */
+export type ValueSchema =
+  | { readonly type: PrimitiveName | readonly PrimitiveName[] }
+  | { readonly type: 'array'; readonly items: ValueSchema }
+  | {
+      readonly type: 'object';
+      readonly required: readonly string[];
+      readonly additionalProperties: false;
+      readonly properties: Readonly<Record<string, ValueSchema>>;
+    }
+  | { readonly oneOf: readonly ValueSchema[] }
+  | { readonly $ref: '#/$defs/safeValue' };
+
+type PrimitiveOf<T> = T extends 'boolean'
+  ? boolean
+  : T extends 'string'
+    ? string
+    : T extends 'integer'
+      ? number
+      : T extends 'null'
+        ? null
+        : never;
+
+/** The TypeScript type of the values a ValueSchema accepts (every property of an object required). */
+export type ValueOf<S> = S extends { readonly $ref: '#/$defs/safeValue' }
+  ? SafeValue
+  : S extends { readonly oneOf: readonly (infer A)[] }
+    ? ValueOf<A>
+    : S extends { readonly type: 'array'; readonly items: infer I }
+      ? ValueOf<I>[]
+      : S extends { readonly type: 'object'; readonly properties: infer P }
+        ? { -readonly [K in keyof P]: ValueOf<P[K]> }
+        : S extends { readonly type: readonly (infer T)[] }
+          ? PrimitiveOf<T>
+          : S extends { readonly type: infer T }
+            ? PrimitiveOf<T>
+            : never;
+
+// The schema forms, written once (their key order is the snapshot schema's).
+export const BOOLEAN = { type: 'boolean' } as const;
+export const STRING = { type: 'string' } as const;
+export const INTEGER = { type: 'integer' } as const;
+export const SAFE_VALUE = { $ref: '#/$defs/safeValue' } as const;
+export const listOf = <const I extends ValueSchema>(items: I) => ({ type: 'array', items }) as const;
+/** An object of fixed shape: every property required, no other. */
+export const shapeOf = <const P extends Readonly<Record<string, ValueSchema>>>(properties: P) =>
+  ({
+    type: 'object',
+    required: Object.keys(properties) as (keyof P & string)[],
+    additionalProperties: false,
+    properties,
+  }) as const;
+
+/**
+ * A value of the snapshot's part (`snapshot`, its key there), read from the engine (`engine`: where, in
+ * the Engine API's inspect), and the subject field it is (`subject`, with `doc`), or null when no subject
+ * field is it as it is (a fact made from it by the builder is a `made` entry). `fact` turns the
+ * snapshot's value into the subject's when they differ (names inside an object); `absent` stands in
+ * for it when the snapshot has no such part (then the fact is unknown): else false, ``, 0, none, null.
+ */
+export interface ReadEntry<K extends string, S extends ValueSchema, F extends string | null, D, T> {
+  readonly snapshot: K;
+  readonly schema: S;
+  readonly engine: string;
+  readonly subject: F;
+  readonly doc: D;
+  readonly fact?: (value: ValueOf<S>) => T;
+  readonly absent?: string | number | boolean | null;
+}
+
+/** A subject fact the builder makes (derived from others, or from another part of the snapshot). */
+export interface MadeEntry<F extends string, S extends ValueSchema, D> {
+  readonly made: F;
+  readonly schema: S;
+  readonly doc: D;
+}
+
+export const read = <
+  const K extends string,
+  const S extends ValueSchema,
+  const F extends string | null,
+  const D extends SpecDoc | null,
+  T = ValueOf<S>,
+>(
+  entry: ReadEntry<K, S, F, D, T>,
+): ReadEntry<K, S, F, D, T> => entry;
+
+export const made = <const F extends string, const S extends ValueSchema, const D extends SpecDoc>(
+  entry: MadeEntry<F, S, D>,
+): MadeEntry<F, S, D> => entry;
+
+/** An entry of any spec, whatever its types (its `fact` taken as one of nothing: never called on an unknown value). */
+interface AnyRead {
+  readonly snapshot: string;
+  readonly schema: ValueSchema;
+  readonly engine: string;
+  readonly subject: string | null;
+  readonly doc: unknown;
+  readonly fact?: (value: never) => unknown;
+  readonly absent?: string | number | boolean | null;
+}
+type AnyMade = MadeEntry<string, ValueSchema, unknown>;
+export type Spec = readonly (AnyRead | AnyMade)[];
+
+type ReadsOf<S extends Spec> = Extract<S[number], { snapshot: string }>;
+type MadesOf<S extends Spec> = Extract<S[number], { made: string }>;
+type SubjectReadsOf<S extends Spec> = Extract<ReadsOf<S>, { subject: string }>;
+type FactOf<E> = E extends { readonly fact?: (value: never) => infer T } ? T : never;
+
+/** The snapshot's part a spec declares: each value under its key. */
+export type SnapshotPartOf<S extends Spec> = { [E in ReadsOf<S> as E['snapshot']]: ValueOf<E['schema']> };
+
+/** The subject fields a spec writes from the snapshot's values (the facts mapping gives them). */
+export type ReadFactsOf<S extends Spec> = { [E in SubjectReadsOf<S> as E['subject']]: FactOf<E> };
+
+/** The subject fields a spec declares the builder makes. */
+export type MadeFactsOf<S extends Spec> = { [E in MadesOf<S> as E['made']]: ValueOf<E['schema']> };
+
+/** Every subject field a spec declares. */
+export type SubjectFactsOf<S extends Spec> = ReadFactsOf<S> & MadeFactsOf<S>;
+
+/** The docs of every subject field a spec declares, in its order. */
+export type SubjectDocsOf<S extends Spec> = {
+  readonly [E in SubjectReadsOf<S> | MadesOf<S> as E extends { made: infer F extends string }
+    ? F
+    : E extends { subject: infer F extends string }
+      ? F
+      : never]: E['doc'];
+};
+
+const isRead = (e: AnyRead | AnyMade): e is AnyRead => 'snapshot' in e;
+
+/** The JSON Schema of the snapshot's part: an object with every value of the spec, required, in its order. */
+export function snapshotSchemaOf(spec: Spec): {
+  type: 'object';
+  additionalProperties: false;
+  required: string[];
+  properties: Record<string, ValueSchema>;
+} {
+  const reads = spec.filter(isRead);
+  return {
+    type: 'object',
+    additionalProperties: false,
+    required: reads.map((e) => e.snapshot),
+    properties: Object.fromEntries(reads.map((e) => [e.snapshot, e.schema])),
+  };
+}
+
+/** What each subject field the spec declares means, in the spec's order. */
+export function subjectDocsOf<const S extends Spec>(spec: S): SubjectDocsOf<S> {
+  return Object.fromEntries(
+    spec.flatMap((e) => (isRead(e) ? (e.subject === null ? [] : [[e.subject, e.doc]]) : [[e.made, e.doc]])),
+  ) as SubjectDocsOf<S>;
+}
+
+/** Where each subject fact of the spec comes from, in its order: `read` for those read, `made[f]` for the others. */
+export function factSourcesOf<const S extends Spec, V, M extends { readonly [F in keyof MadeFactsOf<S>]: unknown }>(
+  spec: S,
+  read: V,
+  made: M,
+): { [F in keyof ReadFactsOf<S>]: V } & M {
+  const made_ = made as Readonly<Record<string, unknown>>;
+  return Object.fromEntries(
+    spec.flatMap((e) => (isRead(e) ? (e.subject === null ? [] : [[e.subject, read]]) : [[e.made, made_[e.made]]])),
+  ) as { [F in keyof ReadFactsOf<S>]: V } & M;
+}
+
+/** The value absent from a snapshot without the part: false, ``, 0, none, null, an object of those. */
+function absentOf(schema: ValueSchema): unknown {
+  if ('$ref' in schema) return null;
+  if ('oneOf' in schema)
+    return schema.oneOf.some((s) => 'type' in s && s.type === 'null') ? null : absentOf(schema.oneOf[0]!);
+  const type = typeof schema.type === 'string' ? schema.type : schema.type.includes('null') ? 'null' : schema.type[0];
+  switch (type) {
+    case 'boolean':
+      return false;
+    case 'string':
+      return '';
+    case 'integer':
+      return 0;
+    case 'array':
+      return Object.freeze([]);
+    case 'object':
+      return Object.freeze(
+        Object.fromEntries(
+          Object.entries((schema as { properties: Record<string, ValueSchema> }).properties).map(([k, s]) => [
+            k,
+            absentOf(s),
+          ]),
+        ),
+      );
+    default:
+      return null;
+  }
+}
+
+/** Writes a subject's facts read from a snapshot part (`part`, undefined when the snapshot has none). */
+export type FactsWriter<S extends Spec> = <B extends object>(
+  facts: B,
+  part: SnapshotPartOf<S> | undefined,
+) => B & ReadFactsOf<S>;
+
+/**
+ * The mapping from the snapshot's part to the subject's fields, made once per spec. Speed: a subject
+ * literal with the builder's facts gets these written after it, each once, always in the same order,
+ * so every subject of a set has one hidden class and stays a fast object. Measured against the literal
+ * that held them all (10,000 containers, src/facts/containers.ts buildContainers): about a tenth
+ * slower to build, no slower to read (within the noise); a writer compiled from the spec's names was no
+ * faster, so the cost is the properties added after the literal, not this loop.
+ */
+export function factsWriterOf<const S extends Spec>(spec: S): FactsWriter<S> {
+  const reads = spec.filter(isRead).filter((e) => e.subject !== null);
+  const keys = reads.map((e) => e.subject!);
+  const snapshotKeys = reads.map((e) => e.snapshot);
+  const facts = reads.map((e) => e.fact);
+  const absent = Object.freeze(
+    Object.fromEntries(
+      reads.map((e) => {
+        const value = e.absent ?? absentOf(e.schema);
+        return [e.subject!, e.fact === undefined ? value : e.fact(value as never)];
+      }),
+    ),
+  );
+  const count = keys.length;
+  return <B extends object>(base: B, part: SnapshotPartOf<S> | undefined): B & ReadFactsOf<S> => {
+    const out = base as Record<string, unknown>;
+    if (part === undefined) {
+      for (let i = 0; i < count; i++) out[keys[i]!] = absent[keys[i]!];
+    } else {
+      const values = part as Readonly<Record<string, unknown>>;
+      for (let i = 0; i < count; i++) {
+        const fact = facts[i];
+        const value = values[snapshotKeys[i]!];
+        out[keys[i]!] = fact === undefined ? value : fact(value as never);
+      }
+    }
+    return out as B & ReadFactsOf<S>;
+  };
+}
