@@ -177,10 +177,15 @@ test('ssh://user@host:port: the API through `ssh -o BatchMode=yes … HOST docke
         `const s = require('net').connect(${JSON.stringify(engine.dockerHost.replace(/^unix:\/\//, ''))}); process.stdin.pipe(s); s.pipe(process.stdout);\n`,
     );
     chmodSync(join(bin, 'ssh'), 0o755);
+    // A remote engine's host sockets cannot be read from here: left as they are, every rule on listeners is
+    // not checked and the run incomplete (SECURITY.md, "Hostile input"); this test is about the transport, so
+    // it puts them out of scope as an operator would, and checks the run is complete then.
+    const path = { PATH: `${bin}:${process.env['PATH'] ?? ''}` };
+    const unread = await scanAsync(new LiveHost(), 'ssh://auditor@node7.example.invalid:2222', path);
+    assert.is(unread.code, 3, unread.stderr);
+    assert.match(unread.stderr, /MA2009/);
     const host = new LiveHost();
-    const r = await scanAsync(host, 'ssh://auditor@node7.example.invalid:2222', {
-      PATH: `${bin}:${process.env['PATH'] ?? ''}`,
-    });
+    const r = await scanAsync(host, 'ssh://auditor@node7.example.invalid:2222', path, ['--exclude', 'listener:*']);
     assert.ok(r.report.summary.complete, r.stderr);
     assert.ok(
       r.report.findings.some((f) => f.subject.kind === 'container'),
@@ -295,7 +300,11 @@ test('tcp with DOCKER_TLS_VERIFY: the engine is checked against DOCKER_CERT_PATH
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `tcp://127.0.0.1:${(server.address() as AddressInfo).port}`;
   try {
-    const trusted = await scanAsync(new LiveHost(), url, { DOCKER_TLS_VERIFY: '1', DOCKER_CERT_PATH: client });
+    // A remote engine's host sockets cannot be read: out of scope by the operator's choice (see the ssh test).
+    const trusted = await scanAsync(new LiveHost(), url, { DOCKER_TLS_VERIFY: '1', DOCKER_CERT_PATH: client }, [
+      '--exclude',
+      'listener:*',
+    ]);
     assert.ok(trusted.report.summary.complete, trusted.stderr);
     assert.ok(
       trusted.report.findings.some((f) => f.subject.kind === 'container'),

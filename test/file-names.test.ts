@@ -97,8 +97,10 @@ test('a managed root holding a name that is not UTF-8: its file is read by its b
     .sort();
   assert.equal(unclaimed, [`${m}/d\udc80/inner.ini`, escaped].sort());
   assert.ok(reportText.includes('x\\udcff.env'), 'the JSON report names the file by its escaped name');
-  // The text view is given the same escaped name (how a terminal shows U+DCFF is the person-escaping's).
-  assert.ok(run.stdout.includes(`MA2004`) && run.stdout.includes(escaped), run.stdout);
+  // The text view shows the byte as the visible escape `\udcff` (src/shown.ts), never the raw surrogate a
+  // terminal would print as U+FFFD, indistinguishable from a valid name holding U+FFFD.
+  assert.ok(run.stdout.includes(`MA2004`) && run.stdout.includes(`${m}/x\\udcff.env`), run.stdout);
+  assert.not.ok(run.stdout.includes(escaped), 'no raw surrogate in the text view');
   assert.not.ok(run.stdout.includes(`${valid} under managed root`), 'the claimed valid name is not reported');
 });
 
