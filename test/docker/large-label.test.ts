@@ -1,10 +1,9 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { SECRET_LABEL_PREFIX } from '../../src/secret/labels.js';
 import { shapeOf } from '../../src/secret/value.js';
-import { spawnSync } from 'node:child_process';
-import { createContainer, forEachEngine, removeContainers, type Engine } from './engine.js';
+import { createContainer, createWithLabels, forEachEngine, removeContainers } from './engine.js';
 import { LiveHost } from './live-host.js';
 
 // Issue 46: a label of 1 MB (beyond what one argv string may hold, so written with --label-file) once
@@ -13,43 +12,6 @@ import { LiveHost } from './live-host.js';
 // ends complete, and the label is kept as written when it holds no credential and as its shape when
 // it holds one.
 const MB = 1024 * 1024;
-
-/**
- * A created container with these labels, by curl through the Engine API: the docker command reads a label
- * file line by line and refuses a line of more than 64 kB, and dockerode sends them in the query string.
- * The test writes to its own private engine.
- */
-function createWithLabels(e: Engine, host: LiveHost, name: string, labels: Record<string, string>): void {
-  const body = join(host.dir, 'create.json');
-  writeFileSync(
-    body,
-    JSON.stringify({
-      Image: e.image,
-      Cmd: ['sleep', '3600'],
-      Labels: { 'mesh-audit-test': e.run, ...labels },
-      HostConfig: { NetworkMode: 'none' },
-    }),
-  );
-  const r = spawnSync(
-    'curl',
-    [
-      '-sS',
-      '--unix-socket',
-      e.dockerHost.replace(/^unix:\/\//, ''),
-      '-X',
-      'POST',
-      '-H',
-      'Content-Type: application/json',
-      '--data-binary',
-      `@${body}`,
-      '-w',
-      '\n%{http_code}',
-      `http://localhost/containers/create?name=${name}`,
-    ],
-    { encoding: 'utf8' },
-  );
-  if (!r.stdout.trim().endsWith('201')) throw new Error(`create ${name}: ${r.stdout.slice(-500)} ${r.stderr}`);
-}
 
 forEachEngine('large label', (e, it) => {
   it('a container with labels of 1 MB scans complete; a credential in one is kept as its shape only', () => {
@@ -62,7 +24,11 @@ forEachEngine('large label', (e, it) => {
       { id: 'app.server', type: 'container', target: name },
       { id: 'other.server', type: 'container', target: other },
     ]);
-    createWithLabels(e, host, name, { 'com.example.plain': plain, 'com.example.link': secret, 'mesh.module': 'app' });
+    createWithLabels(e, host.dir, name, {
+      'com.example.plain': plain,
+      'com.example.link': secret,
+      'mesh.module': 'app',
+    });
     createContainer(e, other, ['--network', 'none', '--label', 'mesh.module=other'], ['sleep', '3600']);
     try {
       const run = host.scan(e.dockerHost, 'large-label-host');
