@@ -3,6 +3,7 @@
 import eslint from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import prettier from 'eslint-config-prettier';
+import regexp from 'eslint-plugin-regexp';
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'reports/**'] },
@@ -36,6 +37,17 @@ export default tseslint.config(
     // reader never scrolls sideways (comments wrap, long messages are joined from parts).
     files: ['src/**/*.ts'],
     rules: { 'max-len': ['error', { code: 120, tabWidth: 2 }] },
+  },
+  {
+    // Every name, label, path and file the scanner reads is the host's (SECURITY.md): an expression run on
+    // one must not backtrack super-linearly (issue 46: a 400 kB label stalled the event loop until the
+    // engine's requests timed out). Only the two cost rules of eslint-plugin-regexp, as errors: its
+    // recommended set also restyles every class (`\d` for `[0-9]`, `\w`, the `i` flag) — about 60 hits in
+    // src/ that change no behaviour, so not here. An expression these flag is rewritten; one that only
+    // ever sees the scanner's own text or the operator's bounded settings carries a disable with its reason.
+    files: ['src/**/*.ts'],
+    plugins: { regexp },
+    rules: { 'regexp/no-super-linear-backtracking': 'error', 'regexp/no-super-linear-move': 'error' },
   },
   {
     // The few plain-JavaScript entry points (bin/, test runners, this file) are outside tsconfig, so

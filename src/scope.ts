@@ -81,6 +81,7 @@ export function parseSelector(text: string, where: string): Selector {
   return { kind: kind as 'name' | 'path' | 'listener', glob: body, text: s };
 }
 
+// eslint-disable-next-line regexp/no-super-linear-backtracking -- one line of the operator's ignore file
 const UNTIL = /^(.*?)\s+until\s+(\d{4}-\d{2}-\d{2})$/s;
 
 /**

@@ -165,8 +165,11 @@ const UNQUOTED_VALUE = sticky(`([^\\r\\n]*)`);
 const COMMENT = sticky(`(?:${BLANK}*#[^\\r\\n]*)?`);
 const END_OF_LINE = sticky(`${BLANK}*(?:\\r\\n|\\n|\\r|$)`);
 const REST_OF_LINE = sticky(`[^\\r\\n]*(?:\\r|\\n|\\r\\n)?`);
-const INLINE_COMMENT = new RegExp(`[${PY_SPACE}]+#.*`, 'u');
-const TRAILING_SPACE = new RegExp(`[${PY_SPACE}]+$`, 'u');
+// python-dotenv's `\s+#.*` and `\s+$`, tried only where a run of white space starts (the look-behind):
+// else every character of a long run starts the run's reading again, and one line of 60 kB of spaces
+// cost seconds (issue 46). The first match is the same either way: it starts where a run starts.
+const INLINE_COMMENT = new RegExp(`(?<![${PY_SPACE}])[${PY_SPACE}]+#.*`, 'u');
+const TRAILING_SPACE = new RegExp(`(?<![${PY_SPACE}])[${PY_SPACE}]+$`, 'u');
 /** codecs.decode(…, 'unicode-escape') of the escapes python-dotenv decodes. */
 const ESCAPES: Record<string, string> = {
   '\\': '\\',

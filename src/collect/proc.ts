@@ -324,6 +324,7 @@ export async function hostKind(hostRoot: string, source: string): Promise<'file'
   if (parts.includes('..')) return 'unknown';
   // The host's root folder itself (`-v /:/host:ro`, how examples/nightly/docker-run.sh runs the scanner).
   if (parts.length === 0) return 'other';
+  // eslint-disable-next-line regexp/no-super-linear-move -- --host-root is the operator's setting, not the host's
   const base = hostRoot.replace(/\/+$/, '');
   try {
     if (base === '') {

@@ -33,6 +33,8 @@ const own = (o: Record<string, unknown>, k: string): unknown => (Object.hasOwn(o
  * got both wrong). fast-deep-equal is what ajv compares with.
  */
 const sameValue = (a: unknown, b: unknown): boolean => deepEqual(a, b);
+/** A normalised path (posix.normalize: no `//` left) without its trailing `/`, except `/` itself. */
+const withoutTrailingSlash = (p: string): string => (p.length > 1 && p.endsWith('/') ? p.slice(0, -1) : p);
 /** Items of a list that pass `keep`, in order, each once (deep equality). */
 function distinctWhere(list: unknown, keep: (x: unknown) => boolean): unknown[] {
   const out: unknown[] = [];
@@ -178,11 +180,11 @@ export const CUSTOM_OPERATORS: readonly OperatorDoc[] = [
       '`/` holds only `/` itself); null when none. Paths are normalised first (`//`, `.`, `..`, a trailing `/`).',
     fn: (path, folders) => {
       if (typeof path !== 'string' || !path.startsWith('/')) return null;
-      const p = posix.normalize(path).replace(/(.)\/+$/, '$1');
+      const p = withoutTrailingSlash(posix.normalize(path));
       for (const folder of asArray(folders)) {
         spend(1);
         if (typeof folder !== 'string' || !folder.startsWith('/')) continue;
-        const f = posix.normalize(folder).replace(/(.)\/+$/, '$1');
+        const f = withoutTrailingSlash(posix.normalize(folder));
         if (p === f || (f !== '/' && p.startsWith(`${f}/`))) return folder;
       }
       return null;

@@ -8,7 +8,8 @@ import type { LoadedRule, SubjectSetName } from '../policy/types.js';
  * docs/ (doc-pages.ts) — each written once, here, so that they agree.
  */
 
-const cell = (s: string): string => s.replace(/\|/g, '\\|').replace(/\s*\n\s*/g, ' ');
+// A run of white space holding a line break becomes one space (`\s+` whole: `\s*\n\s*` re-read long runs).
+const cell = (s: string): string => s.replace(/\|/g, '\\|').replace(/\s+/g, (ws) => (ws.includes('\n') ? ' ' : ws));
 
 /**
  * The rule catalogue, generated from the packs: one source for docs/rule-catalogue.md, SARIF and `rules show`. `linkOf`

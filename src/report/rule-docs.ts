@@ -16,6 +16,7 @@ export const rulePagePath = (rule: Pick<Rule, 'id'>): string => `rules/${rule.id
  * A pack of your own).
  */
 export const helpUriOf = (rule: Pick<LoadedRule, 'id' | 'helpUri' | 'shipped'>, docsUrl: string): string | undefined =>
+  // eslint-disable-next-line regexp/no-super-linear-move -- the docs URL is the operator's setting, not the host's
   rule.helpUri ?? (rule.shipped === true ? `${docsUrl.replace(/\/+$/, '')}/${rulePagePath(rule)}` : undefined);
 
 /** Where to read more, for the text and JUnit reports: the rule's link, else where the rule is written. */
@@ -34,6 +35,7 @@ const paragraphs = (help: string): string[] =>
   help
     .trim()
     .split(/\n\s*\n/)
+    // eslint-disable-next-line regexp/no-super-linear-move -- a rule's help, from a pack the operator chose
     .map((p) => p.replace(/\s*\n\s*/g, ' ').trim());
 
 /** The first paragraph of the help, on one line. */

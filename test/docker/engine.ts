@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { suite, type Test } from 'uvu';
 import { PACKAGE_ROOT } from '../../src/paths.js';
@@ -404,4 +404,41 @@ export function runHealthcheckOnce(e: Engine, name: string): void {
     env: toolEnv(),
     timeout: 60_000,
   });
+}
+
+/**
+ * A created container with these labels, by curl through the Engine API: the docker command reads a label
+ * file line by line and refuses a line of more than 64 kB, and dockerode sends them in the query string.
+ * The test writes to its own private engine.
+ */
+export function createWithLabels(e: Engine, dir: string, name: string, labels: Record<string, string>): void {
+  const body = join(dir, `create-${name}.json`);
+  writeFileSync(
+    body,
+    JSON.stringify({
+      Image: e.image,
+      Cmd: ['sleep', '3600'],
+      Labels: { [TEST_LABEL]: e.run, ...labels },
+      HostConfig: { NetworkMode: 'none' },
+    }),
+  );
+  const r = spawnSync(
+    'curl',
+    [
+      '-sS',
+      '--unix-socket',
+      e.dockerHost.replace(/^unix:\/\//, ''),
+      '-X',
+      'POST',
+      '-H',
+      'Content-Type: application/json',
+      '--data-binary',
+      `@${body}`,
+      '-w',
+      '\n%{http_code}',
+      `http://localhost/containers/create?name=${name}`,
+    ],
+    { encoding: 'utf8' },
+  );
+  if (!r.stdout.trim().endsWith('201')) throw new Error(`create ${name}: ${r.stdout.slice(-500)} ${r.stderr}`);
 }

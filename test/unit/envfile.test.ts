@@ -199,4 +199,15 @@ test('bytes that are not UTF-8: such a value is kept as its bytes (0xA0 and a BO
   );
 });
 
+test('a line of 60 kB of white space is read to its end: inline comment and trailing space go, inner space stays', () => {
+  const run = ' \t'.repeat(30_000);
+  assert.equal(asMap(`A=x${run}y\nB=x${run}#c\nC=x${run}\nD=x${run}y${run}#c\nE=x${run}y${run}`), {
+    A: `x${run}y`,
+    B: 'x',
+    C: 'x',
+    D: `x${run}y`,
+    E: `x${run}y`,
+  });
+});
+
 test.run();

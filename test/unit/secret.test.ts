@@ -249,4 +249,92 @@ labels('the same for every scan (no per-scan digest): a kept label does not chan
   assert.is(labelIsSecret('app.passwordless', 'true'), false, 'a key word, not a substring of another word');
 });
 
+/** The expression labelIsSecret used to run on values (issue 46): the meaning kept, tried on short values only. */
+const URL_PASSWORD_BEFORE = /[a-z][a-z0-9+.-]*:\/\/[^/@\s:]*:[^/@\s]+@/i;
+
+labels('a value with scheme://user:password@ anywhere is secret, whatever its key; other values are not', () => {
+  for (const value of [
+    'postgres://app:hunter2@db.internal:5432/app',
+    'redis://:hunter2@cache:6379/0',
+    'HTTPS://u:p@x',
+    'a://u:p@',
+    'x+y.z-1://u:p:q@h',
+    'see amqp://guest:guest@rabbit/ for the queue',
+    'first http://a/ then git+ssh://me:pw@host/repo',
+    '9http://u:p@h',
+  ])
+    assert.ok(labelIsSecret('com.example.link', value), value);
+  for (const value of [
+    'https://example.org/app',
+    'https://user@example.org/',
+    'mailto:ops@example.org',
+    'http://u:@h',
+    'http://u:p/@h',
+    'http://u p:q@h',
+    'http://u:p q@h',
+    '://u:p@h',
+    '1://u:p@h',
+    'http:/u:p@h',
+    'user:password@host',
+    'Ops <ops@example.org>',
+    '\u00e9://u:p@h',
+    '',
+  ])
+    assert.not.ok(labelIsSecret('com.example.link', value), value);
+});
+
+labels('the URL check means what the expression it replaced meant, character for character', () => {
+  for (let c = 0; c < 0x10000; c++) {
+    const ch = String.fromCharCode(c);
+    for (const value of [`a://u:p${ch}@`, `a://u${ch}:p@`, `${ch}://u:p@`])
+      if (labelIsSecret('k', value) !== URL_PASSWORD_BEFORE.test(value)) assert.unreachable(JSON.stringify(value));
+  }
+  const parts = fc.constantFrom(
+    'a',
+    'Z',
+    '7',
+    '+',
+    '.',
+    '-',
+    ':',
+    '/',
+    '//',
+    '://',
+    '@',
+    ' ',
+    '\n',
+    '\u3000',
+    'é',
+    '#',
+  );
+  fc.assert(
+    fc.property(fc.array(parts, { maxLength: 24 }), (chosen) => {
+      const value = chosen.join('');
+      return labelIsSecret('k', value) === URL_PASSWORD_BEFORE.test(value);
+    }),
+    { numRuns: 20_000 },
+  );
+});
+
+labels('a hostile value of 1 MB is read to its end and judged right (it once cost minutes)', () => {
+  const MB = 1024 * 1024;
+  const hostile: [string, boolean][] = [
+    ['a'.repeat(MB), false],
+    ['a://' + 'a'.repeat(MB), false],
+    ['a://' + ':'.repeat(MB), false],
+    ['a://x:'.repeat(MB / 6), false],
+    ['://'.repeat(MB / 3), false],
+    ['a://x:' + 'y'.repeat(MB), false],
+    ['a://x:' + 'y'.repeat(MB) + '@', true],
+    ['a'.repeat(MB) + '://u:p@h', true],
+    ['a://x:'.repeat(MB / 6) + 'p@', true],
+    ['x '.repeat(MB / 2) + 'postgres://app:hunter2@db', true],
+  ];
+  for (const [value, secret] of hostile) {
+    assert.is(labelIsSecret('com.example.blob', value), secret, `${value.slice(0, 12)}… (${value.length} chars)`);
+    const kept = keptLabels({ 'com.example.blob': value })['com.example.blob']!;
+    assert.is(kept.startsWith(SECRET_LABEL_PREFIX), secret);
+  }
+});
+
 labels.run();
