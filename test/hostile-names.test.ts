@@ -81,6 +81,18 @@ test('the scan report as text (the real bin/mesh-audit.js): no raw control, no f
   assertNothingForged(json.stderr, 'stderr');
 });
 
+test('a snapshot refused for a key it should not have: the key is shown escaped in the error, exit 2', async () => {
+  const snap = JSON.parse(readFileSync(example('demo', 'snapshot.json'), 'utf8')) as Record<string, unknown>;
+  const containers = snap['containers'] as Record<string, unknown>[];
+  containers[0]![`stray${FORGE}`] = true;
+  const path = join(tempDir(), 'snapshot.json');
+  writeFileSync(path, JSON.stringify(snap));
+  const r = await runCli(['evaluate', path, '--out', tempDir()]);
+  assert.is(r.code, 2, r.stderr);
+  assert.match(r.stderr, /not a valid mesh-audit\/snapshot@2/);
+  assertNothingForged(r.stderr, 'the refusal on stderr');
+});
+
 test('the scan report in colour: the tool paints around the escaped value, the value paints nothing', async () => {
   let stdout = '';
   await main(['node', 'mesh-audit', 'evaluate', hostileSnapshot(FORGE), '--out', '-', '--format', 'text'], {

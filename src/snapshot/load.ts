@@ -3,6 +3,7 @@ import { parseJsonInput } from '../input/json.js';
 import { readInput } from '../input/read.js';
 import { validatorFor } from '../validate.js';
 import { MeshAuditError } from '../errors.js';
+import { shown } from '../shown.js';
 import { SHAPE_PATTERN } from '../secret/value.js';
 import { migrateV1, type SnapshotV1 } from './migrate.js';
 import { snapshotSchema, snapshotSchemaV1 } from './schema.js';
@@ -31,8 +32,9 @@ export function parseSnapshot(json: unknown, source: string): Snapshot {
     );
   }
   const errors = (validate.errors ?? []).slice(0, 5).map((e) => {
-    const where = e.instancePath === '' ? '(root)' : e.instancePath;
-    const extra = e.keyword === 'additionalProperties' ? ` '${String(e.params['additionalProperty'])}'` : '';
+    // The path and a stray key are the snapshot's own text (a host's names): shown, never printed raw.
+    const where = e.instancePath === '' ? '(root)' : shown(e.instancePath);
+    const extra = e.keyword === 'additionalProperties' ? ` '${shown(String(e.params['additionalProperty']))}'` : '';
     // A shape that is not one shapeOf makes may be a raw value: say so without quoting it or the pattern.
     const message =
       e.keyword === 'pattern' && where.endsWith('/shape')
