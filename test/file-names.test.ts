@@ -117,6 +117,7 @@ test('a ledger naming files: an escaped name claims the ill-named file; a name o
       { id: 'escaped', type: 'file', target: `${m}/x\udcff.env` },
       { id: 'no-bytes', type: 'file', target: `${m}/y\ud800.env` },
       { id: 'decoded', type: 'file', target: `${m}/x\ufffd.env` },
+      { id: 'gone', type: 'file', target: `${m}/z\ufffd.env` },
     ]),
   );
   const out = join(base, 'out');
@@ -143,8 +144,16 @@ test('a ledger naming files: an escaped name claims the ill-named file; a name o
     snapshot.problems.some((p) => p.subject === `${m}/y\ud800.env` && p.message.includes('not checked')),
     JSON.stringify(snapshot.problems),
   );
-  // The decoded name is another name: that file really is missing.
-  assert.is(files.get(`${m}/x\ufffd.env`)?.kind, 'missing');
+  // The name as a lossy decoder writes it (Docker's and Podman's JSON put U+FFFD for each bad byte of a mount
+  // source): the folder holds a name it could stand for, so which file it means is not known — not checked, never
+  // `missing` (a declared file reported gone that is there).
+  assert.is(files.get(`${m}/x\ufffd.env`)?.kind, 'unknown');
+  assert.ok(
+    snapshot.problems.some((p) => p.subject === `${m}/x\ufffd.env` && p.message.includes('U+FFFD')),
+    JSON.stringify(snapshot.problems),
+  );
+  // With no such name beside it, a name holding U+FFFD is an ordinary name: missing when it is not there.
+  assert.is(files.get(`${m}/z\ufffd.env`)?.kind, 'missing');
   const report = JSON.parse(readFileSync(join(out, 'mesh-audit.json'), 'utf8')) as { findings: Finding[] };
   const about = (path: string) =>
     report.findings.filter((f) => JSON.stringify(f).includes(JSON.stringify(path).slice(1, -1)));

@@ -5,7 +5,7 @@ import { HashPool, HASH_IN_WORKER_BYTES } from './hash-pool.js';
 import { DEFAULT_MAX_FILES } from '../limits.js';
 import { kindOf } from '../file-kind.js';
 import { fsName, isByteName, nameFromBytes } from '../path-bytes.js';
-import { basename, isAbsolute, join, posix, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, join, posix, resolve } from 'node:path';
 import { parseEnvBytes, readLiteral, type RawEnvBytesEntry } from './envfile.js';
 import { ComposePool } from './compose-pool.js';
 import { extendedFile } from '../compose-labels.js';
@@ -149,7 +149,7 @@ export function locate(realRoot: string, hostPath: string, parents?: ParentVerdi
       try {
         return { state: 'found', fsPath, stat: lstatSync(fsName(fsPath), { bigint: true }) };
       } catch (error) {
-        return lstatFailure(error, '/' + parts.slice(0, i).join('/'));
+        return lstatFailure(error, '/' + parts.slice(0, i).join('/'), fsPath);
       }
     }
     const verdict = parentVerdict(fsPath, parts, i);
@@ -165,7 +165,7 @@ function parentVerdict(fsPath: string, parts: readonly string[], i: number): Loc
   try {
     stat = lstatSync(fsName(fsPath), { bigint: true });
   } catch (error) {
-    return lstatFailure(error, '/' + parts.slice(0, i).join('/'));
+    return lstatFailure(error, '/' + parts.slice(0, i).join('/'), fsPath);
   }
   if (stat.isSymbolicLink())
     return {
@@ -176,8 +176,37 @@ function parentVerdict(fsPath: string, parts: readonly string[], i: number): Loc
   return stat.isDirectory() ? null : { state: 'missing' };
 }
 
-function lstatFailure(error: unknown, parentHostPath: string): Located {
+/**
+ * Whether the folder `parentFsPath` holds a name that is not UTF-8 and that a lossy decoder (Docker's and Podman's
+ * JSON, a tool's output) writes as `component`: each bad byte as U+FFFD. Such a path, not found as spelled, means a
+ * file whose real name was lost on the way: which one is not known, so it is not checked, never `missing`.
+ */
+function lossyTwinIn(parentFsPath: string, component: string): boolean {
+  if (!component.includes('\ufffd')) return false;
+  const folded = (name: string): string => name.replace(/\ufffd+/g, '\ufffd');
+  try {
+    const names = readdirSync(fsName(parentFsPath), { encoding: 'buffer' });
+    return names.some((n) => {
+      const decoded = nameFromBytes(n);
+      return decoded !== n.toString('utf8') && folded(n.toString('utf8')) === folded(component);
+    });
+  } catch {
+    return false;
+  }
+}
+
+const LOSSY_NAME =
+  'its name holds U+FFFD where the host has bytes that are not UTF-8 (as the engine reports such a name): ' +
+  'the file it means is not known';
+
+function lstatFailure(error: unknown, parentHostPath: string, fsPath?: string): Located {
   const code = errnoCode(error);
+  if (
+    (code === 'ENOENT' || code === 'ENOTDIR') &&
+    fsPath !== undefined &&
+    lossyTwinIn(dirname(fsPath), basename(fsPath))
+  )
+    return { state: 'blocked', error: LOSSY_NAME };
   if (code === 'ENOENT' || code === 'ENOTDIR') return { state: 'missing' };
   if (code === 'EACCES' || code === 'EPERM') {
     // lstat needs only search permission on the folder holding the entry: that folder is what refused.
