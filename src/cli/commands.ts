@@ -2,7 +2,11 @@ import { cac, type CAC } from 'cac';
 import { TOOL_COMMIT, TOOL_NAME, TOOL_VERSION } from '../version.js';
 import type { CommandContext } from './context.js';
 
-export type Register = (cli: CAC, ctx: CommandContext) => void;
+/**
+ * A command's registration. `whole` gives every command defined on one parser (`definedCli`): what
+ * `completion` and `man` describe, handed to them so that they do not import this list that loads them.
+ */
+export type Register = (cli: CAC, ctx: CommandContext, whole: () => Promise<CAC>) => void;
 
 /**
  * Commands, registered in one explicit list. Each is imported only when it may run, so that start-up
@@ -50,15 +54,6 @@ function withoutNegatedDefaults(sections: { title?: string; body: string }[]): {
  */
 export async function definedCli(ctx: CommandContext): Promise<CAC> {
   const cli = cac(TOOL_NAME);
-  for (const register of await Promise.all(COMMANDS.map((c) => c.load()))) register(cli, ctx);
+  for (const register of await Promise.all(COMMANDS.map((c) => c.load()))) register(cli, ctx, () => definedCli(ctx));
   return addGlobalOptions(cli);
-}
-
-/**
- * The long and short flags an option's raw name declares: `-o, --output <file>` → [`-o`, `--output`]; `--no-x` also
- * `--x`.
- */
-export function flagsOf(rawName: string): string[] {
-  const flags = [...rawName.matchAll(/(^|[\s,])(--?[A-Za-z][\w-]*)/g)].map((m) => m[2]!);
-  return flags.flatMap((f) => (f.startsWith('--no-') ? [f, `--${f.slice(5)}`] : [f]));
 }

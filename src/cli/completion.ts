@@ -1,37 +1,9 @@
-import type { CAC, Command } from 'cac';
+import type { CAC } from 'cac';
 import { ExitCode, MeshAuditError } from '../errors.js';
 import { TOOL_NAME } from '../version.js';
 import type { CommandContext } from './context.js';
-import { definedCli, flagsOf } from './commands.js';
+import { specsOf, type CommandSpec } from './cli-spec.js';
 import { didYouMean } from './choices.js';
-
-/** What a shell needs of one command: its name, one line of description, its long options. */
-export interface CommandSpec {
-  name: string;
-  description: string;
-  options: { flags: string[]; description: string; takesValue: boolean }[];
-}
-
-/** The commands and options exactly as `--help` defines them (cac's own definitions). */
-export function specsOf(cli: CAC): { commands: CommandSpec[]; global: CommandSpec['options'] } {
-  const optionsOf = (c: Command) =>
-    c.options
-      .filter((o) => !['help', 'version'].includes(o.name))
-      .map((o) => ({
-        flags: flagsOf(o.rawName).filter((f) => !(o.negated && !f.startsWith('--no-'))),
-        description: o.description,
-        takesValue: /[<[]/.test(o.rawName),
-      }));
-  return {
-    commands: cli.commands
-      .filter((c) => c.name !== '')
-      .map((c) => ({ name: c.name, description: c.description, options: optionsOf(c) })),
-    global: [
-      ...optionsOf(cli.globalCommand),
-      { flags: ['-h', '--help'], description: 'Display this message', takesValue: false },
-    ],
-  };
-}
 
 /** Values worth completing for a few options (the same lists the options accept). */
 const VALUES: Record<string, string> = {
@@ -139,7 +111,7 @@ function fish(s: ReturnType<typeof specsOf>): string {
 
 const SHELLS = { bash, fish, zsh } as const;
 
-export function registerCompletion(cli: CAC, ctx: CommandContext): void {
+export function registerCompletion(cli: CAC, ctx: CommandContext, whole: () => Promise<CAC>): void {
   cli
     .command('completion <shell>', 'Shell completion script: bash, zsh or fish')
     .example('mesh-audit completion bash > /etc/bash_completion.d/mesh-audit')
@@ -148,7 +120,7 @@ export function registerCompletion(cli: CAC, ctx: CommandContext): void {
       const name = shell.toLowerCase();
       if (!Object.hasOwn(SHELLS, name))
         throw new MeshAuditError(`unknown shell '${shell}'${didYouMean(name, Object.keys(SHELLS))} (bash, zsh, fish)`);
-      ctx.stdout(SHELLS[name as keyof typeof SHELLS](specsOf(await definedCli(ctx))));
+      ctx.stdout(SHELLS[name as keyof typeof SHELLS](specsOf(await whole())));
       return ExitCode.Ok;
     });
 }

@@ -4,7 +4,8 @@ import { shownLines } from '../shown.js';
 import { TOOL_NAME } from '../version.js';
 import type { CommandContext } from './context.js';
 import { useColor } from './color.js';
-import { addGlobalOptions, COMMAND_NAMES, COMMANDS, flagsOf } from './commands.js';
+import { flagsOf } from './cli-spec.js';
+import { addGlobalOptions, COMMAND_NAMES, COMMANDS, definedCli } from './commands.js';
 import { didYouMean } from './choices.js';
 import { checkedStdout } from './stdout.js';
 
@@ -117,8 +118,9 @@ async function run(argv: string[], base: CommandContext): Promise<number> {
   const cli = cac(TOOL_NAME);
   let ctx: CommandContext;
   try {
-    ctx = shaped(base, argv.slice(2));
-    for (const register of await Promise.all(commandsFor(argv).map((c) => c.load()))) register(cli, ctx);
+    const shapedCtx = (ctx = shaped(base, argv.slice(2)));
+    const whole = () => definedCli(shapedCtx);
+    for (const register of await Promise.all(commandsFor(argv).map((c) => c.load()))) register(cli, ctx, whole);
   } catch (err) {
     if (err instanceof MeshAuditError) {
       base.stderr(`${TOOL_NAME}: ${shownLines(err.message)}\n`);

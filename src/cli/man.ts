@@ -2,8 +2,7 @@ import type { CAC } from 'cac';
 import { ExitCode } from '../errors.js';
 import { TOOL_NAME, TOOL_VERSION } from '../version.js';
 import type { CommandContext } from './context.js';
-import { definedCli } from './commands.js';
-import { specsOf } from './completion.js';
+import { specsOf } from './cli-spec.js';
 
 /** The page's date is the version's, not today's: the page changes only when the commands do. */
 export const MAN_PAGE_DATE = '2026-11-30';
@@ -76,12 +75,12 @@ export function manPage(cli: CAC, date: string): string {
 }
 
 /** `mesh-audit man`: the man page, from the program itself (the single executable has no man/ folder beside it). */
-export function registerMan(cli: CAC, ctx: CommandContext): void {
+export function registerMan(cli: CAC, ctx: CommandContext, whole: () => Promise<CAC>): void {
   cli
     .command('man', 'The manual page (roff), as installed in man1: read it with `mesh-audit man | man -l -`')
     .example('mesh-audit man | man -l -')
     .action(async () => {
-      ctx.stdout(manPage(await definedCli(ctx), MAN_PAGE_DATE));
+      ctx.stdout(manPage(await whole(), MAN_PAGE_DATE));
       return ExitCode.Ok;
     });
 }

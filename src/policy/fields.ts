@@ -7,6 +7,7 @@ import {
   type SubjectSet,
   type SubjectSetName,
 } from './sets.js';
+import type { FieldDoc, FieldDocs } from './field-docs.js';
 
 /**
  * The fields each subject set offers to rules and message templates, with what each means: the one
@@ -18,23 +19,7 @@ import {
  * check (src/policy/field-check.ts) uses.
  */
 
-/**
- * What a field means. An object of fixed shape may also say what each of its fields means: then a
- * rule's path into it is checked too (`container.name`); a map (`labels`, `env`) or a list is not.
- */
-export type FieldDoc = string | { doc: string; fields: Readonly<Record<string, FieldDoc>> };
-
-type DocOf<V> =
-  NonNullable<V> extends readonly unknown[]
-    ? string
-    : NonNullable<V> extends object
-      ? string extends keyof NonNullable<V>
-        ? string
-        : string | { doc: string; fields: FieldDocs<NonNullable<V>> }
-      : string;
-
-/** One entry per field of T, no more, no fewer. */
-export type FieldDocs<T> = { readonly [K in keyof T]-?: DocOf<T[K]> };
+export type { FieldDoc, FieldDocs } from './field-docs.js';
 
 /** What the fields every set has mean; `kind` names the kinds of the registry's sets. */
 function commonDocs(sets: Readonly<Record<string, SubjectSet>>): FieldDocs<SubjectBase> {

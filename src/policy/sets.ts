@@ -1,4 +1,4 @@
-import type { FieldDocs } from './fields.js';
+import type { FieldDocs } from './field-docs.js';
 import { CONTAINER_RUNTIME } from '../subjects/containers.js';
 import { subjectDocsOf, type Spec } from '../subjects/spec.js';
 import type {
