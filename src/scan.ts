@@ -4,7 +4,7 @@ import { keptLabels } from './secret/labels.js';
 import { hostname as osHostname } from 'node:os';
 import { join } from 'node:path';
 import { collectDaemonHost } from './collect/daemon.js';
-import { collectDocker } from './collect/docker.js';
+import { collectDocker, engineUnread } from './collect/docker.js';
 import { resolveEndpoint } from './collect/docker-endpoint.js';
 import { collectFiles } from './collect/files.js';
 import { COMPOSE_IN_WORKER_FILES, ComposePool } from './collect/compose-pool.js';
@@ -135,22 +135,10 @@ async function snapshotWith(
           ? { readProc: proc.read, whileListing: proc.readProcessTable }
           : { procUnavailable: procReason ?? 'not read' }),
       }),
-    (reason) => {
-      // As an engine not reached (src/collect/docker.ts): no container is known, nor gone.
-      const unread = { available: false as const, reason: `the engine at ${endpoint.url} was not read: ${reason}` };
-      return {
-        docker: null,
-        containers: [],
-        images: unread,
-        daemonInfo: unread,
-        networks: null,
-        volumes: null,
-        problems: [
-          { source: 'docker', subject: endpoint.url, message: `the engine at ${endpoint.url} not read: ${reason}` },
-        ],
-        notes: [],
-      };
-    },
+    (reason) =>
+      engineUnread(`the engine at ${endpoint.url} was not read: ${reason}`, [
+        { source: 'docker', subject: endpoint.url, message: `the engine at ${endpoint.url} not read: ${reason}` },
+      ]),
   );
   // The host's own sockets, after the containers' (a socket is attributed to a container by its process's cgroup).
   // Not read when every one is out of scope (`listener:*`): what is out of scope is not read.

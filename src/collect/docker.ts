@@ -76,6 +76,24 @@ async function mapLimited<T, R>(items: readonly T[], limit: number, work: (item:
 }
 
 /**
+ * What the collection is when the engine was not read (not reached, or the collector failed): no container is
+ * known, nor gone; everything asked of the engine unavailable for `reason`.
+ */
+export function engineUnread(reason: string, problems: Problem[], notes: Problem[] = []): DockerCollection {
+  const unread = { available: false as const, reason };
+  return {
+    docker: null,
+    containers: [],
+    images: unread,
+    daemonInfo: unread,
+    networks: null,
+    volumes: null,
+    problems,
+    notes,
+  };
+}
+
+/**
  * Every container, running or stopped, inspected with bounded concurrency. An engine that cannot be
  * reached is one problem (the scan goes on with files and ledger); a container gone between list and
  * inspect is a note, not an error.
@@ -99,17 +117,7 @@ export async function collectDocker(options: DockerCollectOptions): Promise<Dock
       subject: options.endpoint.url,
       message: `cannot reach the Docker engine at ${options.endpoint.url}: ${(err as Error).message}`,
     });
-    const unread = { available: false as const, reason: `the engine at ${options.endpoint.url} was not reached` };
-    return {
-      docker: null,
-      containers: [],
-      images: unread,
-      daemonInfo: unread,
-      networks: null,
-      volumes: null,
-      problems,
-      notes,
-    };
+    return engineUnread(`the engine at ${options.endpoint.url} was not reached`, problems, notes);
   }
   try {
     return await collectWith(api, options, problems, notes);
