@@ -48,19 +48,7 @@ function main(): void {
   const scanArgs = (round: number, which: string) => [
     process.execPath,
     BIN,
-    'scan',
-    '--docker-host',
-    e.dockerHost,
-    '--ledger',
-    host.ledgerPath,
-    '--managed-root',
-    host.managedRoot,
-    '--hostname',
-    'bench-large-label',
-    '--out',
-    join(host.dir, `out-${round}-${which}`),
-    '--format',
-    'json',
+    ...host.scanArgs(e.dockerHost, 'bench-large-label', join(host.dir, `out-${round}-${which}`)),
   ];
   const without: number[] = [];
   const withLabel: number[] = [];

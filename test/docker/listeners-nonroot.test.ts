@@ -79,34 +79,14 @@ forEachEngine('the host listeners, scanned as a non-root user of the engine grou
     const out = join(home, 'reports');
     mkdirSync(out, { mode: 0o750 });
     chownSync(out, user!.uid, user!.gid);
-    const r = spawnSync(
-      process.execPath,
-      [
-        BIN,
-        'scan',
-        '--docker-host',
-        e.dockerHost,
-        '--ledger',
-        host.ledgerPath,
-        '--managed-root',
-        host.managedRoot,
-        '--hostname',
-        hostname,
-        '--out',
-        out,
-        '--format',
-        'json',
-        ...extra,
-      ],
-      {
-        uid: user!.uid,
-        gid: user!.gid,
-        cwd: home,
-        env: { ...process.env, HOME: home },
-        encoding: 'utf8',
-        timeout: 120_000,
-      },
-    );
+    const r = spawnSync(process.execPath, [BIN, ...host.scanArgs(e.dockerHost, hostname, out, extra)], {
+      uid: user!.uid,
+      gid: user!.gid,
+      cwd: home,
+      env: { ...process.env, HOME: home },
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
     let report: Report;
     try {
       report = JSON.parse(readFileSync(join(out, 'mesh-audit.json'), 'utf8')) as Report;

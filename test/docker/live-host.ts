@@ -32,6 +32,26 @@ export class LiveHost {
     this.replaceByRename(this.ledgerPath, '[\n' + entries.map((e) => '  ' + JSON.stringify(e)).join(',\n') + '\n]\n');
   }
 
+  /** The arguments of `mesh-audit scan` of this host into `out`, its JSON report only (for a scan run another way). */
+  scanArgs(dockerHost: string, hostname: string, out: string, extra: string[] = []): string[] {
+    return [
+      'scan',
+      '--docker-host',
+      dockerHost,
+      '--ledger',
+      this.ledgerPath,
+      '--managed-root',
+      this.managedRoot,
+      '--hostname',
+      hostname,
+      '--out',
+      out,
+      '--format',
+      'json',
+      ...extra,
+    ];
+  }
+
   scan(
     dockerHost: string,
     hostname: string,
@@ -39,25 +59,7 @@ export class LiveHost {
     env: NodeJS.ProcessEnv = {},
   ): CliRun & { report: LiveReport } {
     mkdirSync(this.out, { recursive: true, mode: 0o750 });
-    const run = spawnCli(
-      [
-        'scan',
-        '--docker-host',
-        dockerHost,
-        '--ledger',
-        this.ledgerPath,
-        '--managed-root',
-        this.managedRoot,
-        '--hostname',
-        hostname,
-        '--out',
-        this.out,
-        '--format',
-        'json',
-        ...extra,
-      ],
-      env,
-    );
+    const run = spawnCli(this.scanArgs(dockerHost, hostname, this.out, extra), env);
     let report: LiveReport;
     try {
       report = JSON.parse(readFileSync(join(this.out, 'mesh-audit.json'), 'utf8')) as LiveReport;
