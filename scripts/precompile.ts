@@ -1,7 +1,7 @@
 /*
  * What every command would otherwise redo at start, done once by `npm run build` (after tsc):
  * - every JSON Schema compiled into plain validator code (Ajv standalone): dist/src/generated/<name>.cjs
- *   and validators.cjs, with the fingerprint of the schema each came from (src/validate.ts uses one
+ *   and validators.cjs, with the fingerprint of the schema each came from (src/input/validate.ts uses one
  *   only while its schema is unchanged);
  * - the bundled policy pack parsed and checked: dist/src/generated/bundled-pack.json, with the
  *   fingerprint of its YAML texts (src/policy/load.ts uses it only while they are unchanged);
@@ -20,12 +20,13 @@ import {
   readPackParts,
   type PrecompiledPack,
 } from '../src/policy/load.js';
-import { allSchemas } from '../src/schemas.js';
-import { ajvFor, GENERATED_VALIDATORS, schemaFingerprint } from '../src/validate.js';
+import { allSchemas } from '../src/input/schemas.js';
+import { ajvFor, GENERATED_VALIDATORS, schemaFingerprint } from '../src/input/validate.js';
 import { BUILD_INFO } from '../src/version.js';
 
-const validateModule = join(dirname(fileURLToPath(import.meta.url)), '..', 'src', 'validate.js');
-const target = join(dirname(validateModule), GENERATED_VALIDATORS);
+const srcDir = join(dirname(fileURLToPath(import.meta.url)), '..', 'src');
+// Each generated file's place is named relative to the module that loads it.
+const target = join(srcDir, 'input', GENERATED_VALIDATORS);
 const outDir = dirname(target);
 
 const schemas = await allSchemas();
@@ -62,18 +63,12 @@ const bundled: PrecompiledPack = {
   parts: loaded.parts.map((file) => basename(file)),
   rules: loaded.rules.map(({ source, ...rule }) => ({ ...rule, part: basename(source.file), line: source.line })),
 };
-writeWhole(
-  join(dirname(join(dirname(validateModule), 'policy', 'load.js')), PRECOMPILED_PACK),
-  `${JSON.stringify(bundled)}\n`,
-);
+writeWhole(join(srcDir, 'policy', PRECOMPILED_PACK), `${JSON.stringify(bundled)}\n`);
 process.stderr.write(
   `build: ${Object.keys(schemas).length} validators and the bundled pack (${bundled.rules.length} rules) precompiled into ${outDir}\n`,
 );
 
-writeWhole(
-  join(dirname(validateModule), BUILD_INFO),
-  `${JSON.stringify({ commit: gitCommit(join(dirname(validateModule), '..', '..')) })}\n`,
-);
+writeWhole(join(srcDir, BUILD_INFO), `${JSON.stringify({ commit: gitCommit(join(srcDir, '..', '..')) })}\n`);
 
 /** The commit checked out in `dir`, '-dirty' when tracked files differ from it; 'unknown' outside git. */
 export function gitCommit(dir: string): string {

@@ -2,11 +2,11 @@ import { existsSync } from 'node:fs';
 import { readInput } from './input/read.js';
 import { MeshAuditError } from './errors.js';
 import { keyLineAt, parseYaml, schemaErrors } from './input/yaml.js';
-import { FAIL_ON_VALUES } from './outcome.js';
-import { didYouMean } from './suggest.js';
+import { FAIL_ON_VALUES } from './settings/outcome.js';
+import { didYouMean } from './text/suggest.js';
 import { DEFAULT_LABEL_KEYS, type EnvFileSyntax, type LabelKeys } from './snapshot/types.js';
-import { validatorFor } from './validate.js';
-import { DEFAULT_MAX_FILES } from './limits.js';
+import { validatorFor } from './input/validate.js';
+import { DEFAULT_MAX_FILES } from './settings/limits.js';
 import type { AlertmanagerSettings } from './alert/target.js';
 import { DEFAULT_DOCS_URL } from './version.js';
 

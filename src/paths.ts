@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { EMBEDDED } from './embedded.js';
+import { EMBEDDED } from './runtime/embedded.js';
 
 /** The package's own folder (where package.json is), found from this module wherever it was compiled to. */
 function findPackageRoot(): string {
@@ -15,10 +15,11 @@ function findPackageRoot(): string {
   return dir;
 }
 
-/** The package folder; none in the single executable, which carries its files inside (src/embedded.ts). */
+/** The package folder; none in the single executable, which carries its files inside (src/runtime/embedded.ts). */
 export const PACKAGE_ROOT: string = EMBEDDED ? '' : findPackageRoot();
 export const packageFile = (...parts: string[]): string => {
-  if (EMBEDDED) throw new Error(`${join(...parts)}: the single executable has no package folder (see src/embedded.ts)`);
+  if (EMBEDDED)
+    throw new Error(`${join(...parts)}: the single executable has no package folder (see src/runtime/embedded.ts)`);
   return join(PACKAGE_ROOT, ...parts);
 };
 

@@ -1,5 +1,5 @@
 import { readRegularInput } from './input/read.js';
-import { endpointText } from './endpoint.js';
+import { endpointText } from './text/endpoint.js';
 import { keptLabels } from './secret/labels.js';
 import { hostname as osHostname } from 'node:os';
 import { join } from 'node:path';
@@ -9,7 +9,7 @@ import { resolveEndpoint } from './collect/docker-endpoint.js';
 import { collectFiles } from './collect/files.js';
 import { COMPOSE_IN_WORKER_FILES, ComposePool } from './collect/compose-pool.js';
 import type { ContainerSummary } from './collect/docker-api.js';
-import { COMPOSE_LABELS, composeFilesOf } from './compose-labels.js';
+import { COMPOSE_LABELS, composeFilesOf } from './engine/compose-labels.js';
 import { readHostListeners } from './collect/host-listeners.js';
 import { readLedger } from './collect/ledger.js';
 import { ownContainerId } from './collect/self.js';
@@ -30,7 +30,7 @@ import {
 import { TOOL_NAME, TOOL_VERSION } from './version.js';
 import type { ScopeJudge } from './scope.js';
 import { pastOfAll, type HistoryInput } from './facts/history.js';
-import { compareText } from './compare.js';
+import { compareText } from './text/compare.js';
 
 export interface ScanHooks {
   now(): Date;

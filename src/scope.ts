@@ -1,7 +1,7 @@
 import { closest } from 'fastest-levenshtein';
-import { withoutProtocol } from './endpoint.js';
+import { withoutProtocol } from './text/endpoint.js';
 import { MeshAuditError } from './errors.js';
-import { globMatcher } from './glob.js';
+import { globMatcher } from './fs/glob.js';
 import type { Notification } from './evaluate/finding.js';
 import type { Subject, SubjectSets } from './facts/subjects.js';
 import type { LedgerEntryData } from './policy/subject-data.js';

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { EMBEDDED } from './embedded.js';
+import { EMBEDDED } from './runtime/embedded.js';
 import { packageFile } from './paths.js';
 
 export const TOOL_NAME = 'mesh-audit';

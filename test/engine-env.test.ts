@@ -5,7 +5,7 @@ import * as assert from 'uvu/assert';
 import { collectDocker } from '../src/collect/docker.js';
 import { engineKindOf, type EngineVersion } from '../src/collect/docker-api.js';
 import { resolveEndpoint } from '../src/collect/docker-endpoint.js';
-import { engineAddedKeys } from '../src/engine-env.js';
+import { engineAddedKeys } from '../src/engine/engine-env.js';
 import { createSafeValueMaker } from '../src/secret/value.js';
 import { auditSnapshot } from '../src/pipeline.js';
 import { loadPolicies } from '../src/policy/load.js';

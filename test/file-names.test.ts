@@ -9,7 +9,7 @@ import { runCli, tempDir } from './support/cli.js';
 // File names that are not valid UTF-8, under a managed root, scanned by the CLI with no engine
 // (`--docker-host unix:///nonexistent.sock`: exit 3 because of the engine, and only because of it).
 // Node would read `x\xff.env` as `x\ufffd.env`, whose lstat fails: recorded as missing, the file went
-// unreported. Its name is kept as src/path-bytes.ts writes it (the byte 0xff as U+DCFF).
+// unreported. Its name is kept as src/fs/path-bytes.ts writes it (the byte 0xff as U+DCFF).
 const NO_ENGINE = 'unix:///nonexistent.sock';
 const sha = (content: string): string => 'sha256:' + createHash('sha256').update(content).digest('hex');
 

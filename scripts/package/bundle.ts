@@ -1,7 +1,7 @@
 /*
  * The whole program as one CommonJS file for Node's single executable (SEA runs one CommonJS script,
  * whose require() knows only Node's own modules): the compiled code (dist/src) bundled by esbuild,
- * with src/embedded.ts replaced by the files a package folder would hold and each worker's own bundle.
+ * with src/runtime/embedded.ts replaced by the files a package folder would hold and each worker's own bundle.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, dirname, join, relative } from 'node:path';
@@ -128,7 +128,7 @@ function ownModuleUrls(root: string, bundleDir: string): Plugin {
   };
 }
 
-/** src/embedded.ts filled: the package files, the precompiled validators and pack, the workers. */
+/** src/runtime/embedded.ts filled: the package files, the precompiled validators and pack, the workers. */
 function embeddedFiles(input: BundleInput, workers: Record<string, string>): Plugin {
   const text = (path: string) => readFileSync(join(input.root, path), 'utf8');
   const packFiles = RUNTIME_PACKAGE_FOLDERS.flatMap((folder) =>
@@ -142,7 +142,7 @@ function embeddedFiles(input: BundleInput, workers: Record<string, string>): Plu
   return {
     name: 'embedded-files',
     setup(b) {
-      b.onLoad({ filter: /[\\/]dist[\\/]src[\\/]embedded\.js$/ }, () => ({
+      b.onLoad({ filter: /[\\/]dist[\\/]src[\\/]runtime[\\/]embedded\.js$/ }, () => ({
         resolveDir: join(input.root, 'dist', 'src'),
         loader: 'js',
         contents: [

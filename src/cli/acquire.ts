@@ -1,7 +1,7 @@
 import type { Command } from 'cac';
 import { acquireSnapshot, type Acquired, type AcquireIo } from '../acquire.js';
 import type { ScanSettings } from '../config.js';
-import { DEFAULT_MAX_FILES } from '../limits.js';
+import { DEFAULT_MAX_FILES } from '../settings/limits.js';
 import { parseCount } from './choices.js';
 import { detail, note, type CommandContext } from './context.js';
 import type { OutputFolder } from '../write/runs.js';

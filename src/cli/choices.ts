@@ -1,5 +1,5 @@
 import { MeshAuditError } from '../errors.js';
-import { didYouMean } from '../suggest.js';
+import { didYouMean } from '../text/suggest.js';
 
 export { didYouMean };
 

@@ -6,7 +6,7 @@ import type { CommandContext } from './context.js';
 import { addScopeOptions, IGNORE_FILE, settingsAndScopeOf, type SettingFlags } from './settings.js';
 import { didYouMean, parseChoice } from './choices.js';
 import { addCollectOptions } from './acquire.js';
-import { FAIL_ON_VALUES } from '../outcome.js';
+import { FAIL_ON_VALUES } from '../settings/outcome.js';
 import { shownAlertmanagerSettings } from '../alert/target.js';
 
 const shown = (value: unknown): string =>

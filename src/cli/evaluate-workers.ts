@@ -1,6 +1,6 @@
 import type { PolicyChoice } from '../policy/load.js';
 import { availableParallelism } from 'node:os';
-import { startWorker } from '../start-worker.js';
+import { startWorker } from '../runtime/start-worker.js';
 import { MeshAuditError } from '../errors.js';
 import type { Evaluation } from '../evaluate/finding.js';
 import type { Profile } from '../policy/types.js';

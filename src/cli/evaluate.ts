@@ -1,7 +1,7 @@
 import type { CAC, Command } from 'cac';
 import { ExitCode, MeshAuditError } from '../errors.js';
 import { shownMessage } from '../shown.js';
-import { exitCodeOf, FAIL_ON_VALUES, type FailOn } from '../outcome.js';
+import { exitCodeOf, FAIL_ON_VALUES, type FailOn } from '../settings/outcome.js';
 import { auditSnapshot, reportOf, rulesOf, triage } from '../pipeline.js';
 import type { Evaluation } from '../evaluate/finding.js';
 import { allNotifications, type Report } from '../report/report.js';

@@ -1,13 +1,13 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { posix } from 'node:path';
-import { compareText } from '../compare.js';
-import { kindOf } from '../file-kind.js';
+import { compareText } from '../text/compare.js';
+import { kindOf } from '../fs/file-kind.js';
 import { MAX_DEPTH } from '../input/depth.js';
 import { jsonTooDeep } from '../input/json.js';
 import type { SafeValueMaker } from '../secret/value.js';
 import type { DaemonPath, DaemonSettingValue, DaemonView, EngineKind, Problem } from '../snapshot/types.js';
 import { isHostPath, locate, resolveRoot } from './files.js';
-import { fsName, nameFromBytes } from '../path-bytes.js';
+import { fsName, nameFromBytes } from '../fs/path-bytes.js';
 import { errnoCode, readRegularFile } from './read-file.js';
 
 /*

@@ -1,6 +1,6 @@
 import { createRequire, Module } from 'node:module';
 import { dirname } from 'node:path';
-import { EMBEDDED } from '../embedded.js';
+import { EMBEDDED } from '../runtime/embedded.js';
 
 /*
  * dockerode and docker-modem load, when first required, the modules of every feature they have:

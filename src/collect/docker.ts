@@ -1,4 +1,4 @@
-import { engineAddedKeys } from '../engine-env.js';
+import { engineAddedKeys } from '../engine/engine-env.js';
 import type { SafeValueMaker } from '../secret/value.js';
 import type {
   Collected,

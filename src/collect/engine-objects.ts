@@ -1,4 +1,4 @@
-import { compareText } from '../compare.js';
+import { compareText } from '../text/compare.js';
 import type { SafeValueMaker } from '../secret/value.js';
 import type { LabelKeys, NetworkRecord, ObjectLabels, VolumeRecord } from '../snapshot/types.js';
 import type { NetworkSummary, VolumeSummary } from './docker-api.js';

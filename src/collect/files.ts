@@ -2,13 +2,13 @@ import { constants, lstatSync, openSync, readdirSync, readlinkSync, type BigIntS
 import { realpath } from 'node:fs/promises';
 import { checkDescriptor, closeQuietly, describe, errnoCode, readRegularFile, type ReadResult } from './read-file.js';
 import { HashPool, HASH_IN_WORKER_BYTES } from './hash-pool.js';
-import { DEFAULT_MAX_FILES } from '../limits.js';
-import { kindOf } from '../file-kind.js';
-import { fsName, isByteName, nameFromBytes } from '../path-bytes.js';
+import { DEFAULT_MAX_FILES } from '../settings/limits.js';
+import { kindOf } from '../fs/file-kind.js';
+import { fsName, isByteName, nameFromBytes } from '../fs/path-bytes.js';
 import { basename, dirname, isAbsolute, join, posix, resolve } from 'node:path';
 import { parseEnvBytes, readLiteral, type RawEnvBytesEntry } from './envfile.js';
 import { ComposePool } from './compose-pool.js';
-import { extendedFile } from '../compose-labels.js';
+import { extendedFile } from '../engine/compose-labels.js';
 import type { SafeValueMaker } from '../secret/value.js';
 import type { EnvEntry, FileRecord, Problem } from '../snapshot/types.js';
 
@@ -123,7 +123,7 @@ export type ParentVerdicts = Map<string, Located | null>;
  * (checkDescriptor), which catches a parent replaced by a symlink since.
  */
 export function locate(realRoot: string, hostPath: string, parents?: ParentVerdicts): Located {
-  // A ledger's or a history's path may hold a surrogate no file name can (src/path-bytes.ts): which file it means is
+  // A ledger's or a history's path may hold a surrogate no file name can (src/fs/path-bytes.ts): which file it means is
   // not known, so it is not checked; never `missing`, which the path's lstat under another name would say.
   if (!isByteName(hostPath))
     return { state: 'blocked', error: 'its name holds a character that stands for no file name bytes' };

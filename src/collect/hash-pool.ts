@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import type { Worker } from 'node:worker_threads';
-import { startWorker } from '../start-worker.js';
+import { startWorker } from '../runtime/start-worker.js';
 import { readRegularFile, type ExpectedFile, type ReadResult } from './read-file.js';
 
 /**

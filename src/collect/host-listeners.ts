@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
-import { nameFromBytes } from '../path-bytes.js';
-import { compareText } from '../compare.js';
+import { nameFromBytes } from '../fs/path-bytes.js';
+import { compareText } from '../text/compare.js';
 import type { HostListener, HostListenerView, ListenerHolder } from '../snapshot/types.js';
 import { listeningSockets, type ProcNetRow } from './proc-net.js';
 import { describeReadError, isVanished, readNetTables } from './proc-read.js';
@@ -49,7 +49,7 @@ function holderOf(procRoot: string, pid: number): ListenerHolder {
   };
   let exe: string | null;
   try {
-    // As bytes (src/path-bytes.ts): a ledger's `service` entry names the program by its path, one of no lossy name.
+    // As bytes (src/fs/path-bytes.ts): a ledger's `service` entry names the program by its path, one of no lossy name.
     exe = nameFromBytes(readlinkSync(`${procRoot}/${pid}/exe`, { encoding: 'buffer' })).replace(/ \(deleted\)$/, '');
   } catch {
     exe = null; // a kernel thread, or gone

@@ -1,4 +1,4 @@
-import { compareText } from '../compare.js';
+import { compareText } from '../text/compare.js';
 import type { SafeValueMaker } from '../secret/value.js';
 import type { DaemonInfo, ImageRecord } from '../snapshot/types.js';
 import type { EngineVersion, ImageSummary } from './docker-api.js';

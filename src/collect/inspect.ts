@@ -1,4 +1,4 @@
-import { compareText } from '../compare.js';
+import { compareText } from '../text/compare.js';
 import { keptLabels } from '../secret/labels.js';
 import type { SafeValueMaker } from '../secret/value.js';
 import type { Container, ContainerRuntime, Mount, ProcView, PublishedPort } from '../snapshot/types.js';

@@ -1,5 +1,5 @@
 import { pathTooDeep } from '../input/depth.js';
-import { validatorFor } from '../validate.js';
+import { validatorFor } from '../input/validate.js';
 import type { SafeValueMaker } from '../secret/value.js';
 import { ledgerEntrySchema } from '../snapshot/ledger-schema.js';
 import type { LedgerEntry, LedgerRecord } from '../snapshot/types.js';

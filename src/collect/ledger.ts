@@ -1,6 +1,6 @@
 import { duplicateKeys, elementOffsets, jsonSyntaxError, lineIndex, type DuplicateKey } from '../input/json.js';
 import { ledgerRecord } from './ledger-entries.js';
-import { kindOf } from '../file-kind.js';
+import { kindOf } from '../fs/file-kind.js';
 import { isHostPath, locate, resolveRoot } from './files.js';
 import { errnoCode, readRegularFile } from './read-file.js';
 import type { SafeValueMaker } from '../secret/value.js';

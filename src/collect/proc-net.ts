@@ -1,4 +1,4 @@
-import { compareText } from '../compare.js';
+import { compareText } from '../text/compare.js';
 import type { ListeningSocket } from '../snapshot/types.js';
 
 /** Pure parsing of `/proc/<pid>/net/{tcp,tcp6,udp,udp6}`: no I/O here. */

@@ -1,12 +1,12 @@
 import { closeSync, constants, fstatSync, openSync, readlinkSync, readSync } from 'node:fs';
 import { createHash } from 'node:crypto';
-import { fsName, nameFromBytes } from '../path-bytes.js';
+import { fsName, nameFromBytes } from '../fs/path-bytes.js';
 
 /*
  * Reading one regular file safely (steps 3 and 4 of files.ts): opened without following a link or
  * blocking, checked to be what lstat saw, streamed through sha256. Shared by the file collector, the
  * ledger reader and the hashing workers (hash-worker.ts), so it imports nothing else of mesh-audit but
- * src/path-bytes.ts (a path is a name of bytes: a byte that is not UTF-8 is written U+DC80..U+DCFF).
+ * src/fs/path-bytes.ts (a path is a name of bytes: a byte that is not UTF-8 is written U+DC80..U+DCFF).
  */
 
 const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY;

@@ -1,5 +1,5 @@
 import { hash } from 'node:crypto';
-import { compareText } from '../compare.js';
+import { compareText } from '../text/compare.js';
 import type { AnySubjectSets, Subject, SubjectChunks, UnknownFact } from '../facts/subjects.js';
 import type { SubjectSetName } from '../policy/sets.js';
 import { changed, measuringOnce, withBudget, withBudgetOf } from '../policy/budget.js';

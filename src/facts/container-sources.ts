@@ -15,7 +15,7 @@ import { NONE } from './none.js';
  * inline-env.ts) is never dropped. The image is evidence only where what the container was given
  * inline is known in full (a Compose file read, a ledger entry claiming it); a key with no evidence
  * (the image not read, an unclaimed container, no history) is not listed. A key the engine writes by
- * itself (Podman's PATH, TERM, container, HOME, HOSTNAME: src/engine-env.ts) and the image does not set
+ * itself (Podman's PATH, TERM, container, HOME, HOSTNAME: src/engine/engine-env.ts) and the image does not set
  * is listed only with history: its absence from the image proves nothing. Each file is read as the
  * container's consumer reads it (every reading when nothing says which): a key any of those readings
  * names — a key written without `=` too — is not dropped. `undecided`: keys the image would give as

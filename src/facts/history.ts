@@ -1,4 +1,4 @@
-import { compareText } from '../compare.js';
+import { compareText } from '../text/compare.js';
 import type { NamedKeys, PastEnvFile, PastLedgerEntry, PastSnapshot } from '../snapshot/past.js';
 import type { RememberedTarget, Snapshot } from '../snapshot/types.js';
 import { fileReadings, type EnvReading } from './env-readings.js';

@@ -1,5 +1,5 @@
-import { compareText } from '../compare.js';
-import { endpointText } from '../endpoint.js';
+import { compareText } from '../text/compare.js';
+import { endpointText } from '../text/endpoint.js';
 import type {
   Container,
   HostListener,

@@ -1,5 +1,5 @@
 import type { Container, FileRecord, LedgerRecord } from '../snapshot/types.js';
-import { COMPOSE_LABELS, composeFilesOf, extendedFile } from '../compose-labels.js';
+import { COMPOSE_LABELS, composeFilesOf, extendedFile } from '../engine/compose-labels.js';
 import type { FactSource } from '../policy/subject.js';
 
 /**

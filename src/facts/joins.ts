@@ -1,5 +1,5 @@
 import type { Container, FileRecord, LedgerRecord, ScanConfig, Snapshot } from '../snapshot/types.js';
-import { engineAddedKeys } from '../engine-env.js';
+import { engineAddedKeys } from '../engine/engine-env.js';
 import type { PastEnvFile } from '../snapshot/past.js';
 import type { ReadingName } from './env-readings.js';
 import { formerTargets, pastOfAll, type FormerTarget, type HistoryInput } from './history.js';
@@ -49,7 +49,7 @@ export interface Joins {
   composedBefore(path: string, readings: readonly ReadingName[]): ReadonlySet<string>;
   /** The scan's settings the facts depend on (label keys, env file syntax). */
   config: ScanConfig;
-  /** Env keys the engine writes into a container by itself (src/engine-env.ts), per the snapshot's engine kind. */
+  /** Env keys the engine writes into a container by itself (src/engine/engine-env.ts), by the engine kind. */
   engineAdded: ReadonlySet<string>;
   /** What the snapshot's images say of a container's image (snapshot@2). */
   imageFactsOf(c: Container): ContainerImageFacts;

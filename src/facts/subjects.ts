@@ -1,5 +1,5 @@
 import type { HistoryInput } from './history.js';
-import { compareText } from '../compare.js';
+import { compareText } from '../text/compare.js';
 import type { Snapshot } from '../snapshot/types.js';
 import { sourceParts, sourceSubjects } from './container-sources.js';
 import { buildContainers, type BuiltContainer } from './containers.js';

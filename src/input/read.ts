@@ -1,7 +1,7 @@
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { MeshAuditError } from '../errors.js';
-import { kindInWords, kindOf } from '../file-kind.js';
+import { kindInWords, kindOf } from '../fs/file-kind.js';
 
 /** A file that is there but is not a regular file: never read (a FIFO would block the run forever). */
 export class NotRegularFile extends Error {

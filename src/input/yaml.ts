@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import type { ErrorObject } from 'ajv';
 import type { Document, LineCounter } from 'yaml';
 import { MeshAuditError } from '../errors.js';
-import { didYouMean } from '../suggest.js';
+import { didYouMean } from '../text/suggest.js';
 import { MAX_DEPTH, pathTooDeep, pointerOf, yamlTooDeep } from './depth.js';
 
 /*

@@ -2,7 +2,7 @@ import { NotRegularFile, readRegularInput } from '../input/read.js';
 import { keyLineAt, parseYaml, schemaErrors } from '../input/yaml.js';
 import { MeshAuditError } from '../errors.js';
 import { builtInText, readPackageText } from '../paths.js';
-import { validatorFor, type Validator } from '../validate.js';
+import { validatorFor, type Validator } from '../input/validate.js';
 import { unknownSubjectFields } from './field-check.js';
 import { unknownFieldOf } from './fields.js';
 import { escapePointer } from './logic.js';

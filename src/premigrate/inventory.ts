@@ -1,4 +1,4 @@
-import { compareText } from '../compare.js';
+import { compareText } from '../text/compare.js';
 import type { Finding } from '../evaluate/finding.js';
 import type { SubjectSets } from '../facts/subjects.js';
 import type {

@@ -2,7 +2,7 @@ import { MeshAuditError } from '../errors.js';
 import { MAX_SNAPSHOT_DEPTH } from '../input/depth.js';
 import { parseJsonInput } from '../input/json.js';
 import { readInput } from '../input/read.js';
-import { validatorFor } from '../validate.js';
+import { validatorFor } from '../input/validate.js';
 import type { BaselineFinding } from './baseline.js';
 import { JSON_REPORT_SCHEMA } from './json.js';
 

@@ -2,7 +2,7 @@ import { MeshAuditError } from '../errors.js';
 import { lineAt, parseYaml, schemaErrors } from '../input/yaml.js';
 import type { LoadedRule } from '../policy/types.js';
 import { readInput } from '../input/read.js';
-import { validatorFor } from '../validate.js';
+import { validatorFor } from '../input/validate.js';
 import { closest, distance } from 'fastest-levenshtein';
 import type { Waiver } from './waivers.js';
 

@@ -1,14 +1,14 @@
 import type { Evaluation, Finding, Notification } from '../evaluate/finding.js';
 import { compareFindings, fingerprintOf } from '../evaluate/evaluate.js';
 import type { LoadedRule } from '../policy/types.js';
-import { globMatcher } from '../glob.js';
+import { globMatcher } from '../fs/glob.js';
 
 /** One accepted risk: a rule, on subjects matching a pattern, for a reason, until a date. */
 export interface Waiver {
   /** Rule id or name. */
   rule: string;
   /**
-   * Glob (`*`, `?`, `[!u]*`, `**`, `{a,b}`: src/glob.ts) over the subject id: a container's name, a file's path, a
+   * Glob (`*`, `?`, `[!u]*`, `**`, `{a,b}`: src/fs/glob.ts) over the subject id: a container's name, a file's path, a
    * ledger entry's id.
    */
   subject: string;

@@ -1,7 +1,7 @@
 import { readRegularInput } from '../input/read.js';
 import { MAX_SNAPSHOT_DEPTH } from '../input/depth.js';
 import { parseJsonInput } from '../input/json.js';
-import { validatorFor } from '../validate.js';
+import { validatorFor } from '../input/validate.js';
 import { writeFileAtomic } from '../write/atomic.js';
 import type { PastEnvFile, PastLedgerEntry, PastSnapshot } from './past.js';
 import type { RememberedTarget } from './types.js';

@@ -1,7 +1,7 @@
 import { MAX_SNAPSHOT_DEPTH } from '../input/depth.js';
 import { parseJsonInput } from '../input/json.js';
 import { readInput } from '../input/read.js';
-import { validatorFor } from '../validate.js';
+import { validatorFor } from '../input/validate.js';
 import { MeshAuditError } from '../errors.js';
 import { shown } from '../shown.js';
 import { SHAPE_PATTERN } from '../secret/value.js';

@@ -1,5 +1,5 @@
 import type { SafeValue } from '../secret/value.js';
-import type { FileKind } from '../file-kind.js';
+import type { FileKind } from '../fs/file-kind.js';
 import type { ContainerRuntime } from '../subjects/containers.js';
 
 /** The snapshot layout this scanner writes; it reads @1 too, migrated (src/snapshot/migrate.ts). */

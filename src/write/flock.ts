@@ -6,7 +6,7 @@
  * (scripts/package/bundle.ts).
  */
 import { createRequire } from 'node:module';
-import { EMBEDDED } from '../embedded.js';
+import { EMBEDDED } from '../runtime/embedded.js';
 import { loadEmbeddedAddon } from './embedded-addon.js';
 
 const require = createRequire(import.meta.url);

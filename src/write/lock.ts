@@ -1,7 +1,7 @@
 import { constants } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { EMBEDDED } from '../embedded.js';
+import { EMBEDDED } from '../runtime/embedded.js';
 import { ExitCode, MeshAuditError } from '../errors.js';
 import { loadFlock, type Flock } from './flock.js';
 import { osErrorText } from './os-error.js';

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ENGINE_ADDED_ENV } from '../../src/engine-env.js';
+import { ENGINE_ADDED_ENV } from '../../src/engine/engine-env.js';
 import { spawnCli } from '../support/cli.js';
 import {
   bareImage,

@@ -75,7 +75,7 @@ const PIECES = [
   '\u200f',
   '\u2028',
   '\ud800',
-  // A file name's byte that is not UTF-8, as the snapshot keeps it (src/path-bytes.ts).
+  // A file name's byte that is not UTF-8, as the snapshot keeps it (src/fs/path-bytes.ts).
   '\udcff',
   '\udc80',
   '\ufffd',

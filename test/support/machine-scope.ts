@@ -1,5 +1,5 @@
 import { readHostListeners } from '../../src/collect/host-listeners.js';
-import { endpointText } from '../../src/endpoint.js';
+import { endpointText } from '../../src/text/endpoint.js';
 import { reachOf } from '../../src/facts/containers.js';
 
 /**

@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { composeFacts } from '../../src/collect/compose-file.js';
-import { composeFilesOf } from '../../src/compose-labels.js';
+import { composeFilesOf } from '../../src/engine/compose-labels.js';
 import { evaluate } from '../../src/evaluate/evaluate.js';
 import { buildSubjects } from '../../src/facts/subjects.js';
 import { DEFAULT_POLICY, loadPack } from '../../src/policy/load.js';

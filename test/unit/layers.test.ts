@@ -134,4 +134,10 @@ test('no import cycle in src/ (static, dynamic and type-only imports alike): eac
   assert.equal(cyclesOf(edges), []);
 });
 
+test("src/'s root holds at most ten files: the entry points and the helpers every layer reads (ARCHITECTURE.md)", () => {
+  const root = readdirSync(SRC, { withFileTypes: true }).filter((d) => d.isFile());
+  assert.ok(root.length > 0, 'src/ has files at its root');
+  assert.ok(root.length <= 10, `src/ root holds ${root.length} files: ${root.map((d) => d.name).join(', ')}`);
+});
+
 test.run();

@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { bytesOfName, fsName, isByteName, nameFromBytes } from '../../src/path-bytes.js';
+import { bytesOfName, fsName, isByteName, nameFromBytes } from '../../src/fs/path-bytes.js';
 
 const bytes = (...parts: Array<string | number[]>): Buffer =>
   Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p, 'utf8') : Buffer.from(p))));

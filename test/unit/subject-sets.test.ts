@@ -17,7 +17,7 @@ import { SUBJECT_SET_NAMES, SUBJECT_SETS, subjectSet } from '../../src/policy/se
 import { subjectFactory, type Subject } from '../../src/policy/subject.js';
 import { subjectCatalogue } from '../../src/report/catalogue.js';
 import { parseSnapshot } from '../../src/snapshot/load.js';
-import { ajvFor } from '../../src/validate.js';
+import { ajvFor } from '../../src/input/validate.js';
 import { example, runCli } from '../support/cli.js';
 
 /*

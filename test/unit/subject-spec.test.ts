@@ -21,7 +21,7 @@ import {
   type SnapshotPartOf,
   type SubjectFactsOf,
 } from '../../src/subjects/spec.js';
-import { ajvFor } from '../../src/validate.js';
+import { ajvFor } from '../../src/input/validate.js';
 import { example } from '../support/cli.js';
 
 /*

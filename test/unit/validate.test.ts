@@ -1,8 +1,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { configSchema } from '../../src/config.js';
-import { allSchemas } from '../../src/schemas.js';
-import { isPrecompiled, validatorFor, type SchemaName } from '../../src/validate.js';
+import { allSchemas } from '../../src/input/schemas.js';
+import { isPrecompiled, validatorFor, type SchemaName } from '../../src/input/validate.js';
 
 test('npm run build precompiles every schema from its current text (no command compiles one at start)', async () => {
   const schemas = await allSchemas();

@@ -1,4 +1,4 @@
-import { validatorFor } from '../../validate.js';
+import { validatorFor } from '../../input/validate.js';
 import { nodeHeaderOf, type PremigrationReport } from './model.js';
 
 /** The adoption plan's format; policies/adoption-plan.schema.json says it field by field. */

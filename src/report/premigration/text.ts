@@ -1,4 +1,4 @@
-import { compareText } from '../../compare.js';
+import { compareText } from '../../text/compare.js';
 import { STANDINGS, type InventoryRow } from '../../premigrate/inventory.js';
 import { isEmptyPlan, type AdoptionPlan, type Recording } from '../../premigrate/plan.js';
 import { severityRank, type Severity } from '../../policy/types.js';

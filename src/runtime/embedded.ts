@@ -6,7 +6,7 @@
  */
 import type { ValidateFunction } from 'ajv';
 
-/** The threads mesh-audit starts (src/start-worker.ts). */
+/** The threads mesh-audit starts (src/runtime/start-worker.ts). */
 export type WorkerName = 'hash' | 'evaluate' | 'compose';
 
 export interface Embedded {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
-import { EMBEDDED } from './embedded.js';
+import { EMBEDDED } from '../runtime/embedded.js';
 import type { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 
@@ -18,7 +18,7 @@ export type SchemaName =
   | 'historyIndex';
 
 /** Where `npm run build` writes the validators compiled ahead (scripts/precompile.ts). */
-export const GENERATED_VALIDATORS = './generated/validators.cjs';
+export const GENERATED_VALIDATORS = '../generated/validators.cjs';
 
 interface GeneratedValidators {
   fingerprints: Partial<Record<SchemaName, string>>;
@@ -88,7 +88,7 @@ function loadGenerated(): GeneratedValidators | null {
   if (EMBEDDED) return EMBEDDED.validators;
   try {
     // GENERATED_VALIDATORS written out: a bundler includes only what a literal require names (dist/program).
-    return require('./generated/validators.cjs') as GeneratedValidators;
+    return require('../generated/validators.cjs') as GeneratedValidators;
   } catch {
     return null; // not built (tsc alone): every schema is compiled when first used
   }

@@ -1,4 +1,4 @@
-import type { EngineKind } from './snapshot/types.js';
+import type { EngineKind } from '../snapshot/types.js';
 
 /**
  * The env keys an engine writes into a container's `Config.Env` by itself, whatever its image and the

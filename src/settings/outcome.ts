@@ -1,6 +1,6 @@
-import { ExitCode } from './errors.js';
-import { severityRank, type Severity } from './policy/types.js';
-import { allFindings, type Report } from './report/report.js';
+import { ExitCode } from '../errors.js';
+import { severityRank, type Severity } from '../policy/types.js';
+import { allFindings, type Report } from '../report/report.js';
 
 export type FailOn = Severity | 'none';
 export const FAIL_ON_VALUES: readonly FailOn[] = ['error', 'warning', 'note', 'none'];
