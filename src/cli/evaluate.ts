@@ -11,7 +11,7 @@ import { alertsOf } from '../report/alerts.js';
 import { loadReportFile, previousReport, type ReportFile } from '../report/report-file.js';
 import { loadWaivers } from '../report/waivers-file.js';
 import { loadPolicies, type PolicyChoice } from '../policy/load.js';
-import type { Profile } from '../policy/types.js';
+import { PROFILE_CHOICES, type Profile } from '../policy/types.js';
 import { loadHistory } from '../snapshot/history.js';
 import { historyReading } from '../acquire.js';
 import { loadSnapshot } from '../snapshot/load.js';
@@ -28,7 +28,7 @@ import type { Scope } from '../scope.js';
 import {
   addPolicyOptions,
   addScopeOptions,
-  CONFIG_HELP,
+  addSettingOptions,
   policyChoiceOf,
   settingsAndScopeOf,
   type SettingFlags,
@@ -40,7 +40,6 @@ import type { Waiver } from '../report/waivers.js';
 import type { FormatName } from './output.js';
 import { didYouMean, parseChoice, parseCount, parseLockTimeout } from './choices.js';
 import { existsSync } from 'node:fs';
-import { DEFAULT_REPORT_SETTINGS } from '../config.js';
 
 export interface AuditOptions {
   policy?: string | string[];
@@ -259,7 +258,7 @@ export const parseFailOn = (value: unknown): FailOn => parseChoice('--fail-on', 
 
 export function parseProfile(value: unknown): Profile | undefined {
   if (value === undefined) return undefined;
-  const p = parseChoice('--profile', value, ['nightly', 'premigration', 'hardening', 'all'] as const);
+  const p = parseChoice('--profile', value, PROFILE_CHOICES);
   return p === 'all' ? undefined : p;
 }
 
@@ -380,55 +379,22 @@ async function* snapshotsOf(source: SnapshotSource): AsyncGenerator<Snapshot> {
 
 /** The options of every command that evaluates and reports: policy, format, output, exit threshold. */
 export function addAuditOptions(command: Command): Command {
-  if (!command.options.some((o) => o.name === 'config')) command.option('--config <file>', CONFIG_HELP);
-  return addScopeOptions(addPolicyOptions(command))
-    .option(
-      '--format <list>',
-      `Comma-separated: text (stdout), sarif, json, jsonl, junit, prom (default: ${DEFAULT_REPORT_SETTINGS.format})`,
-    )
-    .option(
-      '--out <dir>',
-      "Output folder for reports (and a scan's history), or - for stdout (default: reports; /var/lib/mesh-audit for " +
-        'root; $MESH_AUDIT_OUT)',
-    )
-    .option(
-      '--fail-on <severity>',
-      'Exit 1 on findings at or above: error, warning, note, none (default: error; $MESH_AUDIT_FAIL_ON)',
-    )
-    .option('--fail-on-new', 'Exit 1 only for new findings (against --baseline) at or above --fail-on')
-    .option(
-      '--only-new',
-      'Text report: print only the findings new against --baseline, and what was not checked (the files keep ' +
-        'every finding)',
-    )
-    .option(
-      '--baseline <file|auto>',
-      'An earlier JSON report: mark findings new, unchanged or updated, list the absent; auto: the previous ' +
-        'report in --out',
-    )
-    .option('--waivers <file>', 'YAML waivers: rule, subject pattern, justification, expiry')
-    .option('--keep <n>', "Report runs kept under --out (and a scan's snapshots of this host) (default 30)")
-    .option(
-      '--lock-timeout <seconds>',
-      `How long to wait while another run holds --out before giving up with exit 3 (default ` +
-        `${DEFAULT_LOCK_TIMEOUT_SECONDS})`,
-    )
-    .option(
-      '--prom-file <path>',
-      "Also write the Prometheus metrics to this file (node_exporter's textfile folder; mode 0644, replaced " +
-        'atomically)',
-    )
-    .option(
-      '--alertmanager <url>',
-      "Post findings as alerts to this Alertmanager (v2 API); absent ones are resolved. Credentials: the config's " +
-        'alertmanager section or $MESH_AUDIT_ALERTMANAGER_PASSWORD / _BEARER_TOKEN, never in the URL',
-    )
-    .option('--alert-ttl <hours>', 'How long a posted alert lasts unless the next run renews it (default 25)')
-    .option(
-      '--profile <name>',
-      'Only rules of this profile: nightly, premigration, all, or hardening (the shipped CIS Docker pack, ' +
-        `loaded for it alone) (default: ${DEFAULT_REPORT_SETTINGS.profile})`,
-    );
+  if (!command.options.some((o) => o.name === 'config')) addSettingOptions(command, ['config']);
+  return addSettingOptions(addScopeOptions(addPolicyOptions(command)), [
+    'format',
+    'out',
+    'failOn',
+    'failOnNew',
+    'onlyNew',
+    'baseline',
+    'waivers',
+    'keep',
+    'lockTimeout',
+    'promFile',
+    'alertmanager',
+    'alertTtl',
+    'profile',
+  ]);
 }
 
 export function registerEvaluate(cli: CAC, ctx: CommandContext): void {
