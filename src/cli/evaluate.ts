@@ -275,61 +275,15 @@ export async function auditAndReport(
   folder?: OutputFolder,
 ): Promise<number> {
   // Everything that can be wrong with the invocation was checked before anything was read (prepareAuditRun).
-  const { options, formats, failOn, profile, keep, ttlHours, jobs, lockTimeout, scope, selected, waivers } = run;
-  if (jobs !== undefined && cappedJobs(jobs) < jobs)
-    note(ctx, `--jobs ${jobs} is more than this machine's ${cappedJobs(jobs)} CPUs: ${cappedJobs(jobs)} used`);
-  const workers = 'files' in source && preloadedHistory === undefined ? workersFor(source.files.length, jobs) : 0;
-  const named = run.baseline;
-  const { policies, packs } = run;
-  // JUnit lists every rule x subject checked, passes too: kept only when it is asked for.
-  const recordChecks = formats.includes('junit');
-  let evaluations: Evaluation[];
-  // A history folder a scan writes is read under a shared lock (never while the scan prunes it), and
-  // released before this run takes its own output folder's lock (which may be the same folder).
-  let historyLock: OutputLock | undefined;
-  if (preloadedHistory === undefined && options.history !== undefined) {
-    const ownFolder = folder?.dir ?? (usesOutputFolder(options) ? await prepareOutputDir(options.out) : undefined);
-    historyLock = await lockForReading(options.history, lockTimeout ?? DEFAULT_LOCK_TIMEOUT_SECONDS, ownFolder);
-  }
-  try {
-    if ('files' in source && workers > 0) {
-      // Each worker loads the history itself (a folder it cannot read is still exit 2, from the first file).
-      evaluations = await evaluateInWorkers(
-        source.files,
-        { policies, profile, historyDir: options.history, recordChecks, scope, now: startedAt.toISOString() },
-        workers,
-      );
-    } else {
-      const history =
-        preloadedHistory ??
-        (options.history !== undefined
-          ? await loadHistory(
-              options.history,
-              historyReading((line) => detail(ctx, line)),
-            )
-          : { snapshots: [], problems: [] });
-      // One snapshot at a time: each is dropped once evaluated, so a fleet's worth is never held at once
-      // (1,000 snapshots of 100 containers took 1.4 GB when all were loaded first; test/bench/fleet.bench.ts).
-      evaluations = [];
-      for await (const snapshot of snapshotsOf(source)) {
-        const withHistoryProblems = withProblems(snapshot, history.problems);
-        evaluations.push(
-          auditSnapshot(withHistoryProblems, history.snapshots, selected, {
-            recordChecks,
-            scoped: { scope, now: startedAt },
-          }),
-        );
-      }
-    }
-  } finally {
-    await historyLock?.release();
-  }
+  const { options, formats, failOn, keep, ttlHours, lockTimeout, selected, waivers } = run;
+  const evaluations = await evaluationsOf(source, run, ctx, { preloadedHistory, startedAt, folder });
   const now = ctx.now();
   detail(
     ctx,
     `evaluated ${evaluations.length} snapshot${evaluations.length === 1 ? '' : 's'} with ${selected.length} rules in ` +
       `${now.getTime() - startedAt.getTime()} ms`,
   );
+  const { packs } = run;
   const evaluated = reportOf(evaluations, selected, { now, startedAt, packs, docsUrl: run.resolved.settings.docsUrl });
   const plan: DeliveryPlan = {
     formats,
@@ -340,7 +294,7 @@ export async function auditAndReport(
     onlyNew: options.onlyNew === true,
   };
   const publish = async (held: OutputFolder | undefined): Promise<{ report: Report; whole: boolean }> => {
-    const baseline = named ?? (await baselineOf(options.baseline, options.out, held));
+    const baseline = run.baseline ?? (await baselineOf(options.baseline, options.out, held));
     const report = triage(evaluated, { ...(waivers ? { waivers } : {}), ...(baseline ? { baseline } : {}), now });
     return { report, whole: await deliverRun(report, plan, ctx, held) };
   };
@@ -352,19 +306,84 @@ export async function auditAndReport(
       : await publish(folder);
   // An incomplete run says so on every invocation (under --quiet too): in the text report when one is
   // printed; a scan told each problem on stderr as it read (src/acquire.ts); saved snapshots say it here.
-  if ('files' in source && !formats.includes('text')) {
-    const notChecked = allNotifications(report).filter((n) => n.level === 'error');
-    const told = notChecked.slice(0, 3).map((n) => shownMessage(n.message));
-    if (notChecked.length > 3) told.push(`and ${notChecked.length - 3} more (see the reports)`);
-    if (notChecked.length > 0)
-      ctx.stderr(
-        `mesh-audit: INCOMPLETE: ${notChecked.length} thing${notChecked.length === 1 ? '' : 's'} not checked: ` +
-          `${told.join('; ')}\n`,
-      );
-  }
+  if ('files' in source && !formats.includes('text')) tellNotChecked(report, ctx);
   // An output not delivered (stdout, the reports, --prom-file, the alerts): the run is not complete.
   if (!whole) return ExitCode.Incomplete;
   return exitCodeOf(report, failOn, { onlyNew: options.failOnNew === true });
+}
+
+/**
+ * Every snapshot evaluated: in worker threads when there are enough files, else one at a time here. A history
+ * folder a scan writes is read under a shared lock (never while the scan prunes it), and released before this run
+ * takes its own output folder's lock (which may be the same folder).
+ */
+async function evaluationsOf(
+  source: SnapshotSource,
+  run: AuditRun,
+  ctx: CommandContext,
+  given: {
+    preloadedHistory: { snapshots: HistoryInput; problems: Problem[] } | undefined;
+    startedAt: Date;
+    folder: OutputFolder | undefined;
+  },
+): Promise<Evaluation[]> {
+  const { options, formats, profile, jobs, lockTimeout, scope, selected, policies } = run;
+  const { preloadedHistory, startedAt, folder } = given;
+  if (jobs !== undefined && cappedJobs(jobs) < jobs)
+    note(ctx, `--jobs ${jobs} is more than this machine's ${cappedJobs(jobs)} CPUs: ${cappedJobs(jobs)} used`);
+  const workers = 'files' in source && preloadedHistory === undefined ? workersFor(source.files.length, jobs) : 0;
+  // JUnit lists every rule x subject checked, passes too: kept only when it is asked for.
+  const recordChecks = formats.includes('junit');
+  let historyLock: OutputLock | undefined;
+  if (preloadedHistory === undefined && options.history !== undefined) {
+    const ownFolder = folder?.dir ?? (usesOutputFolder(options) ? await prepareOutputDir(options.out) : undefined);
+    historyLock = await lockForReading(options.history, lockTimeout ?? DEFAULT_LOCK_TIMEOUT_SECONDS, ownFolder);
+  }
+  try {
+    if ('files' in source && workers > 0) {
+      // Each worker loads the history itself (a folder it cannot read is still exit 2, from the first file).
+      return await evaluateInWorkers(
+        source.files,
+        { policies, profile, historyDir: options.history, recordChecks, scope, now: startedAt.toISOString() },
+        workers,
+      );
+    }
+    const history =
+      preloadedHistory ??
+      (options.history !== undefined
+        ? await loadHistory(
+            options.history,
+            historyReading((line) => detail(ctx, line)),
+          )
+        : { snapshots: [], problems: [] });
+    // One snapshot at a time: each is dropped once evaluated, so a fleet's worth is never held at once
+    // (1,000 snapshots of 100 containers took 1.4 GB when all were loaded first; test/bench/fleet.bench.ts).
+    const evaluations: Evaluation[] = [];
+    for await (const snapshot of snapshotsOf(source)) {
+      const withHistoryProblems = withProblems(snapshot, history.problems);
+      evaluations.push(
+        auditSnapshot(withHistoryProblems, history.snapshots, selected, {
+          recordChecks,
+          scoped: { scope, now: startedAt },
+        }),
+      );
+    }
+    return evaluations;
+  } finally {
+    await historyLock?.release();
+  }
+}
+
+/** What saved snapshots could not have checked, on stderr (at most three named), when no text report says it. */
+function tellNotChecked(report: Report, ctx: CommandContext): void {
+  const notChecked = allNotifications(report).filter((n) => n.level === 'error');
+  const told = notChecked.slice(0, 3).map((n) => shownMessage(n.message));
+  if (notChecked.length > 3) told.push(`and ${notChecked.length - 3} more (see the reports)`);
+  if (notChecked.length > 0)
+    ctx.stderr(
+      `mesh-audit: INCOMPLETE: ${notChecked.length} thing${notChecked.length === 1 ? '' : 's'} not checked: ` +
+        `${told.join('; ')}\n`,
+    );
 }
 
 /** The packs a run loads: as prepareAudit worked them out, else from the flags alone. */
