@@ -8,6 +8,7 @@ import {
   SETTINGS,
   type SettingCommand,
 } from '../src/settings/registry.js';
+import { configSchema } from '../src/config.js';
 import { runCli, spawnCli } from './support/cli.js';
 
 /*
@@ -67,6 +68,10 @@ test("each command's shell completion offers every flag the table gives it, and 
     if (spec.choices)
       assert.ok(bash.includes(`${flag}) COMPREPLY=( $(compgen -W "${spec.choices.join(' ')}"`), `bash values: ${flag}`);
   }
+});
+
+test("the config schema (its keys' types) has exactly the table's config keys", () => {
+  assert.equal(Object.keys(configSchema.properties).sort(), CONFIG_SETTINGS.map((s) => s.key).sort());
 });
 
 test('config show lists every setting the config file holds, and --config names each', () => {
