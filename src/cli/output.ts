@@ -118,22 +118,22 @@ function outputsOf(report: Report, plan: DeliveryPlan, ctx: CommandContext, fold
 }
 
 /** What a run prints: the text report, or the one format of `--out -`, checked to the last byte. */
-function printed(report: Report, plan: DeliveryPlan, ctx: CommandContext): Promise<string[]> {
+async function printed(report: Report, plan: DeliveryPlan, ctx: CommandContext): Promise<string[]> {
   const { formats, out } = plan;
   const files = fileFormatsOf(formats);
   // --quiet and --only-new shape only what is printed: the files always hold every finding.
   if (formats.includes('text')) {
-    const text = auditFormat('text').render(report, {
+    const text = (await auditFormat('text').writer()).render(report, {
       color: ctx.color,
       quiet: ctx.quiet === true,
       onlyNew: plan.onlyNew === true,
     });
     if (text !== '') ctx.stdout(text);
   }
-  if (out === '-' && files[0] !== undefined) ctx.stdout(auditFormat(files[0]).render(report));
+  if (out === '-' && files[0] !== undefined) ctx.stdout((await auditFormat(files[0]).writer()).render(report));
   const failure = ctx.stdoutFailure?.();
   if (failure !== undefined) throw new MeshAuditError(failure, ExitCode.Incomplete);
-  return Promise.resolve([]);
+  return [];
 }
 
 /**
@@ -181,7 +181,7 @@ async function publishReports(
   keep: number,
 ): Promise<string[]> {
   try {
-    const runFiles = files.flatMap((f) => filesOf(auditFormat(f), report));
+    const runFiles = (await Promise.all(files.map((f) => filesOf(auditFormat(f), report)))).flat();
     return await publishRun(folder, runFiles, report.generatedAt, keep, () => delivered(reportsIn(folder.named)));
   } catch (err) {
     if (err instanceof WriteFailure) {

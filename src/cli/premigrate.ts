@@ -209,15 +209,16 @@ async function writePremigration(
 ): Promise<void> {
   const { ctx, folder, planSchema } = where;
   const out = String(options.out);
-  if (formats.includes('text')) ctx.stdout(premigrationFormat('text').render(result, out === '-' ? false : ctx.color));
+  if (formats.includes('text'))
+    ctx.stdout((await premigrationFormat('text').writer())(result, out === '-' ? false : ctx.color));
   const files = fileFormatsOf(formats);
   if (out === '-') {
-    if (files[0] !== undefined) ctx.stdout(files[0].render(result));
+    if (files[0] !== undefined) ctx.stdout((await files[0].writer())(result));
     return;
   }
   if (folder === undefined) return;
   for (const f of files) {
-    await writeFileAtomic(folder.dir, f.file!, f.render(result));
+    await writeFileAtomic(folder.dir, f.file!, (await f.writer())(result));
     delivered(join(out, f.file!));
     note(ctx, `wrote ${join(out, f.file!)}`);
   }

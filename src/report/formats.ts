@@ -1,19 +1,13 @@
-import { renderJson } from './json.js';
-import { renderJsonl } from './jsonl.js';
-import { renderJunit } from './junit.js';
-import { renderProm } from './prom.js';
-import { renderSarif, renderSarifFiles } from './sarif.js';
-import { renderText, type TextOptions } from './text.js';
+import type { TextOptions } from './text.js';
 import type { Report } from './report.js';
-import { renderPremigrationJson } from './premigration/json.js';
-import { renderPremigrationMarkdown } from './premigration/markdown.js';
-import { renderPremigrationText } from './premigration/text.js';
 import type { PremigrationReport } from './premigration/model.js';
 
 /*
  * The output formats, in one table: adding a format is one entry here and its writer. From it come `--format`'s help
  * and accepted values (with "did you mean"), the config schema's `format` values (src/config.ts), the report files a
- * run writes (src/cli/output.ts, src/cli/premigrate.ts) and the names of those files.
+ * run writes (src/cli/output.ts, src/cli/premigrate.ts) and the names of those files. Each writer is loaded when a
+ * run writes its format: the settings read this table, and a command that writes no report (snapshot, config,
+ * rules, completion) does not load the writers (start-up: BENCHMARKS.md).
  */
 
 /** Which commands offer a format: `audit` is scan and evaluate (a Report), `premigrate` the pre-migration check. */
@@ -30,17 +24,23 @@ interface FormatEntry {
   help?: string;
 }
 
-/** A format of scan and evaluate: its writer renders a Report; `files`, where it is several files (SARIF: per host). */
-export interface AuditFormat extends FormatEntry {
-  family: 'audit';
+/** The writer of a format of scan and evaluate: a Report rendered; `files`, where it is several (SARIF: per host). */
+export interface AuditWriter {
   render: (report: Report, view?: TextOptions) => string;
   files?: (report: Report) => { name: string; content: string }[];
 }
 
-/** A format of premigrate: its writer renders the pre-migration report. */
+export interface AuditFormat extends FormatEntry {
+  family: 'audit';
+  writer: () => Promise<AuditWriter>;
+}
+
+/** The writer of a format of premigrate: the pre-migration report rendered. */
+export type PremigrationWriter = (report: PremigrationReport, color?: boolean) => string;
+
 export interface PremigrationFormat extends FormatEntry {
   family: 'premigrate';
-  render: (report: PremigrationReport, color?: boolean) => string;
+  writer: () => Promise<PremigrationWriter>;
 }
 
 export type OutputFormat = AuditFormat | PremigrationFormat;
@@ -52,34 +52,75 @@ export const OUTPUT_FORMATS: readonly OutputFormat[] = [
     name: 'text',
     file: null,
     help: 'stdout',
-    render: (r, view = { color: false }) => renderText(r, view),
+    writer: async () => {
+      const { renderText } = await import('./text.js');
+      return { render: (r, view = { color: false }) => renderText(r, view) };
+    },
   },
   {
     family: 'audit',
     name: 'sarif',
     file: 'mesh-audit.sarif',
-    render: (r) => renderSarif(r),
-    files: (r) => renderSarifFiles(r),
+    writer: async () => {
+      const { renderSarif, renderSarifFiles } = await import('./sarif.js');
+      return { render: (r) => renderSarif(r), files: (r) => renderSarifFiles(r) };
+    },
   },
-  { family: 'audit', name: 'json', file: 'mesh-audit.json', render: (r) => renderJson(r) },
-  { family: 'audit', name: 'jsonl', file: 'mesh-audit.jsonl', render: (r) => renderJsonl(r) },
-  { family: 'audit', name: 'junit', file: 'mesh-audit.junit.xml', render: (r) => renderJunit(r) },
-  { family: 'audit', name: 'prom', file: 'mesh-audit.prom', render: (r) => renderProm(r) },
+  {
+    family: 'audit',
+    name: 'json',
+    file: 'mesh-audit.json',
+    writer: async () => ({ render: (await import('./json.js')).renderJson }),
+  },
+  {
+    family: 'audit',
+    name: 'jsonl',
+    file: 'mesh-audit.jsonl',
+    writer: async () => ({ render: (await import('./jsonl.js')).renderJsonl }),
+  },
+  {
+    family: 'audit',
+    name: 'junit',
+    file: 'mesh-audit.junit.xml',
+    writer: async () => ({ render: (await import('./junit.js')).renderJunit }),
+  },
+  {
+    family: 'audit',
+    name: 'prom',
+    file: 'mesh-audit.prom',
+    writer: async () => ({ render: (await import('./prom.js')).renderProm }),
+  },
   {
     family: 'premigrate',
     name: 'text',
     file: null,
     help: 'stdout',
-    render: (p, color = false) => renderPremigrationText(p, { color }),
+    writer: async () => {
+      const { renderPremigrationText } = await import('./premigration/text.js');
+      return (p, color = false) => renderPremigrationText(p, { color });
+    },
   },
-  { family: 'premigrate', name: 'json', file: 'premigration.json', render: (p) => renderPremigrationJson(p) },
-  { family: 'premigrate', name: 'sarif', file: 'premigration.sarif', render: (p) => renderSarif(p.report) },
+  {
+    family: 'premigrate',
+    name: 'json',
+    file: 'premigration.json',
+    writer: async () => (await import('./premigration/json.js')).renderPremigrationJson,
+  },
+  {
+    family: 'premigrate',
+    name: 'sarif',
+    file: 'premigration.sarif',
+    writer: async () => {
+      const { renderSarif } = await import('./sarif.js');
+      return (p) => renderSarif(p.report);
+    },
+  },
   {
     family: 'premigrate',
     name: 'md',
     file: 'premigration.md',
     help: 'a summary for a change ticket',
-    render: (p) => renderPremigrationMarkdown(p),
+    writer: async () => (await import('./premigration/markdown.js')).renderPremigrationMarkdown,
   },
 ];
 
@@ -107,7 +148,8 @@ export const formatListHelp = (family: FormatFamily): string =>
     .join(', ');
 
 /** The files of one audit format: its `files` when it has them, else its one file. */
-export function filesOf(format: AuditFormat, report: Report): { name: string; content: string }[] {
-  if (format.files) return format.files(report);
-  return format.file === null ? [] : [{ name: format.file, content: format.render(report) }];
+export async function filesOf(format: AuditFormat, report: Report): Promise<{ name: string; content: string }[]> {
+  const writer = await format.writer();
+  if (writer.files) return writer.files(report);
+  return format.file === null ? [] : [{ name: format.file, content: writer.render(report) }];
 }
