@@ -1,6 +1,9 @@
 import type { FieldDocs } from './field-docs.js';
+import { formerlyClaimedBy } from '../subjects/common.js';
 import { CONTAINER_RUNTIME } from '../subjects/containers.js';
-import { subjectDocsOf, type Spec } from '../subjects/spec.js';
+import { NETWORKS } from '../subjects/networks.js';
+import { subjectDocsOf, type SetSpec, type Spec } from '../subjects/spec.js';
+import { VOLUMES } from '../subjects/volumes.js';
 import type {
   ContainerData,
   ContainerSourceData,
@@ -62,9 +65,15 @@ export interface SubjectSet<D extends SubjectBase = SubjectBase> {
 /** A registry entry whose data is `D`: its fields are held to `D`'s, no more, no fewer. */
 export const subjectSet = <D extends SubjectBase>(set: SubjectSet<D>): SubjectSet<D> => set;
 
-const FORMERLY_CLAIMED_BY =
-  'ledger ids that once claimed it and moved to another target (each `{id, current_target, changed_at, last_seen}`), ' +
-  'from history';
+/** The registry entry of a set declared by its spec (src/subjects/): its fields' docs in the spec's order. */
+const fromSpec = <const K extends string, const A extends AboutKind, const S extends Spec>(spec: SetSpec<K, A, S>) => ({
+  kind: spec.kind,
+  about: spec.about,
+  summary: spec.summary,
+  fields: subjectDocsOf(spec.entries),
+});
+
+const FORMERLY_CLAIMED_BY = formerlyClaimedBy.doc;
 
 const fileFacts = (of: string): { doc: string; fields: FieldDocs<FileFacts> } => ({
   doc: `${of}, as the snapshot has it`,
@@ -79,11 +88,6 @@ const fileFacts = (of: string): { doc: string; fields: FieldDocs<FileFacts> } =>
     error: 'why it could not be read in full, or null',
   },
 });
-
-const OBJECT_MESH_LABELS = {
-  doc: 'what its mesh labels say',
-  fields: { module: 'the `mesh.module` label, or null', resource: 'the `mesh.resource` label (a ledger id), or null' },
-} as const;
 
 const MESH_LABELS = {
   doc: 'what its mesh labels say',
@@ -375,55 +379,8 @@ export const SUBJECT_SETS = {
       registry_certs: 'the files in /etc/docker/certs.d/*/, each as in `paths`',
     },
   }),
-  networks: subjectSet<NetworkData>({
-    kind: 'network',
-    about: 'network',
-    summary: 'every network the engine lists, with its claims and history',
-    fields: {
-      name: 'the network name (what findings are named by)',
-      network_id: 'the first 12 characters of its id',
-      driver: '`bridge`, `host`, `null`, `macvlan`, `overlay`, …',
-      scope: '`local`, `swarm`, `global`',
-      internal: 'whether it was created `--internal` (no route out)',
-      created: 'when the engine created it (RFC 3339), or null',
-      labels: 'its labels, `{key: {digest, shape}}` (values secret-safe)',
-      mesh: OBJECT_MESH_LABELS,
-      mesh_labelled: 'whether it carries the mesh module or resource label',
-      compose_project: 'its `com.docker.compose.project` label, or null',
-      default:
-        "whether it is one of the engine's own networks (`bridge`, `host`, `none`, Podman's `podman`), never a finding",
-      containers: 'names of the containers attached to it, running or not',
-      claimed_by: 'ids of the valid `network` ledger entries whose target is its name or id',
-      claimed: 'whether any ledger entry claims it',
-      origins: 'origins of the entries claiming it (`declared`, `found`)',
-      formerly_claimed_by: FORMERLY_CLAIMED_BY,
-    },
-  }),
-  volumes: subjectSet<VolumeData>({
-    kind: 'volume',
-    about: 'volume',
-    summary: 'every volume the engine lists, with the containers mounting it, its claims and history',
-    fields: {
-      name: 'the volume name (what findings are named by)',
-      driver: '`local`, or a plugin',
-      scope: '`local` or `global`',
-      mountpoint: 'where its data lives on the host',
-      created: 'when the engine created it (RFC 3339), or null',
-      labels: 'its labels, `{key: {digest, shape}}` (values secret-safe)',
-      mesh: OBJECT_MESH_LABELS,
-      mesh_labelled: 'whether it carries the mesh module or resource label',
-      compose_project: 'its `com.docker.compose.project` label, or null',
-      anonymous:
-        "whether it is anonymous (a 64-hex name, or Docker's `com.docker.volume.anonymous` label): made for a " +
-        'container, never claimed by name, never a finding',
-      used_by: 'names of the containers that mount it, running or not',
-      used_by_claimed: 'those of them a ledger entry claims',
-      claimed_by: 'ids of the valid `volume` ledger entries whose target is its name',
-      claimed: 'whether any ledger entry claims it',
-      origins: 'origins of the entries claiming it (`declared`, `found`)',
-      formerly_claimed_by: FORMERLY_CLAIMED_BY,
-    },
-  }),
+  networks: subjectSet<NetworkData>(fromSpec(NETWORKS)),
+  volumes: subjectSet<VolumeData>(fromSpec(VOLUMES)),
   listeners: subjectSet<ListenerData>({
     kind: 'listener',
     about: 'listener',

@@ -1,6 +1,10 @@
 import type { SafeValue } from '../secret/value.js';
 import type { FileKind, ListeningSocket, PublishedPort } from '../snapshot/types.js';
 import type { ContainerRuntimeFacts } from '../subjects/containers.js';
+import type { FORMER_CLAIM } from '../subjects/common.js';
+import type { NetworkData } from '../subjects/networks.js';
+import type { ValueOf } from '../subjects/spec.js';
+import type { VolumeData } from '../subjects/volumes.js';
 
 /**
  * The data of each subject set: what a rule's `var` reads and a message's `{placeholder}` shows.
@@ -18,14 +22,8 @@ export type Reach = 'all-interfaces' | 'address' | 'loopback';
  */
 export type Exposure = Reach | 'none' | 'unknown';
 
-/** A ledger id that once claimed the resource and moved away (facts/history.ts). */
-export interface FormerClaim {
-  id: string;
-  /** The id's target now, or null when the id is gone from the ledger. */
-  current_target: string | null;
-  changed_at: string;
-  last_seen: string;
-}
+/** A ledger id that once claimed the resource and moved away (facts/history.ts): src/subjects/common.ts. */
+export type FormerClaim = ValueOf<typeof FORMER_CLAIM>;
 
 /** What the mesh labels of a container say. */
 export interface MeshLabels {
@@ -288,54 +286,10 @@ export interface HostData {
 }
 
 /** What the mesh labels of a network or volume say (the configured module and resource keys). */
-export interface ObjectMeshLabels {
-  module: string | null;
-  resource: string | null;
-}
+export type ObjectMeshLabels = NetworkData['mesh'];
 
-export interface NetworkData {
-  kind: 'network';
-  id: string;
-  host: string;
-  name: string;
-  network_id: string;
-  driver: string;
-  scope: string;
-  internal: boolean;
-  created: string | null;
-  labels: Record<string, SafeValue>;
-  mesh: ObjectMeshLabels;
-  mesh_labelled: boolean;
-  compose_project: string | null;
-  default: boolean;
-  containers: string[];
-  claimed_by: string[];
-  claimed: boolean;
-  origins: string[];
-  formerly_claimed_by: FormerClaim[];
-}
-
-export interface VolumeData {
-  kind: 'volume';
-  id: string;
-  host: string;
-  name: string;
-  driver: string;
-  scope: string;
-  mountpoint: string;
-  created: string | null;
-  labels: Record<string, SafeValue>;
-  mesh: ObjectMeshLabels;
-  mesh_labelled: boolean;
-  compose_project: string | null;
-  anonymous: boolean;
-  used_by: string[];
-  used_by_claimed: string[];
-  claimed_by: string[];
-  claimed: boolean;
-  origins: string[];
-  formerly_claimed_by: FormerClaim[];
-}
+/** The `networks` and `volumes` sets' data: declared in src/subjects/networks.ts and volumes.ts. */
+export type { NetworkData, VolumeData };
 
 /** Who holds a listening socket: a container, a published port's proxy, a host process, or no process (the kernel). */
 export type ListenerOwner = 'container' | 'published-port' | 'process' | 'kernel';

@@ -1,6 +1,8 @@
 import type { SafeValue } from '../secret/value.js';
 import type { FileKind } from '../fs/file-kind.js';
 import type { ContainerRuntime } from '../subjects/containers.js';
+import type { NetworkRecord } from '../subjects/networks.js';
+import type { VolumeRecord } from '../subjects/volumes.js';
 
 /** The snapshot layout this scanner writes; it reads @1 too, migrated (src/snapshot/migrate.ts). */
 export const SNAPSHOT_SCHEMA = 'mesh-audit/snapshot@2';
@@ -166,27 +168,11 @@ export interface ObjectLabels {
   identity: Record<string, string>;
 }
 
-export interface NetworkRecord extends ObjectLabels {
-  id: string;
-  name: string;
-  driver: string;
-  scope: string;
-  internal: boolean;
-  created: string | null;
-  /** Names of the containers attached to it, running or not (from their inspects). */
-  containers: string[];
-}
-
-export interface VolumeRecord extends ObjectLabels {
-  name: string;
-  driver: string;
-  scope: string;
-  /** Where its data lives on the host. */
-  mountpoint: string;
-  created: string | null;
-  /** Names of the containers that mount it, running or not (from their inspects). */
-  containers: string[];
-}
+/**
+ * A network (`GET /networks`) or a volume (`GET /volumes`) as the snapshot holds it: declared, with where
+ * each value comes from, in src/subjects/networks.ts (NETWORKS) and volumes.ts (VOLUMES).
+ */
+export type { NetworkRecord, VolumeRecord };
 
 /** The host's listening sockets; unavailable (with the reason) rather than guessed. */
 export type HostListenerView =

@@ -14,11 +14,20 @@ import type { SafeValue } from '../secret/value.js';
 /** What a field means, as the registry of subject sets writes it (src/policy/fields.ts FieldDoc). */
 export type SpecDoc = string | { readonly doc: string; readonly fields: Readonly<Record<string, SpecDoc>> };
 
-type PrimitiveName = 'boolean' | 'string' | 'integer' | 'null';
+type PrimitiveName = 'boolean' | 'string' | 'integer' | 'number' | 'null';
+
+/** Bounds a primitive value may have beside its type (they do not change its TypeScript type). */
+interface Bounds {
+  readonly minLength?: number;
+  readonly pattern?: string;
+  readonly minimum?: number;
+  readonly maximum?: number;
+}
 
 /** The JSON Schema a spec gives a value: the few forms the snapshot uses, so that its type can be derived. */
 export type ValueSchema =
-  | { readonly type: PrimitiveName | readonly PrimitiveName[] }
+  | ({ readonly type: PrimitiveName | readonly PrimitiveName[] } & Bounds)
+  | { readonly enum: readonly string[] }
   | { readonly type: 'array'; readonly items: ValueSchema }
   | {
       readonly type: 'object';
@@ -26,6 +35,7 @@ export type ValueSchema =
       readonly additionalProperties: false;
       readonly properties: Readonly<Record<string, ValueSchema>>;
     }
+  | { readonly type: 'object'; readonly additionalProperties: ValueSchema }
   | { readonly oneOf: readonly ValueSchema[] }
   | { readonly $ref: '#/$defs/safeValue' };
 
@@ -44,21 +54,34 @@ export type ValueOf<S> = S extends { readonly $ref: '#/$defs/safeValue' }
   ? SafeValue
   : S extends { readonly oneOf: readonly (infer A)[] }
     ? ValueOf<A>
-    : S extends { readonly type: 'array'; readonly items: infer I }
-      ? ValueOf<I>[]
-      : S extends { readonly type: 'object'; readonly properties: infer P }
-        ? { -readonly [K in keyof P]: ValueOf<P[K]> }
-        : S extends { readonly type: readonly (infer T)[] }
-          ? PrimitiveOf<T>
-          : S extends { readonly type: infer T }
-            ? PrimitiveOf<T>
-            : never;
+    : S extends { readonly enum: readonly (infer E)[] }
+      ? E
+      : S extends { readonly type: 'array'; readonly items: infer I }
+        ? ValueOf<I>[]
+        : S extends { readonly type: 'object'; readonly properties: infer P }
+          ? { -readonly [K in keyof P]: ValueOf<P[K]> }
+          : S extends { readonly type: 'object'; readonly additionalProperties: infer A }
+            ? Record<string, ValueOf<A>>
+            : S extends { readonly type: readonly (infer T)[] }
+              ? PrimitiveOf<T>
+              : S extends { readonly type: infer T }
+                ? PrimitiveOf<T>
+                : never;
 
 // The schema forms, written once (their key order is the snapshot schema's).
 export const BOOLEAN = { type: 'boolean' } as const;
 export const STRING = { type: 'string' } as const;
 export const INTEGER = { type: 'integer' } as const;
 export const SAFE_VALUE = { $ref: '#/$defs/safeValue' } as const;
+/** Text or null (a time not known, a label not there). */
+export const STRING_OR_NULL = { type: ['string', 'null'] } as const;
+export const INTEGER_OR_NULL = { type: ['integer', 'null'] } as const;
+export const BOOLEAN_OR_NULL = { type: ['boolean', 'null'] } as const;
+/** A map of text to values of one form (labels, env). */
+export const mapOf = <const A extends ValueSchema>(additionalProperties: A) =>
+  ({ type: 'object', additionalProperties }) as const;
+/** The value or null. */
+export const orNull = <const S extends ValueSchema>(schema: S) => ({ oneOf: [{ type: 'null' }, schema] }) as const;
 export const listOf = <const I extends ValueSchema>(items: I) => ({ type: 'array', items }) as const;
 /** An object of fixed shape: every property required, no other. */
 export const shapeOf = <const P extends Readonly<Record<string, ValueSchema>>>(properties: P) =>
@@ -71,12 +94,13 @@ export const shapeOf = <const P extends Readonly<Record<string, ValueSchema>>>(p
 
 /**
  * A value of the snapshot's part (`snapshot`, its key there), read from the engine (`engine`: where, in
- * the Engine API's inspect), and the subject field it is (`subject`, with `doc`), or null when no subject
- * field is it as it is (a fact made from it by the builder is a `made` entry). `fact` turns the
- * snapshot's value into the subject's when they differ (names inside an object); `absent` stands in
- * for it when the snapshot has no such part (then the fact is unknown): else false, ``, 0, none, null.
+ * the Engine API's inspect or list, or on the host), and the subject field it is (`subject`, with `doc`),
+ * or null when no subject field is it as it is (a fact made from it by the builder is a `made` entry).
+ * `fact` turns the snapshot's value into the subject's when they differ (names inside an object);
+ * `absent` stands in for it when the snapshot has no such part (then the fact is unknown): else false,
+ * ``, 0, none, null. `optional`: the part may lack the value (the schema does not require it).
  */
-export interface ReadEntry<K extends string, S extends ValueSchema, F extends string | null, D, T> {
+export interface ReadEntry<K extends string, S extends ValueSchema, F extends string | null, D, T, O = false> {
   readonly snapshot: K;
   readonly schema: S;
   readonly engine: string;
@@ -84,13 +108,18 @@ export interface ReadEntry<K extends string, S extends ValueSchema, F extends st
   readonly doc: D;
   readonly fact?: (value: ValueOf<S>) => T;
   readonly absent?: string | number | boolean | null;
+  readonly optional?: O;
 }
 
-/** A subject fact the builder makes (derived from others, or from another part of the snapshot). */
+/**
+ * A subject fact the builder makes (derived from others, or from another part of the snapshot):
+ * `from` says from what, where the doc does not.
+ */
 export interface MadeEntry<F extends string, S extends ValueSchema, D> {
   readonly made: F;
   readonly schema: S;
   readonly doc: D;
+  readonly from?: string;
 }
 
 export const read = <
@@ -99,9 +128,10 @@ export const read = <
   const F extends string | null,
   const D extends SpecDoc | null,
   T = ValueOf<S>,
+  const O extends boolean = false,
 >(
-  entry: ReadEntry<K, S, F, D, T>,
-): ReadEntry<K, S, F, D, T> => entry;
+  entry: ReadEntry<K, S, F, D, T, O>,
+): ReadEntry<K, S, F, D, T, O> => entry;
 
 export const made = <const F extends string, const S extends ValueSchema, const D extends SpecDoc>(
   entry: MadeEntry<F, S, D>,
@@ -116,6 +146,7 @@ interface AnyRead {
   readonly doc: unknown;
   readonly fact?: (value: never) => unknown;
   readonly absent?: string | number | boolean | null;
+  readonly optional?: boolean;
 }
 type AnyMade = MadeEntry<string, ValueSchema, unknown>;
 export type Spec = readonly (AnyRead | AnyMade)[];
@@ -125,8 +156,13 @@ type MadesOf<S extends Spec> = Extract<S[number], { made: string }>;
 type SubjectReadsOf<S extends Spec> = Extract<ReadsOf<S>, { subject: string }>;
 type FactOf<E> = E extends { readonly fact?: (value: never) => infer T } ? T : never;
 
-/** The snapshot's part a spec declares: each value under its key. */
-export type SnapshotPartOf<S extends Spec> = { [E in ReadsOf<S> as E['snapshot']]: ValueOf<E['schema']> };
+type OptionalReadsOf<S extends Spec> = Extract<ReadsOf<S>, { readonly optional?: true }>;
+type RequiredReadsOf<S extends Spec> = Exclude<ReadsOf<S>, OptionalReadsOf<S>>;
+
+/** The snapshot's part a spec declares: each value under its key (an `optional` one may be absent). */
+export type SnapshotPartOf<S extends Spec> = {
+  [E in RequiredReadsOf<S> as E['snapshot']]: ValueOf<E['schema']>;
+} & { [E in OptionalReadsOf<S> as E['snapshot']]?: ValueOf<E['schema']> };
 
 /** The subject fields a spec writes from the snapshot's values (the facts mapping gives them). */
 export type ReadFactsOf<S extends Spec> = { [E in SubjectReadsOf<S> as E['subject']]: FactOf<E> };
@@ -159,7 +195,7 @@ export function snapshotSchemaOf(spec: Spec): {
   return {
     type: 'object',
     additionalProperties: false,
-    required: reads.map((e) => e.snapshot),
+    required: reads.filter((e) => e.optional !== true).map((e) => e.snapshot),
     properties: Object.fromEntries(reads.map((e) => [e.snapshot, e.schema])),
   };
 }
@@ -185,7 +221,8 @@ export function factSourcesOf<const S extends Spec, V, M extends { readonly [F i
 
 /** The value absent from a snapshot without the part: false, ``, 0, none, null, an object of those. */
 function absentOf(schema: ValueSchema): unknown {
-  if ('$ref' in schema) return null;
+  if ('$ref' in schema || 'enum' in schema) return null;
+  if ('additionalProperties' in schema && schema.additionalProperties !== false) return Object.freeze({});
   if ('oneOf' in schema)
     return schema.oneOf.some((s) => 'type' in s && s.type === 'null') ? null : absentOf(schema.oneOf[0]!);
   const type = typeof schema.type === 'string' ? schema.type : schema.type.includes('null') ? 'null' : schema.type[0];
@@ -195,6 +232,7 @@ function absentOf(schema: ValueSchema): unknown {
     case 'string':
       return '';
     case 'integer':
+    case 'number':
       return 0;
     case 'array':
       return Object.freeze([]);
@@ -255,3 +293,29 @@ export function factsWriterOf<const S extends Spec>(spec: S): FactsWriter<S> {
     return out as B & ReadFactsOf<S>;
   };
 }
+
+/**
+ * A subject set declared by its spec: the `kind` of its subjects, what a finding about one is about
+ * (`about`, a kind src/policy/sets.ts knows), what the set holds in one line, and its entries.
+ */
+export interface SetSpec<K extends string, A extends string, S extends Spec> {
+  readonly kind: K;
+  readonly about: A;
+  readonly summary: string;
+  readonly entries: S;
+}
+
+/**
+ * A set's spec. Its entries are written apart (`[…] as const`): as the expected type of a `read(…)`
+ * call inside this one, a Spec would make TypeScript infer the entry's fact type `unknown`.
+ */
+export const setSpec = <const K extends string, const A extends string, const S extends Spec>(
+  set: SetSpec<K, A, S>,
+): SetSpec<K, A, S> => set;
+
+/** A subject's data: the fields every subject has (`kind`, `id`, `host`) and those its spec declares. */
+export type SubjectDataOfSpec<T extends SetSpec<string, string, Spec>> = {
+  kind: T['kind'];
+  id: string;
+  host: string;
+} & SubjectFactsOf<T['entries']>;
