@@ -1,6 +1,7 @@
 import type { FieldDocs } from './field-docs.js';
 import { formerlyClaimedBy } from '../subjects/common.js';
 import { CONTAINER_RUNTIME } from '../subjects/containers.js';
+import { IMAGES } from '../subjects/images.js';
 import { NETWORKS } from '../subjects/networks.js';
 import { subjectDocsOf, type SetSpec, type Spec } from '../subjects/spec.js';
 import { VOLUMES } from '../subjects/volumes.js';
@@ -310,36 +311,7 @@ export const SUBJECT_SETS = {
       ledger_count: 'ledger entries',
     },
   }),
-  images: subjectSet<ImageData>({
-    kind: 'image',
-    about: 'image',
-    summary: 'each image a container uses (snapshot@2), with the containers using it',
-    fields: {
-      image_id: 'its id (`sha256:…`)',
-      short_id: 'the first 12 hex digits of its id',
-      tags: 'the tags naming it now',
-      digests: 'its repository digests (`name@sha256:…`)',
-      created: 'when it was built (RFC 3339)',
-      labels: 'its labels, `{key: {digest, shape}}`',
-      env: 'its own env, `{KEY: {digest, shape}}`',
-      user: 'the user it runs as, `` for root',
-      healthcheck: {
-        doc: 'its healthcheck, or null',
-        fields: {
-          test: 'the test, each argument `{digest, shape}`',
-          interval: 'nanoseconds between checks, 0: the default',
-          timeout: 'nanoseconds before a check fails, 0: the default',
-          retries: 'failures in a row before unhealthy, 0: the default',
-          start_period: 'nanoseconds of grace after start, 0: the default',
-        },
-      },
-      has_healthcheck: 'whether it has a healthcheck',
-      dangling: 'whether no tag names it any more (a tag it had was moved or removed)',
-      used_by: 'names of the containers running it',
-      claimed_users: 'names of the claimed containers running it',
-      used_by_scanner_only: "whether only the scanner's own container runs it (the hardening rules leave it out)",
-    },
-  }),
+  images: subjectSet<ImageData>(fromSpec(IMAGES)),
   daemon: subjectSet<DaemonData>({
     kind: 'daemon',
     about: 'daemon',

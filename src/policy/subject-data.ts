@@ -2,6 +2,7 @@ import type { SafeValue } from '../secret/value.js';
 import type { FileKind, ListeningSocket, PublishedPort } from '../snapshot/types.js';
 import type { ContainerRuntimeFacts } from '../subjects/containers.js';
 import type { FORMER_CLAIM } from '../subjects/common.js';
+import type { ImageData } from '../subjects/images.js';
 import type { NetworkData } from '../subjects/networks.js';
 import type { ValueOf } from '../subjects/spec.js';
 import type { VolumeData } from '../subjects/volumes.js';
@@ -85,26 +86,8 @@ export interface ContainerData extends ContainerRuntimeFacts {
 /** A mount as a container's `mount_list` shows it. */
 export type ContainerMount = ContainerData['mount_list'][number];
 
-/** An image a container uses (snapshot@2). */
-export interface ImageData {
-  kind: 'image';
-  id: string;
-  host: string;
-  image_id: string;
-  short_id: string;
-  tags: string[];
-  digests: string[];
-  created: string;
-  labels: Record<string, SafeValue>;
-  env: Record<string, SafeValue>;
-  user: string;
-  healthcheck: { test: SafeValue[]; interval: number; timeout: number; retries: number; start_period: number } | null;
-  has_healthcheck: boolean;
-  dangling: boolean;
-  used_by: string[];
-  claimed_users: string[];
-  used_by_scanner_only: boolean;
-}
+/** An image a container uses (snapshot@2): declared in src/subjects/images.ts. */
+export type { ImageData };
 
 /** A path of the daemon's (socket, folder, file) with its owner and mode. */
 export interface DaemonPathFacts {

@@ -2,6 +2,7 @@ import { SHAPE_PATTERN } from '../secret/value.js';
 import { SNAPSHOT_SCHEMA, SNAPSHOT_SCHEMA_V1 } from './types.js';
 import { HOST_OBJECT_SOURCES, hostObjectProperties } from './schema-host-objects.js';
 import { CONTAINER_RUNTIME } from '../subjects/containers.js';
+import { IMAGES } from '../subjects/images.js';
 import { snapshotSchemaOf, type Spec } from '../subjects/spec.js';
 
 const safeValue = {
@@ -411,40 +412,7 @@ const collected = (required: string[], properties: Record<string, unknown>) => (
 });
 
 const images = collected(['images', 'tags'], {
-  images: {
-    type: 'array',
-    items: {
-      type: 'object',
-      required: ['id', 'tags', 'digests', 'created', 'labels', 'env', 'user', 'healthcheck'],
-      additionalProperties: false,
-      properties: {
-        id: { type: 'string', pattern: '^(sha256:)?[0-9a-f]{12,64}$' },
-        tags: strings,
-        digests: strings,
-        created: { type: 'string' },
-        labels: safeEnv,
-        env: safeEnv,
-        user: { type: 'string' },
-        healthcheck: {
-          oneOf: [
-            { type: 'null' },
-            {
-              type: 'object',
-              required: ['test', 'interval', 'timeout', 'retries', 'startPeriod'],
-              additionalProperties: false,
-              properties: {
-                test: safeList,
-                interval: integer,
-                timeout: integer,
-                retries: integer,
-                startPeriod: integer,
-              },
-            },
-          ],
-        },
-      },
-    },
-  },
+  images: { type: 'array', items: snapshotSchemaOf(IMAGES.entries) },
   tags: { type: 'object', additionalProperties: { type: 'string' } },
 });
 

@@ -1,6 +1,7 @@
 import type { SafeValue } from '../secret/value.js';
 import type { FileKind } from '../fs/file-kind.js';
 import type { ContainerRuntime } from '../subjects/containers.js';
+import type { ImageRecord } from '../subjects/images.js';
 import type { NetworkRecord } from '../subjects/networks.js';
 import type { VolumeRecord } from '../subjects/volumes.js';
 
@@ -232,29 +233,11 @@ export type ImagesView = Collected<{
   tags: Record<string, string>;
 }>;
 
-export interface ImageRecord {
-  /** `sha256:<hex>`. */
-  id: string;
-  tags: string[];
-  digests: string[];
-  created: string;
-  /** Label values secret-safe: an image's labels are anyone's text. */
-  labels: Record<string, SafeValue>;
-  env: Record<string, SafeValue>;
-  /** Config.User; `` is root. */
-  user: string;
-  /** Config.Healthcheck, null when it has none (or `NONE`). */
-  healthcheck: ImageHealthcheck | null;
-}
+/** An image in use as the snapshot holds it: declared, with where each value comes from, in src/subjects/images.ts. */
+export type { ImageRecord };
 
-export interface ImageHealthcheck {
-  test: SafeValue[];
-  /** Nanoseconds; 0 is the engine's default. */
-  interval: number;
-  timeout: number;
-  retries: number;
-  startPeriod: number;
-}
+/** Config.Healthcheck of an image. */
+export type ImageHealthcheck = NonNullable<ImageRecord['healthcheck']>;
 
 /** The daemon, each part read on its own (one may be read when another is not). */
 export interface DaemonView {
