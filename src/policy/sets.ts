@@ -2,6 +2,7 @@ import type { FieldDocs } from './field-docs.js';
 import { formerlyClaimedBy } from '../subjects/common.js';
 import { CONTAINER_RUNTIME } from '../subjects/containers.js';
 import { IMAGES } from '../subjects/images.js';
+import { LISTENERS } from '../subjects/listeners.js';
 import { NETWORKS } from '../subjects/networks.js';
 import { subjectDocsOf, type SetSpec, type Spec } from '../subjects/spec.js';
 import { VOLUMES } from '../subjects/volumes.js';
@@ -353,37 +354,7 @@ export const SUBJECT_SETS = {
   }),
   networks: subjectSet<NetworkData>(fromSpec(NETWORKS)),
   volumes: subjectSet<VolumeData>(fromSpec(VOLUMES)),
-  listeners: subjectSet<ListenerData>({
-    kind: 'listener',
-    about: 'listener',
-    summary:
-      "every socket listening in the host's network namespace (with the process or container holding it) " +
-      "and in each container's own",
-    fields: {
-      namespace: "`host`: in the host's network namespace; `container`: in a container's own",
-      protocol: '`tcp`, `tcp6`, `udp`, `udp6`',
-      address: 'the address it listens on (`0.0.0.0`, `::`, `127.0.0.1`, one address)',
-      port: 'the port',
-      endpoint: '`address:port/protocol`',
-      reach: 'how far it reaches: `all-interfaces`, `address`, `loopback`',
-      owner:
-        "`container` (a process in a container, or a container's own namespace), `published-port` (the engine's " +
-        "proxy for a container's published port), `process` (a host process), `kernel` (no process holds it)",
-      process: {
-        doc: "the host process holding it, or null (a container's own namespace, or the kernel)",
-        fields: {
-          pid: 'its pid',
-          name: 'its name as the kernel keeps it (`comm`, at most 15 characters), or null',
-          exe: "its executable's host path, or null",
-        },
-      },
-      container: 'the container owning it (by cgroup, namespace or published port), or null',
-      container_claimed: 'whether a ledger entry claims that container (null: no container)',
-      declared_by: 'ids of the valid `service` ledger entries declaring its process and port',
-      declared: 'whether a `service` entry declares it',
-      claimed: 'whether a claimed container owns it (or a published port of one) or a `service` entry declares it',
-    },
-  }),
+  listeners: subjectSet<ListenerData>(fromSpec(LISTENERS)),
 };
 
 export type SubjectSetName = keyof typeof SUBJECT_SETS;

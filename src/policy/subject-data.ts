@@ -3,6 +3,7 @@ import type { FileKind, ListeningSocket, PublishedPort } from '../snapshot/types
 import type { ContainerRuntimeFacts } from '../subjects/containers.js';
 import type { FORMER_CLAIM } from '../subjects/common.js';
 import type { ImageData } from '../subjects/images.js';
+import type { ListenerData } from '../subjects/listeners.js';
 import type { NetworkData } from '../subjects/networks.js';
 import type { ValueOf } from '../subjects/spec.js';
 import type { VolumeData } from '../subjects/volumes.js';
@@ -15,8 +16,8 @@ import type { VolumeData } from '../subjects/volumes.js';
  * docs/subject-sets.md list them.
  */
 
-/** How far a listening address reaches: every interface, one address, or this host only. */
-export type Reach = 'all-interfaces' | 'address' | 'loopback';
+/** How far a listening address reaches: every interface, one address, or this host only (src/subjects/listeners.ts). */
+export type Reach = ListenerData['reach'];
 /**
  * What a container exposes, its widest reach: `none` when nothing listens beyond the container, and
  * `unknown` when it is on the host network and its sockets could not be read (then it may be exposed).
@@ -275,23 +276,7 @@ export type ObjectMeshLabels = NetworkData['mesh'];
 export type { NetworkData, VolumeData };
 
 /** Who holds a listening socket: a container, a published port's proxy, a host process, or no process (the kernel). */
-export type ListenerOwner = 'container' | 'published-port' | 'process' | 'kernel';
+export type ListenerOwner = ListenerData['owner'];
 
-export interface ListenerData {
-  kind: 'listener';
-  id: string;
-  host: string;
-  namespace: 'host' | 'container';
-  protocol: ListeningSocket['protocol'];
-  address: string;
-  port: number;
-  endpoint: string;
-  reach: Reach;
-  owner: ListenerOwner;
-  process: { pid: number; name: string | null; exe: string | null } | null;
-  container: string | null;
-  container_claimed: boolean | null;
-  declared_by: string[];
-  declared: boolean;
-  claimed: boolean;
-}
+/** A listening socket's data: declared in src/subjects/listeners.ts. */
+export type { ListenerData };

@@ -1,4 +1,5 @@
 import { snapshotSchemaOf } from '../subjects/spec.js';
+import { LISTENERS } from '../subjects/listeners.js';
 import { NETWORKS } from '../subjects/networks.js';
 import { VOLUMES } from '../subjects/volumes.js';
 
@@ -8,18 +9,6 @@ import { VOLUMES } from '../subjects/volumes.js';
  * networks and volumes from their specs (src/subjects/). Every label value is a safe value
  * (`#/$defs/safeValue`); only `identity` labels (names) are kept as written.
  */
-
-const holder = {
-  type: 'object',
-  required: ['pid', 'name', 'exe', 'containerId'],
-  additionalProperties: false,
-  properties: {
-    pid: { type: 'integer', minimum: 1 },
-    name: { type: ['string', 'null'] },
-    exe: { type: ['string', 'null'] },
-    containerId: { type: ['string', 'null'], pattern: '^[0-9a-f]{64}$' },
-  },
-} as const;
 
 const hostListeners = {
   oneOf: [
@@ -36,21 +25,7 @@ const hostListeners = {
       properties: {
         available: { const: true },
         netns: { type: 'string' },
-        sockets: {
-          type: 'array',
-          items: {
-            type: 'object',
-            required: ['protocol', 'address', 'port', 'holder'],
-            additionalProperties: false,
-            properties: {
-              protocol: { enum: ['tcp', 'tcp6', 'udp', 'udp6'] },
-              address: { type: 'string' },
-              port: { type: 'integer', minimum: 0, maximum: 65535 },
-              holder: { oneOf: [{ type: 'null' }, holder] },
-              holderUnknown: { type: 'string' },
-            },
-          },
-        },
+        sockets: { type: 'array', items: snapshotSchemaOf(LISTENERS.entries) },
       },
     },
   ],

@@ -2,6 +2,7 @@ import type { SafeValue } from '../secret/value.js';
 import type { FileKind } from '../fs/file-kind.js';
 import type { ContainerRuntime } from '../subjects/containers.js';
 import type { ImageRecord } from '../subjects/images.js';
+import type { HostListener } from '../subjects/listeners.js';
 import type { NetworkRecord } from '../subjects/networks.js';
 import type { VolumeRecord } from '../subjects/volumes.js';
 
@@ -185,22 +186,14 @@ export type HostListenerView =
       sockets: HostListener[];
     };
 
-export interface HostListener extends ListeningSocket {
-  /** The process holding the socket (the lowest pid of those holding it, or the one in a container); null: none. */
-  holder: ListenerHolder | null;
-  /** Why a socket no process was seen holding may still be held by one (some process's fds were not read). */
-  holderUnknown?: string;
-}
+/**
+ * A socket listening in the host's network namespace, with the process holding it (null: none seen):
+ * declared, with where each value comes from, in src/subjects/listeners.ts (LISTENERS).
+ */
+export type { HostListener };
 
-export interface ListenerHolder {
-  pid: number;
-  /** Its `comm` (at most 15 characters), null when not read. */
-  name: string | null;
-  /** The executable's host path, null when not read (a kernel thread, or gone). */
-  exe: string | null;
-  /** The full id of the container whose cgroup it is in, else null (a host process). */
-  containerId: string | null;
-}
+/** The process holding a host socket. */
+export type ListenerHolder = NonNullable<HostListener['holder']>;
 
 export interface ContainerState {
   status: string;
