@@ -1,6 +1,7 @@
 import type { FieldDocs } from './field-docs.js';
 import { formerlyClaimedBy } from '../subjects/common.js';
 import { CONTAINER_RUNTIME } from '../subjects/containers.js';
+import { DAEMON } from '../subjects/daemon.js';
 import { IMAGES } from '../subjects/images.js';
 import { LISTENERS } from '../subjects/listeners.js';
 import { NETWORKS } from '../subjects/networks.js';
@@ -313,45 +314,7 @@ export const SUBJECT_SETS = {
     },
   }),
   images: subjectSet<ImageData>(fromSpec(IMAGES)),
-  daemon: subjectSet<DaemonData>({
-    kind: 'daemon',
-    about: 'daemon',
-    summary: "the engine's daemon (snapshot@2): its settings, daemon.json, its command line, its paths",
-    fields: {
-      engine: '`docker`, `podman` or `unknown`',
-      server_version: 'its version',
-      api_version: 'the API version spoken',
-      os: 'the host operating system it reports',
-      kernel_version: 'the kernel it reports',
-      security_options: 'its security options (`name=seccomp,profile=builtin`, `name=rootless`, …)',
-      rootless: 'whether it runs rootless',
-      userns: 'whether user namespace remapping is on',
-      seccomp: 'whether seccomp is on',
-      apparmor: 'whether AppArmor is on',
-      selinux: 'whether SELinux is on',
-      live_restore: 'whether live restore is on',
-      logging_driver: 'the default log driver',
-      cgroup_driver: '`cgroupfs` or `systemd`',
-      cgroup_version: '`1` or `2`',
-      storage_driver: 'its storage driver (`overlay2`, …)',
-      swarm_state: "swarm mode's state: `inactive`, `active`, …",
-      experimental: 'whether experimental features are on',
-      daemon_json:
-        'daemon.json as written (`{}` when there is none): booleans, numbers, drivers, paths and addresses ' +
-        'as they are, any other text `{digest, shape}`',
-      daemon_json_exists: 'whether there is a daemon.json',
-      dockerd_running: 'whether a dockerd serves the engine (false on Podman)',
-      dockerd_flags:
-        "dockerd's flags, `{name: [values]}` without dashes (`true` for a bare flag; text as in `daemon_json`)",
-      dockerd_args: "dockerd's arguments, each `{digest, shape}`",
-      paths:
-        'its sockets, folders and files by role (`docker_socket`, `containerd_socket`, `etc_docker`, ' +
-        '`daemon_json`, `certs_d`, `etc_default_docker`, `etc_sysconfig_docker`, `docker_service`, ' +
-        '`docker_socket_unit`, `tls_ca`, `tls_cert`, `tls_key`; a role not configured is absent), ' +
-        'each `{path, exists, file_kind, mode, uid, gid, user, group}`',
-      registry_certs: 'the files in /etc/docker/certs.d/*/, each as in `paths`',
-    },
-  }),
+  daemon: subjectSet<DaemonData>(fromSpec(DAEMON)),
   networks: subjectSet<NetworkData>(fromSpec(NETWORKS)),
   volumes: subjectSet<VolumeData>(fromSpec(VOLUMES)),
   listeners: subjectSet<ListenerData>(fromSpec(LISTENERS)),

@@ -2,6 +2,7 @@ import type { SafeValue } from '../secret/value.js';
 import type { FileKind, ListeningSocket, PublishedPort } from '../snapshot/types.js';
 import type { ContainerRuntimeFacts } from '../subjects/containers.js';
 import type { FORMER_CLAIM } from '../subjects/common.js';
+import type { DaemonData } from '../subjects/daemon.js';
 import type { ImageData } from '../subjects/images.js';
 import type { ListenerData } from '../subjects/listeners.js';
 import type { NetworkData } from '../subjects/networks.js';
@@ -91,48 +92,10 @@ export type ContainerMount = ContainerData['mount_list'][number];
 export type { ImageData };
 
 /** A path of the daemon's (socket, folder, file) with its owner and mode. */
-export interface DaemonPathFacts {
-  path: string;
-  exists: boolean | null;
-  file_kind: string | null;
-  mode: string | null;
-  uid: number | null;
-  gid: number | null;
-  user: string | null;
-  group: string | null;
-}
+export type DaemonPathFacts = DaemonData['registry_certs'][number];
 
-/** The engine's daemon (snapshot@2): one subject per host. */
-export interface DaemonData {
-  kind: 'daemon';
-  id: string;
-  host: string;
-  engine: string;
-  server_version: string;
-  api_version: string;
-  os: string;
-  kernel_version: string;
-  security_options: string[];
-  rootless: boolean;
-  userns: boolean;
-  seccomp: boolean;
-  apparmor: boolean;
-  selinux: boolean;
-  live_restore: boolean;
-  logging_driver: string;
-  cgroup_driver: string;
-  cgroup_version: string;
-  storage_driver: string;
-  swarm_state: string;
-  experimental: boolean;
-  daemon_json: Record<string, unknown>;
-  daemon_json_exists: boolean;
-  dockerd_running: boolean;
-  dockerd_flags: Record<string, unknown[]>;
-  dockerd_args: SafeValue[];
-  paths: Record<string, DaemonPathFacts>;
-  registry_certs: DaemonPathFacts[];
-}
+/** The engine's daemon (snapshot@2), one subject per host: declared in src/subjects/daemon.ts. */
+export type { DaemonData };
 
 export interface FileData {
   kind: 'file';

@@ -2,6 +2,7 @@ import { SHAPE_PATTERN } from '../secret/value.js';
 import { SNAPSHOT_SCHEMA, SNAPSHOT_SCHEMA_V1 } from './types.js';
 import { HOST_OBJECT_SOURCES, hostObjectProperties } from './schema-host-objects.js';
 import { CONTAINER_RUNTIME } from '../subjects/containers.js';
+import { DAEMON } from '../subjects/daemon.js';
 import { IMAGES } from '../subjects/images.js';
 import { snapshotSchemaOf, type Spec } from '../subjects/spec.js';
 
@@ -430,41 +431,14 @@ const daemonSetting = {
   ],
 };
 
+const daemonInfo = snapshotSchemaOf(DAEMON.entries);
+
 const daemon = {
   type: 'object',
   required: ['info', 'config', 'process', 'paths'],
   additionalProperties: false,
   properties: {
-    info: collected(
-      [
-        'serverVersion',
-        'apiVersion',
-        'os',
-        'kernelVersion',
-        'securityOptions',
-        'loggingDriver',
-        'cgroupDriver',
-        'cgroupVersion',
-        'storageDriver',
-        'liveRestore',
-        'swarmState',
-        'experimental',
-      ],
-      {
-        serverVersion: { type: 'string' },
-        apiVersion: { type: 'string' },
-        os: { type: 'string' },
-        kernelVersion: { type: 'string' },
-        securityOptions: strings,
-        loggingDriver: { type: 'string' },
-        cgroupDriver: { type: 'string' },
-        cgroupVersion: { type: 'string' },
-        storageDriver: { type: 'string' },
-        liveRestore: { type: 'boolean' },
-        swarmState: { type: 'string' },
-        experimental: { type: 'boolean' },
-      },
-    ),
+    info: collected(daemonInfo.required, daemonInfo.properties),
     config: collected(['exists', 'settings'], {
       exists: { type: 'boolean' },
       settings: { type: 'object', additionalProperties: { $ref: '#/$defs/daemonSetting' } },

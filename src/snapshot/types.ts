@@ -1,6 +1,7 @@
 import type { SafeValue } from '../secret/value.js';
 import type { FileKind } from '../fs/file-kind.js';
 import type { ContainerRuntime } from '../subjects/containers.js';
+import type { DaemonInfo } from '../subjects/daemon.js';
 import type { ImageRecord } from '../subjects/images.js';
 import type { HostListener } from '../subjects/listeners.js';
 import type { NetworkRecord } from '../subjects/networks.js';
@@ -247,20 +248,8 @@ export interface DaemonView {
 /** A setting's value: booleans, numbers and known harmless text as they are, any other text secret-safe. */
 export type DaemonSettingValue = string | number | boolean | SafeValue;
 
-export interface DaemonInfo {
-  serverVersion: string;
-  apiVersion: string;
-  os: string;
-  kernelVersion: string;
-  securityOptions: string[];
-  loggingDriver: string;
-  cgroupDriver: string;
-  cgroupVersion: string;
-  storageDriver: string;
-  liveRestore: boolean;
-  swarmState: string;
-  experimental: boolean;
-}
+/** What `GET /info` and `/version` say of the daemon: declared in src/subjects/daemon.ts (DAEMON). */
+export type { DaemonInfo };
 
 export interface DaemonPath {
   /** What it is: `docker_socket`, `containerd_socket`, `etc_docker`, `daemon_json`, … */

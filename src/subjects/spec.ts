@@ -37,7 +37,8 @@ export type ValueSchema =
     }
   | { readonly type: 'object'; readonly additionalProperties: ValueSchema }
   | { readonly oneOf: readonly ValueSchema[] }
-  | { readonly $ref: '#/$defs/safeValue' };
+  | { readonly $ref: '#/$defs/safeValue' }
+  | { readonly $ref: '#/$defs/daemonSetting' };
 
 type PrimitiveOf<T> = T extends 'boolean'
   ? boolean
@@ -52,21 +53,23 @@ type PrimitiveOf<T> = T extends 'boolean'
 /** The TypeScript type of the values a ValueSchema accepts (every property of an object required). */
 export type ValueOf<S> = S extends { readonly $ref: '#/$defs/safeValue' }
   ? SafeValue
-  : S extends { readonly oneOf: readonly (infer A)[] }
-    ? ValueOf<A>
-    : S extends { readonly enum: readonly (infer E)[] }
-      ? E
-      : S extends { readonly type: 'array'; readonly items: infer I }
-        ? ValueOf<I>[]
-        : S extends { readonly type: 'object'; readonly properties: infer P }
-          ? { -readonly [K in keyof P]: ValueOf<P[K]> }
-          : S extends { readonly type: 'object'; readonly additionalProperties: infer A }
-            ? Record<string, ValueOf<A>>
-            : S extends { readonly type: readonly (infer T)[] }
-              ? PrimitiveOf<T>
-              : S extends { readonly type: infer T }
+  : S extends { readonly $ref: '#/$defs/daemonSetting' }
+    ? unknown
+    : S extends { readonly oneOf: readonly (infer A)[] }
+      ? ValueOf<A>
+      : S extends { readonly enum: readonly (infer E)[] }
+        ? E
+        : S extends { readonly type: 'array'; readonly items: infer I }
+          ? ValueOf<I>[]
+          : S extends { readonly type: 'object'; readonly properties: infer P }
+            ? { -readonly [K in keyof P]: ValueOf<P[K]> }
+            : S extends { readonly type: 'object'; readonly additionalProperties: infer A }
+              ? Record<string, ValueOf<A>>
+              : S extends { readonly type: readonly (infer T)[] }
                 ? PrimitiveOf<T>
-                : never;
+                : S extends { readonly type: infer T }
+                  ? PrimitiveOf<T>
+                  : never;
 
 // The schema forms, written once (their key order is the snapshot schema's).
 export const BOOLEAN = { type: 'boolean' } as const;
