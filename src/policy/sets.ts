@@ -2,6 +2,7 @@ import type { FieldDocs } from './field-docs.js';
 import { formerlyClaimedBy } from '../subjects/common.js';
 import { CONTAINER_RUNTIME } from '../subjects/containers.js';
 import { DAEMON } from '../subjects/daemon.js';
+import { FILES } from '../subjects/files.js';
 import { IMAGES } from '../subjects/images.js';
 import { LISTENERS } from '../subjects/listeners.js';
 import { NETWORKS } from '../subjects/networks.js';
@@ -163,33 +164,7 @@ export const SUBJECT_SETS = {
     summary: 'every container, with its claims, exposure and history',
     fields: containerFieldDocs(CONTAINER_RUNTIME),
   }),
-  files: subjectSet<FileData>({
-    kind: 'file',
-    about: 'file',
-    summary: 'every file the snapshot holds, with what claims, names and mounts it',
-    fields: {
-      path: 'host path',
-      exists: 'whether it is there',
-      file_kind: '`file`, `directory`, `symlink`, `missing`, `unknown`, …',
-      size: 'size in bytes',
-      mode: 'permission bits as octal text (`0640`)',
-      uid: 'owner user id',
-      gid: 'owner group id',
-      mtime: 'last modified (RFC 3339)',
-      inode: 'inode number',
-      sha256: '`sha256:<hex>` of its contents (regular files)',
-      link_target: 'where a symlink points',
-      error: 'why it could not be read in full, or null',
-      is_env: 'whether it was read as an env file',
-      env: "its env entries as Compose's `env_file:` reads them, `{KEY: {digest, shape}}` (later lines win), or null",
-      managed_root: 'the managed root it lies under, or null',
-      claimed_by: 'ids of the valid ledger entries whose target it is',
-      claimed: 'whether any ledger entry claims it',
-      referenced_by: 'ids of the valid ledger entries naming it among their sources',
-      mounted_by: 'names of the containers bind-mounting it',
-      formerly_claimed_by: FORMERLY_CLAIMED_BY,
-    },
-  }),
+  files: subjectSet<FileData>(fromSpec(FILES)),
   ledger: subjectSet<LedgerEntryData>({
     kind: 'ledger-entry',
     about: 'ledger-entry',

@@ -3,6 +3,7 @@ import type { FileKind, ListeningSocket, PublishedPort } from '../snapshot/types
 import type { ContainerRuntimeFacts } from '../subjects/containers.js';
 import type { FORMER_CLAIM } from '../subjects/common.js';
 import type { DaemonData } from '../subjects/daemon.js';
+import type { FileData } from '../subjects/files.js';
 import type { ImageData } from '../subjects/images.js';
 import type { ListenerData } from '../subjects/listeners.js';
 import type { NetworkData } from '../subjects/networks.js';
@@ -97,31 +98,8 @@ export type DaemonPathFacts = DaemonData['registry_certs'][number];
 /** The engine's daemon (snapshot@2), one subject per host: declared in src/subjects/daemon.ts. */
 export type { DaemonData };
 
-export interface FileData {
-  kind: 'file';
-  id: string;
-  host: string;
-  path: string;
-  exists: boolean;
-  file_kind: FileKind;
-  size: number | null;
-  mode: string | null;
-  uid: number | null;
-  gid: number | null;
-  mtime: string | null;
-  inode: number | null;
-  sha256: string | null;
-  link_target: string | null;
-  error: string | null;
-  is_env: boolean;
-  env: Record<string, SafeValue> | null;
-  managed_root: string | null;
-  claimed_by: string[];
-  claimed: boolean;
-  referenced_by: string[];
-  mounted_by: string[];
-  formerly_claimed_by: FormerClaim[];
-}
+/** A file the snapshot holds: declared in src/subjects/files.ts. */
+export type { FileData };
 
 /**
  * A file as another subject sees it (a ledger entry's target, a container's source, a mount's host

@@ -3,6 +3,7 @@ import { SNAPSHOT_SCHEMA, SNAPSHOT_SCHEMA_V1 } from './types.js';
 import { HOST_OBJECT_SOURCES, hostObjectProperties } from './schema-host-objects.js';
 import { CONTAINER_RUNTIME } from '../subjects/containers.js';
 import { DAEMON } from '../subjects/daemon.js';
+import { ENV_ENTRIES, FILES } from '../subjects/files.js';
 import { IMAGES } from '../subjects/images.js';
 import { snapshotSchemaOf, type Spec } from '../subjects/spec.js';
 
@@ -20,22 +21,6 @@ const safeEnv = { type: 'object', additionalProperties: { $ref: '#/$defs/safeVal
 
 const absolutePath = { type: 'string', pattern: '^/' };
 
-/** An env file's entries under one reading (types.ts EnvEntry): no `value` for a key written without `=`. */
-const envEntries = {
-  type: 'array',
-  items: {
-    type: 'object',
-    required: ['key', 'line'],
-    additionalProperties: false,
-    properties: {
-      key: { type: 'string', minLength: 1 },
-      value: { $ref: '#/$defs/safeValue' },
-      line: { type: 'integer', minimum: 1 },
-      caller: { const: true },
-    },
-  },
-};
-
 /**
  * JSON Schema of `mesh-audit/snapshot@1`, the first layout, kept to read old snapshots (history, saved
  * files) before they are migrated (migrate.ts); `snapshotSchema` below is @2, which types.ts mirrors.
@@ -45,7 +30,7 @@ export const snapshotSchemaV1 = {
   type: 'object',
   required: ['schema', 'tool', 'takenAt', 'host', 'config', 'docker', 'containers', 'files', 'ledger', 'problems'],
   additionalProperties: false,
-  $defs: { safeValue, envEntries },
+  $defs: { safeValue, envEntries: ENV_ENTRIES },
   properties: {
     schema: { const: SNAPSHOT_SCHEMA_V1 },
     tool: {
@@ -221,84 +206,7 @@ export const snapshotSchemaV1 = {
         },
       },
     },
-    files: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['path', 'kind'],
-        additionalProperties: false,
-        properties: {
-          path: absolutePath,
-          kind: {
-            enum: [
-              'file',
-              'directory',
-              'symlink',
-              'fifo',
-              'socket',
-              'block-device',
-              'char-device',
-              'missing',
-              'unknown',
-            ],
-          },
-          size: { type: 'integer', minimum: 0 },
-          mode: { type: 'string', pattern: '^0[0-7]{3,4}$' },
-          uid: { type: 'integer' },
-          gid: { type: 'integer' },
-          mtime: { type: 'string' },
-          inode: { type: 'integer' },
-          sha256: { type: 'string', pattern: '^sha256:[0-9a-f]{64}$' },
-          linkTarget: { type: 'string' },
-          env: { $ref: '#/$defs/envEntries' },
-          envLiteral: {
-            type: 'object',
-            required: ['entries'],
-            additionalProperties: false,
-            properties: {
-              entries: { $ref: '#/$defs/envEntries' },
-              bom: { const: true },
-              dockerRefuses: { type: 'string' },
-            },
-          },
-          compose: {
-            oneOf: [
-              {
-                type: 'object',
-                required: ['services'],
-                additionalProperties: false,
-                properties: {
-                  services: {
-                    type: 'object',
-                    additionalProperties: {
-                      type: 'object',
-                      required: ['environment'],
-                      additionalProperties: false,
-                      properties: {
-                        environment: { type: 'array', items: { type: 'string' } },
-                        extends: {
-                          type: 'object',
-                          required: ['service'],
-                          additionalProperties: false,
-                          properties: { service: { type: 'string' }, file: { type: 'string' } },
-                        },
-                      },
-                    },
-                  },
-                },
-              },
-              {
-                type: 'object',
-                required: ['error'],
-                additionalProperties: false,
-                properties: { error: { type: 'string' } },
-              },
-            ],
-          },
-          error: { type: 'string' },
-        },
-      },
-    },
+    files: { type: 'array', items: snapshotSchemaOf(FILES.entries) },
     ledger: {
       type: 'object',
       required: ['path', 'available', 'entries'],

@@ -2,6 +2,7 @@ import type { SafeValue } from '../secret/value.js';
 import type { FileKind } from '../fs/file-kind.js';
 import type { ContainerRuntime } from '../subjects/containers.js';
 import type { DaemonInfo } from '../subjects/daemon.js';
+import type { EnvEntry, FileRecord } from '../subjects/files.js';
 import type { ImageRecord } from '../subjects/images.js';
 import type { HostListener } from '../subjects/listeners.js';
 import type { NetworkRecord } from '../subjects/networks.js';
@@ -307,72 +308,21 @@ export interface BoundFile {
 
 export type { FileKind };
 
-export interface FileRecord {
-  /** Host path, absolute. */
-  path: string;
-  kind: FileKind;
-  size?: number;
-  /** Permission bits as an octal string, e.g. `0640`. */
-  mode?: string;
-  uid?: number;
-  gid?: number;
-  mtime?: string;
-  inode?: number;
-  /** `sha256:<hex>` of the contents (regular files). */
-  sha256?: string;
-  /** Where a symlink points; never followed out of a root. */
-  linkTarget?: string;
-  /**
-   * When the file is an env file: its entries as Compose's `env_file:` reads them (dotenv-like;
-   * src/collect/envfile.ts).
-   */
-  env?: EnvEntry[];
-  /**
-   * When the file is an env file: its entries as `docker run --env-file` and `podman run --env-file`
-   * read them (values literal). Absent in snapshots made before the scanner read both; then only the
-   * Compose reading is known, and drift is judged by it alone, as those scanners did.
-   */
-  envLiteral?: LiteralEnv;
-  /**
-   * When a container's Compose labels name the file as its Compose file: what its services give inline
-   * (src/collect/compose-file.ts). Key names only, never a value; absent in snapshots made before it was read.
-   */
-  compose?: ComposeFacts;
-  /** Why it could not be read (permission denied, …). */
-  error?: string;
-}
-
-export interface EnvEntry {
-  key: string;
-  /** Absent for a key written without `=`: the reading tool passes its own variable through (or nothing). */
-  value?: SafeValue;
-  line: number;
-  /** The value depends on the reading tool's environment (`${VAR}` of a variable the file does not set). */
-  caller?: true;
-}
-
-/** What a Compose file says of its services' inline env, or why it could not be read as one. */
-export type ComposeFacts = { services: Record<string, ComposeService> } | { error: string };
-
-export interface ComposeService {
-  /** Keys its `environment:` names (list or map form; a `KEY` alone, taken from Compose's shell, too). */
-  environment: string[];
-  /** The service it `extends:`, and the file that holds it when another one (as written there). */
-  extends?: { service: string; file?: string };
-}
+/**
+ * A file as the snapshot holds it (host path, what lstat says, its contents' digest, and, for an env
+ * file, its entries under each reading; for a Compose file, what its services give inline): declared,
+ * with where each value comes from, in src/subjects/files.ts (FILES).
+ */
+export type { EnvEntry, FileRecord };
 
 /** The literal (`--env-file`) reading of an env file. */
-export interface LiteralEnv {
-  /** Keys as Podman's CLI reads them; Docker's CLI reads the same, but for a BOM (see `bom`). */
-  entries: EnvEntry[];
-  /** The file starts with a UTF-8 BOM: Docker's CLI drops it, Podman's keeps it at the start of the first key. */
-  bom?: true;
-  /**
-   * Why `docker run --env-file` refuses the file (Podman's CLI takes it): no container was made from it by Docker's
-   * CLI.
-   */
-  dockerRefuses?: string;
-}
+export type LiteralEnv = NonNullable<FileRecord['envLiteral']>;
+
+/** What a Compose file says of its services' inline env, or why it could not be read as one. */
+export type ComposeFacts = NonNullable<FileRecord['compose']>;
+
+/** A Compose service's inline env keys and the service it `extends:`. */
+export type ComposeService = Extract<ComposeFacts, { services: unknown }>['services'][string];
 
 export interface Ledger {
   path: string;

@@ -1,7 +1,7 @@
 import type { SafeValue } from '../secret/value.js';
 
 /*
- * A subject set's facts declared once (ARCHITECTURE.md, "Where a new fact goes"): a spec is a list of
+ * A subject set's facts declared once (ARCHITECTURE.md, "Where a new field or a new subject set goes"): a spec is a list of
  * entries, each a value of the snapshot (its JSON Schema, where the engine gives it, and the subject
  * field it is) or a subject fact the facts builder makes from other things (its doc and type). From a
  * spec come, by the functions and types here: the snapshot part's JSON Schema (src/snapshot/schema.ts)
@@ -28,6 +28,7 @@ interface Bounds {
 export type ValueSchema =
   | ({ readonly type: PrimitiveName | readonly PrimitiveName[] } & Bounds)
   | { readonly enum: readonly string[] }
+  | { readonly const: string | boolean }
   | { readonly type: 'array'; readonly items: ValueSchema }
   | {
       readonly type: 'object';
@@ -38,7 +39,26 @@ export type ValueSchema =
   | { readonly type: 'object'; readonly additionalProperties: ValueSchema }
   | { readonly oneOf: readonly ValueSchema[] }
   | { readonly $ref: '#/$defs/safeValue' }
-  | { readonly $ref: '#/$defs/daemonSetting' };
+  | { readonly $ref: '#/$defs/daemonSetting' }
+  | DefRef<string, ValueSchema>;
+
+/**
+ * A `$ref` to a schema of the snapshot's `$defs` (`#/$defs/<name>`), typed as that schema (`of`: the
+ * type only, never in the JSON): the snapshot schema holds the def once (src/snapshot/schema.ts).
+ */
+export interface DefRef<N extends string, S extends ValueSchema> {
+  readonly $ref: `#/$defs/${N}`;
+  readonly of?: S;
+}
+
+// `_of` gives the ref its type only: the JSON names the def, which the snapshot schema holds once.
+// eslint-disable-next-line @typescript-eslint/no-unused-vars
+export const defRef = <const N extends string, const S extends ValueSchema>(name: N, _of: S): DefRef<N, S> => ({
+  $ref: `#/$defs/${name}`,
+});
+
+/** An intersection of object types as one (the type shows, and compares, as one object). */
+type Flat<T> = { [K in keyof T]: T[K] };
 
 type PrimitiveOf<T> = T extends 'boolean'
   ? boolean
@@ -55,21 +75,33 @@ export type ValueOf<S> = S extends { readonly $ref: '#/$defs/safeValue' }
   ? SafeValue
   : S extends { readonly $ref: '#/$defs/daemonSetting' }
     ? unknown
-    : S extends { readonly oneOf: readonly (infer A)[] }
-      ? ValueOf<A>
-      : S extends { readonly enum: readonly (infer E)[] }
-        ? E
-        : S extends { readonly type: 'array'; readonly items: infer I }
-          ? ValueOf<I>[]
-          : S extends { readonly type: 'object'; readonly properties: infer P }
-            ? { -readonly [K in keyof P]: ValueOf<P[K]> }
-            : S extends { readonly type: 'object'; readonly additionalProperties: infer A }
-              ? Record<string, ValueOf<A>>
-              : S extends { readonly type: readonly (infer T)[] }
-                ? PrimitiveOf<T>
-                : S extends { readonly type: infer T }
-                  ? PrimitiveOf<T>
-                  : never;
+    : S extends { readonly $ref: string; readonly of?: infer D }
+      ? ValueOf<D>
+      : S extends { readonly const: infer C }
+        ? C
+        : S extends { readonly oneOf: readonly (infer A)[] }
+          ? ValueOf<A>
+          : S extends { readonly enum: readonly (infer E)[] }
+            ? E
+            : S extends { readonly type: 'array'; readonly items: infer I }
+              ? ValueOf<I>[]
+              : S extends {
+                    readonly type: 'object';
+                    readonly required: readonly (infer R)[];
+                    readonly properties: infer P;
+                  }
+                ? Flat<
+                    { -readonly [K in keyof P as K extends R ? K : never]: ValueOf<P[K]> } & {
+                      -readonly [K in keyof P as K extends R ? never : K]?: ValueOf<P[K]>;
+                    }
+                  >
+                : S extends { readonly type: 'object'; readonly additionalProperties: infer A }
+                  ? Record<string, ValueOf<A>>
+                  : S extends { readonly type: readonly (infer T)[] }
+                    ? PrimitiveOf<T>
+                    : S extends { readonly type: infer T }
+                      ? PrimitiveOf<T>
+                      : never;
 
 // The schema forms, written once (their key order is the snapshot schema's).
 export const BOOLEAN = { type: 'boolean' } as const;
@@ -86,11 +118,20 @@ export const mapOf = <const A extends ValueSchema>(additionalProperties: A) =>
 /** The value or null. */
 export const orNull = <const S extends ValueSchema>(schema: S) => ({ oneOf: [{ type: 'null' }, schema] }) as const;
 export const listOf = <const I extends ValueSchema>(items: I) => ({ type: 'array', items }) as const;
-/** An object of fixed shape: every property required, no other. */
-export const shapeOf = <const P extends Readonly<Record<string, ValueSchema>>>(properties: P) =>
+/** An object of fixed shape: every property required but those named `optional`, no other. */
+export const shapeOf = <
+  const P extends Readonly<Record<string, ValueSchema>>,
+  const O extends keyof P & string = never,
+>(
+  properties: P,
+  optional: readonly O[] = [],
+) =>
   ({
     type: 'object',
-    required: Object.keys(properties) as (keyof P & string)[],
+    required: Object.keys(properties).filter((k) => !(optional as readonly string[]).includes(k)) as Exclude<
+      keyof P & string,
+      O
+    >[],
     additionalProperties: false,
     properties,
   }) as const;
@@ -168,7 +209,9 @@ export type SnapshotPartOf<S extends Spec> = {
 } & { [E in OptionalReadsOf<S> as E['snapshot']]?: ValueOf<E['schema']> };
 
 /** The subject fields a spec writes from the snapshot's values (the facts mapping gives them). */
-export type ReadFactsOf<S extends Spec> = { [E in SubjectReadsOf<S> as E['subject']]: FactOf<E> };
+export type ReadFactsOf<S extends Spec> = {
+  [E in SubjectReadsOf<S> as E['subject']]: E extends { readonly optional?: true } ? FactOf<E> | null : FactOf<E>;
+};
 
 /** The subject fields a spec declares the builder makes. */
 export type MadeFactsOf<S extends Spec> = { [E in MadesOf<S> as E['made']]: ValueOf<E['schema']> };
@@ -225,6 +268,7 @@ export function factSourcesOf<const S extends Spec, V, M extends { readonly [F i
 /** The value absent from a snapshot without the part: false, ``, 0, none, null, an object of those. */
 function absentOf(schema: ValueSchema): unknown {
   if ('$ref' in schema || 'enum' in schema) return null;
+  if ('const' in schema) return schema.const;
   if ('additionalProperties' in schema && schema.additionalProperties !== false) return Object.freeze({});
   if ('oneOf' in schema)
     return schema.oneOf.some((s) => 'type' in s && s.type === 'null') ? null : absentOf(schema.oneOf[0]!);
@@ -290,7 +334,7 @@ export function factsWriterOf<const S extends Spec>(spec: S): FactsWriter<S> {
       for (let i = 0; i < count; i++) {
         const fact = facts[i];
         const value = values[snapshotKeys[i]!];
-        out[keys[i]!] = fact === undefined ? value : fact(value as never);
+        out[keys[i]!] = value === undefined ? null : fact === undefined ? value : fact(value as never);
       }
     }
     return out as B & ReadFactsOf<S>;
