@@ -3,6 +3,7 @@ import { formerlyClaimedBy } from '../subjects/common.js';
 import { CONTAINER_RUNTIME } from '../subjects/containers.js';
 import { DAEMON } from '../subjects/daemon.js';
 import { FILES } from '../subjects/files.js';
+import { HOST } from '../subjects/host.js';
 import { IMAGES } from '../subjects/images.js';
 import { LISTENERS } from '../subjects/listeners.js';
 import { NETWORKS } from '../subjects/networks.js';
@@ -271,23 +272,7 @@ export const SUBJECT_SETS = {
       },
     },
   }),
-  host: subjectSet<HostData>({
-    kind: 'host',
-    about: 'host',
-    summary: 'the one host the snapshot is of, with what was and was not read',
-    fields: {
-      hostname: "the host's name",
-      node: 'the node the ledger names, or null',
-      adopted: 'whether the ledger says the node was adopted',
-      complete: 'whether everything was read',
-      problems: 'how many things were not read',
-      docker_available: 'whether the engine was read',
-      ledger_available: 'whether the ledger was read',
-      container_count: 'containers listed',
-      file_count: 'files read',
-      ledger_count: 'ledger entries',
-    },
-  }),
+  host: subjectSet<HostData>(fromSpec(HOST)),
   images: subjectSet<ImageData>(fromSpec(IMAGES)),
   daemon: subjectSet<DaemonData>(fromSpec(DAEMON)),
   networks: subjectSet<NetworkData>(fromSpec(NETWORKS)),

@@ -4,6 +4,7 @@ import type { ContainerRuntimeFacts } from '../subjects/containers.js';
 import type { FORMER_CLAIM } from '../subjects/common.js';
 import type { DaemonData } from '../subjects/daemon.js';
 import type { FileData } from '../subjects/files.js';
+import type { HostData } from '../subjects/host.js';
 import type { ImageData } from '../subjects/images.js';
 import type { ListenerData } from '../subjects/listeners.js';
 import type { NetworkData } from '../subjects/networks.js';
@@ -194,21 +195,8 @@ export interface MountData {
   seen: { inode: number | null; sha256: string | null; error: string | null } | null;
 }
 
-export interface HostData {
-  kind: 'host';
-  id: string;
-  host: string;
-  hostname: string;
-  node: string | null;
-  adopted: boolean;
-  complete: boolean;
-  problems: number;
-  docker_available: boolean;
-  ledger_available: boolean;
-  container_count: number;
-  file_count: number;
-  ledger_count: number;
-}
+/** The one host the snapshot is of: declared in src/subjects/host.ts. */
+export type { HostData };
 
 /** What the mesh labels of a network or volume say (the configured module and resource keys). */
 export type ObjectMeshLabels = NetworkData['mesh'];

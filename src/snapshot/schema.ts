@@ -4,6 +4,7 @@ import { HOST_OBJECT_SOURCES, hostObjectProperties } from './schema-host-objects
 import { CONTAINER_RUNTIME } from '../subjects/containers.js';
 import { DAEMON } from '../subjects/daemon.js';
 import { ENV_ENTRIES, FILES } from '../subjects/files.js';
+import { HOST } from '../subjects/host.js';
 import { IMAGES } from '../subjects/images.js';
 import { snapshotSchemaOf, type Spec } from '../subjects/spec.js';
 
@@ -39,16 +40,7 @@ export const snapshotSchemaV1 = {
       properties: { name: { type: 'string' }, version: { type: 'string' } },
     },
     takenAt: { type: 'string', format: 'date-time' },
-    host: {
-      type: 'object',
-      required: ['hostname'],
-      additionalProperties: false,
-      properties: {
-        hostname: { type: 'string', minLength: 1 },
-        root: { type: 'string' },
-        scannerContainer: { type: 'string', pattern: '^[0-9a-f]{64}$' },
-      },
-    },
+    host: snapshotSchemaOf(HOST.entries),
     config: {
       type: 'object',
       required: ['managedRoots', 'labels'],

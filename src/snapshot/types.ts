@@ -3,6 +3,7 @@ import type { FileKind } from '../fs/file-kind.js';
 import type { ContainerRuntime } from '../subjects/containers.js';
 import type { DaemonInfo } from '../subjects/daemon.js';
 import type { EnvEntry, FileRecord } from '../subjects/files.js';
+import type { HostInfo } from '../subjects/host.js';
 import type { ImageRecord } from '../subjects/images.js';
 import type { HostListener } from '../subjects/listeners.js';
 import type { NetworkRecord } from '../subjects/networks.js';
@@ -67,13 +68,8 @@ export interface RememberedTarget {
   lastSeenPresent: string | null;
 }
 
-export interface HostInfo {
-  hostname: string;
-  /** Folder the host was mounted at when the scanner ran in a container (`--root`); paths are host paths. */
-  root?: string;
-  /** The engine id of the container the scanner ran in (src/collect/self.ts); absent when it ran on the host. */
-  scannerContainer?: string;
-}
+/** The host the snapshot is of: declared in src/subjects/host.ts (HOST). */
+export type { HostInfo };
 
 export interface ScanConfig {
   managedRoots: string[];

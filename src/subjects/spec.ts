@@ -1,14 +1,15 @@
 import type { SafeValue } from '../secret/value.js';
 
 /*
- * A subject set's facts declared once (ARCHITECTURE.md, "Where a new field or a new subject set goes"): a spec is a list of
- * entries, each a value of the snapshot (its JSON Schema, where the engine gives it, and the subject
- * field it is) or a subject fact the facts builder makes from other things (its doc and type). From a
- * spec come, by the functions and types here: the snapshot part's JSON Schema (src/snapshot/schema.ts)
- * and TypeScript type (src/snapshot/types.ts), the subject's data fields (src/policy/subject-data.ts),
- * their docs (src/policy/sets.ts: `rules docs`, docs/subjects/, the load-time field check) and the
- * mapping from the snapshot's values to the subject's (src/facts/containers.ts). Plain data and types
- * only: below the snapshot and policy layers, which both read it.
+ * A subject set's facts declared once (ARCHITECTURE.md, "Where a new field or a new subject set goes"):
+ * a spec is a list of entries, each a value of the snapshot (its JSON Schema, where the scan reads it,
+ * and the subject field it is) or a subject fact the facts builder makes from other things (its doc,
+ * type and source). From a spec come, by the functions and types here: the snapshot part's JSON Schema
+ * (src/snapshot/schema.ts, schema-host-objects.ts) and TypeScript type (src/snapshot/types.ts), the
+ * subject's data type (src/policy/subject-data.ts), the fields' docs (src/policy/sets.ts: `rules docs`,
+ * docs/subjects/, the load-time field check) and, for the containers' runtime facts, the mapping from
+ * the snapshot's values to the subject's (src/facts/containers.ts). Plain data and types only: below
+ * the snapshot and policy layers, which both read it.
  */
 
 /** What a field means, as the registry of subject sets writes it (src/policy/fields.ts FieldDoc). */
