@@ -2,9 +2,10 @@ import type { FieldDocs } from './field-docs.js';
 import { formerlyClaimedBy } from '../subjects/common.js';
 import { CONTAINER_RUNTIME } from '../subjects/containers.js';
 import { DAEMON } from '../subjects/daemon.js';
-import { FILES } from '../subjects/files.js';
+import { FILES, fileFactsDoc } from '../subjects/files.js';
 import { HOST } from '../subjects/host.js';
 import { IMAGES } from '../subjects/images.js';
+import { LEDGER } from '../subjects/ledger.js';
 import { LISTENERS } from '../subjects/listeners.js';
 import { NETWORKS } from '../subjects/networks.js';
 import { subjectDocsOf, type SetSpec, type Spec } from '../subjects/spec.js';
@@ -80,19 +81,8 @@ const fromSpec = <const K extends string, const A extends AboutKind, const S ext
 
 const FORMERLY_CLAIMED_BY = formerlyClaimedBy.doc;
 
-const fileFacts = (of: string): { doc: string; fields: FieldDocs<FileFacts> } => ({
-  doc: `${of}, as the snapshot has it`,
-  fields: {
-    known: 'whether the file is in the snapshot (false: every other fact is null)',
-    exists: 'whether it is there (null: not read)',
-    file_kind: '`file`, `directory`, `symlink`, `missing`, `unknown`, …',
-    sha256: '`sha256:<hex>` of its contents',
-    inode: 'its inode number',
-    is_env: 'whether it was read as an env file',
-    env: "its env entries as Compose's `env_file:` reads them, `{KEY: {digest, shape}}` (later lines win)",
-    error: 'why it could not be read in full, or null',
-  },
-});
+/** A file as another subject shows it (src/subjects/files.ts), its fields' docs held to FileFacts. */
+const fileFacts = (of: string): { doc: string; fields: FieldDocs<FileFacts> } => fileFactsDoc(of);
 
 const MESH_LABELS = {
   doc: 'what its mesh labels say',
@@ -166,35 +156,7 @@ export const SUBJECT_SETS = {
     fields: containerFieldDocs(CONTAINER_RUNTIME),
   }),
   files: subjectSet<FileData>(fromSpec(FILES)),
-  ledger: subjectSet<LedgerEntryData>({
-    kind: 'ledger-entry',
-    about: 'ledger-entry',
-    summary: 'every ledger entry, valid or not, with whether its target is there and who else claims it',
-    fields: {
-      adopted: 'whether the ledger says the node was adopted',
-      line: 'the line the entry starts on',
-      valid: 'whether the entry is valid',
-      errors: 'why it is not',
-      entry_id: "the entry's `id`, or null",
-      type: '`container`, `file`, …, or null',
-      target: 'the container name or id, or the path, it claims',
-      origin: '`declared` or `found`, or null',
-      module: 'the module that wrote it, or null',
-      holds: 'ports it holds',
-      digest: 'the digest it recorded, or null',
-      sources: 'files it was built from',
-      applied_at: 'when it was applied, or null',
-      extra: 'fields the scanner does not know (text made secret-safe)',
-      present: 'whether its target is there: a container, file, network or volume (null: not known, or another type)',
-      target_container: {
-        doc: 'the container it claims, or null',
-        fields: { name: 'its name', status: 'its state', running: 'whether it runs' },
-      },
-      target_file: fileFacts('the file it claims (null: not a file entry)'),
-      co_claimants: 'ids of the other valid entries claiming the same target',
-      former_targets: 'targets it had before, from history (`{target, last_seen, changed_at}`)',
-    },
-  }),
+  ledger: subjectSet<LedgerEntryData>(fromSpec(LEDGER)),
   container_sources: subjectSet<ContainerSourceData>({
     kind: 'container-source',
     about: 'container',

@@ -1,11 +1,12 @@
 import type { SafeValue } from '../secret/value.js';
-import type { FileKind, ListeningSocket, PublishedPort } from '../snapshot/types.js';
+import type { ListeningSocket, PublishedPort } from '../snapshot/types.js';
 import type { ContainerRuntimeFacts } from '../subjects/containers.js';
 import type { FORMER_CLAIM } from '../subjects/common.js';
 import type { DaemonData } from '../subjects/daemon.js';
-import type { FileData } from '../subjects/files.js';
+import type { FILE_FACTS, FileData } from '../subjects/files.js';
 import type { HostData } from '../subjects/host.js';
 import type { ImageData } from '../subjects/images.js';
+import type { LedgerEntryData } from '../subjects/ledger.js';
 import type { ListenerData } from '../subjects/listeners.js';
 import type { NetworkData } from '../subjects/networks.js';
 import type { ValueOf } from '../subjects/spec.js';
@@ -104,45 +105,12 @@ export type { FileData };
 
 /**
  * A file as another subject sees it (a ledger entry's target, a container's source, a mount's host
- * file). `known` false: the file was not in the snapshot, and every other fact is null.
+ * file): src/subjects/files.ts FILE_FACTS.
  */
-export interface FileFacts {
-  known: boolean;
-  exists: boolean | null;
-  file_kind: FileKind | null;
-  sha256: string | null;
-  inode: number | null;
-  is_env: boolean;
-  /** Absent (undefined) where the subject does not show it: a mount's host file. */
-  env: Record<string, SafeValue> | null | undefined;
-  /** Absent when the file was not in the snapshot. */
-  error?: string | null;
-}
+export type FileFacts = ValueOf<typeof FILE_FACTS>;
 
-export interface LedgerEntryData {
-  kind: 'ledger-entry';
-  id: string;
-  host: string;
-  adopted: boolean;
-  line: number;
-  valid: boolean;
-  errors: string[];
-  entry_id: string | null;
-  type: string | null;
-  target: string | null;
-  origin: 'declared' | 'found' | null;
-  module: string | null;
-  holds: number[];
-  digest: string | null;
-  sources: string[];
-  applied_at: string | null;
-  extra: Record<string, unknown>;
-  present: boolean | null;
-  target_container: { name: string; status: string; running: boolean } | null;
-  target_file: FileFacts | null;
-  co_claimants: string[];
-  former_targets: { target: string; last_seen: string; changed_at: string }[];
-}
+/** A ledger entry, valid or not: declared in src/subjects/ledger.ts. */
+export type { LedgerEntryData };
 
 /** The container of a container_sources subject: what a rule needs of it beside the source. */
 export interface SourcedContainer {

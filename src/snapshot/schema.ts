@@ -6,6 +6,7 @@ import { DAEMON } from '../subjects/daemon.js';
 import { ENV_ENTRIES, FILES } from '../subjects/files.js';
 import { HOST } from '../subjects/host.js';
 import { IMAGES } from '../subjects/images.js';
+import { LEDGER } from '../subjects/ledger.js';
 import { snapshotSchemaOf, type Spec } from '../subjects/spec.js';
 
 const safeValue = {
@@ -208,46 +209,7 @@ export const snapshotSchemaV1 = {
         available: { type: 'boolean' },
         node: { type: 'string' },
         adopted: { type: 'boolean' },
-        entries: {
-          type: 'array',
-          items: {
-            type: 'object',
-            required: ['line', 'valid', 'errors', 'entry'],
-            additionalProperties: false,
-            properties: {
-              line: { type: 'integer', minimum: 1 },
-              valid: { type: 'boolean' },
-              errors: { type: 'array', items: { type: 'string' } },
-              entry: {
-                type: 'object',
-                additionalProperties: false,
-                properties: {
-                  id: { type: 'string' },
-                  type: { type: 'string' },
-                  target: { type: 'string' },
-                  origin: { enum: ['declared', 'found'] },
-                  module: { type: 'string' },
-                  holds: { type: 'array', items: { type: 'integer', minimum: 0, maximum: 65535 } },
-                  digest: { type: 'string' },
-                  sources: { type: 'array', items: { type: 'string' } },
-                  applied_at: { type: 'string' },
-                  allow: {
-                    type: 'array',
-                    items: {
-                      type: 'object',
-                      required: ['rule', 'reason'],
-                      additionalProperties: false,
-                      properties: { rule: { type: 'string' }, reason: { type: 'string' } },
-                    },
-                  },
-                  env: { type: 'array', items: { type: 'string' } },
-                  // Every string in it a safe value: checked in load.ts (walked without recursion: it may nest deep).
-                  extra: { type: 'object' },
-                },
-              },
-            },
-          },
-        },
+        entries: { type: 'array', items: snapshotSchemaOf(LEDGER.entries) },
       },
     },
     notes: { $ref: '#/properties/problems' },

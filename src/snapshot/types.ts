@@ -5,6 +5,7 @@ import type { DaemonInfo } from '../subjects/daemon.js';
 import type { EnvEntry, FileRecord } from '../subjects/files.js';
 import type { HostInfo } from '../subjects/host.js';
 import type { ImageRecord } from '../subjects/images.js';
+import type { LedgerRecord } from '../subjects/ledger.js';
 import type { HostListener } from '../subjects/listeners.js';
 import type { NetworkRecord } from '../subjects/networks.js';
 import type { VolumeRecord } from '../subjects/volumes.js';
@@ -328,39 +329,17 @@ export interface Ledger {
   entries: LedgerRecord[];
 }
 
-/** One entry as read from the ledger, valid or not; invalid ones keep only what is safe to show. */
-export interface LedgerRecord {
-  /** 1-based line in the ledger file where the entry starts. */
-  line: number;
-  valid: boolean;
-  errors: string[];
-  /** Complete when valid; an invalid entry keeps only the fields that could be read safely. */
-  entry: Partial<LedgerEntry>;
-}
+/**
+ * One entry as read from the ledger, valid or not; invalid ones keep only what is safe to show: declared,
+ * with where each value comes from, in src/subjects/ledger.ts (LEDGER).
+ */
+export type { LedgerRecord };
+
+/** A ledger entry as the snapshot keeps a valid one: its `id`, `type` and `target` there. */
+export type LedgerEntry = LedgerRecord['entry'] & { id: string; type: string; target: string };
 
 /** A rule a ledger entry's resource is allowed to break, and why. */
-export interface LedgerAllowance {
-  rule: string;
-  reason: string;
-}
-
-export interface LedgerEntry {
-  id: string;
-  type: string;
-  target: string;
-  origin?: 'declared' | 'found';
-  module?: string;
-  holds?: number[];
-  digest?: string;
-  sources?: string[];
-  applied_at?: string;
-  /** Rules (id or name) this resource is allowed to break, with why (docs/ledger.md, "Exceptions in the ledger"). */
-  allow?: LedgerAllowance[];
-  /** Env keys a container entry gives inline (`docker run -e`), names only: not from any env file (docs/ledger.md). */
-  env?: string[];
-  /** Fields the scanner does not know; string values are made secret-safe. */
-  extra?: Record<string, unknown>;
-}
+export type LedgerAllowance = NonNullable<LedgerEntry['allow']>[number];
 
 export interface Problem {
   source:

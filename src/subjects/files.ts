@@ -1,7 +1,9 @@
 import { claimed, formerlyClaimedBy, SAFE_MAP, STRINGS } from './common.js';
 import {
   BOOLEAN,
+  BOOLEAN_OR_NULL,
   defRef,
+  INTEGER_OR_NULL,
   INTEGER,
   listOf,
   made,
@@ -67,6 +69,40 @@ const COMPOSE = {
 } as const;
 
 const optional = true;
+
+/**
+ * A file as another subject sees it (a ledger entry's target, a container's source, a mount's host
+ * file). `known` false: the file was not in the snapshot, and every other fact is null. `env` is absent
+ * where the subject does not show it (a mount's host file); `error` when the file was not in the snapshot.
+ */
+export const FILE_FACTS = shapeOf(
+  {
+    known: BOOLEAN,
+    exists: BOOLEAN_OR_NULL,
+    file_kind: orNull(FILE_KIND),
+    sha256: STRING_OR_NULL,
+    inode: INTEGER_OR_NULL,
+    is_env: BOOLEAN,
+    env: orNull(SAFE_MAP),
+    error: STRING_OR_NULL,
+  },
+  ['env', 'error'],
+);
+
+/** What the facts of a file another subject shows mean (`of`: the file, as that subject has it). */
+export const fileFactsDoc = (of: string) => ({
+  doc: `${of}, as the snapshot has it`,
+  fields: {
+    known: 'whether the file is in the snapshot (false: every other fact is null)',
+    exists: 'whether it is there (null: not read)',
+    file_kind: '`file`, `directory`, `symlink`, `missing`, `unknown`, …',
+    sha256: '`sha256:<hex>` of its contents',
+    inode: 'its inode number',
+    is_env: 'whether it was read as an env file',
+    env: "its env entries as Compose's `env_file:` reads them, `{KEY: {digest, shape}}` (later lines win)",
+    error: 'why it could not be read in full, or null',
+  },
+});
 
 const ENTRIES = [
   read({

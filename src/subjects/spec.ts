@@ -37,7 +37,13 @@ export type ValueSchema =
       readonly additionalProperties: false;
       readonly properties: Readonly<Record<string, ValueSchema>>;
     }
+  | {
+      readonly type: 'object';
+      readonly additionalProperties: false;
+      readonly properties: Readonly<Record<string, ValueSchema>>;
+    }
   | { readonly type: 'object'; readonly additionalProperties: ValueSchema }
+  | { readonly type: 'object' }
   | { readonly oneOf: readonly ValueSchema[] }
   | { readonly $ref: '#/$defs/safeValue' }
   | { readonly $ref: '#/$defs/daemonSetting' }
@@ -57,6 +63,9 @@ export interface DefRef<N extends string, S extends ValueSchema> {
 export const defRef = <const N extends string, const S extends ValueSchema>(name: N, _of: S): DefRef<N, S> => ({
   $ref: `#/$defs/${name}`,
 });
+
+/** The properties an object's schema requires (none when it names none: JSON Schema's default). */
+type RequiredOf<S> = S extends { readonly required: readonly (infer R)[] } ? R : never;
 
 /** An intersection of object types as one (the type shows, and compares, as one object). */
 type Flat<T> = { [K in keyof T]: T[K] };
@@ -86,23 +95,21 @@ export type ValueOf<S> = S extends { readonly $ref: '#/$defs/safeValue' }
             ? E
             : S extends { readonly type: 'array'; readonly items: infer I }
               ? ValueOf<I>[]
-              : S extends {
-                    readonly type: 'object';
-                    readonly required: readonly (infer R)[];
-                    readonly properties: infer P;
-                  }
+              : S extends { readonly type: 'object'; readonly properties: infer P }
                 ? Flat<
-                    { -readonly [K in keyof P as K extends R ? K : never]: ValueOf<P[K]> } & {
-                      -readonly [K in keyof P as K extends R ? never : K]?: ValueOf<P[K]>;
+                    { -readonly [K in keyof P as K extends RequiredOf<S> ? K : never]: ValueOf<P[K]> } & {
+                      -readonly [K in keyof P as K extends RequiredOf<S> ? never : K]?: ValueOf<P[K]>;
                     }
                   >
                 : S extends { readonly type: 'object'; readonly additionalProperties: infer A }
                   ? Record<string, ValueOf<A>>
-                  : S extends { readonly type: readonly (infer T)[] }
-                    ? PrimitiveOf<T>
-                    : S extends { readonly type: infer T }
+                  : S extends { readonly type: 'object' }
+                    ? Record<string, unknown>
+                    : S extends { readonly type: readonly (infer T)[] }
                       ? PrimitiveOf<T>
-                      : never;
+                      : S extends { readonly type: infer T }
+                        ? PrimitiveOf<T>
+                        : never;
 
 // The schema forms, written once (their key order is the snapshot schema's).
 export const BOOLEAN = { type: 'boolean' } as const;
@@ -285,6 +292,7 @@ function absentOf(schema: ValueSchema): unknown {
     case 'array':
       return Object.freeze([]);
     case 'object':
+      if (!('properties' in schema)) return Object.freeze({});
       return Object.freeze(
         Object.fromEntries(
           Object.entries((schema as { properties: Record<string, ValueSchema> }).properties).map(([k, s]) => [

@@ -10,6 +10,7 @@ import type {
   DaemonData,
   FileData,
   ImageData,
+  LedgerEntryData,
   ListenerData,
   NetworkData,
   VolumeData,
@@ -27,6 +28,7 @@ import type {
   FileRecord,
   HostListener,
   ImageHealthcheck,
+  LedgerRecord,
   Snapshot,
   VolumeRecord,
 } from '../../src/snapshot/types.js';
@@ -112,7 +114,12 @@ test('the other sets on specs keep their types: the snapshot records and the sub
   const network: Equal<NetworkData['network_id'], string> = true;
   const volumeUsers: Equal<VolumeData['used_by'], VolumeRecord['containers']> = true;
   const daemonInfo: Equal<DaemonInfo['liveRestore'], DaemonData['live_restore']> = true;
+  // A ledger record's entry names no required field (an invalid one keeps what was read safely).
+  const origin: Equal<LedgerRecord['entry']['origin'], 'declared' | 'found' | undefined> = true;
+  const entryId: Equal<LedgerRecord['entry']['id'], string | undefined> = true;
+  const targetKind: Equal<NonNullable<LedgerEntryData['target_file']>['file_kind'], FileKind | null> = true;
   assert.ok([fileKind, size, recordSize, envValue, reach, holder, network, volumeUsers, daemonInfo]);
+  assert.ok([origin, entryId, targetKind]);
   assert.not.ok(healthcheck);
 });
 
