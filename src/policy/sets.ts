@@ -6,6 +6,7 @@ import { FILES, fileFactsDoc } from '../subjects/files.js';
 import { HOST } from '../subjects/host.js';
 import { IMAGES } from '../subjects/images.js';
 import { LEDGER } from '../subjects/ledger.js';
+import { MOUNTS } from '../subjects/mounts.js';
 import { LISTENERS } from '../subjects/listeners.js';
 import { NETWORKS } from '../subjects/networks.js';
 import { subjectDocsOf, type SetSpec, type Spec } from '../subjects/spec.js';
@@ -204,36 +205,7 @@ export const SUBJECT_SETS = {
       inline_from: 'where the inline keys are known from: `Compose file <paths>, service <name>`, `ledger entry <id>`',
     },
   }),
-  mounts: subjectSet<MountData>({
-    kind: 'mount',
-    about: 'container',
-    summary: 'every mount of every container, with what the container really sees of a single-file bind',
-    fields: {
-      container: {
-        doc: 'the container',
-        fields: {
-          name: 'its name',
-          running: 'whether it runs',
-          status: 'its state',
-          proc_available: 'whether /proc of its process was read',
-        },
-      },
-      type: '`bind`, `volume`, `tmpfs`, …',
-      source: 'host path (or volume name)',
-      destination: 'path in the container',
-      rw: 'whether it is writable',
-      single_file: 'whether it is a bind mount of a single file',
-      host_file: fileFacts('the host file (`env` not shown)'),
-      seen: {
-        doc: 'what the container sees of a single-file bind, from /proc, or null',
-        fields: {
-          inode: 'its inode',
-          sha256: '`sha256:<hex>` of its contents',
-          error: 'why it could not be read, or null',
-        },
-      },
-    },
-  }),
+  mounts: subjectSet<MountData>(fromSpec(MOUNTS)),
   host: subjectSet<HostData>(fromSpec(HOST)),
   images: subjectSet<ImageData>(fromSpec(IMAGES)),
   daemon: subjectSet<DaemonData>(fromSpec(DAEMON)),

@@ -7,6 +7,7 @@ import type { FILE_FACTS, FileData } from '../subjects/files.js';
 import type { HostData } from '../subjects/host.js';
 import type { ImageData } from '../subjects/images.js';
 import type { LedgerEntryData } from '../subjects/ledger.js';
+import type { MountData } from '../subjects/mounts.js';
 import type { ListenerData } from '../subjects/listeners.js';
 import type { NetworkData } from '../subjects/networks.js';
 import type { ValueOf } from '../subjects/spec.js';
@@ -149,19 +150,8 @@ export interface ContainerSourceData {
   inline_from: string[];
 }
 
-export interface MountData {
-  kind: 'mount';
-  id: string;
-  host: string;
-  container: { name: string; running: boolean; status: string; proc_available: boolean };
-  type: string;
-  source: string;
-  destination: string;
-  rw: boolean;
-  single_file: boolean;
-  host_file: FileFacts;
-  seen: { inode: number | null; sha256: string | null; error: string | null } | null;
-}
+/** A mount of a container: declared in src/subjects/mounts.ts. */
+export type { MountData };
 
 /** The one host the snapshot is of: declared in src/subjects/host.ts. */
 export type { HostData };

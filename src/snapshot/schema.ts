@@ -7,6 +7,7 @@ import { ENV_ENTRIES, FILES } from '../subjects/files.js';
 import { HOST } from '../subjects/host.js';
 import { IMAGES } from '../subjects/images.js';
 import { LEDGER } from '../subjects/ledger.js';
+import { MOUNT_SINCE_V2, MOUNTS } from '../subjects/mounts.js';
 import { snapshotSchemaOf, type Spec } from '../subjects/spec.js';
 
 const safeValue = {
@@ -22,6 +23,10 @@ const safeValue = {
 const safeEnv = { type: 'object', additionalProperties: { $ref: '#/$defs/safeValue' } };
 
 const absolutePath = { type: 'string', pattern: '^/' };
+
+/** A mount's value @1 had (src/subjects/mounts.ts: @2 added the others). */
+const inV1 = (e: (typeof MOUNTS.entries)[number]): boolean =>
+  !('snapshot' in e) || !MOUNT_SINCE_V2.includes(e.snapshot);
 
 /**
  * JSON Schema of `mesh-audit/snapshot@1`, the first layout, kept to read old snapshots (history, saved
@@ -121,20 +126,7 @@ export const snapshotSchemaV1 = {
           env: safeEnv,
           imageEnv: safeEnv,
           networkMode: { type: 'string' },
-          mounts: {
-            type: 'array',
-            items: {
-              type: 'object',
-              required: ['type', 'source', 'destination', 'rw'],
-              additionalProperties: false,
-              properties: {
-                type: { type: 'string' },
-                source: { type: 'string' },
-                destination: { type: 'string' },
-                rw: { type: 'boolean' },
-              },
-            },
-          },
+          mounts: { type: 'array', items: snapshotSchemaOf(MOUNTS.entries.filter(inV1)) },
           ports: {
             type: 'array',
             items: {
@@ -362,11 +354,10 @@ export const snapshotSchemaWith = (runtime: Spec): object => {
   v2.properties['daemon'] = daemon as unknown as SchemaObject;
   const container = v2.properties['containers']!.items;
   container.properties['runtime'] = snapshotSchemaOf(runtime) as unknown as SchemaObject;
-  Object.assign(container.properties['mounts']!.items.properties, {
-    name: { type: 'string' },
-    propagation: { type: 'string' },
-    mode: { type: 'string' },
-  });
+  container.properties['mounts'] = {
+    type: 'array',
+    items: snapshotSchemaOf(MOUNTS.entries) as unknown as SchemaObject,
+  } as unknown as SchemaObject;
   const procRead = (container.properties['proc'] as unknown as { oneOf: SchemaObject[] }).oneOf[1]!;
   procRead.properties['processes'] = strings as unknown as SchemaObject;
   const problem = v2.properties['problems']!.items.properties['source'] as unknown as { enum: string[] };

@@ -6,6 +6,7 @@ import type { EnvEntry, FileRecord } from '../subjects/files.js';
 import type { HostInfo } from '../subjects/host.js';
 import type { ImageRecord } from '../subjects/images.js';
 import type { LedgerRecord } from '../subjects/ledger.js';
+import type { Mount } from '../subjects/mounts.js';
 import type { HostListener } from '../subjects/listeners.js';
 import type { NetworkRecord } from '../subjects/networks.js';
 import type { VolumeRecord } from '../subjects/volumes.js';
@@ -203,17 +204,8 @@ export interface ContainerState {
   restartCount: number;
 }
 
-export interface Mount {
-  type: string;
-  source: string;
-  destination: string;
-  rw: boolean;
-  /** The volume's name (volume mounts); absent before snapshot@2 and for other mounts. */
-  name?: string;
-  /** Bind propagation (`rprivate`, `shared`, …) and the mode string given (`ro,Z`); snapshot@2. */
-  propagation?: string;
-  mode?: string;
-}
+/** A container's mount: declared, with where each value comes from, in src/subjects/mounts.ts (MOUNTS). */
+export type { Mount };
 
 /** A part of the host read as a whole: what it holds, or why it was not read. */
 export type Collected<T> = ({ available: true } & T) | { available: false; reason: string };
