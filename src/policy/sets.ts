@@ -1,8 +1,9 @@
 import type { FieldDocs } from './field-docs.js';
-import { formerlyClaimedBy } from '../subjects/common.js';
+import { formerlyClaimedBy, MESH_LABELS_DOC } from '../subjects/common.js';
+import { CONTAINER_SOURCES } from '../subjects/container-sources.js';
 import { CONTAINER_RUNTIME } from '../subjects/containers.js';
 import { DAEMON } from '../subjects/daemon.js';
-import { FILES, fileFactsDoc } from '../subjects/files.js';
+import { FILES } from '../subjects/files.js';
 import { HOST } from '../subjects/host.js';
 import { IMAGES } from '../subjects/images.js';
 import { LEDGER } from '../subjects/ledger.js';
@@ -16,7 +17,6 @@ import type {
   ContainerSourceData,
   DaemonData,
   FileData,
-  FileFacts,
   HostData,
   ImageData,
   LedgerEntryData,
@@ -28,12 +28,14 @@ import type {
 
 /*
  * The registry of subject sets (ARCHITECTURE.md, "Where to add … a subject set"): each set a rule can
- * run over, with its data interface (src/policy/subject-data.ts), the kind of its subjects, what a
- * finding about one is about, and what each of its fields means. Everything that names a set is made
- * from it: the `SubjectSetName` type, the pack schema's `subject` enum (src/policy/load.ts, written
- * into policies/policy.schema.json by `npm run docs`), the field docs the loader checks rules against
- * (src/policy/fields.ts), `rules docs` and docs/subject-sets.md. The builders that fill each set are keyed by it
- * in src/facts/subjects.ts (`SUBJECT_BUILDERS`, one per set), below it in the layering.
+ * run over, with its data type (src/policy/subject-data.ts), the kind of its subjects, what a finding
+ * about one is about, and what each of its fields means: an index of the sets' specs (src/subjects/,
+ * `fromSpec`), but for the `containers` set's fields beside its runtime facts, written here.
+ * Everything that names a set is made from it: the `SubjectSetName` type, the pack schema's `subject`
+ * enum (src/policy/load.ts, written into policies/policy.schema.json by `npm run docs`), the field
+ * docs the loader checks rules against (src/policy/fields.ts), `rules docs` and docs/subject-sets.md.
+ * The builders that fill each set are keyed by it in src/facts/subjects.ts (`SUBJECT_BUILDERS`, one
+ * per set), below it in the layering.
  */
 
 /** The fields every subject's data has, documented once for every set. */
@@ -82,18 +84,7 @@ const fromSpec = <const K extends string, const A extends AboutKind, const S ext
 
 const FORMERLY_CLAIMED_BY = formerlyClaimedBy.doc;
 
-/** A file as another subject shows it (src/subjects/files.ts), its fields' docs held to FileFacts. */
-const fileFacts = (of: string): { doc: string; fields: FieldDocs<FileFacts> } => fileFactsDoc(of);
-
-const MESH_LABELS = {
-  doc: 'what its mesh labels say',
-  fields: {
-    module: 'the `mesh.module` label, or null',
-    resource: 'the `mesh.resource` label (a ledger id), or null',
-    sources: 'files named by the `mesh.sources` label',
-    source_digests: 'digests named by the `mesh.source-digests` label, in the order of `sources`',
-  },
-} as const;
+const MESH_LABELS = MESH_LABELS_DOC;
 
 /**
  * What each field of the `containers` set means, those of how it runs from a spec of them
@@ -158,53 +149,7 @@ export const SUBJECT_SETS = {
   }),
   files: subjectSet<FileData>(fromSpec(FILES)),
   ledger: subjectSet<LedgerEntryData>(fromSpec(LEDGER)),
-  container_sources: subjectSet<ContainerSourceData>({
-    kind: 'container-source',
-    about: 'container',
-    summary: 'each container paired with each file it was built from (named by its labels or the ledger)',
-    fields: {
-      container: {
-        doc: 'the container',
-        fields: {
-          name: 'its name',
-          container_id: 'the first 12 characters of its id',
-          running: 'whether it runs',
-          status: 'its state',
-          env: 'the env it was created with, `{KEY: {digest, shape}}`',
-          mesh: MESH_LABELS,
-          claimed_by: 'ids of the ledger entries claiming it',
-        },
-      },
-      source: { doc: 'the file it was built from', fields: { path: 'its host path', ...fileFacts('').fields } },
-      index: 'its place in the `mesh.sources` label, or null',
-      recorded_digest: 'the digest the `mesh.source-digests` label recorded for it, or null',
-      named_by: 'what names it as a source: `label`, `ledger`',
-      reading:
-        "which consumer's reading of the file the container is judged by: `docker` (`--env-file`, literal), " +
-        '`compose` (`env_file:`, dotenv-like) or `either` (nothing says)',
-      reading_evidence:
-        "why: a Compose label, the `mesh.env-file-syntax` label, the config's `envFileSyntax`, or no evidence",
-      readings: {
-        doc:
-          'the file as each reading the consumer may have made gives it, `{KEY: {digest, shape}}` (null: not one of ' +
-          "them, or the consumer refuses the file); keys a reading takes from its tool's environment are left out",
-        fields: {
-          docker: '`docker run --env-file`: values literal',
-          podman:
-            "`podman run --env-file`: as Docker's, but a BOM stays in the first key and keys with blanks are taken",
-          compose:
-            "Compose's `env_file:` (docker-compose 1.29): quotes and escapes removed, inline comments cut, " +
-            'values trimmed',
-        },
-      },
-      dropped_keys: 'keys the container holds that no env file it was built from names any more',
-      dropped_evidence: 'for each dropped key, why it is known to have come from the file',
-      inline_keys:
-        "keys the container was given inline, not from a file: its Compose service's `environment:` (Compose-made) " +
-        "or the claiming ledger entries' `env:` (`docker run -e`); never dropped keys",
-      inline_from: 'where the inline keys are known from: `Compose file <paths>, service <name>`, `ledger entry <id>`',
-    },
-  }),
+  container_sources: subjectSet<ContainerSourceData>(fromSpec(CONTAINER_SOURCES)),
   mounts: subjectSet<MountData>(fromSpec(MOUNTS)),
   host: subjectSet<HostData>(fromSpec(HOST)),
   images: subjectSet<ImageData>(fromSpec(IMAGES)),

@@ -1,7 +1,8 @@
 import type { SafeValue } from '../secret/value.js';
 import type { ListeningSocket, PublishedPort } from '../snapshot/types.js';
 import type { ContainerRuntimeFacts } from '../subjects/containers.js';
-import type { FORMER_CLAIM } from '../subjects/common.js';
+import type { FORMER_CLAIM, MESH_LABELS } from '../subjects/common.js';
+import type { ContainerSourceData } from '../subjects/container-sources.js';
 import type { DaemonData } from '../subjects/daemon.js';
 import type { FILE_FACTS, FileData } from '../subjects/files.js';
 import type { HostData } from '../subjects/host.js';
@@ -32,13 +33,8 @@ export type Exposure = Reach | 'none' | 'unknown';
 /** A ledger id that once claimed the resource and moved away (facts/history.ts): src/subjects/common.ts. */
 export type FormerClaim = ValueOf<typeof FORMER_CLAIM>;
 
-/** What the mesh labels of a container say. */
-export interface MeshLabels {
-  module: string | null;
-  resource: string | null;
-  sources: string[];
-  source_digests: string[];
-}
+/** What the mesh labels of a container say (src/subjects/common.ts). */
+export type MeshLabels = ValueOf<typeof MESH_LABELS>;
 
 export interface Endpoints {
   all_interfaces: string[];
@@ -114,41 +110,10 @@ export type FileFacts = ValueOf<typeof FILE_FACTS>;
 export type { LedgerEntryData };
 
 /** The container of a container_sources subject: what a rule needs of it beside the source. */
-export interface SourcedContainer {
-  name: string;
-  container_id: string;
-  running: boolean;
-  status: string;
-  env: Record<string, SafeValue>;
-  mesh: MeshLabels;
-  claimed_by: string[];
-}
+export type SourcedContainer = ContainerSourceData['container'];
 
-export interface ContainerSourceData {
-  kind: 'container-source';
-  id: string;
-  host: string;
-  container: SourcedContainer;
-  source: FileFacts & { path: string };
-  index: number | null;
-  recorded_digest: string | null;
-  named_by: ('label' | 'ledger')[];
-  /** Which consumer's reading of the file the container's env is judged by (env-readings.ts). */
-  reading: 'docker' | 'compose' | 'either';
-  reading_evidence: string;
-  /** The file as each reading the consumer may have made gives it (null: not one of them, or refused). */
-  readings: {
-    docker: Record<string, SafeValue> | null;
-    podman: Record<string, SafeValue> | null;
-    compose: Record<string, SafeValue> | null;
-  };
-  dropped_keys: string[];
-  dropped_evidence: Record<string, string>;
-  /** Keys the container was given inline, beside its env files (Compose `environment:`, ledger `env:`). */
-  inline_keys: string[];
-  /** Where they are known from: `Compose file …, service …`, `ledger entry …`. */
-  inline_from: string[];
-}
+/** A container paired with a file it was built from: declared in src/subjects/container-sources.ts. */
+export type { ContainerSourceData };
 
 /** A mount of a container: declared in src/subjects/mounts.ts. */
 export type { MountData };

@@ -56,3 +56,21 @@ export const origins = made({
   doc: 'origins of the entries claiming it (`declared`, `found`)',
   from: 'the ledger',
 });
+
+/** What the mesh labels of a container say (the configured label keys). */
+export const MESH_LABELS = shapeOf({
+  module: STRING_OR_NULL,
+  resource: STRING_OR_NULL,
+  sources: STRINGS,
+  source_digests: STRINGS,
+});
+
+export const MESH_LABELS_DOC = {
+  doc: 'what its mesh labels say',
+  fields: {
+    module: 'the `mesh.module` label, or null',
+    resource: 'the `mesh.resource` label (a ledger id), or null',
+    sources: 'files named by the `mesh.sources` label',
+    source_digests: 'digests named by the `mesh.source-digests` label, in the order of `sources`',
+  },
+} as const;
