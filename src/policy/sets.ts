@@ -1,12 +1,22 @@
 import type { FieldDocs } from './field-docs.js';
+import { formerlyClaimedBy, MESH_LABELS_DOC } from '../subjects/common.js';
+import { CONTAINER_SOURCES } from '../subjects/container-sources.js';
 import { CONTAINER_RUNTIME } from '../subjects/containers.js';
-import { subjectDocsOf, type Spec } from '../subjects/spec.js';
+import { DAEMON } from '../subjects/daemon.js';
+import { FILES } from '../subjects/files.js';
+import { HOST } from '../subjects/host.js';
+import { IMAGES } from '../subjects/images.js';
+import { LEDGER } from '../subjects/ledger.js';
+import { MOUNTS } from '../subjects/mounts.js';
+import { LISTENERS } from '../subjects/listeners.js';
+import { NETWORKS } from '../subjects/networks.js';
+import { subjectDocsOf, type SetSpec, type Spec } from '../subjects/spec.js';
+import { VOLUMES } from '../subjects/volumes.js';
 import type {
   ContainerData,
   ContainerSourceData,
   DaemonData,
   FileData,
-  FileFacts,
   HostData,
   ImageData,
   LedgerEntryData,
@@ -18,12 +28,14 @@ import type {
 
 /*
  * The registry of subject sets (ARCHITECTURE.md, "Where to add … a subject set"): each set a rule can
- * run over, with its data interface (src/policy/subject-data.ts), the kind of its subjects, what a
- * finding about one is about, and what each of its fields means. Everything that names a set is made
- * from it: the `SubjectSetName` type, the pack schema's `subject` enum (src/policy/load.ts, written
- * into policies/policy.schema.json by `npm run docs`), the field docs the loader checks rules against
- * (src/policy/fields.ts), `rules docs` and docs/subject-sets.md. The builders that fill each set are keyed by it
- * in src/facts/subjects.ts (`SUBJECT_BUILDERS`, one per set), below it in the layering.
+ * run over, with its data type (src/policy/subject-data.ts), the kind of its subjects, what a finding
+ * about one is about, and what each of its fields means: an index of the sets' specs (src/subjects/,
+ * `fromSpec`), but for the `containers` set's fields beside its runtime facts, written here.
+ * Everything that names a set is made from it: the `SubjectSetName` type, the pack schema's `subject`
+ * enum (src/policy/load.ts, written into policies/policy.schema.json by `npm run docs`), the field
+ * docs the loader checks rules against (src/policy/fields.ts), `rules docs` and docs/subject-sets.md.
+ * The builders that fill each set are keyed by it in src/facts/subjects.ts (`SUBJECT_BUILDERS`, one
+ * per set), below it in the layering.
  */
 
 /** The fields every subject's data has, documented once for every set. */
@@ -62,38 +74,17 @@ export interface SubjectSet<D extends SubjectBase = SubjectBase> {
 /** A registry entry whose data is `D`: its fields are held to `D`'s, no more, no fewer. */
 export const subjectSet = <D extends SubjectBase>(set: SubjectSet<D>): SubjectSet<D> => set;
 
-const FORMERLY_CLAIMED_BY =
-  'ledger ids that once claimed it and moved to another target (each `{id, current_target, changed_at, last_seen}`), ' +
-  'from history';
-
-const fileFacts = (of: string): { doc: string; fields: FieldDocs<FileFacts> } => ({
-  doc: `${of}, as the snapshot has it`,
-  fields: {
-    known: 'whether the file is in the snapshot (false: every other fact is null)',
-    exists: 'whether it is there (null: not read)',
-    file_kind: '`file`, `directory`, `symlink`, `missing`, `unknown`, …',
-    sha256: '`sha256:<hex>` of its contents',
-    inode: 'its inode number',
-    is_env: 'whether it was read as an env file',
-    env: "its env entries as Compose's `env_file:` reads them, `{KEY: {digest, shape}}` (later lines win)",
-    error: 'why it could not be read in full, or null',
-  },
+/** The registry entry of a set declared by its spec (src/subjects/): its fields' docs in the spec's order. */
+const fromSpec = <const K extends string, const A extends AboutKind, const S extends Spec>(spec: SetSpec<K, A, S>) => ({
+  kind: spec.kind,
+  about: spec.about,
+  summary: spec.summary,
+  fields: subjectDocsOf(spec.entries),
 });
 
-const OBJECT_MESH_LABELS = {
-  doc: 'what its mesh labels say',
-  fields: { module: 'the `mesh.module` label, or null', resource: 'the `mesh.resource` label (a ledger id), or null' },
-} as const;
+const FORMERLY_CLAIMED_BY = formerlyClaimedBy.doc;
 
-const MESH_LABELS = {
-  doc: 'what its mesh labels say',
-  fields: {
-    module: 'the `mesh.module` label, or null',
-    resource: 'the `mesh.resource` label (a ledger id), or null',
-    sources: 'files named by the `mesh.sources` label',
-    source_digests: 'digests named by the `mesh.source-digests` label, in the order of `sources`',
-  },
-} as const;
+const MESH_LABELS = MESH_LABELS_DOC;
 
 /**
  * What each field of the `containers` set means, those of how it runs from a spec of them
@@ -156,305 +147,16 @@ export const SUBJECT_SETS = {
     summary: 'every container, with its claims, exposure and history',
     fields: containerFieldDocs(CONTAINER_RUNTIME),
   }),
-  files: subjectSet<FileData>({
-    kind: 'file',
-    about: 'file',
-    summary: 'every file the snapshot holds, with what claims, names and mounts it',
-    fields: {
-      path: 'host path',
-      exists: 'whether it is there',
-      file_kind: '`file`, `directory`, `symlink`, `missing`, `unknown`, …',
-      size: 'size in bytes',
-      mode: 'permission bits as octal text (`0640`)',
-      uid: 'owner user id',
-      gid: 'owner group id',
-      mtime: 'last modified (RFC 3339)',
-      inode: 'inode number',
-      sha256: '`sha256:<hex>` of its contents (regular files)',
-      link_target: 'where a symlink points',
-      error: 'why it could not be read in full, or null',
-      is_env: 'whether it was read as an env file',
-      env: "its env entries as Compose's `env_file:` reads them, `{KEY: {digest, shape}}` (later lines win), or null",
-      managed_root: 'the managed root it lies under, or null',
-      claimed_by: 'ids of the valid ledger entries whose target it is',
-      claimed: 'whether any ledger entry claims it',
-      referenced_by: 'ids of the valid ledger entries naming it among their sources',
-      mounted_by: 'names of the containers bind-mounting it',
-      formerly_claimed_by: FORMERLY_CLAIMED_BY,
-    },
-  }),
-  ledger: subjectSet<LedgerEntryData>({
-    kind: 'ledger-entry',
-    about: 'ledger-entry',
-    summary: 'every ledger entry, valid or not, with whether its target is there and who else claims it',
-    fields: {
-      adopted: 'whether the ledger says the node was adopted',
-      line: 'the line the entry starts on',
-      valid: 'whether the entry is valid',
-      errors: 'why it is not',
-      entry_id: "the entry's `id`, or null",
-      type: '`container`, `file`, …, or null',
-      target: 'the container name or id, or the path, it claims',
-      origin: '`declared` or `found`, or null',
-      module: 'the module that wrote it, or null',
-      holds: 'ports it holds',
-      digest: 'the digest it recorded, or null',
-      sources: 'files it was built from',
-      applied_at: 'when it was applied, or null',
-      extra: 'fields the scanner does not know (text made secret-safe)',
-      present: 'whether its target is there: a container, file, network or volume (null: not known, or another type)',
-      target_container: {
-        doc: 'the container it claims, or null',
-        fields: { name: 'its name', status: 'its state', running: 'whether it runs' },
-      },
-      target_file: fileFacts('the file it claims (null: not a file entry)'),
-      co_claimants: 'ids of the other valid entries claiming the same target',
-      former_targets: 'targets it had before, from history (`{target, last_seen, changed_at}`)',
-    },
-  }),
-  container_sources: subjectSet<ContainerSourceData>({
-    kind: 'container-source',
-    about: 'container',
-    summary: 'each container paired with each file it was built from (named by its labels or the ledger)',
-    fields: {
-      container: {
-        doc: 'the container',
-        fields: {
-          name: 'its name',
-          container_id: 'the first 12 characters of its id',
-          running: 'whether it runs',
-          status: 'its state',
-          env: 'the env it was created with, `{KEY: {digest, shape}}`',
-          mesh: MESH_LABELS,
-          claimed_by: 'ids of the ledger entries claiming it',
-        },
-      },
-      source: { doc: 'the file it was built from', fields: { path: 'its host path', ...fileFacts('').fields } },
-      index: 'its place in the `mesh.sources` label, or null',
-      recorded_digest: 'the digest the `mesh.source-digests` label recorded for it, or null',
-      named_by: 'what names it as a source: `label`, `ledger`',
-      reading:
-        "which consumer's reading of the file the container is judged by: `docker` (`--env-file`, literal), " +
-        '`compose` (`env_file:`, dotenv-like) or `either` (nothing says)',
-      reading_evidence:
-        "why: a Compose label, the `mesh.env-file-syntax` label, the config's `envFileSyntax`, or no evidence",
-      readings: {
-        doc:
-          'the file as each reading the consumer may have made gives it, `{KEY: {digest, shape}}` (null: not one of ' +
-          "them, or the consumer refuses the file); keys a reading takes from its tool's environment are left out",
-        fields: {
-          docker: '`docker run --env-file`: values literal',
-          podman:
-            "`podman run --env-file`: as Docker's, but a BOM stays in the first key and keys with blanks are taken",
-          compose:
-            "Compose's `env_file:` (docker-compose 1.29): quotes and escapes removed, inline comments cut, " +
-            'values trimmed',
-        },
-      },
-      dropped_keys: 'keys the container holds that no env file it was built from names any more',
-      dropped_evidence: 'for each dropped key, why it is known to have come from the file',
-      inline_keys:
-        "keys the container was given inline, not from a file: its Compose service's `environment:` (Compose-made) " +
-        "or the claiming ledger entries' `env:` (`docker run -e`); never dropped keys",
-      inline_from: 'where the inline keys are known from: `Compose file <paths>, service <name>`, `ledger entry <id>`',
-    },
-  }),
-  mounts: subjectSet<MountData>({
-    kind: 'mount',
-    about: 'container',
-    summary: 'every mount of every container, with what the container really sees of a single-file bind',
-    fields: {
-      container: {
-        doc: 'the container',
-        fields: {
-          name: 'its name',
-          running: 'whether it runs',
-          status: 'its state',
-          proc_available: 'whether /proc of its process was read',
-        },
-      },
-      type: '`bind`, `volume`, `tmpfs`, …',
-      source: 'host path (or volume name)',
-      destination: 'path in the container',
-      rw: 'whether it is writable',
-      single_file: 'whether it is a bind mount of a single file',
-      host_file: fileFacts('the host file (`env` not shown)'),
-      seen: {
-        doc: 'what the container sees of a single-file bind, from /proc, or null',
-        fields: {
-          inode: 'its inode',
-          sha256: '`sha256:<hex>` of its contents',
-          error: 'why it could not be read, or null',
-        },
-      },
-    },
-  }),
-  host: subjectSet<HostData>({
-    kind: 'host',
-    about: 'host',
-    summary: 'the one host the snapshot is of, with what was and was not read',
-    fields: {
-      hostname: "the host's name",
-      node: 'the node the ledger names, or null',
-      adopted: 'whether the ledger says the node was adopted',
-      complete: 'whether everything was read',
-      problems: 'how many things were not read',
-      docker_available: 'whether the engine was read',
-      ledger_available: 'whether the ledger was read',
-      container_count: 'containers listed',
-      file_count: 'files read',
-      ledger_count: 'ledger entries',
-    },
-  }),
-  images: subjectSet<ImageData>({
-    kind: 'image',
-    about: 'image',
-    summary: 'each image a container uses (snapshot@2), with the containers using it',
-    fields: {
-      image_id: 'its id (`sha256:…`)',
-      short_id: 'the first 12 hex digits of its id',
-      tags: 'the tags naming it now',
-      digests: 'its repository digests (`name@sha256:…`)',
-      created: 'when it was built (RFC 3339)',
-      labels: 'its labels, `{key: {digest, shape}}`',
-      env: 'its own env, `{KEY: {digest, shape}}`',
-      user: 'the user it runs as, `` for root',
-      healthcheck: {
-        doc: 'its healthcheck, or null',
-        fields: {
-          test: 'the test, each argument `{digest, shape}`',
-          interval: 'nanoseconds between checks, 0: the default',
-          timeout: 'nanoseconds before a check fails, 0: the default',
-          retries: 'failures in a row before unhealthy, 0: the default',
-          start_period: 'nanoseconds of grace after start, 0: the default',
-        },
-      },
-      has_healthcheck: 'whether it has a healthcheck',
-      dangling: 'whether no tag names it any more (a tag it had was moved or removed)',
-      used_by: 'names of the containers running it',
-      claimed_users: 'names of the claimed containers running it',
-      used_by_scanner_only: "whether only the scanner's own container runs it (the hardening rules leave it out)",
-    },
-  }),
-  daemon: subjectSet<DaemonData>({
-    kind: 'daemon',
-    about: 'daemon',
-    summary: "the engine's daemon (snapshot@2): its settings, daemon.json, its command line, its paths",
-    fields: {
-      engine: '`docker`, `podman` or `unknown`',
-      server_version: 'its version',
-      api_version: 'the API version spoken',
-      os: 'the host operating system it reports',
-      kernel_version: 'the kernel it reports',
-      security_options: 'its security options (`name=seccomp,profile=builtin`, `name=rootless`, …)',
-      rootless: 'whether it runs rootless',
-      userns: 'whether user namespace remapping is on',
-      seccomp: 'whether seccomp is on',
-      apparmor: 'whether AppArmor is on',
-      selinux: 'whether SELinux is on',
-      live_restore: 'whether live restore is on',
-      logging_driver: 'the default log driver',
-      cgroup_driver: '`cgroupfs` or `systemd`',
-      cgroup_version: '`1` or `2`',
-      storage_driver: 'its storage driver (`overlay2`, …)',
-      swarm_state: "swarm mode's state: `inactive`, `active`, …",
-      experimental: 'whether experimental features are on',
-      daemon_json:
-        'daemon.json as written (`{}` when there is none): booleans, numbers, drivers, paths and addresses ' +
-        'as they are, any other text `{digest, shape}`',
-      daemon_json_exists: 'whether there is a daemon.json',
-      dockerd_running: 'whether a dockerd serves the engine (false on Podman)',
-      dockerd_flags:
-        "dockerd's flags, `{name: [values]}` without dashes (`true` for a bare flag; text as in `daemon_json`)",
-      dockerd_args: "dockerd's arguments, each `{digest, shape}`",
-      paths:
-        'its sockets, folders and files by role (`docker_socket`, `containerd_socket`, `etc_docker`, ' +
-        '`daemon_json`, `certs_d`, `etc_default_docker`, `etc_sysconfig_docker`, `docker_service`, ' +
-        '`docker_socket_unit`, `tls_ca`, `tls_cert`, `tls_key`; a role not configured is absent), ' +
-        'each `{path, exists, file_kind, mode, uid, gid, user, group}`',
-      registry_certs: 'the files in /etc/docker/certs.d/*/, each as in `paths`',
-    },
-  }),
-  networks: subjectSet<NetworkData>({
-    kind: 'network',
-    about: 'network',
-    summary: 'every network the engine lists, with its claims and history',
-    fields: {
-      name: 'the network name (what findings are named by)',
-      network_id: 'the first 12 characters of its id',
-      driver: '`bridge`, `host`, `null`, `macvlan`, `overlay`, …',
-      scope: '`local`, `swarm`, `global`',
-      internal: 'whether it was created `--internal` (no route out)',
-      created: 'when the engine created it (RFC 3339), or null',
-      labels: 'its labels, `{key: {digest, shape}}` (values secret-safe)',
-      mesh: OBJECT_MESH_LABELS,
-      mesh_labelled: 'whether it carries the mesh module or resource label',
-      compose_project: 'its `com.docker.compose.project` label, or null',
-      default:
-        "whether it is one of the engine's own networks (`bridge`, `host`, `none`, Podman's `podman`), never a finding",
-      containers: 'names of the containers attached to it, running or not',
-      claimed_by: 'ids of the valid `network` ledger entries whose target is its name or id',
-      claimed: 'whether any ledger entry claims it',
-      origins: 'origins of the entries claiming it (`declared`, `found`)',
-      formerly_claimed_by: FORMERLY_CLAIMED_BY,
-    },
-  }),
-  volumes: subjectSet<VolumeData>({
-    kind: 'volume',
-    about: 'volume',
-    summary: 'every volume the engine lists, with the containers mounting it, its claims and history',
-    fields: {
-      name: 'the volume name (what findings are named by)',
-      driver: '`local`, or a plugin',
-      scope: '`local` or `global`',
-      mountpoint: 'where its data lives on the host',
-      created: 'when the engine created it (RFC 3339), or null',
-      labels: 'its labels, `{key: {digest, shape}}` (values secret-safe)',
-      mesh: OBJECT_MESH_LABELS,
-      mesh_labelled: 'whether it carries the mesh module or resource label',
-      compose_project: 'its `com.docker.compose.project` label, or null',
-      anonymous:
-        "whether it is anonymous (a 64-hex name, or Docker's `com.docker.volume.anonymous` label): made for a " +
-        'container, never claimed by name, never a finding',
-      used_by: 'names of the containers that mount it, running or not',
-      used_by_claimed: 'those of them a ledger entry claims',
-      claimed_by: 'ids of the valid `volume` ledger entries whose target is its name',
-      claimed: 'whether any ledger entry claims it',
-      origins: 'origins of the entries claiming it (`declared`, `found`)',
-      formerly_claimed_by: FORMERLY_CLAIMED_BY,
-    },
-  }),
-  listeners: subjectSet<ListenerData>({
-    kind: 'listener',
-    about: 'listener',
-    summary:
-      "every socket listening in the host's network namespace (with the process or container holding it) " +
-      "and in each container's own",
-    fields: {
-      namespace: "`host`: in the host's network namespace; `container`: in a container's own",
-      protocol: '`tcp`, `tcp6`, `udp`, `udp6`',
-      address: 'the address it listens on (`0.0.0.0`, `::`, `127.0.0.1`, one address)',
-      port: 'the port',
-      endpoint: '`address:port/protocol`',
-      reach: 'how far it reaches: `all-interfaces`, `address`, `loopback`',
-      owner:
-        "`container` (a process in a container, or a container's own namespace), `published-port` (the engine's " +
-        "proxy for a container's published port), `process` (a host process), `kernel` (no process holds it)",
-      process: {
-        doc: "the host process holding it, or null (a container's own namespace, or the kernel)",
-        fields: {
-          pid: 'its pid',
-          name: 'its name as the kernel keeps it (`comm`, at most 15 characters), or null',
-          exe: "its executable's host path, or null",
-        },
-      },
-      container: 'the container owning it (by cgroup, namespace or published port), or null',
-      container_claimed: 'whether a ledger entry claims that container (null: no container)',
-      declared_by: 'ids of the valid `service` ledger entries declaring its process and port',
-      declared: 'whether a `service` entry declares it',
-      claimed: 'whether a claimed container owns it (or a published port of one) or a `service` entry declares it',
-    },
-  }),
+  files: subjectSet<FileData>(fromSpec(FILES)),
+  ledger: subjectSet<LedgerEntryData>(fromSpec(LEDGER)),
+  container_sources: subjectSet<ContainerSourceData>(fromSpec(CONTAINER_SOURCES)),
+  mounts: subjectSet<MountData>(fromSpec(MOUNTS)),
+  host: subjectSet<HostData>(fromSpec(HOST)),
+  images: subjectSet<ImageData>(fromSpec(IMAGES)),
+  daemon: subjectSet<DaemonData>(fromSpec(DAEMON)),
+  networks: subjectSet<NetworkData>(fromSpec(NETWORKS)),
+  volumes: subjectSet<VolumeData>(fromSpec(VOLUMES)),
+  listeners: subjectSet<ListenerData>(fromSpec(LISTENERS)),
 };
 
 export type SubjectSetName = keyof typeof SUBJECT_SETS;

@@ -1,6 +1,18 @@
 import type { SafeValue } from '../secret/value.js';
-import type { FileKind, ListeningSocket, PublishedPort } from '../snapshot/types.js';
+import type { ListeningSocket, PublishedPort } from '../snapshot/types.js';
 import type { ContainerRuntimeFacts } from '../subjects/containers.js';
+import type { FORMER_CLAIM, MESH_LABELS } from '../subjects/common.js';
+import type { ContainerSourceData } from '../subjects/container-sources.js';
+import type { DaemonData } from '../subjects/daemon.js';
+import type { FILE_FACTS, FileData } from '../subjects/files.js';
+import type { HostData } from '../subjects/host.js';
+import type { ImageData } from '../subjects/images.js';
+import type { LedgerEntryData } from '../subjects/ledger.js';
+import type { MountData } from '../subjects/mounts.js';
+import type { ListenerData } from '../subjects/listeners.js';
+import type { NetworkData } from '../subjects/networks.js';
+import type { ValueOf } from '../subjects/spec.js';
+import type { VolumeData } from '../subjects/volumes.js';
 
 /**
  * The data of each subject set: what a rule's `var` reads and a message's `{placeholder}` shows.
@@ -10,30 +22,19 @@ import type { ContainerRuntimeFacts } from '../subjects/containers.js';
  * docs/subject-sets.md list them.
  */
 
-/** How far a listening address reaches: every interface, one address, or this host only. */
-export type Reach = 'all-interfaces' | 'address' | 'loopback';
+/** How far a listening address reaches: every interface, one address, or this host only (src/subjects/listeners.ts). */
+export type Reach = ListenerData['reach'];
 /**
  * What a container exposes, its widest reach: `none` when nothing listens beyond the container, and
  * `unknown` when it is on the host network and its sockets could not be read (then it may be exposed).
  */
 export type Exposure = Reach | 'none' | 'unknown';
 
-/** A ledger id that once claimed the resource and moved away (facts/history.ts). */
-export interface FormerClaim {
-  id: string;
-  /** The id's target now, or null when the id is gone from the ledger. */
-  current_target: string | null;
-  changed_at: string;
-  last_seen: string;
-}
+/** A ledger id that once claimed the resource and moved away (facts/history.ts): src/subjects/common.ts. */
+export type FormerClaim = ValueOf<typeof FORMER_CLAIM>;
 
-/** What the mesh labels of a container say. */
-export interface MeshLabels {
-  module: string | null;
-  resource: string | null;
-  sources: string[];
-  source_digests: string[];
-}
+/** What the mesh labels of a container say (src/subjects/common.ts). */
+export type MeshLabels = ValueOf<typeof MESH_LABELS>;
 
 export interface Endpoints {
   all_interfaces: string[];
@@ -87,274 +88,47 @@ export interface ContainerData extends ContainerRuntimeFacts {
 /** A mount as a container's `mount_list` shows it. */
 export type ContainerMount = ContainerData['mount_list'][number];
 
-/** An image a container uses (snapshot@2). */
-export interface ImageData {
-  kind: 'image';
-  id: string;
-  host: string;
-  image_id: string;
-  short_id: string;
-  tags: string[];
-  digests: string[];
-  created: string;
-  labels: Record<string, SafeValue>;
-  env: Record<string, SafeValue>;
-  user: string;
-  healthcheck: { test: SafeValue[]; interval: number; timeout: number; retries: number; start_period: number } | null;
-  has_healthcheck: boolean;
-  dangling: boolean;
-  used_by: string[];
-  claimed_users: string[];
-  used_by_scanner_only: boolean;
-}
+/** An image a container uses (snapshot@2): declared in src/subjects/images.ts. */
+export type { ImageData };
 
 /** A path of the daemon's (socket, folder, file) with its owner and mode. */
-export interface DaemonPathFacts {
-  path: string;
-  exists: boolean | null;
-  file_kind: string | null;
-  mode: string | null;
-  uid: number | null;
-  gid: number | null;
-  user: string | null;
-  group: string | null;
-}
+export type DaemonPathFacts = DaemonData['registry_certs'][number];
 
-/** The engine's daemon (snapshot@2): one subject per host. */
-export interface DaemonData {
-  kind: 'daemon';
-  id: string;
-  host: string;
-  engine: string;
-  server_version: string;
-  api_version: string;
-  os: string;
-  kernel_version: string;
-  security_options: string[];
-  rootless: boolean;
-  userns: boolean;
-  seccomp: boolean;
-  apparmor: boolean;
-  selinux: boolean;
-  live_restore: boolean;
-  logging_driver: string;
-  cgroup_driver: string;
-  cgroup_version: string;
-  storage_driver: string;
-  swarm_state: string;
-  experimental: boolean;
-  daemon_json: Record<string, unknown>;
-  daemon_json_exists: boolean;
-  dockerd_running: boolean;
-  dockerd_flags: Record<string, unknown[]>;
-  dockerd_args: SafeValue[];
-  paths: Record<string, DaemonPathFacts>;
-  registry_certs: DaemonPathFacts[];
-}
+/** The engine's daemon (snapshot@2), one subject per host: declared in src/subjects/daemon.ts. */
+export type { DaemonData };
 
-export interface FileData {
-  kind: 'file';
-  id: string;
-  host: string;
-  path: string;
-  exists: boolean;
-  file_kind: FileKind;
-  size: number | null;
-  mode: string | null;
-  uid: number | null;
-  gid: number | null;
-  mtime: string | null;
-  inode: number | null;
-  sha256: string | null;
-  link_target: string | null;
-  error: string | null;
-  is_env: boolean;
-  env: Record<string, SafeValue> | null;
-  managed_root: string | null;
-  claimed_by: string[];
-  claimed: boolean;
-  referenced_by: string[];
-  mounted_by: string[];
-  formerly_claimed_by: FormerClaim[];
-}
+/** A file the snapshot holds: declared in src/subjects/files.ts. */
+export type { FileData };
 
 /**
  * A file as another subject sees it (a ledger entry's target, a container's source, a mount's host
- * file). `known` false: the file was not in the snapshot, and every other fact is null.
+ * file): src/subjects/files.ts FILE_FACTS.
  */
-export interface FileFacts {
-  known: boolean;
-  exists: boolean | null;
-  file_kind: FileKind | null;
-  sha256: string | null;
-  inode: number | null;
-  is_env: boolean;
-  /** Absent (undefined) where the subject does not show it: a mount's host file. */
-  env: Record<string, SafeValue> | null | undefined;
-  /** Absent when the file was not in the snapshot. */
-  error?: string | null;
-}
+export type FileFacts = ValueOf<typeof FILE_FACTS>;
 
-export interface LedgerEntryData {
-  kind: 'ledger-entry';
-  id: string;
-  host: string;
-  adopted: boolean;
-  line: number;
-  valid: boolean;
-  errors: string[];
-  entry_id: string | null;
-  type: string | null;
-  target: string | null;
-  origin: 'declared' | 'found' | null;
-  module: string | null;
-  holds: number[];
-  digest: string | null;
-  sources: string[];
-  applied_at: string | null;
-  extra: Record<string, unknown>;
-  present: boolean | null;
-  target_container: { name: string; status: string; running: boolean } | null;
-  target_file: FileFacts | null;
-  co_claimants: string[];
-  former_targets: { target: string; last_seen: string; changed_at: string }[];
-}
+/** A ledger entry, valid or not: declared in src/subjects/ledger.ts. */
+export type { LedgerEntryData };
 
 /** The container of a container_sources subject: what a rule needs of it beside the source. */
-export interface SourcedContainer {
-  name: string;
-  container_id: string;
-  running: boolean;
-  status: string;
-  env: Record<string, SafeValue>;
-  mesh: MeshLabels;
-  claimed_by: string[];
-}
+export type SourcedContainer = ContainerSourceData['container'];
 
-export interface ContainerSourceData {
-  kind: 'container-source';
-  id: string;
-  host: string;
-  container: SourcedContainer;
-  source: FileFacts & { path: string };
-  index: number | null;
-  recorded_digest: string | null;
-  named_by: ('label' | 'ledger')[];
-  /** Which consumer's reading of the file the container's env is judged by (env-readings.ts). */
-  reading: 'docker' | 'compose' | 'either';
-  reading_evidence: string;
-  /** The file as each reading the consumer may have made gives it (null: not one of them, or refused). */
-  readings: {
-    docker: Record<string, SafeValue> | null;
-    podman: Record<string, SafeValue> | null;
-    compose: Record<string, SafeValue> | null;
-  };
-  dropped_keys: string[];
-  dropped_evidence: Record<string, string>;
-  /** Keys the container was given inline, beside its env files (Compose `environment:`, ledger `env:`). */
-  inline_keys: string[];
-  /** Where they are known from: `Compose file …, service …`, `ledger entry …`. */
-  inline_from: string[];
-}
+/** A container paired with a file it was built from: declared in src/subjects/container-sources.ts. */
+export type { ContainerSourceData };
 
-export interface MountData {
-  kind: 'mount';
-  id: string;
-  host: string;
-  container: { name: string; running: boolean; status: string; proc_available: boolean };
-  type: string;
-  source: string;
-  destination: string;
-  rw: boolean;
-  single_file: boolean;
-  host_file: FileFacts;
-  seen: { inode: number | null; sha256: string | null; error: string | null } | null;
-}
+/** A mount of a container: declared in src/subjects/mounts.ts. */
+export type { MountData };
 
-export interface HostData {
-  kind: 'host';
-  id: string;
-  host: string;
-  hostname: string;
-  node: string | null;
-  adopted: boolean;
-  complete: boolean;
-  problems: number;
-  docker_available: boolean;
-  ledger_available: boolean;
-  container_count: number;
-  file_count: number;
-  ledger_count: number;
-}
+/** The one host the snapshot is of: declared in src/subjects/host.ts. */
+export type { HostData };
 
 /** What the mesh labels of a network or volume say (the configured module and resource keys). */
-export interface ObjectMeshLabels {
-  module: string | null;
-  resource: string | null;
-}
+export type ObjectMeshLabels = NetworkData['mesh'];
 
-export interface NetworkData {
-  kind: 'network';
-  id: string;
-  host: string;
-  name: string;
-  network_id: string;
-  driver: string;
-  scope: string;
-  internal: boolean;
-  created: string | null;
-  labels: Record<string, SafeValue>;
-  mesh: ObjectMeshLabels;
-  mesh_labelled: boolean;
-  compose_project: string | null;
-  default: boolean;
-  containers: string[];
-  claimed_by: string[];
-  claimed: boolean;
-  origins: string[];
-  formerly_claimed_by: FormerClaim[];
-}
-
-export interface VolumeData {
-  kind: 'volume';
-  id: string;
-  host: string;
-  name: string;
-  driver: string;
-  scope: string;
-  mountpoint: string;
-  created: string | null;
-  labels: Record<string, SafeValue>;
-  mesh: ObjectMeshLabels;
-  mesh_labelled: boolean;
-  compose_project: string | null;
-  anonymous: boolean;
-  used_by: string[];
-  used_by_claimed: string[];
-  claimed_by: string[];
-  claimed: boolean;
-  origins: string[];
-  formerly_claimed_by: FormerClaim[];
-}
+/** The `networks` and `volumes` sets' data: declared in src/subjects/networks.ts and volumes.ts. */
+export type { NetworkData, VolumeData };
 
 /** Who holds a listening socket: a container, a published port's proxy, a host process, or no process (the kernel). */
-export type ListenerOwner = 'container' | 'published-port' | 'process' | 'kernel';
+export type ListenerOwner = ListenerData['owner'];
 
-export interface ListenerData {
-  kind: 'listener';
-  id: string;
-  host: string;
-  namespace: 'host' | 'container';
-  protocol: ListeningSocket['protocol'];
-  address: string;
-  port: number;
-  endpoint: string;
-  reach: Reach;
-  owner: ListenerOwner;
-  process: { pid: number; name: string | null; exe: string | null } | null;
-  container: string | null;
-  container_claimed: boolean | null;
-  declared_by: string[];
-  declared: boolean;
-  claimed: boolean;
-}
+/** A listening socket's data: declared in src/subjects/listeners.ts. */
+export type { ListenerData };

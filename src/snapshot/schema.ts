@@ -2,6 +2,12 @@ import { SHAPE_PATTERN } from '../secret/value.js';
 import { SNAPSHOT_SCHEMA, SNAPSHOT_SCHEMA_V1 } from './types.js';
 import { HOST_OBJECT_SOURCES, hostObjectProperties } from './schema-host-objects.js';
 import { CONTAINER_RUNTIME } from '../subjects/containers.js';
+import { DAEMON } from '../subjects/daemon.js';
+import { ENV_ENTRIES, FILES } from '../subjects/files.js';
+import { HOST } from '../subjects/host.js';
+import { IMAGES } from '../subjects/images.js';
+import { LEDGER } from '../subjects/ledger.js';
+import { MOUNT_SINCE_V2, MOUNTS } from '../subjects/mounts.js';
 import { snapshotSchemaOf, type Spec } from '../subjects/spec.js';
 
 const safeValue = {
@@ -18,21 +24,9 @@ const safeEnv = { type: 'object', additionalProperties: { $ref: '#/$defs/safeVal
 
 const absolutePath = { type: 'string', pattern: '^/' };
 
-/** An env file's entries under one reading (types.ts EnvEntry): no `value` for a key written without `=`. */
-const envEntries = {
-  type: 'array',
-  items: {
-    type: 'object',
-    required: ['key', 'line'],
-    additionalProperties: false,
-    properties: {
-      key: { type: 'string', minLength: 1 },
-      value: { $ref: '#/$defs/safeValue' },
-      line: { type: 'integer', minimum: 1 },
-      caller: { const: true },
-    },
-  },
-};
+/** A mount's value @1 had (src/subjects/mounts.ts: @2 added the others). */
+const inV1 = (e: (typeof MOUNTS.entries)[number]): boolean =>
+  !('snapshot' in e) || !MOUNT_SINCE_V2.includes(e.snapshot);
 
 /**
  * JSON Schema of `mesh-audit/snapshot@1`, the first layout, kept to read old snapshots (history, saved
@@ -43,7 +37,7 @@ export const snapshotSchemaV1 = {
   type: 'object',
   required: ['schema', 'tool', 'takenAt', 'host', 'config', 'docker', 'containers', 'files', 'ledger', 'problems'],
   additionalProperties: false,
-  $defs: { safeValue, envEntries },
+  $defs: { safeValue, envEntries: ENV_ENTRIES },
   properties: {
     schema: { const: SNAPSHOT_SCHEMA_V1 },
     tool: {
@@ -52,16 +46,7 @@ export const snapshotSchemaV1 = {
       properties: { name: { type: 'string' }, version: { type: 'string' } },
     },
     takenAt: { type: 'string', format: 'date-time' },
-    host: {
-      type: 'object',
-      required: ['hostname'],
-      additionalProperties: false,
-      properties: {
-        hostname: { type: 'string', minLength: 1 },
-        root: { type: 'string' },
-        scannerContainer: { type: 'string', pattern: '^[0-9a-f]{64}$' },
-      },
-    },
+    host: snapshotSchemaOf(HOST.entries),
     config: {
       type: 'object',
       required: ['managedRoots', 'labels'],
@@ -141,20 +126,7 @@ export const snapshotSchemaV1 = {
           env: safeEnv,
           imageEnv: safeEnv,
           networkMode: { type: 'string' },
-          mounts: {
-            type: 'array',
-            items: {
-              type: 'object',
-              required: ['type', 'source', 'destination', 'rw'],
-              additionalProperties: false,
-              properties: {
-                type: { type: 'string' },
-                source: { type: 'string' },
-                destination: { type: 'string' },
-                rw: { type: 'boolean' },
-              },
-            },
-          },
+          mounts: { type: 'array', items: snapshotSchemaOf(MOUNTS.entries.filter(inV1)) },
           ports: {
             type: 'array',
             items: {
@@ -219,84 +191,7 @@ export const snapshotSchemaV1 = {
         },
       },
     },
-    files: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['path', 'kind'],
-        additionalProperties: false,
-        properties: {
-          path: absolutePath,
-          kind: {
-            enum: [
-              'file',
-              'directory',
-              'symlink',
-              'fifo',
-              'socket',
-              'block-device',
-              'char-device',
-              'missing',
-              'unknown',
-            ],
-          },
-          size: { type: 'integer', minimum: 0 },
-          mode: { type: 'string', pattern: '^0[0-7]{3,4}$' },
-          uid: { type: 'integer' },
-          gid: { type: 'integer' },
-          mtime: { type: 'string' },
-          inode: { type: 'integer' },
-          sha256: { type: 'string', pattern: '^sha256:[0-9a-f]{64}$' },
-          linkTarget: { type: 'string' },
-          env: { $ref: '#/$defs/envEntries' },
-          envLiteral: {
-            type: 'object',
-            required: ['entries'],
-            additionalProperties: false,
-            properties: {
-              entries: { $ref: '#/$defs/envEntries' },
-              bom: { const: true },
-              dockerRefuses: { type: 'string' },
-            },
-          },
-          compose: {
-            oneOf: [
-              {
-                type: 'object',
-                required: ['services'],
-                additionalProperties: false,
-                properties: {
-                  services: {
-                    type: 'object',
-                    additionalProperties: {
-                      type: 'object',
-                      required: ['environment'],
-                      additionalProperties: false,
-                      properties: {
-                        environment: { type: 'array', items: { type: 'string' } },
-                        extends: {
-                          type: 'object',
-                          required: ['service'],
-                          additionalProperties: false,
-                          properties: { service: { type: 'string' }, file: { type: 'string' } },
-                        },
-                      },
-                    },
-                  },
-                },
-              },
-              {
-                type: 'object',
-                required: ['error'],
-                additionalProperties: false,
-                properties: { error: { type: 'string' } },
-              },
-            ],
-          },
-          error: { type: 'string' },
-        },
-      },
-    },
+    files: { type: 'array', items: snapshotSchemaOf(FILES.entries) },
     ledger: {
       type: 'object',
       required: ['path', 'available', 'entries'],
@@ -306,46 +201,7 @@ export const snapshotSchemaV1 = {
         available: { type: 'boolean' },
         node: { type: 'string' },
         adopted: { type: 'boolean' },
-        entries: {
-          type: 'array',
-          items: {
-            type: 'object',
-            required: ['line', 'valid', 'errors', 'entry'],
-            additionalProperties: false,
-            properties: {
-              line: { type: 'integer', minimum: 1 },
-              valid: { type: 'boolean' },
-              errors: { type: 'array', items: { type: 'string' } },
-              entry: {
-                type: 'object',
-                additionalProperties: false,
-                properties: {
-                  id: { type: 'string' },
-                  type: { type: 'string' },
-                  target: { type: 'string' },
-                  origin: { enum: ['declared', 'found'] },
-                  module: { type: 'string' },
-                  holds: { type: 'array', items: { type: 'integer', minimum: 0, maximum: 65535 } },
-                  digest: { type: 'string' },
-                  sources: { type: 'array', items: { type: 'string' } },
-                  applied_at: { type: 'string' },
-                  allow: {
-                    type: 'array',
-                    items: {
-                      type: 'object',
-                      required: ['rule', 'reason'],
-                      additionalProperties: false,
-                      properties: { rule: { type: 'string' }, reason: { type: 'string' } },
-                    },
-                  },
-                  env: { type: 'array', items: { type: 'string' } },
-                  // Every string in it a safe value: checked in load.ts (walked without recursion: it may nest deep).
-                  extra: { type: 'object' },
-                },
-              },
-            },
-          },
-        },
+        entries: { type: 'array', items: snapshotSchemaOf(LEDGER.entries) },
       },
     },
     notes: { $ref: '#/properties/problems' },
@@ -411,40 +267,7 @@ const collected = (required: string[], properties: Record<string, unknown>) => (
 });
 
 const images = collected(['images', 'tags'], {
-  images: {
-    type: 'array',
-    items: {
-      type: 'object',
-      required: ['id', 'tags', 'digests', 'created', 'labels', 'env', 'user', 'healthcheck'],
-      additionalProperties: false,
-      properties: {
-        id: { type: 'string', pattern: '^(sha256:)?[0-9a-f]{12,64}$' },
-        tags: strings,
-        digests: strings,
-        created: { type: 'string' },
-        labels: safeEnv,
-        env: safeEnv,
-        user: { type: 'string' },
-        healthcheck: {
-          oneOf: [
-            { type: 'null' },
-            {
-              type: 'object',
-              required: ['test', 'interval', 'timeout', 'retries', 'startPeriod'],
-              additionalProperties: false,
-              properties: {
-                test: safeList,
-                interval: integer,
-                timeout: integer,
-                retries: integer,
-                startPeriod: integer,
-              },
-            },
-          ],
-        },
-      },
-    },
-  },
+  images: { type: 'array', items: snapshotSchemaOf(IMAGES.entries) },
   tags: { type: 'object', additionalProperties: { type: 'string' } },
 });
 
@@ -462,41 +285,14 @@ const daemonSetting = {
   ],
 };
 
+const daemonInfo = snapshotSchemaOf(DAEMON.entries);
+
 const daemon = {
   type: 'object',
   required: ['info', 'config', 'process', 'paths'],
   additionalProperties: false,
   properties: {
-    info: collected(
-      [
-        'serverVersion',
-        'apiVersion',
-        'os',
-        'kernelVersion',
-        'securityOptions',
-        'loggingDriver',
-        'cgroupDriver',
-        'cgroupVersion',
-        'storageDriver',
-        'liveRestore',
-        'swarmState',
-        'experimental',
-      ],
-      {
-        serverVersion: { type: 'string' },
-        apiVersion: { type: 'string' },
-        os: { type: 'string' },
-        kernelVersion: { type: 'string' },
-        securityOptions: strings,
-        loggingDriver: { type: 'string' },
-        cgroupDriver: { type: 'string' },
-        cgroupVersion: { type: 'string' },
-        storageDriver: { type: 'string' },
-        liveRestore: { type: 'boolean' },
-        swarmState: { type: 'string' },
-        experimental: { type: 'boolean' },
-      },
-    ),
+    info: collected(daemonInfo.required, daemonInfo.properties),
     config: collected(['exists', 'settings'], {
       exists: { type: 'boolean' },
       settings: { type: 'object', additionalProperties: { $ref: '#/$defs/daemonSetting' } },
@@ -558,11 +354,10 @@ export const snapshotSchemaWith = (runtime: Spec): object => {
   v2.properties['daemon'] = daemon as unknown as SchemaObject;
   const container = v2.properties['containers']!.items;
   container.properties['runtime'] = snapshotSchemaOf(runtime) as unknown as SchemaObject;
-  Object.assign(container.properties['mounts']!.items.properties, {
-    name: { type: 'string' },
-    propagation: { type: 'string' },
-    mode: { type: 'string' },
-  });
+  container.properties['mounts'] = {
+    type: 'array',
+    items: snapshotSchemaOf(MOUNTS.entries) as unknown as SchemaObject,
+  } as unknown as SchemaObject;
   const procRead = (container.properties['proc'] as unknown as { oneOf: SchemaObject[] }).oneOf[1]!;
   procRead.properties['processes'] = strings as unknown as SchemaObject;
   const problem = v2.properties['problems']!.items.properties['source'] as unknown as { enum: string[] };

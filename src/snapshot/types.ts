@@ -1,6 +1,15 @@
 import type { SafeValue } from '../secret/value.js';
 import type { FileKind } from '../fs/file-kind.js';
 import type { ContainerRuntime } from '../subjects/containers.js';
+import type { DaemonInfo } from '../subjects/daemon.js';
+import type { EnvEntry, FileRecord } from '../subjects/files.js';
+import type { HostInfo } from '../subjects/host.js';
+import type { ImageRecord } from '../subjects/images.js';
+import type { LedgerRecord } from '../subjects/ledger.js';
+import type { Mount } from '../subjects/mounts.js';
+import type { HostListener } from '../subjects/listeners.js';
+import type { NetworkRecord } from '../subjects/networks.js';
+import type { VolumeRecord } from '../subjects/volumes.js';
 
 /** The snapshot layout this scanner writes; it reads @1 too, migrated (src/snapshot/migrate.ts). */
 export const SNAPSHOT_SCHEMA = 'mesh-audit/snapshot@2';
@@ -61,13 +70,8 @@ export interface RememberedTarget {
   lastSeenPresent: string | null;
 }
 
-export interface HostInfo {
-  hostname: string;
-  /** Folder the host was mounted at when the scanner ran in a container (`--root`); paths are host paths. */
-  root?: string;
-  /** The engine id of the container the scanner ran in (src/collect/self.ts); absent when it ran on the host. */
-  scannerContainer?: string;
-}
+/** The host the snapshot is of: declared in src/subjects/host.ts (HOST). */
+export type { HostInfo };
 
 export interface ScanConfig {
   managedRoots: string[];
@@ -166,27 +170,11 @@ export interface ObjectLabels {
   identity: Record<string, string>;
 }
 
-export interface NetworkRecord extends ObjectLabels {
-  id: string;
-  name: string;
-  driver: string;
-  scope: string;
-  internal: boolean;
-  created: string | null;
-  /** Names of the containers attached to it, running or not (from their inspects). */
-  containers: string[];
-}
-
-export interface VolumeRecord extends ObjectLabels {
-  name: string;
-  driver: string;
-  scope: string;
-  /** Where its data lives on the host. */
-  mountpoint: string;
-  created: string | null;
-  /** Names of the containers that mount it, running or not (from their inspects). */
-  containers: string[];
-}
+/**
+ * A network (`GET /networks`) or a volume (`GET /volumes`) as the snapshot holds it: declared, with where
+ * each value comes from, in src/subjects/networks.ts (NETWORKS) and volumes.ts (VOLUMES).
+ */
+export type { NetworkRecord, VolumeRecord };
 
 /** The host's listening sockets; unavailable (with the reason) rather than guessed. */
 export type HostListenerView =
@@ -198,22 +186,14 @@ export type HostListenerView =
       sockets: HostListener[];
     };
 
-export interface HostListener extends ListeningSocket {
-  /** The process holding the socket (the lowest pid of those holding it, or the one in a container); null: none. */
-  holder: ListenerHolder | null;
-  /** Why a socket no process was seen holding may still be held by one (some process's fds were not read). */
-  holderUnknown?: string;
-}
+/**
+ * A socket listening in the host's network namespace, with the process holding it (null: none seen):
+ * declared, with where each value comes from, in src/subjects/listeners.ts (LISTENERS).
+ */
+export type { HostListener };
 
-export interface ListenerHolder {
-  pid: number;
-  /** Its `comm` (at most 15 characters), null when not read. */
-  name: string | null;
-  /** The executable's host path, null when not read (a kernel thread, or gone). */
-  exe: string | null;
-  /** The full id of the container whose cgroup it is in, else null (a host process). */
-  containerId: string | null;
-}
+/** The process holding a host socket. */
+export type ListenerHolder = NonNullable<HostListener['holder']>;
 
 export interface ContainerState {
   status: string;
@@ -224,17 +204,8 @@ export interface ContainerState {
   restartCount: number;
 }
 
-export interface Mount {
-  type: string;
-  source: string;
-  destination: string;
-  rw: boolean;
-  /** The volume's name (volume mounts); absent before snapshot@2 and for other mounts. */
-  name?: string;
-  /** Bind propagation (`rprivate`, `shared`, …) and the mode string given (`ro,Z`); snapshot@2. */
-  propagation?: string;
-  mode?: string;
-}
+/** A container's mount: declared, with where each value comes from, in src/subjects/mounts.ts (MOUNTS). */
+export type { Mount };
 
 /** A part of the host read as a whole: what it holds, or why it was not read. */
 export type Collected<T> = ({ available: true } & T) | { available: false; reason: string };
@@ -246,29 +217,11 @@ export type ImagesView = Collected<{
   tags: Record<string, string>;
 }>;
 
-export interface ImageRecord {
-  /** `sha256:<hex>`. */
-  id: string;
-  tags: string[];
-  digests: string[];
-  created: string;
-  /** Label values secret-safe: an image's labels are anyone's text. */
-  labels: Record<string, SafeValue>;
-  env: Record<string, SafeValue>;
-  /** Config.User; `` is root. */
-  user: string;
-  /** Config.Healthcheck, null when it has none (or `NONE`). */
-  healthcheck: ImageHealthcheck | null;
-}
+/** An image in use as the snapshot holds it: declared, with where each value comes from, in src/subjects/images.ts. */
+export type { ImageRecord };
 
-export interface ImageHealthcheck {
-  test: SafeValue[];
-  /** Nanoseconds; 0 is the engine's default. */
-  interval: number;
-  timeout: number;
-  retries: number;
-  startPeriod: number;
-}
+/** Config.Healthcheck of an image. */
+export type ImageHealthcheck = NonNullable<ImageRecord['healthcheck']>;
 
 /** The daemon, each part read on its own (one may be read when another is not). */
 export interface DaemonView {
@@ -285,20 +238,8 @@ export interface DaemonView {
 /** A setting's value: booleans, numbers and known harmless text as they are, any other text secret-safe. */
 export type DaemonSettingValue = string | number | boolean | SafeValue;
 
-export interface DaemonInfo {
-  serverVersion: string;
-  apiVersion: string;
-  os: string;
-  kernelVersion: string;
-  securityOptions: string[];
-  loggingDriver: string;
-  cgroupDriver: string;
-  cgroupVersion: string;
-  storageDriver: string;
-  liveRestore: boolean;
-  swarmState: string;
-  experimental: boolean;
-}
+/** What `GET /info` and `/version` say of the daemon: declared in src/subjects/daemon.ts (DAEMON). */
+export type { DaemonInfo };
 
 export interface DaemonPath {
   /** What it is: `docker_socket`, `containerd_socket`, `etc_docker`, `daemon_json`, … */
@@ -356,72 +297,21 @@ export interface BoundFile {
 
 export type { FileKind };
 
-export interface FileRecord {
-  /** Host path, absolute. */
-  path: string;
-  kind: FileKind;
-  size?: number;
-  /** Permission bits as an octal string, e.g. `0640`. */
-  mode?: string;
-  uid?: number;
-  gid?: number;
-  mtime?: string;
-  inode?: number;
-  /** `sha256:<hex>` of the contents (regular files). */
-  sha256?: string;
-  /** Where a symlink points; never followed out of a root. */
-  linkTarget?: string;
-  /**
-   * When the file is an env file: its entries as Compose's `env_file:` reads them (dotenv-like;
-   * src/collect/envfile.ts).
-   */
-  env?: EnvEntry[];
-  /**
-   * When the file is an env file: its entries as `docker run --env-file` and `podman run --env-file`
-   * read them (values literal). Absent in snapshots made before the scanner read both; then only the
-   * Compose reading is known, and drift is judged by it alone, as those scanners did.
-   */
-  envLiteral?: LiteralEnv;
-  /**
-   * When a container's Compose labels name the file as its Compose file: what its services give inline
-   * (src/collect/compose-file.ts). Key names only, never a value; absent in snapshots made before it was read.
-   */
-  compose?: ComposeFacts;
-  /** Why it could not be read (permission denied, …). */
-  error?: string;
-}
-
-export interface EnvEntry {
-  key: string;
-  /** Absent for a key written without `=`: the reading tool passes its own variable through (or nothing). */
-  value?: SafeValue;
-  line: number;
-  /** The value depends on the reading tool's environment (`${VAR}` of a variable the file does not set). */
-  caller?: true;
-}
-
-/** What a Compose file says of its services' inline env, or why it could not be read as one. */
-export type ComposeFacts = { services: Record<string, ComposeService> } | { error: string };
-
-export interface ComposeService {
-  /** Keys its `environment:` names (list or map form; a `KEY` alone, taken from Compose's shell, too). */
-  environment: string[];
-  /** The service it `extends:`, and the file that holds it when another one (as written there). */
-  extends?: { service: string; file?: string };
-}
+/**
+ * A file as the snapshot holds it (host path, what lstat says, its contents' digest, and, for an env
+ * file, its entries under each reading; for a Compose file, what its services give inline): declared,
+ * with where each value comes from, in src/subjects/files.ts (FILES).
+ */
+export type { EnvEntry, FileRecord };
 
 /** The literal (`--env-file`) reading of an env file. */
-export interface LiteralEnv {
-  /** Keys as Podman's CLI reads them; Docker's CLI reads the same, but for a BOM (see `bom`). */
-  entries: EnvEntry[];
-  /** The file starts with a UTF-8 BOM: Docker's CLI drops it, Podman's keeps it at the start of the first key. */
-  bom?: true;
-  /**
-   * Why `docker run --env-file` refuses the file (Podman's CLI takes it): no container was made from it by Docker's
-   * CLI.
-   */
-  dockerRefuses?: string;
-}
+export type LiteralEnv = NonNullable<FileRecord['envLiteral']>;
+
+/** What a Compose file says of its services' inline env, or why it could not be read as one. */
+export type ComposeFacts = NonNullable<FileRecord['compose']>;
+
+/** A Compose service's inline env keys and the service it `extends:`. */
+export type ComposeService = Extract<ComposeFacts, { services: unknown }>['services'][string];
 
 export interface Ledger {
   path: string;
@@ -431,39 +321,17 @@ export interface Ledger {
   entries: LedgerRecord[];
 }
 
-/** One entry as read from the ledger, valid or not; invalid ones keep only what is safe to show. */
-export interface LedgerRecord {
-  /** 1-based line in the ledger file where the entry starts. */
-  line: number;
-  valid: boolean;
-  errors: string[];
-  /** Complete when valid; an invalid entry keeps only the fields that could be read safely. */
-  entry: Partial<LedgerEntry>;
-}
+/**
+ * One entry as read from the ledger, valid or not; invalid ones keep only what is safe to show: declared,
+ * with where each value comes from, in src/subjects/ledger.ts (LEDGER).
+ */
+export type { LedgerRecord };
+
+/** A ledger entry as the snapshot keeps a valid one: its `id`, `type` and `target` there. */
+export type LedgerEntry = LedgerRecord['entry'] & { id: string; type: string; target: string };
 
 /** A rule a ledger entry's resource is allowed to break, and why. */
-export interface LedgerAllowance {
-  rule: string;
-  reason: string;
-}
-
-export interface LedgerEntry {
-  id: string;
-  type: string;
-  target: string;
-  origin?: 'declared' | 'found';
-  module?: string;
-  holds?: number[];
-  digest?: string;
-  sources?: string[];
-  applied_at?: string;
-  /** Rules (id or name) this resource is allowed to break, with why (docs/ledger.md, "Exceptions in the ledger"). */
-  allow?: LedgerAllowance[];
-  /** Env keys a container entry gives inline (`docker run -e`), names only: not from any env file (docs/ledger.md). */
-  env?: string[];
-  /** Fields the scanner does not know; string values are made secret-safe. */
-  extra?: Record<string, unknown>;
-}
+export type LedgerAllowance = NonNullable<LedgerEntry['allow']>[number];
 
 export interface Problem {
   source:

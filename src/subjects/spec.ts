@@ -1,24 +1,35 @@
 import type { SafeValue } from '../secret/value.js';
 
 /*
- * A subject set's facts declared once (ARCHITECTURE.md, "Where a new fact goes"): a spec is a list of
- * entries, each a value of the snapshot (its JSON Schema, where the engine gives it, and the subject
- * field it is) or a subject fact the facts builder makes from other things (its doc and type). From a
- * spec come, by the functions and types here: the snapshot part's JSON Schema (src/snapshot/schema.ts)
- * and TypeScript type (src/snapshot/types.ts), the subject's data fields (src/policy/subject-data.ts),
- * their docs (src/policy/sets.ts: `rules docs`, docs/subjects/, the load-time field check) and the
- * mapping from the snapshot's values to the subject's (src/facts/containers.ts). Plain data and types
- * only: below the snapshot and policy layers, which both read it.
+ * A subject set's facts declared once (ARCHITECTURE.md, "Where a new field or a new subject set goes"):
+ * a spec is a list of entries, each a value of the snapshot (its JSON Schema, where the scan reads it,
+ * and the subject field it is) or a subject fact the facts builder makes from other things (its doc,
+ * type and source). From a spec come, by the functions and types here: the snapshot part's JSON Schema
+ * (src/snapshot/schema.ts, schema-host-objects.ts) and TypeScript type (src/snapshot/types.ts), the
+ * subject's data type (src/policy/subject-data.ts), the fields' docs (src/policy/sets.ts: `rules docs`,
+ * docs/subjects/, the load-time field check) and, for the containers' runtime facts, the mapping from
+ * the snapshot's values to the subject's (src/facts/containers.ts). Plain data and types only: below
+ * the snapshot and policy layers, which both read it.
  */
 
 /** What a field means, as the registry of subject sets writes it (src/policy/fields.ts FieldDoc). */
 export type SpecDoc = string | { readonly doc: string; readonly fields: Readonly<Record<string, SpecDoc>> };
 
-type PrimitiveName = 'boolean' | 'string' | 'integer' | 'null';
+type PrimitiveName = 'boolean' | 'string' | 'integer' | 'number' | 'null';
+
+/** Bounds a primitive value may have beside its type (they do not change its TypeScript type). */
+interface Bounds {
+  readonly minLength?: number;
+  readonly pattern?: string;
+  readonly minimum?: number;
+  readonly maximum?: number;
+}
 
 /** The JSON Schema a spec gives a value: the few forms the snapshot uses, so that its type can be derived. */
 export type ValueSchema =
-  | { readonly type: PrimitiveName | readonly PrimitiveName[] }
+  | ({ readonly type: PrimitiveName | readonly PrimitiveName[] } & Bounds)
+  | { readonly enum: readonly string[] }
+  | { readonly const: string | boolean }
   | { readonly type: 'array'; readonly items: ValueSchema }
   | {
       readonly type: 'object';
@@ -26,8 +37,38 @@ export type ValueSchema =
       readonly additionalProperties: false;
       readonly properties: Readonly<Record<string, ValueSchema>>;
     }
+  | {
+      readonly type: 'object';
+      readonly additionalProperties: false;
+      readonly properties: Readonly<Record<string, ValueSchema>>;
+    }
+  | { readonly type: 'object'; readonly additionalProperties: ValueSchema }
+  | { readonly type: 'object' }
   | { readonly oneOf: readonly ValueSchema[] }
-  | { readonly $ref: '#/$defs/safeValue' };
+  | { readonly $ref: '#/$defs/safeValue' }
+  | { readonly $ref: '#/$defs/daemonSetting' }
+  | DefRef<string, ValueSchema>;
+
+/**
+ * A `$ref` to a schema of the snapshot's `$defs` (`#/$defs/<name>`), typed as that schema (`of`: the
+ * type only, never in the JSON): the snapshot schema holds the def once (src/snapshot/schema.ts).
+ */
+export interface DefRef<N extends string, S extends ValueSchema> {
+  readonly $ref: `#/$defs/${N}`;
+  readonly of?: S;
+}
+
+// `_of` gives the ref its type only: the JSON names the def, which the snapshot schema holds once.
+// eslint-disable-next-line @typescript-eslint/no-unused-vars
+export const defRef = <const N extends string, const S extends ValueSchema>(name: N, _of: S): DefRef<N, S> => ({
+  $ref: `#/$defs/${name}`,
+});
+
+/** The properties an object's schema requires (none when it names none: JSON Schema's default). */
+type RequiredOf<S> = S extends { readonly required: readonly (infer R)[] } ? R : never;
+
+/** An intersection of object types as one (the type shows, and compares, as one object). */
+type Flat<T> = { [K in keyof T]: T[K] };
 
 type PrimitiveOf<T> = T extends 'boolean'
   ? boolean
@@ -42,41 +83,76 @@ type PrimitiveOf<T> = T extends 'boolean'
 /** The TypeScript type of the values a ValueSchema accepts (every property of an object required). */
 export type ValueOf<S> = S extends { readonly $ref: '#/$defs/safeValue' }
   ? SafeValue
-  : S extends { readonly oneOf: readonly (infer A)[] }
-    ? ValueOf<A>
-    : S extends { readonly type: 'array'; readonly items: infer I }
-      ? ValueOf<I>[]
-      : S extends { readonly type: 'object'; readonly properties: infer P }
-        ? { -readonly [K in keyof P]: ValueOf<P[K]> }
-        : S extends { readonly type: readonly (infer T)[] }
-          ? PrimitiveOf<T>
-          : S extends { readonly type: infer T }
-            ? PrimitiveOf<T>
-            : never;
+  : S extends { readonly $ref: '#/$defs/daemonSetting' }
+    ? unknown
+    : S extends { readonly $ref: string; readonly of?: infer D }
+      ? ValueOf<D>
+      : S extends { readonly const: infer C }
+        ? C
+        : S extends { readonly oneOf: readonly (infer A)[] }
+          ? ValueOf<A>
+          : S extends { readonly enum: readonly (infer E)[] }
+            ? E
+            : S extends { readonly type: 'array'; readonly items: infer I }
+              ? ValueOf<I>[]
+              : S extends { readonly type: 'object'; readonly properties: infer P }
+                ? Flat<
+                    { -readonly [K in keyof P as K extends RequiredOf<S> ? K : never]: ValueOf<P[K]> } & {
+                      -readonly [K in keyof P as K extends RequiredOf<S> ? never : K]?: ValueOf<P[K]>;
+                    }
+                  >
+                : S extends { readonly type: 'object'; readonly additionalProperties: infer A }
+                  ? Record<string, ValueOf<A>>
+                  : S extends { readonly type: 'object' }
+                    ? Record<string, unknown>
+                    : S extends { readonly type: readonly (infer T)[] }
+                      ? PrimitiveOf<T>
+                      : S extends { readonly type: infer T }
+                        ? PrimitiveOf<T>
+                        : never;
 
 // The schema forms, written once (their key order is the snapshot schema's).
 export const BOOLEAN = { type: 'boolean' } as const;
 export const STRING = { type: 'string' } as const;
 export const INTEGER = { type: 'integer' } as const;
 export const SAFE_VALUE = { $ref: '#/$defs/safeValue' } as const;
+/** Text or null (a time not known, a label not there). */
+export const STRING_OR_NULL = { type: ['string', 'null'] } as const;
+export const INTEGER_OR_NULL = { type: ['integer', 'null'] } as const;
+export const BOOLEAN_OR_NULL = { type: ['boolean', 'null'] } as const;
+/** A map of text to values of one form (labels, env). */
+export const mapOf = <const A extends ValueSchema>(additionalProperties: A) =>
+  ({ type: 'object', additionalProperties }) as const;
+/** The value or null. */
+export const orNull = <const S extends ValueSchema>(schema: S) => ({ oneOf: [{ type: 'null' }, schema] }) as const;
 export const listOf = <const I extends ValueSchema>(items: I) => ({ type: 'array', items }) as const;
-/** An object of fixed shape: every property required, no other. */
-export const shapeOf = <const P extends Readonly<Record<string, ValueSchema>>>(properties: P) =>
+/** An object of fixed shape: every property required but those named `optional`, no other. */
+export const shapeOf = <
+  const P extends Readonly<Record<string, ValueSchema>>,
+  const O extends keyof P & string = never,
+>(
+  properties: P,
+  optional: readonly O[] = [],
+) =>
   ({
     type: 'object',
-    required: Object.keys(properties) as (keyof P & string)[],
+    required: Object.keys(properties).filter((k) => !(optional as readonly string[]).includes(k)) as Exclude<
+      keyof P & string,
+      O
+    >[],
     additionalProperties: false,
     properties,
   }) as const;
 
 /**
  * A value of the snapshot's part (`snapshot`, its key there), read from the engine (`engine`: where, in
- * the Engine API's inspect), and the subject field it is (`subject`, with `doc`), or null when no subject
- * field is it as it is (a fact made from it by the builder is a `made` entry). `fact` turns the
- * snapshot's value into the subject's when they differ (names inside an object); `absent` stands in
- * for it when the snapshot has no such part (then the fact is unknown): else false, ``, 0, none, null.
+ * the Engine API's inspect or list, or on the host), and the subject field it is (`subject`, with `doc`),
+ * or null when no subject field is it as it is (a fact made from it by the builder is a `made` entry).
+ * `fact` turns the snapshot's value into the subject's when they differ (names inside an object);
+ * `absent` stands in for it when the snapshot has no such part (then the fact is unknown): else false,
+ * ``, 0, none, null. `optional`: the part may lack the value (the schema does not require it).
  */
-export interface ReadEntry<K extends string, S extends ValueSchema, F extends string | null, D, T> {
+export interface ReadEntry<K extends string, S extends ValueSchema, F extends string | null, D, T, O = false> {
   readonly snapshot: K;
   readonly schema: S;
   readonly engine: string;
@@ -84,13 +160,18 @@ export interface ReadEntry<K extends string, S extends ValueSchema, F extends st
   readonly doc: D;
   readonly fact?: (value: ValueOf<S>) => T;
   readonly absent?: string | number | boolean | null;
+  readonly optional?: O;
 }
 
-/** A subject fact the builder makes (derived from others, or from another part of the snapshot). */
+/**
+ * A subject fact the builder makes (derived from others, or from another part of the snapshot):
+ * `from` says from what, where the doc does not.
+ */
 export interface MadeEntry<F extends string, S extends ValueSchema, D> {
   readonly made: F;
   readonly schema: S;
   readonly doc: D;
+  readonly from?: string;
 }
 
 export const read = <
@@ -99,9 +180,10 @@ export const read = <
   const F extends string | null,
   const D extends SpecDoc | null,
   T = ValueOf<S>,
+  const O extends boolean = false,
 >(
-  entry: ReadEntry<K, S, F, D, T>,
-): ReadEntry<K, S, F, D, T> => entry;
+  entry: ReadEntry<K, S, F, D, T, O>,
+): ReadEntry<K, S, F, D, T, O> => entry;
 
 export const made = <const F extends string, const S extends ValueSchema, const D extends SpecDoc>(
   entry: MadeEntry<F, S, D>,
@@ -116,6 +198,7 @@ interface AnyRead {
   readonly doc: unknown;
   readonly fact?: (value: never) => unknown;
   readonly absent?: string | number | boolean | null;
+  readonly optional?: boolean;
 }
 type AnyMade = MadeEntry<string, ValueSchema, unknown>;
 export type Spec = readonly (AnyRead | AnyMade)[];
@@ -125,11 +208,18 @@ type MadesOf<S extends Spec> = Extract<S[number], { made: string }>;
 type SubjectReadsOf<S extends Spec> = Extract<ReadsOf<S>, { subject: string }>;
 type FactOf<E> = E extends { readonly fact?: (value: never) => infer T } ? T : never;
 
-/** The snapshot's part a spec declares: each value under its key. */
-export type SnapshotPartOf<S extends Spec> = { [E in ReadsOf<S> as E['snapshot']]: ValueOf<E['schema']> };
+type OptionalReadsOf<S extends Spec> = Extract<ReadsOf<S>, { readonly optional?: true }>;
+type RequiredReadsOf<S extends Spec> = Exclude<ReadsOf<S>, OptionalReadsOf<S>>;
+
+/** The snapshot's part a spec declares: each value under its key (an `optional` one may be absent). */
+export type SnapshotPartOf<S extends Spec> = {
+  [E in RequiredReadsOf<S> as E['snapshot']]: ValueOf<E['schema']>;
+} & { [E in OptionalReadsOf<S> as E['snapshot']]?: ValueOf<E['schema']> };
 
 /** The subject fields a spec writes from the snapshot's values (the facts mapping gives them). */
-export type ReadFactsOf<S extends Spec> = { [E in SubjectReadsOf<S> as E['subject']]: FactOf<E> };
+export type ReadFactsOf<S extends Spec> = {
+  [E in SubjectReadsOf<S> as E['subject']]: E extends { readonly optional?: true } ? FactOf<E> | null : FactOf<E>;
+};
 
 /** The subject fields a spec declares the builder makes. */
 export type MadeFactsOf<S extends Spec> = { [E in MadesOf<S> as E['made']]: ValueOf<E['schema']> };
@@ -159,7 +249,7 @@ export function snapshotSchemaOf(spec: Spec): {
   return {
     type: 'object',
     additionalProperties: false,
-    required: reads.map((e) => e.snapshot),
+    required: reads.filter((e) => e.optional !== true).map((e) => e.snapshot),
     properties: Object.fromEntries(reads.map((e) => [e.snapshot, e.schema])),
   };
 }
@@ -185,7 +275,9 @@ export function factSourcesOf<const S extends Spec, V, M extends { readonly [F i
 
 /** The value absent from a snapshot without the part: false, ``, 0, none, null, an object of those. */
 function absentOf(schema: ValueSchema): unknown {
-  if ('$ref' in schema) return null;
+  if ('$ref' in schema || 'enum' in schema) return null;
+  if ('const' in schema) return schema.const;
+  if ('additionalProperties' in schema && schema.additionalProperties !== false) return Object.freeze({});
   if ('oneOf' in schema)
     return schema.oneOf.some((s) => 'type' in s && s.type === 'null') ? null : absentOf(schema.oneOf[0]!);
   const type = typeof schema.type === 'string' ? schema.type : schema.type.includes('null') ? 'null' : schema.type[0];
@@ -195,10 +287,12 @@ function absentOf(schema: ValueSchema): unknown {
     case 'string':
       return '';
     case 'integer':
+    case 'number':
       return 0;
     case 'array':
       return Object.freeze([]);
     case 'object':
+      if (!('properties' in schema)) return Object.freeze({});
       return Object.freeze(
         Object.fromEntries(
           Object.entries((schema as { properties: Record<string, ValueSchema> }).properties).map(([k, s]) => [
@@ -249,9 +343,35 @@ export function factsWriterOf<const S extends Spec>(spec: S): FactsWriter<S> {
       for (let i = 0; i < count; i++) {
         const fact = facts[i];
         const value = values[snapshotKeys[i]!];
-        out[keys[i]!] = fact === undefined ? value : fact(value as never);
+        out[keys[i]!] = value === undefined ? null : fact === undefined ? value : fact(value as never);
       }
     }
     return out as B & ReadFactsOf<S>;
   };
 }
+
+/**
+ * A subject set declared by its spec: the `kind` of its subjects, what a finding about one is about
+ * (`about`, a kind src/policy/sets.ts knows), what the set holds in one line, and its entries.
+ */
+export interface SetSpec<K extends string, A extends string, S extends Spec> {
+  readonly kind: K;
+  readonly about: A;
+  readonly summary: string;
+  readonly entries: S;
+}
+
+/**
+ * A set's spec. Its entries are written apart (`[…] as const`): as the expected type of a `read(…)`
+ * call inside this one, a Spec would make TypeScript infer the entry's fact type `unknown`.
+ */
+export const setSpec = <const K extends string, const A extends string, const S extends Spec>(
+  set: SetSpec<K, A, S>,
+): SetSpec<K, A, S> => set;
+
+/** A subject's data: the fields every subject has (`kind`, `id`, `host`) and those its spec declares. */
+export type SubjectDataOfSpec<T extends SetSpec<string, string, Spec>> = {
+  kind: T['kind'];
+  id: string;
+  host: string;
+} & SubjectFactsOf<T['entries']>;

@@ -5,12 +5,33 @@ import { buildSubjects } from '../../src/facts/subjects.js';
 import { unknownFieldReads } from '../../src/policy/field-check.js';
 import { fieldDocsOf, SUBJECT_FIELD_DOCS } from '../../src/policy/fields.js';
 import { containerFieldDocs, SUBJECT_SETS, subjectSet } from '../../src/policy/sets.js';
-import type { ContainerData } from '../../src/policy/subject-data.js';
+import type {
+  ContainerData,
+  DaemonData,
+  FileData,
+  ImageData,
+  LedgerEntryData,
+  ListenerData,
+  NetworkData,
+  VolumeData,
+} from '../../src/policy/subject-data.js';
+import type { FileKind } from '../../src/fs/file-kind.js';
+import type { SafeValue } from '../../src/secret/value.js';
 import type { Rule } from '../../src/policy/types.js';
 import { subjectCatalogue } from '../../src/report/catalogue.js';
 import { parseSnapshot } from '../../src/snapshot/load.js';
 import { snapshotSchema, snapshotSchemaWith } from '../../src/snapshot/schema.js';
-import type { ContainerRuntime, Snapshot } from '../../src/snapshot/types.js';
+import type {
+  ContainerRuntime,
+  DaemonInfo,
+  EnvEntry,
+  FileRecord,
+  HostListener,
+  ImageHealthcheck,
+  LedgerRecord,
+  Snapshot,
+  VolumeRecord,
+} from '../../src/snapshot/types.js';
 import { CONTAINER_RUNTIME, type ContainerRuntimeFacts } from '../../src/subjects/containers.js';
 import {
   factsWriterOf,
@@ -78,6 +99,28 @@ test('the types follow the spec: the snapshot part and the subject fields (check
   // @ts-expect-error the test's field is in its spec only
   const shipped: ContainerData['shm_size'] = 0;
   assert.ok([size, part, wrong, unread, dataFromSpec, runtimeFromSpec, pids, devices, command, shipped]);
+});
+
+test('the other sets on specs keep their types: the snapshot records and the subjects (checked by tsc)', () => {
+  // A value the record may lack is null in the subject; the file kinds are src/fs/file-kind.ts's.
+  const fileKind: Equal<FileData['file_kind'], FileKind> = true;
+  const size: Equal<FileData['size'], number | null> = true;
+  const recordSize: Equal<FileRecord['size'], number | undefined> = true;
+  const envValue: Equal<EnvEntry['value'], SafeValue | undefined> = true;
+  // Made from the record: not its value as is.
+  const healthcheck: Equal<ImageData['healthcheck'], (ImageHealthcheck & { start_period: number }) | null> = false;
+  const reach: Equal<ListenerData['reach'], 'all-interfaces' | 'address' | 'loopback'> = true;
+  const holder: Equal<HostListener['holderUnknown'], string | undefined> = true;
+  const network: Equal<NetworkData['network_id'], string> = true;
+  const volumeUsers: Equal<VolumeData['used_by'], VolumeRecord['containers']> = true;
+  const daemonInfo: Equal<DaemonInfo['liveRestore'], DaemonData['live_restore']> = true;
+  // A ledger record's entry names no required field (an invalid one keeps what was read safely).
+  const origin: Equal<LedgerRecord['entry']['origin'], 'declared' | 'found' | undefined> = true;
+  const entryId: Equal<LedgerRecord['entry']['id'], string | undefined> = true;
+  const targetKind: Equal<NonNullable<LedgerEntryData['target_file']>['file_kind'], FileKind | null> = true;
+  assert.ok([fileKind, size, recordSize, envValue, reach, holder, network, volumeUsers, daemonInfo]);
+  assert.ok([origin, entryId, targetKind]);
+  assert.not.ok(healthcheck);
 });
 
 test('the snapshot schema follows the spec: a runtime part with the new value validates, one without it does not', () => {
