@@ -1,0 +1,203 @@
+import type { CAC } from 'cac';
+import { request } from 'node:http';
+import { acquireSnapshot, type AcquireIo } from '../acquire.js';
+import { ExitCode, MeshAuditError } from '../errors.js';
+import { auditSnapshot, reportOf, triage } from '../pipeline.js';
+import { renderJson } from '../report/json.js';
+import { renderProm } from '../report/prom.js';
+import { watchHost } from '../scan.js';
+import { readingScopeOf } from '../scope.js';
+import { describe, listen, type Where } from '../serve/answers.js';
+import { Resident } from '../serve/resident.js';
+import { exitCodeOfState, statusLine, type ServeStatus } from '../serve/status.js';
+import { shownMessage } from '../shown.js';
+import { withProblems } from '../snapshot/problems.js';
+import type { Snapshot } from '../snapshot/types.js';
+import { addCollectOptions, type CollectFlags } from './acquire.js';
+import { parseCount } from './choices.js';
+import { detail, note, type CommandContext } from './context.js';
+import { addAuditOptions, prepareAuditRun, type AuditOptions } from './evaluate.js';
+
+/*
+ * `mesh-audit serve`: the check on every heartbeat (issue 44). It reads the host as `scan` does, then reads it again
+ * whenever the engine's events, a watched folder or the socket tables say something changed (and every --resync), and
+ * answers over a unix socket what the nightly job would say now. `mesh-audit status` asks it, and exits as `scan`
+ * would. Nothing is written but the socket.
+ */
+
+export const DEFAULT_SOCKET = '/run/mesh-audit/serve.sock';
+
+type ServeFlags = CollectFlags &
+  AuditOptions & {
+    socket?: string;
+    listen?: string;
+    resync?: string | number;
+    listenersEvery?: string | number;
+  };
+
+/** `--listen`: a loopback address and port only (the findings say what runs where; they are not for the network). */
+export function parseListen(value: unknown): Where {
+  const text = String(value);
+  const m = /^(127\.0\.0\.1|\[::1\]):(\d{1,5})$/.exec(text);
+  const port = m === null ? NaN : Number(m[2]);
+  if (m === null || port < 1 || port > 65535)
+    throw new MeshAuditError(`--listen ${shownMessage(text)}: give 127.0.0.1:PORT or [::1]:PORT (loopback only)`);
+  return { host: m[1] === '127.0.0.1' ? '127.0.0.1' : '::1', port };
+}
+
+const whereOf = (flags: { socket?: string; listen?: string }): Where =>
+  flags.listen !== undefined ? parseListen(flags.listen) : { socket: String(flags.socket ?? DEFAULT_SOCKET) };
+
+/** A read's progress and problems go nowhere but --verbose: what was not read is in every answer. */
+const quietIo = (ctx: CommandContext): AcquireIo => ({
+  now: () => ctx.now(),
+  note: (t) => detail(ctx, t),
+  detail: (t) => detail(ctx, t),
+  problem: (t) => detail(ctx, `not read: ${shownMessage(t)}`),
+  startProgress: () => ({ step: () => undefined, done: () => undefined }),
+});
+
+async function serve(flags: ServeFlags, ctx: CommandContext): Promise<number> {
+  const where = whereOf(flags);
+  const resyncMs = parseCount('--resync', flags.resync, 15) * 60_000;
+  const listenersMs = parseCount('--listeners-every', flags.listenersEvery, 10) * 1000;
+  const run = await prepareAuditRun(flags, ctx);
+  const settings = run.resolved.settings;
+  let lastSnapshot: Snapshot | null = null;
+  const read = async () => {
+    const startedAt = ctx.now();
+    const acquired = await acquireSnapshot(
+      {
+        keep: run.keep,
+        ...(run.options.history !== undefined ? { history: run.options.history } : {}),
+        settings: () => Promise.resolve(settings),
+        scope: readingScopeOf(run.scope, startedAt),
+      },
+      quietIo(ctx),
+    );
+    const snapshots = acquired.snapshots.map((s) => withProblems(s, acquired.history.problems));
+    lastSnapshot = snapshots[0] ?? null;
+    const evaluations = snapshots.map((s) =>
+      auditSnapshot(s, acquired.history.snapshots, run.selected, { scoped: { scope: run.scope, now: startedAt } }),
+    );
+    const now = ctx.now();
+    const report = reportOf(evaluations, run.selected, {
+      now,
+      startedAt,
+      packs: run.packs,
+      docsUrl: settings.docsUrl,
+    });
+    return triage(report, {
+      ...(run.waivers ? { waivers: run.waivers } : {}),
+      ...(run.baseline ? { baseline: run.baseline } : {}),
+      now,
+    });
+  };
+  const stop = new AbortController();
+  const resident = new Resident({
+    read,
+    failOn: run.failOn,
+    now: () => ctx.now(),
+    settleMs: 250,
+    onReport: () => {
+      if (lastSnapshot !== null) watches.follow(lastSnapshot);
+      const s = resident.status();
+      detail(ctx, `read: ${s.state}, ${s.counts.error} errors, ${s.counts.warning} warnings, ${s.counts.note} notes`);
+    },
+    onReadFailure: (e) => ctx.stderr(`mesh-audit serve: a read failed: ${shownMessage(String(e))}\n`),
+  });
+  const watches = watchHost(
+    settings,
+    {
+      changed: () => resident.changed(),
+      lost: (cause) => resident.holding(cause),
+      back: (cause) => resident.recovered(cause),
+    },
+    { signal: stop.signal, listenersEveryMs: listenersMs, retryMs: 1000 },
+  );
+  const server = await listen(where, {
+    status: () => resident.status(),
+    findings: () => {
+      const r = resident.current();
+      return r === null ? null : renderJson(r);
+    },
+    metrics: () => {
+      const r = resident.current();
+      return r === null ? null : renderProm(r);
+    },
+  });
+  note(ctx, `mesh-audit serve: answering on ${describe(where)}`);
+  const resync = setInterval(() => resident.changed(), resyncMs);
+  void resident.readNow();
+  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+    // Stopping is the job of this command, not the one-shot runs' handler (src/cli/signals.ts): SIGTERM is a clean end.
+    process.removeAllListeners('SIGTERM');
+    process.removeAllListeners('SIGINT');
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+    process.once('SIGINT', () => resolve('SIGINT'));
+    process.on('SIGHUP', () => resident.changed());
+  });
+  clearInterval(resync);
+  stop.abort();
+  await resident.stop();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  note(ctx, `mesh-audit serve: stopped by ${signal}`);
+  return ExitCode.Ok;
+}
+
+/** GET one path of a running serve; the body, or an error naming where nobody answered. */
+export function ask(where: Where, path: string, timeoutMs: number): Promise<{ code: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const target = 'socket' in where ? { socketPath: where.socket } : { host: where.host, port: where.port };
+    const req = request({ ...target, path, method: 'GET', timeout: timeoutMs }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => {
+        body += c;
+        if (body.length > 64 * 1024 * 1024) req.destroy(new Error('answer too large'));
+      });
+      res.on('end', () => resolve({ code: res.statusCode ?? 0, body }));
+    });
+    req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
+    req.on('error', (e: NodeJS.ErrnoException) =>
+      reject(new MeshAuditError(`no serve answers on ${describe(where)}: ${e.code ?? e.message}`, ExitCode.Incomplete)),
+    );
+    req.end();
+  });
+}
+
+async function status(flags: { socket?: string; listen?: string; timeout?: string | number }, ctx: CommandContext) {
+  const where = whereOf(flags);
+  const answer = await ask(where, '/v1/status', parseCount('--timeout', flags.timeout, 10) * 1000);
+  let parsed: ServeStatus;
+  try {
+    parsed = JSON.parse(answer.body) as ServeStatus;
+    if (typeof parsed.state !== 'string') throw new Error('no state');
+  } catch {
+    throw new MeshAuditError(`${describe(where)} did not answer a status (HTTP ${answer.code})`, ExitCode.Incomplete);
+  }
+  ctx.stdout(`${statusLine(parsed, parsed.host ?? describe(where))}\n`);
+  return exitCodeOfState(parsed.state);
+}
+
+export function registerServe(cli: CAC, ctx: CommandContext): void {
+  addAuditOptions(
+    addCollectOptions(
+      cli.command('serve', 'Stay resident: read the host, keep the answer current from its events, answer on a socket'),
+    ),
+  )
+    .option('--socket <path>', `Unix socket to answer on, mode 0660, group mesh-audit (default: ${DEFAULT_SOCKET})`)
+    .option('--listen <address>', 'Answer on loopback TCP instead: 127.0.0.1:PORT or [::1]:PORT')
+    .option('--resync <minutes>', 'Read the whole host again this often, whatever the events say (default 15)')
+    .option('--listeners-every <seconds>', 'Look at the socket tables this often: sockets have no events (default 10)')
+    .option('--history <dir>', "Earlier snapshots, for former targets (a scan's --out folder)")
+    .example('sudo mesh-audit serve --managed-root /etc/mesh --history /var/lib/mesh-audit')
+    .action((flags: ServeFlags) => serve(flags, ctx));
+  cli
+    .command('status', "Ask a running serve for the host's state; exit 0, 1 or 3 as scan would")
+    .option('--socket <path>', `The serve's unix socket (default: ${DEFAULT_SOCKET})`)
+    .option('--listen <address>', 'Ask a serve answering on loopback TCP: 127.0.0.1:PORT or [::1]:PORT')
+    .option('--timeout <seconds>', 'How long to wait for the answer (default 10)')
+    .example('mesh-audit status --socket /run/mesh-audit/serve.sock')
+    .action((flags: { socket?: string; listen?: string; timeout?: string }) => status(flags, ctx));
+}
