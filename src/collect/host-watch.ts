@@ -26,7 +26,7 @@ export interface HostWatch {
   stop(): void;
 }
 
-export const TOO_MANY_FOLDERS = `more than ${MAX_WATCHED_FOLDERS} folders to watch: changes past them wait for the resync`;
+export const TOO_MANY_FOLDERS = `more than ${MAX_WATCHED_FOLDERS} folders to watch: the rest waits for the resync`;
 
 /** Folder watches that follow the set of files the last read looked at. */
 export function watchFiles(root: string, handlers: HostWatchHandlers): HostWatch {
@@ -73,7 +73,7 @@ const SOCKET_TABLES = ['tcp', 'tcp6', 'udp', 'udp6'].map((t) => join('proc', '1'
 export function listenersDigest(root: string): string {
   const hash = createHash('sha256');
   for (const table of SOCKET_TABLES) {
-    let text = '';
+    let text: string;
     try {
       text = readFileSync(join(root, table), 'utf8');
     } catch {

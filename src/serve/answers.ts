@@ -113,7 +113,7 @@ async function prepareSocket(path: string): Promise<void> {
   }
 }
 
-/** Starts answering; resolves once listening. The socket gets mode 0660 and the `mesh-audit` group when there is one. */
+/** Starts answering; resolves once listening. The socket gets mode 0660, and the `mesh-audit` group if there is one. */
 export async function listen(where: Where, answers: Answers): Promise<Server> {
   if ('socket' in where) await prepareSocket(where.socket);
   const server = createServer((req, res) => answer(req, res, answers));
