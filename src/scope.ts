@@ -216,7 +216,40 @@ export function applyScope(
   everyHostListenerOut?: boolean;
 } {
   const host = snapshot.host.hostname;
-  const notifications: Notification[] = scope.ignore
+  const notifications = expiredIgnoreNotes(scope, now, host);
+  if (isEmptyScope(scope))
+    return { subjects, excluded: { containers: 0, files: 0, ledger: 0, listeners: 0 }, outOfScope: [], notifications };
+  const judge = judgeOf(scope, now);
+  const keep = inScopeOf(subjects, snapshot, judge);
+  const { filtered, excluded, outOfScope } = leaveOut(subjects, keep);
+  // The host's sockets were not read and the scope leaves all of them out: said once, so that no one takes the
+  // complete run for one that looked at them.
+  const unreadLeftOut = subjects.listeners.find(
+    (s) => (s.data as { endpoint?: string }).endpoint === undefined && !keep(s),
+  );
+  if (unreadLeftOut !== undefined)
+    notifications.push({
+      host,
+      level: 'note',
+      kind: 'evaluation',
+      source: 'scope',
+      subject: 'listeners',
+      message:
+        `${unreadLeftOut.unknown?.[0]?.reason ?? "the host's listening sockets not read"}; every listener is out of ` +
+        `scope by ${judge.everyListenerOut!}: the rules on them were not checked, by that choice`,
+    });
+  return {
+    subjects: filtered,
+    excluded,
+    outOfScope,
+    notifications,
+    ...(judge.everyListenerOut !== null ? { everyHostListenerOut: true } : {}),
+  };
+}
+
+/** A note for each ignore entry past its date: what it selected is checked again. */
+function expiredIgnoreNotes(scope: Scope, now: Date, host: string): Notification[] {
+  return scope.ignore
     .filter((e) => !isLive(e, now))
     .map((e) => ({
       host,
@@ -226,9 +259,10 @@ export function applyScope(
       subject: e.source,
       message: `ignore entry ${e.source} (${e.selector.text}) expired on ${e.until!}; what it selects is checked again`,
     }));
-  if (isEmptyScope(scope))
-    return { subjects, excluded: { containers: 0, files: 0, ledger: 0, listeners: 0 }, outOfScope: [], notifications };
-  const judge = judgeOf(scope, now);
+}
+
+/** Whether a subject is in scope: containers and paths by the judge, a ledger entry with its target, sockets too. */
+function inScopeOf(subjects: SubjectSets, snapshot: Snapshot, judge: ScopeJudge): (s: Subject) => boolean {
   const byName = new Map(snapshot.containers.map((c) => [c.name, c] as const));
   const byId = new Map(snapshot.containers.map((c) => [c.id, c] as const));
   const containerIn = new Map<string, boolean>();
@@ -246,8 +280,7 @@ export function applyScope(
     return true;
   };
   const ledgerInScope = new Set<Subject>(subjects.ledger.filter(ledgerIn));
-  const excluded: Excluded = { containers: 0, files: 0, ledger: 0, listeners: 0 };
-  const keep = (s: Subject): boolean => {
+  return (s) => {
     switch (s.about.kind) {
       case 'container':
         return containerIn.get(s.about.id) ?? true;
@@ -268,6 +301,14 @@ export function applyScope(
         return true;
     }
   };
+}
+
+/** Each set less the subjects out of scope, with how many of each kind went and what they were, in order. */
+function leaveOut(
+  subjects: SubjectSets,
+  keep: (s: Subject) => boolean,
+): { filtered: SubjectSets; excluded: Excluded; outOfScope: { kind: string; id: string }[] } {
+  const excluded: Excluded = { containers: 0, files: 0, ledger: 0, listeners: 0 };
   const filtered = {} as Record<keyof SubjectSets, Subject[]>;
   const left = new Map<string, { kind: string; id: string }>();
   for (const [set, list] of Object.entries(subjects) as [keyof SubjectSets, Subject[]][]) {
@@ -284,29 +325,7 @@ export function applyScope(
       return kept;
     });
   }
-  // The host's sockets were not read and the scope leaves all of them out: said once, so that no one takes the
-  // complete run for one that looked at them.
-  const unreadLeftOut = subjects.listeners.find(
-    (s) => (s.data as { endpoint?: string }).endpoint === undefined && !keep(s),
-  );
-  if (unreadLeftOut !== undefined)
-    notifications.push({
-      host,
-      level: 'note',
-      kind: 'evaluation',
-      source: 'scope',
-      subject: 'listeners',
-      message:
-        `${unreadLeftOut.unknown?.[0]?.reason ?? "the host's listening sockets not read"}; every listener is out of ` +
-        `scope by ${judge.everyListenerOut!}: the rules on them were not checked, by that choice`,
-    });
   const outOfScope = [...left.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, about]) => about);
   // Each set only filtered: its subjects keep their set's type.
-  return {
-    subjects: filtered as unknown as SubjectSets,
-    excluded,
-    outOfScope,
-    notifications,
-    ...(judge.everyListenerOut !== null ? { everyHostListenerOut: true } : {}),
-  };
+  return { filtered: filtered as unknown as SubjectSets, excluded, outOfScope };
 }

@@ -11,7 +11,7 @@ import { fakeEngine } from './support/fake-engine.js';
 import { runCli, tempDir } from './support/cli.js';
 
 /*
- * One source's failure is that source's problem, never the run's (src/scan.ts, `isolated`): a collector that
+ * One source's failure is that source's problem, never the run's (src/collect/contract.ts, `collectIsolated`): a collector that
  * throws, or a host document nested too deep to walk, leaves that source unread and said so; the other
  * sources are read, the report and the snapshot are written, the run is incomplete (exit 3).
  */

@@ -72,6 +72,14 @@ export async function alertmanagerTargetOf(
   const text = flagUrl ?? config.url;
   if (text === undefined) return undefined;
   const named = flagUrl !== undefined ? '--alertmanager' : `${configFile ?? 'config'}: alertmanager.url`;
+  const url = alertmanagerUrlOf(text, named);
+  const auth = await alertmanagerAuthOf(config, environment, configFile);
+  const timeoutMs = config.timeoutSeconds !== undefined ? config.timeoutSeconds * 1000 : DEFAULT_TIMEOUT_MS;
+  return auth === undefined ? { url, timeoutMs } : { url, auth, timeoutMs };
+}
+
+/** The base URL of Alertmanager as typed, checked: http(s), no credentials, no ?query or #fragment. */
+function alertmanagerUrlOf(text: string, named: string): URL {
   const refuse = (why: string): never => {
     throw new MeshAuditError(`${named} ${redactUrlText(text)}: ${why}`);
   };
@@ -96,7 +104,15 @@ export async function alertmanagerTargetOf(
     );
   }
   if (url.search !== '' || url.hash !== '') refuse('takes the base URL of Alertmanager (no ?query or #fragment)');
+  return url;
+}
 
+/** Bearer or basic auth (the environment's over the config's, secret files read), or none; never both. */
+async function alertmanagerAuthOf(
+  config: AlertmanagerSettings,
+  environment: NodeJS.ProcessEnv,
+  configFile: string | undefined,
+): Promise<AlertmanagerTarget['auth']> {
   for (const [a, b] of [
     ['password', 'passwordFile'],
     ['bearerToken', 'bearerTokenFile'],
@@ -115,21 +131,27 @@ export async function alertmanagerTargetOf(
     (config.bearerTokenFile !== undefined
       ? await secretFile(config.bearerTokenFile, 'Alertmanager bearer token')
       : undefined);
-  const timeoutMs = config.timeoutSeconds !== undefined ? config.timeoutSeconds * 1000 : DEFAULT_TIMEOUT_MS;
   if (token !== undefined && (username !== undefined || password !== undefined)) {
     throw new MeshAuditError(
       'Alertmanager: both a bearer token and basic auth (username/password) are given; choose one',
     );
   }
-  if (token !== undefined) {
-    // RFC 6750's b64token: anything else would not make a valid header (and fetch's error would quote it).
-    if (!/^[A-Za-z0-9\-._~+/]+=*$/.test(token))
-      throw new MeshAuditError(
-        'Alertmanager bearer token: not a valid token (letters, digits and -._~+/ then optional =; one line)',
-      );
-    return { url, auth: { kind: 'bearer', token }, timeoutMs };
-  }
-  if (username === undefined && password === undefined) return { url, timeoutMs };
+  if (token !== undefined) return bearerAuth(token);
+  if (username === undefined && password === undefined) return undefined;
+  return basicAuth(username, password);
+}
+
+function bearerAuth(token: string): AlertmanagerTarget['auth'] {
+  // RFC 6750's b64token: anything else would not make a valid header (and fetch's error would quote it).
+  if (!/^[A-Za-z0-9\-._~+/]+=*$/.test(token))
+    throw new MeshAuditError(
+      'Alertmanager bearer token: not a valid token (letters, digits and -._~+/ then optional =; one line)',
+    );
+  return { kind: 'bearer', token };
+}
+
+/** Basic auth needs both parts, each fit for the `user:password` of an Authorization header. */
+function basicAuth(username: string | undefined, password: string | undefined): AlertmanagerTarget['auth'] {
   if (username === undefined || password === undefined) {
     throw new MeshAuditError(
       'Alertmanager basic auth needs both a username and a password (' +
@@ -148,5 +170,5 @@ export async function alertmanagerTargetOf(
       'Alertmanager password: may not hold a control character (a line break in the password file other than ' +
         'the last?)',
     );
-  return { url, auth: { kind: 'basic', username, password }, timeoutMs };
+  return { kind: 'basic', username, password };
 }

@@ -5,7 +5,8 @@ import { kindOf } from '../fs/file-kind.js';
 import { MAX_DEPTH } from '../input/depth.js';
 import { jsonTooDeep } from '../input/json.js';
 import type { SafeValueMaker } from '../secret/value.js';
-import type { DaemonPath, DaemonSettingValue, DaemonView, EngineKind, Problem } from '../snapshot/types.js';
+import type { DaemonPath, DaemonSettingValue, DaemonView, DockerInfo, EngineKind, Problem } from '../snapshot/types.js';
+import type { CollectContext, Collector } from './contract.js';
 import { isHostPath, locate, resolveRoot } from './files.js';
 import { fsName, nameFromBytes } from '../fs/path-bytes.js';
 import { errnoCode, readRegularFile } from './read-file.js';
@@ -221,6 +222,41 @@ export interface DaemonHostCollection {
   problems: Problem[];
   notes: Problem[];
 }
+
+/** The daemon's slice of the snapshot, beside what the engine said of itself (`GET /info`). */
+export type DaemonPart = Omit<DaemonHostCollection, 'problems' | 'notes'>;
+
+export interface DaemonContext extends CollectContext {
+  /** Why /proc cannot be read (src/collect/proc-reader.ts), or null when it can. */
+  procReason: string | null;
+  /** The engine as its collector read it; null when it was not read. */
+  engine: DockerInfo | null;
+}
+
+/** The daemon's collector (src/collect/contract.ts): its files and command line on the host, for a local engine. */
+export const daemonCollector: Collector<DaemonContext, DaemonPart> = {
+  async collect({ settings, safe, endpoint, procReason, engine }) {
+    const { problems, notes, ...part } = await collectDaemonHost({
+      root: settings.root,
+      safe,
+      socketPath: endpoint.local && engine !== null ? endpoint.socketPath : undefined,
+      procUnavailable: procReason,
+      kind: engine?.kind,
+    });
+    return { part, problems, notes };
+  },
+  unread: (_context, reason) => ({
+    part: {
+      config: { available: false, reason: `daemon.json not read: ${reason}` },
+      process: { available: false, reason: `dockerd's command line not read: ${reason}` },
+      paths: [],
+    },
+    problems: [
+      { source: 'daemon', message: `daemon.json, dockerd's command line and the daemon's files not read: ${reason}` },
+    ],
+    notes: [],
+  }),
+};
 
 /** daemon.json, dockerd's command line and the daemon's paths, for a local engine. */
 export async function collectDaemonHost(options: DaemonHostOptions): Promise<DaemonHostCollection> {

@@ -25,6 +25,8 @@ import { networkRecords, volumeRecords, type Attachments } from './engine-object
 import type { DockerEndpoint } from './docker-endpoint.js';
 import { daemonInfoOf, imageRecordOf, tagsOf } from './images.js';
 import { containerFromInspect, type ContainerInspect } from './inspect.js';
+import type { CollectContext, Collector, Slice } from './contract.js';
+import type { ProcPart } from './proc-reader.js';
 
 export interface DockerCollectOptions {
   endpoint: DockerEndpoint;
@@ -93,6 +95,45 @@ export function engineUnread(reason: string, problems: Problem[], notes: Problem
   };
 }
 
+/** The engine's slice of the snapshot: the engine, its containers, images, settings, networks and volumes. */
+export type EnginePart = Omit<DockerCollection, 'problems' | 'notes'>;
+
+export interface EngineContext extends CollectContext {
+  /** Whether the containers' /proc can be read, and how. */
+  proc: ProcPart;
+  /** Told the container list before any inspect (src/collect/compose-start.ts). */
+  listed?: (summaries: readonly ContainerSummary[]) => void;
+}
+
+/** The engine's collector (src/collect/contract.ts): every container through the Engine API, with its /proc. */
+export const engineCollector: Collector<EngineContext, EnginePart> = {
+  async collect({ endpoint, safe, settings, proc, listed, progress }) {
+    progress(`reading containers from ${endpoint.url}`);
+    return sliceOf(
+      await collectDocker({
+        endpoint,
+        safe,
+        deadlineMs: settings.dockerTimeoutSeconds * 1000,
+        labelKeys: settings.labels,
+        ...(listed !== undefined ? { listed } : {}),
+        ...(proc.reader !== undefined
+          ? { readProc: proc.reader.read, whileListing: proc.reader.readProcessTable }
+          : { procUnavailable: proc.reason ?? 'not read' }),
+      }),
+    );
+  },
+  unread: ({ endpoint }, reason) =>
+    sliceOf(
+      engineUnread(`the engine at ${endpoint.url} was not read: ${reason}`, [
+        { source: 'docker', subject: endpoint.url, message: `the engine at ${endpoint.url} not read: ${reason}` },
+      ]),
+    ),
+};
+
+function sliceOf({ problems, notes, ...part }: DockerCollection): Slice<EnginePart> {
+  return { part, problems, notes };
+}
+
 /**
  * Every container, running or stopped, inspected with bounded concurrency. An engine that cannot be
  * reached is one problem (the scan goes on with files and ledger); a container gone between list and
@@ -126,39 +167,24 @@ export async function collectDocker(options: DockerCollectOptions): Promise<Dock
   }
 }
 
+/** What one collection writes its problems and notes into (in the order they happen). */
+interface Findings {
+  problems: Problem[];
+  notes: Problem[];
+}
+
 async function collectWith(
   api: ReadOnlyDocker,
   options: DockerCollectOptions,
   problems: Problem[],
   notes: Problem[],
 ): Promise<DockerCollection> {
-  const docker: DockerInfo = {
-    endpoint: options.endpoint.url,
-    serverVersion: api.serverVersion,
-    apiVersion: api.apiVersion,
-    kind: api.kind,
-    local: options.readProc !== undefined,
-  };
-  if (api.kind === 'unknown') {
-    notes.push({
-      source: 'docker',
-      subject: options.endpoint.url,
-      message:
-        `the engine at ${options.endpoint.url} names neither Docker nor Podman in its version: MA1004 reports ` +
-        `a key an engine may write into a container by itself (${[...engineAddedKeys('unknown')].join(', ')}) only ` +
-        `when an earlier snapshot of the file named it`,
-    });
-  }
+  const said: Findings = { problems, notes };
+  const docker = dockerInfoOf(api, options, notes);
   // The image list and /info are asked for with the container list, once each: no request per container.
   const imageListing = settle(api.listImages());
   const infoAnswer = settle(api.info());
-  const daemonInfo = async (): Promise<Collected<DaemonInfo>> => {
-    const answer = await infoAnswer;
-    if (answer.ok) return { available: true, ...daemonInfoOf(answer.value, api.version) };
-    const reason = `cannot read the daemon's settings: ${answer.error.message}`;
-    problems.push({ source: 'daemon', subject: options.endpoint.url, message: reason });
-    return { available: false, reason };
-  };
+  const daemonInfo = () => daemonInfoOfAnswer(infoAnswer, api, options, problems);
   let summaries;
   try {
     const listing = api.listContainers();
@@ -189,63 +215,15 @@ async function collectWith(
   const attachments: Attachments = new Map();
   // 8 at once, on connections kept open: 300 inspects took 312 ms one at a time and ~160 ms at 8 on
   // a 2-CPU machine, and more gained nothing (test/bench/scan.bench.ts).
-  const inspected = await mapLimited(
-    summaries,
-    options.concurrency ?? DEFAULT_INSPECT_CONCURRENCY,
-    async (summary): Promise<Container | null> => {
-      const label = summary.Names?.[0]?.replace(/^\//, '') ?? summary.Id.slice(0, 12);
-      let inspect: ContainerInspect;
-      try {
-        inspect = await api.inspectContainer(summary.Id);
-      } catch (err) {
-        if (err instanceof EngineHttpError && err.statusCode === 404) {
-          notes.push({
-            source: 'docker',
-            subject: label,
-            message: `container ${label} went away between list and inspect`,
-          });
-        } else {
-          problems.push({
-            source: 'docker',
-            subject: label,
-            message: `cannot inspect container ${label}: ${(err as Error).message}`,
-          });
-        }
-        return null;
-      }
-      attachments.set(inspect.Name.replace(/^\//, ''), {
-        networks: Object.keys(inspect.NetworkSettings?.Networks ?? {}),
-        volumes: (inspect.Mounts ?? []).flatMap((m) => (m.Type === 'volume' && m.Name ? [m.Name] : [])),
-      });
-      let proc: ProcView = { available: false, reason: options.procUnavailable ?? 'not read' };
-      if (options.readProc) {
-        try {
-          proc = await options.readProc(inspect);
-        } catch (err) {
-          proc = { available: false, reason: `reading /proc failed: ${(err as Error).message}` };
-        }
-      }
-      return containerFromInspect(inspect, options.safe, proc);
-    },
+  const inspected = await mapLimited(summaries, options.concurrency ?? DEFAULT_INSPECT_CONCURRENCY, (summary) =>
+    containerOf(api, summary, options, attachments, said),
   );
   const containers = inspected
     .filter((c): c is Container => c !== null)
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const images = await collectImages(api, containers, await imageListing, options, problems, notes);
-  const listed = async <T>(what: string, source: Problem['source'], list: Promise<T>): Promise<T | null> => {
-    try {
-      return await list;
-    } catch (err) {
-      problems.push({
-        source,
-        subject: options.endpoint.url,
-        message: `cannot list ${what}: ${(err as Error).message}`,
-      });
-      return null;
-    }
-  };
-  const rawNetworks = await listed('networks', 'networks', networkList);
-  const rawVolumes = await listed('volumes', 'volumes', volumeList);
+  const rawNetworks = await listedOrNull('networks', 'networks', networkList, options, problems);
+  const rawVolumes = await listedOrNull('volumes', 'volumes', volumeList, options, problems);
   return {
     docker,
     containers,
@@ -256,6 +234,107 @@ async function collectWith(
     problems,
     notes,
   };
+}
+
+/** The engine as it said at connect; an engine that names neither Docker nor Podman is a note. */
+function dockerInfoOf(api: ReadOnlyDocker, options: DockerCollectOptions, notes: Problem[]): DockerInfo {
+  if (api.kind === 'unknown') {
+    notes.push({
+      source: 'docker',
+      subject: options.endpoint.url,
+      message:
+        `the engine at ${options.endpoint.url} names neither Docker nor Podman in its version: MA1004 reports ` +
+        `a key an engine may write into a container by itself (${[...engineAddedKeys('unknown')].join(', ')}) only ` +
+        `when an earlier snapshot of the file named it`,
+    });
+  }
+  return {
+    endpoint: options.endpoint.url,
+    serverVersion: api.serverVersion,
+    apiVersion: api.apiVersion,
+    kind: api.kind,
+    local: options.readProc !== undefined,
+  };
+}
+
+/** `GET /info`'s answer with what `/version` said at connect; a failed one is a problem. */
+async function daemonInfoOfAnswer(
+  infoAnswer: Promise<Settled<Record<string, unknown>>>,
+  api: ReadOnlyDocker,
+  options: DockerCollectOptions,
+  problems: Problem[],
+): Promise<Collected<DaemonInfo>> {
+  const answer = await infoAnswer;
+  if (answer.ok) return { available: true, ...daemonInfoOf(answer.value, api.version) };
+  const reason = `cannot read the daemon's settings: ${answer.error.message}`;
+  problems.push({ source: 'daemon', subject: options.endpoint.url, message: reason });
+  return { available: false, reason };
+}
+
+/**
+ * One listed container, inspected (its networks and volumes recorded in `attachments`), with its /proc when it can
+ * be read; null when it could not be inspected: gone since the list (a note) or refused (a problem).
+ */
+async function containerOf(
+  api: ReadOnlyDocker,
+  summary: ContainerSummary,
+  options: DockerCollectOptions,
+  attachments: Attachments,
+  said: Findings,
+): Promise<Container | null> {
+  const label = summary.Names?.[0]?.replace(/^\//, '') ?? summary.Id.slice(0, 12);
+  let inspect: ContainerInspect;
+  try {
+    inspect = await api.inspectContainer(summary.Id);
+  } catch (err) {
+    if (err instanceof EngineHttpError && err.statusCode === 404) {
+      said.notes.push({
+        source: 'docker',
+        subject: label,
+        message: `container ${label} went away between list and inspect`,
+      });
+    } else {
+      said.problems.push({
+        source: 'docker',
+        subject: label,
+        message: `cannot inspect container ${label}: ${(err as Error).message}`,
+      });
+    }
+    return null;
+  }
+  attachments.set(inspect.Name.replace(/^\//, ''), {
+    networks: Object.keys(inspect.NetworkSettings?.Networks ?? {}),
+    volumes: (inspect.Mounts ?? []).flatMap((m) => (m.Type === 'volume' && m.Name ? [m.Name] : [])),
+  });
+  let proc: ProcView = { available: false, reason: options.procUnavailable ?? 'not read' };
+  if (options.readProc) {
+    try {
+      proc = await options.readProc(inspect);
+    } catch (err) {
+      proc = { available: false, reason: `reading /proc failed: ${(err as Error).message}` };
+    }
+  }
+  return containerFromInspect(inspect, options.safe, proc);
+}
+
+/** A list asked for earlier, or null when it could not be read (a problem says why). */
+async function listedOrNull<T>(
+  what: string,
+  source: Problem['source'],
+  list: Promise<T>,
+  options: DockerCollectOptions,
+  problems: Problem[],
+): Promise<T | null> {
+  try {
+    return await list;
+  } catch (err) {
+    problems.push({
+      source,
+      subject: options.endpoint.url,
+      message: `cannot list ${what}: ${(err as Error).message}`,
+    });
+    return null;
+  }
 }
 
 type Settled<T> = { ok: true; value: T } | { ok: false; error: Error };

@@ -344,30 +344,7 @@ export async function collectFiles(options: FileCollectOptions): Promise<{ files
   try {
     // Explicit paths first: they are what the ledger and containers name, the walk only adds to them.
     // Compose files first: they are read (by a worker, when there are many) while the other files are.
-    let explicit = [...composePaths, ...paths, ...envPaths];
-    while (explicit.length > 0) {
-      for (const hostPath of explicit) {
-        if (ctx.records.has(hostPath)) continue;
-        if (!room(ctx)) break;
-        ctx.records.set(hostPath, recordOf(ctx, hostPath, locate(realRoot, hostPath, ctx.parents)));
-      }
-      await Promise.all(ctx.composing.splice(0));
-      // A service extending one of another file: that file is read too, as a Compose file (again, when it was
-      // recorded as another kind of file above: a ledger target, say).
-      explicit = [];
-      for (const [hostPath, record] of ctx.records) {
-        if (!record.compose || !('services' in record.compose)) continue;
-        for (const service of Object.values(record.compose.services)) {
-          const file = service.extends?.file;
-          if (file === undefined) continue;
-          const target = extendedFile(hostPath, file);
-          if (!isHostPath(target) || ctx.composePaths.has(target)) continue;
-          ctx.composePaths.add(target);
-          if (ctx.records.get(target)?.kind === 'file') ctx.records.delete(target);
-          explicit.push(target);
-        }
-      }
-    }
+    await readExplicit(ctx, [...composePaths, ...paths, ...envPaths]);
     for (const managedRoot of managedRoots) {
       if (ctx.full) break;
       walk(ctx, managedRoot);
@@ -378,6 +355,34 @@ export async function collectFiles(options: FileCollectOptions): Promise<{ files
   }
   const files = [...ctx.records.values()].sort((a, b) => byCodeUnit(a.path, b.path));
   return { files, problems };
+}
+
+/** Records the paths named, then the files their Compose files' services extend, and theirs, until none is new. */
+async function readExplicit(ctx: Context, named: string[]): Promise<void> {
+  let explicit = named;
+  while (explicit.length > 0) {
+    for (const hostPath of explicit) {
+      if (ctx.records.has(hostPath)) continue;
+      if (!room(ctx)) break;
+      ctx.records.set(hostPath, recordOf(ctx, hostPath, locate(ctx.realRoot, hostPath, ctx.parents)));
+    }
+    await Promise.all(ctx.composing.splice(0));
+    // A service extending one of another file: that file is read too, as a Compose file (again, when it was
+    // recorded as another kind of file above: a ledger target, say).
+    explicit = [];
+    for (const [hostPath, record] of ctx.records) {
+      if (!record.compose || !('services' in record.compose)) continue;
+      for (const service of Object.values(record.compose.services)) {
+        const file = service.extends?.file;
+        if (file === undefined) continue;
+        const target = extendedFile(hostPath, file);
+        if (!isHostPath(target) || ctx.composePaths.has(target)) continue;
+        ctx.composePaths.add(target);
+        if (ctx.records.get(target)?.kind === 'file') ctx.records.delete(target);
+        explicit.push(target);
+      }
+    }
+  }
 }
 
 /** Whether one more record fits; the first time it does not, says so once. */

@@ -1,7 +1,9 @@
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { nameFromBytes } from '../fs/path-bytes.js';
 import { compareText } from '../text/compare.js';
-import type { HostListener, HostListenerView, ListenerHolder } from '../snapshot/types.js';
+import { endpointText } from '../text/endpoint.js';
+import type { HostListener, HostListenerView, ListenerHolder, Problem } from '../snapshot/types.js';
+import type { CollectContext, Collector, Slice } from './contract.js';
 import { listeningSockets, type ProcNetRow } from './proc-net.js';
 import { describeReadError, isVanished, readNetTables } from './proc-read.js';
 
@@ -69,24 +71,7 @@ function holderOf(procRoot: string, pid: number): ListenerHolder {
  */
 export function readHostListeners(options: HostListenerOptions = {}): HostListenerView {
   const procRoot = options.procRoot ?? '/proc';
-  // The host's namespace is pid 1's; kthreadd (pid 2) is always in it too, and stays readable where a
-  // confined init's namespace links are not.
-  let hostPid = 1;
-  let hostNet: string;
-  let linkError: unknown = null;
-  try {
-    hostNet = readlinkSync(`${procRoot}/1/ns/net`);
-  } catch (err) {
-    try {
-      hostNet = readlinkSync(`${procRoot}/2/ns/net`);
-      hostPid = 2;
-    } catch {
-      // A scanner in a container (`--pid host`, no CAP_SYS_PTRACE) may not read init's namespace links,
-      // while init's socket tables (`/proc/1/net/*`) stay readable to it: the namespace is then not named.
-      hostNet = 'unknown';
-      linkError = err;
-    }
-  }
+  const { hostPid, hostNet, linkError } = hostNamespace(procRoot);
   let rows: ProcNetRow[];
   let pids: string[];
   try {
@@ -103,37 +88,7 @@ export function readHostListeners(options: HostListenerOptions = {}): HostListen
     if (list) list.push(row);
     else listening.set(row.inode, [row]);
   }
-  const holders = new Map<number, number[]>();
-  /** Processes whose fds could not be read: any unattributed socket may be theirs. */
-  const unread: string[] = [];
-  // Every process's fds, whatever its namespace: an inode names one socket on the whole host, and a
-  // process whose namespace link cannot be read may still be the holder.
-  for (const name of pids) {
-    const pid = Number(name);
-    let fds: string[];
-    try {
-      fds = readdirSync(`${procRoot}/${name}/fd`);
-    } catch (err) {
-      if (!isVanished(err)) unread.push(describeReadError(err, `${procRoot}/${name}/fd`));
-      continue;
-    }
-    for (const fd of fds) {
-      let target: string;
-      try {
-        target = readlinkSync(`${procRoot}/${name}/fd/${fd}`);
-      } catch (err) {
-        // Closed mid-walk, or not ours to read (a confined process: its fd list shows, its links do not).
-        if (!isVanished(err)) unread.push(describeReadError(err, `${procRoot}/${name}/fd`));
-        if (!isVanished(err)) break;
-        continue;
-      }
-      const inode = /^socket:\[(\d+)\]$/.exec(target)?.[1];
-      if (inode === undefined || !listening.has(Number(inode))) continue;
-      const list = holders.get(Number(inode));
-      if (list) list.push(pid);
-      else holders.set(Number(inode), [pid]);
-    }
-  }
+  const { holders, unread } = socketHolders(procRoot, pids, listening);
   // A socket no process held may have closed while the fds were walked: only those still listening stay.
   let still: Set<number> | null = null;
   if ([...listening.keys()].some((inode) => !holders.has(inode))) {
@@ -163,15 +118,129 @@ export function readHostListeners(options: HostListenerOptions = {}): HostListen
       });
     }
   }
+  return { available: true, netns: hostNet, sockets: uniqueSorted(sockets) };
+}
+
+/**
+ * The host's namespace: pid 1's; kthreadd (pid 2) is always in it too, and stays readable where a confined init's
+ * namespace links are not. `linkError`: why neither link could be read (the namespace is then not named).
+ */
+function hostNamespace(procRoot: string): { hostPid: number; hostNet: string; linkError: unknown } {
+  try {
+    return { hostPid: 1, hostNet: readlinkSync(`${procRoot}/1/ns/net`), linkError: null };
+  } catch (err) {
+    try {
+      return { hostPid: 2, hostNet: readlinkSync(`${procRoot}/2/ns/net`), linkError: null };
+    } catch {
+      // A scanner in a container (`--pid host`, no CAP_SYS_PTRACE) may not read init's namespace links,
+      // while init's socket tables (`/proc/1/net/*`) stay readable to it: the namespace is then not named.
+      return { hostPid: 1, hostNet: 'unknown', linkError: err };
+    }
+  }
+}
+
+/**
+ * The pids holding each listening socket, by inode, from every process's fds, whatever its namespace: an inode names
+ * one socket on the whole host, and a process whose namespace link cannot be read may still be the holder. `unread`:
+ * processes whose fds could not be read (any unattributed socket may be theirs).
+ */
+function socketHolders(
+  procRoot: string,
+  pids: readonly string[],
+  listening: ReadonlyMap<number, ProcNetRow[]>,
+): { holders: Map<number, number[]>; unread: string[] } {
+  const holders = new Map<number, number[]>();
+  const unread: string[] = [];
+  for (const name of pids) {
+    const pid = Number(name);
+    let fds: string[];
+    try {
+      fds = readdirSync(`${procRoot}/${name}/fd`);
+    } catch (err) {
+      if (!isVanished(err)) unread.push(describeReadError(err, `${procRoot}/${name}/fd`));
+      continue;
+    }
+    for (const fd of fds) {
+      let target: string;
+      try {
+        target = readlinkSync(`${procRoot}/${name}/fd/${fd}`);
+      } catch (err) {
+        // Closed mid-walk, or not ours to read (a confined process: its fd list shows, its links do not).
+        if (!isVanished(err)) unread.push(describeReadError(err, `${procRoot}/${name}/fd`));
+        if (!isVanished(err)) break;
+        continue;
+      }
+      const inode = /^socket:\[(\d+)\]$/.exec(target)?.[1];
+      if (inode === undefined || !listening.has(Number(inode))) continue;
+      const list = holders.get(Number(inode));
+      if (list) list.push(pid);
+      else holders.set(Number(inode), [pid]);
+    }
+  }
+  return { holders, unread };
+}
+
+/** One socket per protocol, address and port, in that order. */
+function uniqueSorted(sockets: readonly HostListener[]): HostListener[] {
   const seen = new Set<string>();
+  return sockets
+    .filter((s) => {
+      const key = `${s.protocol} ${s.address} ${s.port}`;
+      return seen.has(key) ? false : (seen.add(key), true);
+    })
+    .sort((a, b) => compareText(a.protocol, b.protocol) || compareText(a.address, b.address) || a.port - b.port);
+}
+
+export interface ListenersContext extends CollectContext {
+  /** Why /proc cannot be read (src/collect/proc-reader.ts), or null when it can. */
+  procReason: string | null;
+}
+
+/**
+ * The host listeners' collector (src/collect/contract.ts), run after the engine's (a socket is attributed to a
+ * container by its process's cgroup). Not read when every one is out of scope (`listener:*`): what is out of scope is
+ * not read.
+ */
+export const listenersCollector: Collector<ListenersContext, HostListenerView> = {
+  async collect({ scope, procReason }) {
+    const everyListenerOut = scope?.everyListenerOut ?? null;
+    if (everyListenerOut !== null)
+      return unreadBy(`the host's listening sockets not read: out of scope by ${everyListenerOut}`);
+    if (procReason !== null) return unreadBy(`the host's listening sockets not read from /proc: ${procReason}`);
+    const view = await Promise.resolve(readHostListeners());
+    if (!view.available) return listenersUnread(view.reason);
+    return { part: view, problems: [], notes: unheldNotes(view.sockets, scope) };
+  },
+  unread: (_context, reason) => listenersUnread(reason),
+};
+
+/** Left unread by the way the scan is set up: its note is the proc collector's, or the scope's. */
+function unreadBy(reason: string): Slice<HostListenerView> {
+  return { part: { available: false, reason }, problems: [], notes: [] };
+}
+
+function listenersUnread(reason: string): Slice<HostListenerView> {
   return {
-    available: true,
-    netns: hostNet,
-    sockets: sockets
-      .filter((s) => {
-        const key = `${s.protocol} ${s.address} ${s.port}`;
-        return seen.has(key) ? false : (seen.add(key), true);
-      })
-      .sort((a, b) => compareText(a.protocol, b.protocol) || compareText(a.address, b.address) || a.port - b.port),
+    part: { available: false, reason },
+    problems: [{ source: 'listeners', message: `the host's listening sockets not read: ${reason}` }],
+    notes: [],
   };
+}
+
+/** The sockets no process the scan could read holds, said once; those out of scope (another system's) not spoken of. */
+function unheldNotes(sockets: readonly HostListener[], scope: CollectContext['scope']): Problem[] {
+  const endpointOf = (s: HostListener) => endpointText(s.address, s.port, s.protocol);
+  const unheld = sockets.filter((s) => s.holderUnknown !== undefined && (scope?.listener(endpointOf(s)) ?? true));
+  if (unheld.length === 0) return [];
+  return [
+    {
+      source: 'listeners',
+      message:
+        `${unheld.length} socket(s) listening on the host with no known holder: no process the scan could read ` +
+        `holds them, and some processes' fds are closed to it (${unheld[0]!.holderUnknown!}): ` +
+        unheld.map(endpointOf).join(', ') +
+        `; a rule on who holds them is not checked (another system's socket can be left out of scope: ` +
+        `listener:ADDRESS:PORT, or run the scan where it can read every process's fds)`,
+    },
+  ];
 }

@@ -5,6 +5,7 @@ import { isHostPath, locate, resolveRoot } from './files.js';
 import { errnoCode, readRegularFile } from './read-file.js';
 import type { SafeValueMaker } from '../secret/value.js';
 import type { Ledger, LedgerRecord, Problem } from '../snapshot/types.js';
+import type { CollectContext, Collector } from './contract.js';
 
 /*
  * The ledger reader: reads one file from the host (same safe walk as the file collector: no symlink
@@ -94,6 +95,22 @@ export async function readLedger(
   };
 }
 
+/** The ledger's collector (src/collect/contract.ts): the host's ledger, `--ledger` under `--root`. */
+export const ledgerCollector: Collector<CollectContext, Ledger> = {
+  async collect({ settings, safe, progress }) {
+    progress(`reading ledger ${settings.ledger}`);
+    const { ledger, problems } = await readLedger(settings.ledger, { root: settings.root, safe });
+    return { part: ledger, problems, notes: [] };
+  },
+  unread: ({ settings }, reason) => ({
+    part: { path: settings.ledger, available: false, entries: [] },
+    problems: [
+      { source: 'ledger', subject: settings.ledger, message: `ledger ${settings.ledger} not read: ${reason}` },
+    ],
+    notes: [],
+  }),
+};
+
 export type ParsedLedger =
   | { ok: true; entries: LedgerRecord[]; node?: string; adopted?: boolean; problems: string[] }
   | { ok: false; message: string };
@@ -107,88 +124,113 @@ export function parseLedgerText(text: string, safe: SafeValueMaker): ParsedLedge
       ok: false,
       message: 'ledger is empty (0 bytes or only whitespace): not read (caught while being rewritten?)',
     };
-  const lines = lineIndex(text);
+  const doc: LedgerText = {
+    text,
+    lines: lineIndex(text),
+    start: Math.max(0, text.search(/[^ \t\r\n]/)), // the first character after JSON's own whitespace
+    safe,
+  };
   let whole: unknown;
-  let parsedWhole: boolean;
   try {
     whole = JSON.parse(text);
-    parsedWhole = true;
   } catch {
-    parsedWhole = false;
+    // Not one JSON document: JSON Lines, or a damaged document (a truncated array must not pass for JSON Lines).
+    return parseJsonLines(doc);
   }
-  const start = Math.max(0, text.search(/[^ \t\r\n]/)); // the first character after JSON's own whitespace
-  if (parsedWhole) {
-    const repeated = duplicateKeys(text);
-    if (Array.isArray(whole)) {
-      const starts = elementOffsets(text);
-      const records = whole.map((raw, i) => ledgerRecord(raw, lines(starts[i] ?? start), safe));
-      return {
-        ok: true,
-        entries: uniqueIds(
-          withRepeatedKeys(records, repeated, (path) => (typeof path[0] === 'number' ? path[0] : undefined), lines),
-        ),
-        problems: [],
-      };
-    }
-    if (whole !== null && typeof whole === 'object') {
-      const obj = whole as Record<string, unknown>;
-      const looksLikeLedger =
-        Object.hasOwn(obj, 'entries') ||
-        ((Object.hasOwn(obj, 'node') || Object.hasOwn(obj, 'adopted')) &&
-          !['id', 'type', 'target'].some((k) => Object.hasOwn(obj, k)));
-      if (!looksLikeLedger) {
-        // One line of JSON Lines: a single entry.
-        return {
-          ok: true,
-          entries: withRepeatedKeys([ledgerRecord(obj, lines(start), safe)], repeated, () => 0, lines),
-          problems: [],
-        };
-      }
-      // JSON.parse kept the last of a repeated top-level key ("entries" twice): the ledger is ambiguous.
-      const topLevel = repeated.find((d) => d.path.length === 0);
-      if (topLevel) {
-        return {
-          ok: false,
-          message:
-            `ledger names ${JSON.stringify(topLevel.key)} twice (lines ${lines(topLevel.firstOffset)} and ` +
-            `${lines(topLevel.offset)}): ambiguous, not read`,
-        };
-      }
-      const problems: string[] = [];
-      const out: ParsedLedger = { ok: true, entries: [], problems };
-      if (Object.hasOwn(obj, 'node')) {
-        if (typeof obj['node'] === 'string') out.node = obj['node'];
-        else problems.push(`ledger field "node" must be a string, not ${typeName(obj['node'])}: ignored`);
-      }
-      if (Object.hasOwn(obj, 'adopted')) {
-        if (typeof obj['adopted'] === 'boolean') out.adopted = obj['adopted'];
-        else problems.push(`ledger field "adopted" must be true or false, not ${typeName(obj['adopted'])}: ignored`);
-      }
-      if (Object.hasOwn(obj, 'entries')) {
-        const entries = obj['entries'];
-        if (!Array.isArray(entries))
-          return { ok: false, message: `ledger field "entries" must be an array, not ${typeName(entries)}` };
-        const starts = elementOffsets(text, 'entries');
-        const records = entries.map((raw, i) => ledgerRecord(raw, lines(starts[i] ?? start), safe));
-        out.entries = uniqueIds(
-          withRepeatedKeys(
-            records,
-            repeated,
-            (path) => (path[0] === 'entries' && typeof path[1] === 'number' ? path[1] : undefined),
-            lines,
-          ),
-        );
-      }
-      return out;
-    }
+  return parseJsonDocument(doc, whole);
+}
+
+/** The ledger's text and what every form's reading needs of it. */
+interface LedgerText {
+  text: string;
+  /** The 1-based line of an offset. */
+  lines: (offset: number) => number;
+  /** The offset of the first character after JSON's own whitespace. */
+  start: number;
+  safe: SafeValueMaker;
+}
+
+/** A ledger that is one JSON document: an array of entries, an object with `entries`, or one JSON Lines entry. */
+function parseJsonDocument(doc: LedgerText, whole: unknown): ParsedLedger {
+  const { text, lines, start, safe } = doc;
+  const repeated = duplicateKeys(text);
+  if (Array.isArray(whole)) {
+    const starts = elementOffsets(text);
+    const records = whole.map((raw, i) => ledgerRecord(raw, lines(starts[i] ?? start), safe));
+    return {
+      ok: true,
+      entries: uniqueIds(
+        withRepeatedKeys(records, repeated, (path) => (typeof path[0] === 'number' ? path[0] : undefined), lines),
+      ),
+      problems: [],
+    };
+  }
+  if (whole === null || typeof whole !== 'object')
     return {
       ok: false,
       message:
         `ledger is JSON but ${typeName(whole)}, not an array of entries, an object with "entries", or ` + `JSON Lines`,
     };
+  const obj = whole as Record<string, unknown>;
+  const looksLikeLedger =
+    Object.hasOwn(obj, 'entries') ||
+    ((Object.hasOwn(obj, 'node') || Object.hasOwn(obj, 'adopted')) &&
+      !['id', 'type', 'target'].some((k) => Object.hasOwn(obj, k)));
+  if (!looksLikeLedger) {
+    // One line of JSON Lines: a single entry.
+    return {
+      ok: true,
+      entries: withRepeatedKeys([ledgerRecord(obj, lines(start), safe)], repeated, () => 0, lines),
+      problems: [],
+    };
   }
+  // JSON.parse kept the last of a repeated top-level key ("entries" twice): the ledger is ambiguous.
+  const topLevel = repeated.find((d) => d.path.length === 0);
+  if (topLevel) {
+    return {
+      ok: false,
+      message:
+        `ledger names ${JSON.stringify(topLevel.key)} twice (lines ${lines(topLevel.firstOffset)} and ` +
+        `${lines(topLevel.offset)}): ambiguous, not read`,
+    };
+  }
+  return parseLedgerObject(doc, obj, repeated);
+}
 
-  // Not one JSON document: JSON Lines, or a damaged document (a truncated array must not pass for JSON Lines).
+/** A ledger object: `entries`, with the node-level `node` and `adopted`. */
+function parseLedgerObject(doc: LedgerText, obj: Record<string, unknown>, repeated: DuplicateKey[]): ParsedLedger {
+  const { text, lines, start, safe } = doc;
+  const problems: string[] = [];
+  const out: ParsedLedger = { ok: true, entries: [], problems };
+  if (Object.hasOwn(obj, 'node')) {
+    if (typeof obj['node'] === 'string') out.node = obj['node'];
+    else problems.push(`ledger field "node" must be a string, not ${typeName(obj['node'])}: ignored`);
+  }
+  if (Object.hasOwn(obj, 'adopted')) {
+    if (typeof obj['adopted'] === 'boolean') out.adopted = obj['adopted'];
+    else problems.push(`ledger field "adopted" must be true or false, not ${typeName(obj['adopted'])}: ignored`);
+  }
+  if (Object.hasOwn(obj, 'entries')) {
+    const entries = obj['entries'];
+    if (!Array.isArray(entries))
+      return { ok: false, message: `ledger field "entries" must be an array, not ${typeName(entries)}` };
+    const starts = elementOffsets(text, 'entries');
+    const records = entries.map((raw, i) => ledgerRecord(raw, lines(starts[i] ?? start), safe));
+    out.entries = uniqueIds(
+      withRepeatedKeys(
+        records,
+        repeated,
+        (path) => (path[0] === 'entries' && typeof path[1] === 'number' ? path[1] : undefined),
+        lines,
+      ),
+    );
+  }
+  return out;
+}
+
+/** A ledger that is not one JSON document: JSON Lines (a bad line an invalid record), or a damaged document. */
+function parseJsonLines(doc: LedgerText): ParsedLedger {
+  const { text, start, safe } = doc;
   const rows = splitLines(text);
   const nonEmpty = rows.filter((r) => r.text.trim() !== '');
   const parses = (s: string): boolean => {

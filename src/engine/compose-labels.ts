@@ -2,7 +2,8 @@ import { posix } from 'node:path';
 
 /*
  * Compose's own labels on the containers it makes, and the Compose files they name: read by the scan
- * (src/scan.ts, which files to read) and by the facts (src/facts/inline-env.ts), one reading for both.
+ * (src/collect/files-collector.ts, which files to read) and by the facts (src/facts/inline-env.ts), one
+ * reading for both.
  */
 
 /** Compose's labels on a container it made (docker-compose 1.29). */

@@ -287,15 +287,7 @@ function containerData(
     proc_reason: c.proc.available ? null : c.proc.reason,
     formerly_claimed_by: joins.formerlyOf('container', c.name),
     apparmor_profile: r === undefined ? '' : securityOf(r.securityOpt, r.appArmorProfile).apparmor_profile,
-    mount_list: c.mounts.map((m) => ({
-      type: m.type,
-      source: m.source,
-      destination: m.destination,
-      rw: m.rw,
-      volume_name: m.name ?? null,
-      propagation: m.propagation ?? '',
-      mode: m.mode ?? '',
-    })),
+    mount_list: mountListOf(c),
     image_id: normalImageId(c.imageId ?? ''),
     has_healthcheck: r?.healthcheck ?? false,
     restarting: restartLoop ?? false,
@@ -329,15 +321,37 @@ function containerData(
     unreadFor(c, joins),
     CONTAINER_KINDS.read,
   );
+  addFactsTheScanCouldNotTell(built.unknown, c, restartLoop);
+  return built;
+}
+
+/** The container's mounts as facts: every field present, a missing one as null or ''. */
+function mountListOf(c: Container): ContainerData['mount_list'] {
+  return c.mounts.map((m) => ({
+    type: m.type,
+    source: m.source,
+    destination: m.destination,
+    rw: m.rw,
+    volume_name: m.name ?? null,
+    propagation: m.propagation ?? '',
+    mode: m.mode ?? '',
+  }));
+}
+
+/** Facts unknown although every source was read: the snapshot or the engine could not tell them. */
+function addFactsTheScanCouldNotTell(
+  unknown: UnknownFactOf<ContainerData>[],
+  c: Container,
+  restartLoop: boolean | null,
+): void {
   // /proc read by a scanner that did not yet record the process names (snapshot@1): those are unknown.
-  if (c.proc.available && c.proc.processes === undefined && !built.unknown.some((u) => u.field === 'process_names'))
-    built.unknown.push({ field: 'process_names', source: 'snapshot', reason: NOT_IN_V1 });
+  if (c.proc.available && c.proc.processes === undefined && !unknown.some((u) => u.field === 'process_names'))
+    unknown.push({ field: 'process_names', source: 'snapshot', reason: NOT_IN_V1 });
   // Running again after restarts, with no start time from the engine: whether it loops is not known.
-  if (restartLoop === null && !built.unknown.some((u) => u.field === 'restarting'))
-    built.unknown.push({
+  if (restartLoop === null && !unknown.some((u) => u.field === 'restarting'))
+    unknown.push({
       field: 'restarting',
       source: 'docker',
       reason: `${c.name} runs again after ${c.state.restartCount} restarts, but the engine gave no start time`,
     });
-  return built;
 }

@@ -1,4 +1,4 @@
-import type { DaemonPath, Snapshot } from '../snapshot/types.js';
+import type { DaemonPath, DaemonView, DockerInfo, Snapshot } from '../snapshot/types.js';
 import type { Joins } from './joins.js';
 import { subjectFactory, type Subject } from '../policy/subject.js';
 import type { DaemonData, DaemonPathFacts } from '../policy/subject-data.js';
@@ -32,6 +32,26 @@ const pathFacts = (p: DaemonPath): DaemonPathFacts => ({
   group: p.group ?? null,
 });
 
+/** The daemon's facts read from the engine's `/info`: all unknown when it was not read. */
+const FROM_INFO: (keyof DaemonData)[] = [
+  'server_version',
+  'os',
+  'kernel_version',
+  'security_options',
+  'rootless',
+  'userns',
+  'seccomp',
+  'apparmor',
+  'selinux',
+  'live_restore',
+  'logging_driver',
+  'cgroup_driver',
+  'cgroup_version',
+  'storage_driver',
+  'swarm_state',
+  'experimental',
+];
+
 /**
  * The `daemon` set (snapshot@2): the one engine the snapshot read, from `/info` and `/version`,
  * daemon.json, dockerd's command line and the daemon's paths — each part unknown when it was not read.
@@ -39,32 +59,32 @@ const pathFacts = (p: DaemonPath): DaemonPathFacts => ({
  */
 export function buildDaemon(snapshot: Snapshot, joins: Joins): Subject<DaemonData>[] {
   if (snapshot.docker === null) return [];
-  const { info, config, process, paths } = snapshot.daemon;
+  const unknown = unknownDaemonFacts(snapshot.daemon, snapshot.docker);
+  const data = daemonData(snapshot.daemon, snapshot.docker, joins.host);
+  return [
+    DAEMON.subject({
+      id: 'daemon',
+      data,
+      unknown,
+      locate: () => ({
+        physical: [],
+        logical: [{ kind: 'daemon', name: 'daemon', fullyQualifiedName: `${joins.host}/daemon` }],
+      }),
+      resource: null,
+    }),
+  ];
+}
+
+/** The daemon's facts that are unknown, each with why: the parts of the daemon the scan could not read. */
+function unknownDaemonFacts(daemon: DaemonView, docker: DockerInfo): ReturnType<typeof DAEMON.unknown> {
+  const { info, config, process, paths } = daemon;
   const unknown: ReturnType<typeof DAEMON.unknown> = [];
   const unread = (reason: string, fields: (keyof DaemonData)[]) =>
     unknown.push(...DAEMON.unknown('daemon', reason, fields));
-  if (!info.available)
-    unread(info.reason, [
-      'server_version',
-      'os',
-      'kernel_version',
-      'security_options',
-      'rootless',
-      'userns',
-      'seccomp',
-      'apparmor',
-      'selinux',
-      'live_restore',
-      'logging_driver',
-      'cgroup_driver',
-      'cgroup_version',
-      'storage_driver',
-      'swarm_state',
-      'experimental',
-    ]);
+  if (!info.available) unread(info.reason, FROM_INFO);
   // Which engine it is not known (a snapshot made before it was recorded, an engine that did not say):
   // the daemon rules, which apply to dockerd alone, are not checked then rather than passed.
-  if ((snapshot.docker.kind ?? 'unknown') === 'unknown') unread('which engine it is was not known', ['engine']);
+  if ((docker.kind ?? 'unknown') === 'unknown') unread('which engine it is was not known', ['engine']);
   if (!config.available) unread(config.reason, ['daemon_json', 'daemon_json_exists']);
   if (!process.available) unread(process.reason, ['dockerd_running', 'dockerd_flags', 'dockerd_args']);
   // Paths are looked at on this machine only for a local engine: none at all is not known.
@@ -80,16 +100,22 @@ export function buildDaemon(snapshot: Snapshot, joins: Joins): Subject<DaemonDat
     if (unseen.length > 0)
       unread(unseen.map((x) => `${x.path} could not be looked at${x.error ? `: ${x.error}` : ''}`).join('; '), [field]);
   }
+  return unknown;
+}
+
+/** The daemon's facts as read; a part not read gives stand-ins (its facts are unknown, see unknownDaemonFacts). */
+function daemonData(daemon: DaemonView, docker: DockerInfo, host: string): DaemonData {
+  const { info, config, process, paths } = daemon;
   const names = info.available ? info.securityOptions.map((o) => /^name=([^,]+)/.exec(o)?.[1] ?? o) : [];
   const byRole: Record<string, DaemonPathFacts> = {};
   for (const p of paths) if (p.role !== 'registry_cert') byRole[p.role] ??= pathFacts(p);
-  const data: DaemonData = {
+  return {
     kind: 'daemon',
     id: 'daemon',
-    host: joins.host,
-    engine: snapshot.docker.kind ?? 'unknown',
-    server_version: info.available ? info.serverVersion : snapshot.docker.serverVersion,
-    api_version: snapshot.docker.apiVersion,
+    host,
+    engine: docker.kind ?? 'unknown',
+    server_version: info.available ? info.serverVersion : docker.serverVersion,
+    api_version: docker.apiVersion,
     os: info.available ? info.os : '',
     kernel_version: info.available ? info.kernelVersion : '',
     security_options: info.available ? info.securityOptions : [],
@@ -113,16 +139,4 @@ export function buildDaemon(snapshot: Snapshot, joins: Joins): Subject<DaemonDat
     paths: byRole,
     registry_certs: paths.filter((p) => p.role === 'registry_cert').map(pathFacts),
   };
-  return [
-    DAEMON.subject({
-      id: 'daemon',
-      data,
-      unknown,
-      locate: () => ({
-        physical: [],
-        logical: [{ kind: 'daemon', name: 'daemon', fullyQualifiedName: `${joins.host}/daemon` }],
-      }),
-      resource: null,
-    }),
-  ];
 }

@@ -137,6 +137,35 @@ function presenceIn(snapshot: Snapshot, lookups: SnapshotLookups): (type: string
 
 const keyOf = (id: string, target: string) => JSON.stringify([id, target]);
 
+/** A valid ledger entry with an id: one the memory follows. */
+type ObservedEntry = PastLedgerEntry & { id: string };
+const observed = (rec: PastLedgerEntry): rec is ObservedEntry => rec.valid && rec.id !== undefined;
+
+/** Tonight's ledger as the memory reads it. */
+interface Tonight {
+  /** Whether tonight's ledger was read: when not, no id's target tonight is known. */
+  known: boolean;
+  /** Each id's first entry tonight. */
+  byId: Map<string, PastLedgerEntry>;
+  /** The ids tonight's ledger gives two targets. */
+  twoTargets: Set<string>;
+}
+
+/**
+ * The id's target as last known: today's ledger when it was read (null: gone from it); undefined when not read
+ * tonight.
+ */
+const targetTonight = (tonight: Tonight, id: string): string | null | undefined =>
+  tonight.known ? (tonight.byId.get(id)?.target ?? null) : undefined;
+
+/** One ledger's sight of a moved id: when, its target and type, and its entry's applied_at. */
+interface Observation {
+  at: string;
+  target: string;
+  type: string;
+  appliedAt?: string;
+}
+
 /**
  * The memory of former targets as of `current` (pure): what earlier snapshots remembered, plus
  * every move the ledgers of the history and of `current` show. The ledger keeps only an id's current
@@ -152,31 +181,38 @@ export function rememberFormerTargets(
   const earlier = earlierOf(current, history);
   const now = pastLedgerView(current);
   const timeline: PastLedgerView[] = [...earlier, now];
-  const ledgerKnown = (s: PastLedgerView) => s.ledger.available;
-  const observed = (rec: PastLedgerEntry): rec is PastLedgerEntry & { id: string } => rec.valid && rec.id !== undefined;
+  const tonight = tonightOf(now);
+  const seen = observationsOf(timeline, movedIds(earlier, now, tonight));
+  const table = rememberedIn(timeline);
+  addLedgerMoves(table, seen, tonight, current.takenAt);
+  return stillRemembered(table, tonight, presenceIn(current, lookups), current.takenAt);
+}
 
-  // Most ids never moved: only those seen with two targets, or with a target other than today's, are followed.
-  const moved = new Set<string>();
-  const currentById = new Map<string, PastLedgerEntry>();
-  if (ledgerKnown(now))
+/** Tonight's ledger read by id (empty when it was not read). */
+function tonightOf(now: PastLedgerView): Tonight {
+  const tonight: Tonight = { known: now.ledger.available, byId: new Map(), twoTargets: new Set() };
+  if (tonight.known)
     for (const r of now.ledger.entries) {
       if (!observed(r)) continue;
-      const first = currentById.get(r.id);
-      if (first === undefined) currentById.set(r.id, r);
-      else if (first.target !== r.target) moved.add(r.id); // two targets tonight
+      const first = tonight.byId.get(r.id);
+      if (first === undefined) tonight.byId.set(r.id, r);
+      else if (first.target !== r.target) tonight.twoTargets.add(r.id);
     }
-  /**
-   * The id's target as last known: today's ledger when it was read (null: gone from it); undefined when not read
-   * tonight.
-   */
-  const currentTarget = (id: string): string | null | undefined =>
-    ledgerKnown(now) ? (currentById.get(id)?.target ?? null) : undefined;
+  return tonight;
+}
+
+/**
+ * The ids whose moves are followed. Most ids never moved: only those seen with two targets, or with a target other
+ * than today's, are followed.
+ */
+function movedIds(earlier: readonly PastLedgerView[], now: PastLedgerView, tonight: Tonight): Set<string> {
+  const moved = new Set(tonight.twoTargets);
   const lastTarget = new Map<string, string>();
   // The history's index shares one list among the nights whose ledger did not change (src/snapshot/history-index.ts):
   // a ledger followed again right after itself moves nothing, so each run of equal nights is followed once.
   let followed: readonly PastLedgerEntry[] | undefined;
   for (const snap of earlier) {
-    if (!ledgerKnown(snap) || snap.ledger.entries === followed) continue;
+    if (!snap.ledger.available || snap.ledger.entries === followed) continue;
     followed = snap.ledger.entries;
     for (const rec of snap.ledger.entries) {
       if (!observed(rec)) continue;
@@ -184,7 +220,7 @@ export function rememberFormerTargets(
       const before = lastTarget.get(id);
       if (
         (before !== undefined && before !== rec.target) ||
-        (ledgerKnown(now) && rec.target !== (currentById.get(id)?.target ?? null))
+        (tonight.known && rec.target !== (tonight.byId.get(id)?.target ?? null))
       )
         moved.add(id);
       lastTarget.set(id, rec.target);
@@ -192,23 +228,27 @@ export function rememberFormerTargets(
   }
   // Tonight's entries against each id's last target before tonight (its own repeats tonight are compared above).
   // Speed: one lookup per entry, where following tonight like the earlier nights took three.
-  if (ledgerKnown(now) && now.ledger.entries !== followed && lastTarget.size > 0)
+  if (tonight.known && now.ledger.entries !== followed && lastTarget.size > 0)
     for (const rec of now.ledger.entries) {
       if (!observed(rec)) continue;
       const before = lastTarget.get(rec.id);
       if (before !== undefined && before !== rec.target) moved.add(rec.id);
     }
-  // id -> ordered observations (time, target, type, applied_at) from every ledger that was read
-  const seen = new Map<string, { at: string; target: string; type: string; appliedAt?: string }[]>();
+  return moved;
+}
+
+/** Each moved id's observations, in the timeline's order, from every ledger that was read. */
+function observationsOf(timeline: readonly PastLedgerView[], moved: Set<string>): Map<string, Observation[]> {
+  const seen = new Map<string, Observation[]>();
   // The entries of moved ids, picked once per ledger list (shared lists: once for every night that has it).
-  const movedIn = new Map<readonly PastLedgerEntry[], (PastLedgerEntry & { id: string })[]>();
+  const movedIn = new Map<readonly PastLedgerEntry[], ObservedEntry[]>();
   for (const snap of moved.size > 0 ? timeline : []) {
-    if (!ledgerKnown(snap)) continue;
+    if (!snap.ledger.available) continue;
     let picked = movedIn.get(snap.ledger.entries);
     if (!picked)
       movedIn.set(
         snap.ledger.entries,
-        (picked = snap.ledger.entries.filter((rec): rec is PastLedgerEntry & { id: string } =>
+        (picked = snap.ledger.entries.filter((rec): rec is ObservedEntry =>
           observed(rec) ? moved.has(rec.id) : false,
         )),
       );
@@ -223,10 +263,14 @@ export function rememberFormerTargets(
       seen.set(rec.id, list);
     }
   }
+  return seen;
+}
 
+/** What the scanner remembered along the timeline, by id and target. */
+function rememberedIn(timeline: readonly PastLedgerView[]): Map<string, RememberedTarget> {
   const table = new Map<string, RememberedTarget>();
-  // What the scanner remembered, oldest first: a later memory of one entry refines an earlier one. Merging is
-  // idempotent: a list met again (shared by the index among nights) changes nothing, and is merged once.
+  // Oldest first: a later memory of one entry refines an earlier one. Merging is idempotent: a list met again
+  // (shared by the index among nights) changes nothing, and is merged once.
   const merged = new Set<readonly RememberedTarget[]>();
   for (const snap of timeline) {
     if (merged.has(snap.formerTargets)) continue;
@@ -246,9 +290,18 @@ export function rememberFormerTargets(
       );
     }
   }
-  // Moves the ledgers show: every target an id had before its last known one.
+  return table;
+}
+
+/** Moves the ledgers show, added to the table: every target an id had before its last known one. */
+function addLedgerMoves(
+  table: Map<string, RememberedTarget>,
+  seen: Map<string, Observation[]>,
+  tonight: Tonight,
+  takenAt: string,
+): void {
   for (const [id, observations] of seen) {
-    const now = currentTarget(id);
+    const now = targetTonight(tonight, id);
     const reference = now === undefined ? observations.at(-1)!.target : now;
     for (const target of new Set(observations.map((o) => o.target))) {
       if (target === reference) continue;
@@ -261,20 +314,26 @@ export function rememberFormerTargets(
         continue;
       }
       const next = observations[lastIndex + 1];
-      const appliedAt = next?.appliedAt ?? currentById.get(id)?.appliedAt;
-      const movedAt =
-        appliedAt !== undefined && time(appliedAt) > time(last.at) ? appliedAt : next ? next.at : current.takenAt;
+      const appliedAt = next?.appliedAt ?? tonight.byId.get(id)?.appliedAt;
+      const movedAt = appliedAt !== undefined && time(appliedAt) > time(last.at) ? appliedAt : next ? next.at : takenAt;
       table.set(key, { id, type: last.type, target, movedAt, lastClaimed: last.at, lastSeenPresent: null });
     }
   }
+}
 
+/** The table less what ended tonight (the id is back at its target, the target is gone), in id and target order. */
+function stillRemembered(
+  table: Map<string, RememberedTarget>,
+  tonight: Tonight,
+  presence: (type: string, target: string) => boolean | null,
+  takenAt: string,
+): RememberedTarget[] {
   const out: RememberedTarget[] = [];
-  const presence = presenceIn(current, lookups);
   for (const r of table.values()) {
-    if (currentTarget(r.id) === r.target) continue; // the id is back at it
+    if (targetTonight(tonight, r.id) === r.target) continue; // the id is back at it
     const present = presence(r.type, r.target);
     if (present === false) continue; // gone from the host: the memory ends here
-    out.push(present === true ? { ...r, lastSeenPresent: later(r.lastSeenPresent, current.takenAt) } : r);
+    out.push(present === true ? { ...r, lastSeenPresent: later(r.lastSeenPresent, takenAt) } : r);
   }
   return out.sort((a, b) => compareText(a.id, b.id) || compareText(a.target, b.target));
 }

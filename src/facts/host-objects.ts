@@ -345,6 +345,32 @@ function containerSocketsUnread(
   return listenerSubject(data, unknown, joins);
 }
 
+/** Who holds a host socket, and the container behind it when a container (or its published port) does. */
+function ownerOf(
+  s: HostListener,
+  joins: Joins,
+  snapshot: Snapshot,
+): { owner: ListenerOwner; container: string | null } {
+  const holder = s.holder;
+  // Held by no process: the kernel's, unless a process the scan could not read may hold it (then a
+  // process not known: its owner is an unknown fact (hostListener), and premigrate says who it could not name).
+  if (holder === null) return { owner: s.holderUnknown === undefined ? 'kernel' : 'process', container: null };
+  if (holder.containerId !== null)
+    return { owner: 'container', container: joins.containerNamed(holder.containerId)?.name ?? null };
+  if (holder.name !== null && PORT_PROXIES.has(holder.name)) {
+    const published = snapshot.containers.find((c) =>
+      c.ports.some(
+        (p) =>
+          p.hostPort === s.port &&
+          p.protocol === baseProtocol(s.protocol) &&
+          (reachOf(p.hostIp) === 'all-interfaces' || p.hostIp === s.address),
+      ),
+    );
+    return { owner: 'published-port', container: published?.name ?? null };
+  }
+  return { owner: 'process', container: null };
+}
+
 function hostListener(
   s: HostListener,
   joins: Joins,
@@ -354,30 +380,8 @@ function hostListener(
 ): Subject<ListenerData> {
   const holder = s.holder;
   const process = holder === null ? null : { pid: holder.pid, name: holder.name, exe: holder.exe };
-  let owner: ListenerOwner;
-  let container: string | null = null;
+  const { owner, container } = ownerOf(s, joins, snapshot);
   const unknown: UnknownFactOf<ListenerData>[] = [];
-  if (holder === null) {
-    // Held by no process: the kernel's, unless a process the scan could not read may hold it (then a
-    // process not known: its owner is an unknown fact below, and premigrate says who it could not name).
-    owner = s.holderUnknown === undefined ? 'kernel' : 'process';
-  } else if (holder.containerId !== null) {
-    owner = 'container';
-    container = joins.containerNamed(holder.containerId)?.name ?? null;
-  } else if (holder.name !== null && PORT_PROXIES.has(holder.name)) {
-    owner = 'published-port';
-    const published = snapshot.containers.find((c) =>
-      c.ports.some(
-        (p) =>
-          p.hostPort === s.port &&
-          p.protocol === baseProtocol(s.protocol) &&
-          (reachOf(p.hostIp) === 'all-interfaces' || p.hostIp === s.address),
-      ),
-    );
-    container = published?.name ?? null;
-  } else {
-    owner = 'process';
-  }
   const byContainer = owner === 'container' || owner === 'published-port';
   // A container is named from the engine's list: not read (or not whole), a container's socket has no name.
   if (byContainer && container === null && joins.containersIncomplete !== null)

@@ -184,6 +184,9 @@ const expectedOfRole = (role: PartRole, e: ErrorObject): boolean =>
   e.instancePath === '' &&
   e.params['missingProperty'] === (role === 'manifest' ? 'rules' : role === 'rules' ? 'pack' : undefined);
 
+/** One file of a pack, parsed: what it is in the pack, its YAML document (for lines) and its value. */
+type ParsedPart = { part: PackPart; role: PartRole } & ReturnType<typeof parseYaml>;
+
 /**
  * A pack from its files: one pack file, or a pack folder's `pack.yaml` (the header, and rules if it
  * likes) and rule files (`schema` and `rules`, no header: the pack is named once). Every problem of
@@ -197,110 +200,112 @@ export async function parsePackParts(
   const roleOf = (part: PackPart): PartRole =>
     part.file === path ? 'pack' : basename(part.file) === PACK_MANIFEST ? 'manifest' : 'rules';
   const validate = await packValidator();
-  const problems: string[] = [];
-  const parsed = parts.map((part) => ({ part, role: roleOf(part), ...parseYaml(part.text, part.file) }));
+  const parsed: ParsedPart[] = parts.map((part) => ({ part, role: roleOf(part), ...parseYaml(part.text, part.file) }));
   const manifest = parsed.find((p) => p.role !== 'rules');
   if (!manifest) throw new MeshAuditError(`${path}: pack folder has no ${PACK_MANIFEST}`);
-  for (const { part, role, doc, lines, value } of parsed) {
-    const file = part.file;
-    if (role === 'rules' && value !== null && typeof value === 'object' && 'pack' in value) {
-      problems.push(
-        `${file}:${lineAt(doc, lines, '/pack')}: /pack: ` +
-          `a rule file of a pack folder names no pack (${PACK_MANIFEST} does)`,
-      );
-    }
-    if (validate(value)) continue;
-    // Every schema error at once (one per place and kind), in file order: a pack is fixed in one pass.
-    const seen = new Set<string>();
-    const found = validate.errors!.flatMap((e) => {
-      if (expectedOfRole(role, e)) return [];
-      const extra =
-        e.keyword === 'additionalProperties'
-          ? ` '${JSON.stringify(String(e.params['additionalProperty'])).slice(1, -1)}'`
-          : ''; // escaped: a key can hold line breaks
-      const allowed = e.keyword === 'enum' ? `: ${(e.params['allowedValues'] as unknown[]).join(', ')}` : '';
-      // Remediation was once a paragraph of `help`: say where that paragraph goes now.
-      const hint =
-        e.keyword === 'required' && e.params['missingProperty'] === 'remediation'
-          ? ' (what to do about a finding, in markdown: a **Remediation:** paragraph of help moves there)'
-          : '';
-      const line = lineAt(doc, lines, e.instancePath);
-      const ruleId = ruleIdAt(value, e.instancePath);
-      const where = `${file}:${line}: ${ruleId ? `rule ${ruleId}: ` : ''}${e.instancePath || '(root)'}`;
-      const text = `${where} ${e.message ?? 'is invalid'}${extra}${allowed}${hint}`;
-      if (seen.has(text)) return [];
-      seen.add(text);
-      return [{ line, text }];
-    });
-    problems.push(...found.sort((a, b) => a.line - b.line).map((f) => f.text));
-  }
+  const problems = parsed.flatMap((p) => schemaProblems(p, validate));
   if (problems.length > 0) throw new MeshAuditError(problems.join('\n'));
   const header = (manifest.value as { pack: PolicyPack['pack'] }).pack;
 
   // Every problem of every rule is collected, then reported together.
-  const report = (file: string, line: number, ruleId: string, message: string) =>
-    problems.push(`${file}:${line}: rule ${ruleId}: ${message}`);
-  const rules: LoadedRule[] = parsed.flatMap(({ part: { file }, doc, lines, value }) =>
-    ((value as { rules?: Rule[] }).rules ?? []).map((rule, index) => {
-      const at = `/rules/${index}`;
-      for (const field of ['where', 'each', 'discriminator', 'assert'] as const) {
-        if (rule[field] === undefined) continue;
-        for (const problem of checkLogic(rule[field], `${at}/${field}`))
-          report(
-            file,
-            lineAt(doc, lines, problem.path),
-            rule.id,
-            `${problem.path.slice(at.length + 1)}: ${problem.message}`,
-          );
-      }
-      for (const [name, expr] of Object.entries(rule.let ?? {})) {
-        for (const problem of checkLogic(expr, `${at}/let/${name}`))
-          report(
-            file,
-            lineAt(doc, lines, problem.path),
-            rule.id,
-            `${problem.path.slice(at.length + 1)}: ${problem.message}`,
-          );
-      }
-      (rule.escalate ?? []).forEach((step, i) => {
-        for (const problem of checkLogic(step.when, `${at}/escalate/${i}/when`))
-          report(
-            file,
-            lineAt(doc, lines, problem.path),
-            rule.id,
-            `${problem.path.slice(at.length + 1)}: ${problem.message}`,
-          );
-      });
-      // A field the subject set does not have, read anywhere the rule decides (a misspelt `var` reads null).
-      for (const problem of options.checkFields === false ? [] : unknownFieldReads(rule))
-        report(
-          file,
-          lineAt(doc, lines, `${at}${problem.path}`),
-          rule.id,
-          `${problem.path.slice(1)}: ${problem.message}`,
-        );
-      const known = new Set([
-        ...SUBJECT_FIELDS[rule.subject],
-        ...Object.keys(rule.let ?? {}),
-        ...(rule.each !== undefined ? ['item'] : []),
-      ]);
-      for (const name of placeholders(rule.message)) {
-        const head = name.split('.')[0]!;
-        if (!known.has(head)) {
-          report(
-            file,
-            lineAt(doc, lines, `${at}/message`),
-            rule.id,
-            `message: unknown placeholder {${name}} (known: ${[...known].sort().join(', ')})`,
-          );
-        }
-      }
-      return { ...rule, source: { file, line: lineAt(doc, lines, `${at}/id`) }, pack: header.id };
+  const rules: LoadedRule[] = parsed.flatMap((p) =>
+    ((p.value as { rules?: Rule[] }).rules ?? []).map((rule, index) => {
+      problems.push(...ruleProblems(rule, index, p, options.checkFields !== false));
+      return {
+        ...rule,
+        source: { file: p.part.file, line: lineAt(p.doc, p.lines, `/rules/${index}/id`) },
+        pack: header.id,
+      };
     }),
   );
 
   if (problems.length > 0) throw new MeshAuditError(problems.join('\n'));
   return { file: path, parts: parts.map((p) => p.file), pack: header, rules };
+}
+
+/**
+ * What the pack's schema refuses in one file, each with its file:line: every schema error at once (one per
+ * place and kind), in file order, so a pack is fixed in one pass.
+ */
+function schemaProblems(
+  { part: { file }, role, doc, lines, value }: ParsedPart,
+  validate: Validator<unknown>,
+): string[] {
+  const problems: string[] = [];
+  if (role === 'rules' && value !== null && typeof value === 'object' && 'pack' in value) {
+    problems.push(
+      `${file}:${lineAt(doc, lines, '/pack')}: /pack: ` +
+        `a rule file of a pack folder names no pack (${PACK_MANIFEST} does)`,
+    );
+  }
+  if (validate(value)) return problems;
+  const seen = new Set<string>();
+  const found = validate.errors!.flatMap((e) => {
+    if (expectedOfRole(role, e)) return [];
+    const line = lineAt(doc, lines, e.instancePath);
+    const text = schemaErrorText(e, file, line, ruleIdAt(value, e.instancePath));
+    if (seen.has(text)) return [];
+    seen.add(text);
+    return [{ line, text }];
+  });
+  return [...problems, ...found.sort((a, b) => a.line - b.line).map((f) => f.text)];
+}
+
+/** One schema error as the author reads it: where, what is wrong, and what the schema allows there. */
+function schemaErrorText(e: ErrorObject, file: string, line: number, ruleId: string | undefined): string {
+  const extra =
+    e.keyword === 'additionalProperties'
+      ? ` '${JSON.stringify(String(e.params['additionalProperty'])).slice(1, -1)}'`
+      : ''; // escaped: a key can hold line breaks
+  const allowed = e.keyword === 'enum' ? `: ${(e.params['allowedValues'] as unknown[]).join(', ')}` : '';
+  // Remediation was once a paragraph of `help`: say where that paragraph goes now.
+  const hint =
+    e.keyword === 'required' && e.params['missingProperty'] === 'remediation'
+      ? ' (what to do about a finding, in markdown: a **Remediation:** paragraph of help moves there)'
+      : '';
+  const where = `${file}:${line}: ${ruleId ? `rule ${ruleId}: ` : ''}${e.instancePath || '(root)'}`;
+  return `${where} ${e.message ?? 'is invalid'}${extra}${allowed}${hint}`;
+}
+
+/**
+ * What is wrong with one rule the schema let through, each with its file:line: its logic, the fields it reads
+ * (unless `checkFields` is false) and its message's placeholders.
+ */
+function ruleProblems(
+  rule: Rule,
+  index: number,
+  { part: { file }, doc, lines }: ParsedPart,
+  checkFields: boolean,
+): string[] {
+  const problems: string[] = [];
+  const at = `/rules/${index}`;
+  const report = (line: number, message: string) => problems.push(`${file}:${line}: rule ${rule.id}: ${message}`);
+  const reportLogic = (expr: Parameters<typeof checkLogic>[0], path: string) => {
+    for (const problem of checkLogic(expr, path))
+      report(lineAt(doc, lines, problem.path), `${problem.path.slice(at.length + 1)}: ${problem.message}`);
+  };
+  for (const field of ['where', 'each', 'discriminator', 'assert'] as const) {
+    if (rule[field] !== undefined) reportLogic(rule[field], `${at}/${field}`);
+  }
+  for (const [name, expr] of Object.entries(rule.let ?? {})) reportLogic(expr, `${at}/let/${name}`);
+  (rule.escalate ?? []).forEach((step, i) => reportLogic(step.when, `${at}/escalate/${i}/when`));
+  // A field the subject set does not have, read anywhere the rule decides (a misspelt `var` reads null).
+  for (const problem of checkFields ? unknownFieldReads(rule) : [])
+    report(lineAt(doc, lines, `${at}${problem.path}`), `${problem.path.slice(1)}: ${problem.message}`);
+  const known = new Set([
+    ...SUBJECT_FIELDS[rule.subject],
+    ...Object.keys(rule.let ?? {}),
+    ...(rule.each !== undefined ? ['item'] : []),
+  ]);
+  for (const name of placeholders(rule.message)) {
+    const head = name.split('.')[0]!;
+    if (!known.has(head))
+      report(
+        lineAt(doc, lines, `${at}/message`),
+        `message: unknown placeholder {${name}} (known: ${[...known].sort().join(', ')})`,
+      );
+  }
+  return problems;
 }
 
 /**

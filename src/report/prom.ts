@@ -38,13 +38,56 @@ interface Family {
  *   `mesh_audit_not_checked` (things not checked), `mesh_audit_run_duration_seconds`; by `host`.
  */
 export function renderProm(report: Report): string {
+  // Each host's label once: a finding's host is shown from here, never escaped again per finding.
+  const hostLabels = new Map(report.evaluations.map((e) => [e.host, shown(e.host)]));
+  const counts = findingSamples(report, hostLabels);
+  const families: Family[] = [
+    {
+      name: 'mesh_audit_findings',
+      help: 'Standing findings of the last mesh-audit run (waived ones not counted), by host, rule and severity.',
+      samples: counts.standing,
+    },
+    {
+      name: 'mesh_audit_findings_waived',
+      help: 'Findings of the last mesh-audit run that a waiver accepts, by host, rule and severity.',
+      samples: counts.waived,
+    },
+    ...(report.baseline
+      ? [
+          {
+            name: 'mesh_audit_findings_new',
+            help:
+              'Standing findings of the last mesh-audit run that were not in its baseline, by host, rule and ' +
+              'severity.',
+            samples: counts.fresh,
+          },
+        ]
+      : []),
+    ...runFamilies(report, hostLabels),
+  ];
+  const lines = families.flatMap((f) => [
+    `# HELP ${f.name} ${f.help}`,
+    `# TYPE ${f.name} gauge`,
+    ...f.samples.map((s) => `${f.name}${labels(s.labels)} ${s.value}`),
+  ]);
+  return lines.join('\n') + '\n';
+}
+
+type Sample = Family['samples'][number];
+
+/**
+ * The counts of findings standing, waived and new (the last only with a baseline): one sample for every
+ * (host, rule, severity) the rules can give, 0 included, in the order of their labels.
+ */
+function findingSamples(
+  report: Report,
+  hostLabels: ReadonlyMap<string, string>,
+): { standing: Sample[]; waived: Sample[]; fresh: Sample[] } {
   const byRule = new Map(report.rules.map((r) => [r.id, r]));
   // Findings carried forward unchecked (an outage night) still stand: their series must not drop to 0.
   const findings = standingFindings(report);
   // Every (host, rule, severity) that exists before any finding: the rule's severities on each host.
   const keys = new Map<string, Record<string, string>>();
-  // Each host's label once: a finding's host is shown from here, never escaped again per finding.
-  const hostLabels = new Map(report.evaluations.map((e) => [e.host, shown(e.host)]));
   const keyOf = (host: string, ruleId: string, ruleName: string, severity: Severity) => {
     const l = { host: hostLabels.get(host) ?? shown(host), rule_id: ruleId, rule: ruleName, severity };
     const key = JSON.stringify(l);
@@ -69,34 +112,18 @@ export function renderProm(report: Report): string {
   const sorted = [...keys.entries()].sort(([a], [b]) => compareText(a, b));
   const perKey = (counts: Map<string, number>) =>
     sorted.map(([key, l]) => ({ labels: l, value: counts.get(key) ?? 0 }));
+  return { standing: perKey(standing), waived: perKey(waived), fresh: report.baseline ? perKey(fresh) : [] };
+}
+
+/** The run's own series, one sample per host: when it ended, whether it was complete, what it could not check. */
+function runFamilies(report: Report, hostLabels: ReadonlyMap<string, string>): Family[] {
   const perHost = (value: (e: Report['evaluations'][number]) => number) => {
     // One sample per host: the same host evaluated twice in one report keeps its last evaluation.
     const last = new Map(report.evaluations.map((e) => [e.host, e]));
     return [...last.values()].map((e) => ({ labels: { host: hostLabels.get(e.host)! }, value: value(e) }));
   };
   const at = Date.parse(report.generatedAt) / 1000;
-  const families: Family[] = [
-    {
-      name: 'mesh_audit_findings',
-      help: 'Standing findings of the last mesh-audit run (waived ones not counted), by host, rule and severity.',
-      samples: perKey(standing),
-    },
-    {
-      name: 'mesh_audit_findings_waived',
-      help: 'Findings of the last mesh-audit run that a waiver accepts, by host, rule and severity.',
-      samples: perKey(waived),
-    },
-    ...(report.baseline
-      ? [
-          {
-            name: 'mesh_audit_findings_new',
-            help:
-              'Standing findings of the last mesh-audit run that were not in its baseline, by host, rule and ' +
-              'severity.',
-            samples: perKey(fresh),
-          },
-        ]
-      : []),
+  return [
     {
       name: 'mesh_audit_last_run_timestamp_seconds',
       help: 'When the last mesh-audit run ended, in seconds since the epoch.',
@@ -120,10 +147,4 @@ export function renderProm(report: Report): string {
       samples: perHost(() => report.durationSeconds),
     },
   ];
-  const lines = families.flatMap((f) => [
-    `# HELP ${f.name} ${f.help}`,
-    `# TYPE ${f.name} gauge`,
-    ...f.samples.map((s) => `${f.name}${labels(s.labels)} ${s.value}`),
-  ]);
-  return lines.join('\n') + '\n';
 }

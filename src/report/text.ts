@@ -59,8 +59,7 @@ export function printed(f: Finding, options: Pick<TextOptions, 'quiet' | 'onlyNe
  * Long digests are cut to 12 hex digits here, never in the files.
  */
 export function renderText(report: Report, options: TextOptions): string {
-  const paint = (style: keyof typeof COLORS, s: string): string =>
-    options.color ? `\u001b[${COLORS[style][0]}m${s}\u001b[${COLORS[style][1]}m` : s;
+  const paint = painter(options.color);
   const quiet = options.quiet === true;
   const printedOf = (e: Report['evaluations'][number]): Finding[] =>
     e.findings.filter((f) => printed(f, options)).sort(bySeverityThenRule);
@@ -88,25 +87,7 @@ export function renderText(report: Report, options: TextOptions): string {
           : `  no ${options.onlyNew === true ? 'new ' : ''}findings to show (${plural(e.findings.length, 'finding')} ` +
               `in the reports)`,
       );
-    const rows = findings.map((f) => ({
-      severity: f.severity,
-      rule: `${shown(f.ruleId)} ${shown(f.ruleName)}`,
-      subject: subjectOf(f) + tagsOf(f),
-      message: messageOf(f.message),
-    }));
-    const width = {
-      severity: Math.max(8, ...rows.map((r) => r.severity.length)),
-      rule: Math.max(4, ...rows.map((r) => r.rule.length)),
-    };
-    if (rows.length > 0) {
-      lines.push(paint('dim', `  ${'SEVERITY'.padEnd(width.severity)}  ${'RULE'.padEnd(width.rule)}  SUBJECT`));
-    }
-    for (const r of rows) {
-      lines.push(
-        `  ${paint(r.severity, r.severity.padEnd(width.severity))}  ${r.rule.padEnd(width.rule)}  ${r.subject}`,
-      );
-      lines.push(`  ${' '.repeat(width.severity)}  ${paint('dim', '└')} ${r.message}`);
-    }
+    addFindingsTable(lines, findings, paint);
     const carried = carriedOf(e.host);
     if (carried.length > 0) {
       lines.push('', paint('warning', `  Not checked this run, still standing from earlier runs (${carried.length}):`));
@@ -132,7 +113,39 @@ export function renderText(report: Report, options: TextOptions): string {
     }
     lines.push('');
   }
-  // What to do about each rule that has printed findings: its remediation, and where its whole help is.
+  addHowToFix(lines, printedFindings, report, paint);
+  return lines.join('\n');
+}
+
+/** Text in a style, with the terminal's escapes only when colour is on. */
+type Paint = (style: keyof typeof COLORS, s: string) => string;
+function painter(color: boolean): Paint {
+  return (style, s) => (color ? `\u001b[${COLORS[style][0]}m${s}\u001b[${COLORS[style][1]}m` : s);
+}
+
+/** A host's findings as a table, columns as wide as their longest cell; each message on the line below. */
+function addFindingsTable(lines: string[], findings: readonly Finding[], paint: Paint): void {
+  const rows = findings.map((f) => ({
+    severity: f.severity,
+    rule: `${shown(f.ruleId)} ${shown(f.ruleName)}`,
+    subject: subjectOf(f) + tagsOf(f),
+    message: messageOf(f.message),
+  }));
+  const width = {
+    severity: Math.max(8, ...rows.map((r) => r.severity.length)),
+    rule: Math.max(4, ...rows.map((r) => r.rule.length)),
+  };
+  if (rows.length > 0) {
+    lines.push(paint('dim', `  ${'SEVERITY'.padEnd(width.severity)}  ${'RULE'.padEnd(width.rule)}  SUBJECT`));
+  }
+  for (const r of rows) {
+    lines.push(`  ${paint(r.severity, r.severity.padEnd(width.severity))}  ${r.rule.padEnd(width.rule)}  ${r.subject}`);
+    lines.push(`  ${' '.repeat(width.severity)}  ${paint('dim', '└')} ${r.message}`);
+  }
+}
+
+/** What to do about each rule that has printed findings: its remediation, and where its whole help is. */
+function addHowToFix(lines: string[], printedFindings: readonly Finding[], report: Report, paint: Paint): void {
   const ruled = [...new Set(printedFindings.map((f) => f.ruleId))].sort();
   const rules = new Map(report.rules.map((r) => [r.id, r]));
   if (ruled.length > 0) {
@@ -145,7 +158,6 @@ export function renderText(report: Report, options: TextOptions): string {
     }
     lines.push('');
   }
-  return lines.join('\n');
 }
 
 /** Which packs ran, said only when it is not the shipped pack alone: packs added, or the shipped one replaced. */

@@ -185,6 +185,10 @@ export async function completeRuns(runs: string): Promise<string[]> {
 const runNameOf = (sequence: number, generatedAt: string): string =>
   `${String(sequence).padStart(6, '0')}-${generatedAt.replace(/[-:]/g, '').replace('.', '')}`;
 
+/**
+ * Writes a run's files into a fresh `runs/` folder, publishes it as `latest`, points each report's name
+ * through `latest`, and prunes old runs to `keep`. Returns the names written, as the user named the folder.
+ */
 export async function publishRun(
   folder: OutputFolder,
   files: readonly RunFile[],
@@ -203,28 +207,7 @@ export async function publishRun(
       names.push(name);
     }
     final = await freeName(runs, base);
-    // The renames are synchronous, each with the bookkeeping of what is pending around it, so that a
-    // signal is handled before or after a step, never inside one: a stopped run removes its unpublished
-    // folder, and never a published one.
-    const finalPath = join(runs, final);
-    const latestTemp = join(folder.dir, `.${LATEST}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
-    try {
-      trackPending(finalPath);
-      renameSync(partial, finalPath);
-      untrackPending(partial);
-      trackPending(latestTemp);
-      symlinkSync(`${RUNS}/${final}`, latestTemp);
-      // The one rename that publishes the whole set.
-      renameSync(latestTemp, join(folder.dir, LATEST));
-      untrackPending(latestTemp);
-      untrackPending(finalPath);
-      // Published: a signal from here on says so (cli/signals.ts).
-      onPublished();
-    } catch (err) {
-      rmSync(latestTemp, { force: true });
-      untrackPending(latestTemp);
-      throw new WriteFailure(join(folder.dir, LATEST), err);
-    }
+    renameIntoPlace(folder, partial, runs, final, onPublished);
     await syncFolder(runs);
     await syncFolder(folder.dir);
   } catch (err) {
@@ -237,10 +220,50 @@ export async function publishRun(
     }
     throw err;
   }
+  const written = await linkThroughLatest(folder, names);
+  await unlinkReportsNotWritten(folder, names);
+  await pruneRuns(runs, keep, final);
+  return written;
+}
+
+/**
+ * The written folder renamed to its final name, then `latest` swapped to it. The renames are synchronous, each
+ * with the bookkeeping of what is pending around it, so that a signal is handled before or after a step, never
+ * inside one: a stopped run removes its unpublished folder, and never a published one.
+ */
+function renameIntoPlace(
+  folder: OutputFolder,
+  partial: string,
+  runs: string,
+  final: string,
+  onPublished: () => void,
+): void {
+  const finalPath = join(runs, final);
+  const latestTemp = join(folder.dir, `.${LATEST}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+  try {
+    trackPending(finalPath);
+    renameSync(partial, finalPath);
+    untrackPending(partial);
+    trackPending(latestTemp);
+    symlinkSync(`${RUNS}/${final}`, latestTemp);
+    // The one rename that publishes the whole set.
+    renameSync(latestTemp, join(folder.dir, LATEST));
+    untrackPending(latestTemp);
+    untrackPending(finalPath);
+    // Published: a signal from here on says so (cli/signals.ts).
+    onPublished();
+  } catch (err) {
+    rmSync(latestTemp, { force: true });
+    untrackPending(latestTemp);
+    throw new WriteFailure(join(folder.dir, LATEST), err);
+  }
+}
+
+/** Each report's name in the output folder made a link through `latest` (once, then left alone). */
+async function linkThroughLatest(folder: OutputFolder, names: readonly string[]): Promise<string[]> {
   const written: string[] = [];
   for (const name of names) {
     const path = join(folder.dir, name);
-    // Each name is a link through `latest`; made once, then left alone.
     if ((await readlink(path).catch(() => null)) !== `${LATEST}/${name}`) {
       try {
         await replaceWithSymlink(folder.dir, name, `${LATEST}/${name}`);
@@ -256,15 +279,19 @@ export async function publishRun(
     }
     written.push(join(folder.named, name));
   }
-  // A report this run did not write (another format, a host gone from the fleet): its name would point
-  // at nothing, or at an older run's report.
+  return written;
+}
+
+/**
+ * The links of reports this run did not write (another format, a host gone from the fleet) removed: each would
+ * point at nothing, or at an older run's report.
+ */
+async function unlinkReportsNotWritten(folder: OutputFolder, names: readonly string[]): Promise<void> {
   for (const name of await namesIn(folder.dir)) {
     if (!isOurReport(name) || names.includes(name)) continue;
     if ((await lstat(join(folder.dir, name)).catch(() => null))?.isSymbolicLink())
       await unlink(join(folder.dir, name)).catch(() => undefined);
   }
-  await pruneRuns(runs, keep, final);
-  return written;
 }
 
 /**

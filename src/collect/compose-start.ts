@@ -1,0 +1,52 @@
+import { COMPOSE_LABELS, composeFilesOf } from '../engine/compose-labels.js';
+import type { ScopeJudge } from '../scope.js';
+import { keptLabels } from '../secret/labels.js';
+import { COMPOSE_IN_WORKER_FILES, ComposePool } from './compose-pool.js';
+import type { ContainerSummary } from './docker-api.js';
+
+/**
+ * The Compose files' reader of one scan, started as soon as the container list says many are coming: its worker's
+ * start then overlaps the inspects (compose-pool.ts). The engine's collector tells it the list (`listed`); the files'
+ * collector reads through `pool` when there is one; the scan closes it however it ends.
+ */
+export class ComposeStart {
+  pool: ComposePool | undefined;
+
+  constructor(private readonly scope: ScopeJudge | undefined) {}
+
+  /** The container list, before any inspect. */
+  readonly listed = (summaries: readonly ContainerSummary[]): void => {
+    // Fewer named (an engine whose list carries no labels), the file collection decides from the inspects.
+    const files = listedComposeFiles(summaries, this.scope);
+    if (files < COMPOSE_IN_WORKER_FILES) return;
+    this.pool = new ComposePool(files);
+    this.pool.prestart();
+  };
+
+  async close(): Promise<void> {
+    await this.pool?.close();
+  }
+}
+
+/**
+ * How many Compose files the listed containers' labels name (those in scope), before any inspect: enough to tell
+ * whether their reader is worth a worker (compose-pool.ts). The inspects' labels are what decides which files are read.
+ */
+function listedComposeFiles(summaries: readonly ContainerSummary[], scope: ScopeJudge | undefined): number {
+  const files = new Set<string>();
+  for (const summary of summaries) {
+    const labels = stringLabels(summary.Labels);
+    if (labels[COMPOSE_LABELS.service] === undefined) continue;
+    const name = summary.Names?.[0]?.replace(/^\//, '') ?? summary.Id;
+    if (scope && !scope.container(name, keptLabels(labels))) continue;
+    const named = composeFilesOf(labels);
+    if ('paths' in named) for (const path of named.paths) files.add(path);
+  }
+  return files.size;
+}
+
+/** A list's labels as far as they are strings (the list is the engine's answer, unchecked). */
+function stringLabels(value: unknown): Record<string, string> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return {};
+  return Object.fromEntries(Object.entries(value).filter((e): e is [string, string] => typeof e[1] === 'string'));
+}
