@@ -5,9 +5,10 @@ import { ExitCode, MeshAuditError } from '../errors.js';
 import { auditSnapshot, reportOf, triage } from '../pipeline.js';
 import { renderJson } from '../report/json.js';
 import { renderProm } from '../report/prom.js';
+import type { Report } from '../report/report.js';
 import { watchHost } from '../scan.js';
 import { readingScopeOf } from '../scope.js';
-import { describe, listen, type Where } from '../serve/answers.js';
+import { describe, listen, type Answers, type Where } from '../serve/answers.js';
 import { Resident } from '../serve/resident.js';
 import { exitCodeOfState, statusLine, type ServeStatus } from '../serve/status.js';
 import { shownMessage } from '../shown.js';
@@ -16,7 +17,7 @@ import type { Snapshot } from '../snapshot/types.js';
 import { addCollectOptions, type CollectFlags } from './acquire.js';
 import { parseCount } from './choices.js';
 import { detail, note, type CommandContext } from './context.js';
-import { addAuditOptions, prepareAuditRun, type AuditOptions } from './evaluate.js';
+import { addAuditOptions, prepareAuditRun, type AuditOptions, type AuditRun } from './evaluate.js';
 
 /*
  * `mesh-audit serve`: the check on every heartbeat (issue 44). It reads the host as `scan` does, then reads it again
@@ -57,11 +58,11 @@ const quietIo = (ctx: CommandContext): AcquireIo => ({
   startProgress: () => ({ step: () => undefined, done: () => undefined }),
 });
 
-async function serve(flags: ServeFlags, ctx: CommandContext): Promise<number> {
-  const where = whereOf(flags);
-  const resyncMs = parseCount('--resync', flags.resync, 15) * 60_000;
-  const listenersMs = parseCount('--listeners-every', flags.listenersEvery, 10) * 1000;
-  const run = await prepareAuditRun(flags, ctx);
+/**
+ * One read of the host, as `scan` makes it (acquireSnapshot, then the same pipeline: auditSnapshot, reportOf, triage),
+ * its report for the answer; `last()` is the snapshot it read, whose files the watches follow.
+ */
+function hostReader(run: AuditRun, ctx: CommandContext): { read: () => Promise<Report>; last: () => Snapshot | null } {
   const settings = run.resolved.settings;
   let lastSnapshot: Snapshot | null = null;
   const read = async () => {
@@ -81,55 +82,19 @@ async function serve(flags: ServeFlags, ctx: CommandContext): Promise<number> {
       auditSnapshot(s, acquired.history.snapshots, run.selected, { scoped: { scope: run.scope, now: startedAt } }),
     );
     const now = ctx.now();
-    const report = reportOf(evaluations, run.selected, {
-      now,
-      startedAt,
-      packs: run.packs,
-      docsUrl: settings.docsUrl,
-    });
+    const report = reportOf(evaluations, run.selected, { now, startedAt, packs: run.packs, docsUrl: settings.docsUrl });
     return triage(report, {
       ...(run.waivers ? { waivers: run.waivers } : {}),
       ...(run.baseline ? { baseline: run.baseline } : {}),
       now,
     });
   };
-  const stop = new AbortController();
-  const resident = new Resident({
-    read,
-    failOn: run.failOn,
-    now: () => ctx.now(),
-    settleMs: 250,
-    onReport: () => {
-      if (lastSnapshot !== null) watches.follow(lastSnapshot);
-      const s = resident.status();
-      detail(ctx, `read: ${s.state}, ${s.counts.error} errors, ${s.counts.warning} warnings, ${s.counts.note} notes`);
-    },
-    onReadFailure: (e) => ctx.stderr(`mesh-audit serve: a read failed: ${shownMessage(String(e))}\n`),
-  });
-  const watches = watchHost(
-    settings,
-    {
-      changed: () => resident.changed(),
-      lost: (cause) => resident.holding(cause),
-      back: (cause) => resident.recovered(cause),
-    },
-    { signal: stop.signal, listenersEveryMs: listenersMs, retryMs: 1000 },
-  );
-  const server = await listen(where, {
-    status: () => resident.status(),
-    findings: () => {
-      const r = resident.current();
-      return r === null ? null : renderJson(r);
-    },
-    metrics: () => {
-      const r = resident.current();
-      return r === null ? null : renderProm(r);
-    },
-  });
-  note(ctx, `mesh-audit serve: answering on ${describe(where)}`);
-  const resync = setInterval(() => resident.changed(), resyncMs);
-  void resident.readNow();
-  const signal = await new Promise<NodeJS.Signals>((resolve) => {
+  return { read, last: () => lastSnapshot };
+}
+
+/** Resolves with the signal that stops serve; SIGHUP reads the host again meanwhile. */
+function stopSignal(resident: Resident): Promise<NodeJS.Signals> {
+  return new Promise<NodeJS.Signals>((resolve) => {
     // Stopping is the job of this command, not the one-shot runs' handler (src/cli/signals.ts): SIGTERM is a clean end.
     process.removeAllListeners('SIGTERM');
     process.removeAllListeners('SIGINT');
@@ -137,6 +102,55 @@ async function serve(flags: ServeFlags, ctx: CommandContext): Promise<number> {
     process.once('SIGINT', () => resolve('SIGINT'));
     process.on('SIGHUP', () => resident.changed());
   });
+}
+
+/** The answers, read from the resident's current report at each request. */
+const answersOf = (resident: Resident): Answers => ({
+  status: () => resident.status(),
+  findings: () => {
+    const r = resident.current();
+    return r === null ? null : renderJson(r);
+  },
+  metrics: () => {
+    const r = resident.current();
+    return r === null ? null : renderProm(r);
+  },
+});
+
+async function serve(flags: ServeFlags, ctx: CommandContext): Promise<number> {
+  const where = whereOf(flags);
+  const resyncMs = parseCount('--resync', flags.resync, 15) * 60_000;
+  const listenersMs = parseCount('--listeners-every', flags.listenersEvery, 10) * 1000;
+  const run = await prepareAuditRun(flags, ctx);
+  const reader = hostReader(run, ctx);
+  const stop = new AbortController();
+  const resident: Resident = new Resident({
+    read: reader.read,
+    failOn: run.failOn,
+    now: () => ctx.now(),
+    settleMs: 250,
+    onReport: () => {
+      const snapshot = reader.last();
+      if (snapshot !== null) watches.follow(snapshot);
+      const s = resident.status();
+      detail(ctx, `read: ${s.state}, ${s.counts.error} errors, ${s.counts.warning} warnings, ${s.counts.note} notes`);
+    },
+    onReadFailure: (e) => ctx.stderr(`mesh-audit serve: a read failed: ${shownMessage(String(e))}\n`),
+  });
+  const watches = watchHost(
+    run.resolved.settings,
+    {
+      changed: () => resident.changed(),
+      lost: (cause) => resident.holding(cause),
+      back: (cause) => resident.recovered(cause),
+    },
+    { signal: stop.signal, listenersEveryMs: listenersMs, retryMs: 1000 },
+  );
+  const server = await listen(where, answersOf(resident));
+  note(ctx, `mesh-audit serve: answering on ${describe(where)}`);
+  const resync = setInterval(() => resident.changed(), resyncMs);
+  void resident.readNow();
+  const signal = await stopSignal(resident);
   clearInterval(resync);
   stop.abort();
   await resident.stop();
