@@ -9,7 +9,9 @@ import type { Report } from '../report/report.js';
 import { watchHost } from '../scan.js';
 import { readingScopeOf } from '../scope.js';
 import { describe, listen, type Answers, type Where } from '../serve/answers.js';
+import { alertsToPost } from '../serve/delivery.js';
 import { Resident } from '../serve/resident.js';
+import { postAlerts } from '../alert/alertmanager.js';
 import { exitCodeOfState, statusLine, type ServeStatus } from '../serve/status.js';
 import { shownMessage } from '../shown.js';
 import { withProblems } from '../snapshot/problems.js';
@@ -92,6 +94,25 @@ function hostReader(run: AuditRun, ctx: CommandContext): { read: () => Promise<R
   return { read, last: () => lastSnapshot };
 }
 
+/** Posts the alerts of each new answer when they changed (or are due again); a failure is an incomplete answer. */
+function alertDelivery(run: AuditRun, renewEveryMs: number, resident: () => Resident) {
+  let posted: { report: Report; postedAt: number } | null = null;
+  return async (report: Report): Promise<void> => {
+    const target = run.alertTarget;
+    if (target === undefined) return;
+    const cause = `the alerts could not be delivered to Alertmanager at ${target.url.origin}`;
+    const alerts = alertsToPost(report, posted, { ttlHours: run.ttlHours, now: Date.now(), renewEveryMs });
+    if (alerts === null) return;
+    try {
+      await postAlerts(target, alerts);
+      posted = { report, postedAt: Date.now() };
+      resident().unflag(cause);
+    } catch {
+      resident().flag(cause);
+    }
+  };
+}
+
 /** Resolves with the signal that stops serve; SIGHUP reads the host again meanwhile. */
 function stopSignal(resident: Resident): Promise<NodeJS.Signals> {
   return new Promise<NodeJS.Signals>((resolve) => {
@@ -124,14 +145,16 @@ async function serve(flags: ServeFlags, ctx: CommandContext): Promise<number> {
   const run = await prepareAuditRun(flags, ctx);
   const reader = hostReader(run, ctx);
   const stop = new AbortController();
+  const deliver = alertDelivery(run, resyncMs, () => resident);
   const resident: Resident = new Resident({
     read: reader.read,
     failOn: run.failOn,
     now: () => ctx.now(),
     settleMs: 250,
-    onReport: () => {
+    onReport: async (report) => {
       const snapshot = reader.last();
       if (snapshot !== null) watches.follow(snapshot);
+      await deliver(report);
       const s = resident.status();
       detail(ctx, `read: ${s.state}, ${s.counts.error} errors, ${s.counts.warning} warnings, ${s.counts.note} notes`);
     },

@@ -85,6 +85,19 @@ export class Resident {
     this.lost(cause);
   }
 
+  /** A fault of what the answer is given to (alerts not delivered): incomplete until `unflag`, no read asked. */
+  flag(cause: string): void {
+    this.pending.add(cause);
+    if (!this.stale.has(cause)) this.stale.set(cause, this.options.now());
+    this.status();
+  }
+
+  unflag(cause: string): void {
+    this.pending.delete(cause);
+    this.stale.delete(cause);
+    this.status();
+  }
+
   recovered(cause: string): void {
     this.pending.delete(cause);
     this.changed();

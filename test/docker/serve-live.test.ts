@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { startAlertmanager } from '../support/alertmanager.js';
 import { engineProxy, on } from '../support/engine-proxy.js';
 import { startServe, type ServeChild } from '../support/serve-child.js';
 import { tempDir } from '../support/cli.js';
@@ -19,6 +20,14 @@ import { envText, LiveHost, sha256 } from './live-host.js';
 forEachEngine('serve', (e, it) => scenario(e, it));
 
 const CHANGE_MS = 5_000;
+
+async function waitAsync(what: string, check: () => Promise<boolean>, ms: number): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`${what}: not within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
 
 interface Finding {
   ruleId: string;
@@ -61,6 +70,10 @@ function scenario(e: Engine, it: Test): void {
     ];
     host.ledger(entries);
     const proxy = await engineProxy(e.dockerHost);
+    const am = await startAlertmanager();
+    // This host's alerts of a rule (one finding of each rule here).
+    const firing = async (ruleId: string) =>
+      (await am.alerts()).some((a) => a.labels['rule_id'] === ruleId && a.labels['host'] === `serve-${e.kind}`);
     const socket = join(tempDir('ma-serve-live-', '/tmp'), 'serve.sock');
     let serve: ServeChild | undefined;
     try {
@@ -78,6 +91,8 @@ function scenario(e: Engine, it: Test): void {
           host.out,
           '--exclude',
           'listener:*',
+          '--alertmanager',
+          am.url,
           // What each read found goes to stderr, shown when a step fails.
           '--verbose',
         ],
@@ -96,6 +111,7 @@ function scenario(e: Engine, it: Test): void {
       await s.until('MA1001 once the file is rewritten', '/v1/findings', (a) => has(a.body, 'MA1001', APP), CHANGE_MS);
       assert.is(stateOf((await s.get('/v1/status')).body), 'findings');
       assert.is((await s.get('/healthz')).code, 503, 'error findings open: not healthy');
+      await waitAsync('the MA1001 alert firing in Alertmanager', () => firing('MA1001'), CHANGE_MS);
 
       // 097: a container with mesh labels that no entry claims, started.
       runContainer(e, STRAY, ['--network', 'none', ...labels('old', 'old.server')], ['sleep', '3600']);
@@ -118,6 +134,7 @@ function scenario(e: Engine, it: Test): void {
       // The claimed, drifted container removed: its drift finding resolves.
       removeContainers(e, [APP]);
       await s.until('MA1001 resolved', '/v1/findings', (a) => a.code === 200 && !has(a.body, 'MA1001', APP), CHANGE_MS);
+      await waitAsync('the MA1001 alert resolved in Alertmanager', async () => !(await firing('MA1001')), CHANGE_MS);
       const before = findingsOf((await s.get('/v1/findings')).body)
         .map((f) => `${f.ruleId} ${f.subject.id}`)
         .sort();
@@ -158,6 +175,7 @@ function scenario(e: Engine, it: Test): void {
     } finally {
       await serve?.stop();
       await proxy.close();
+      await am.stop();
       removeContainers(e, [APP, STRAY]);
     }
   });

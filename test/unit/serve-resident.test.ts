@@ -2,6 +2,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Evaluation, Finding } from '../../src/evaluate/finding.js';
 import type { Report } from '../../src/report/report.js';
+import { alertsToPost } from '../../src/serve/delivery.js';
 import { Resident } from '../../src/serve/resident.js';
 import { sinceOf, stateOf, statusLine, statusOf } from '../../src/serve/status.js';
 
@@ -180,6 +181,28 @@ test('a read that fails leaves the answer incomplete until one succeeds', async 
   await resident.readNow();
   assert.is(resident.status().state, 'incomplete', 'the last report is not current once a read failed');
   await resident.stop();
+});
+
+test('alerts: posted when the findings change or a renewal is due; a finding gone from a complete answer resolved, from an incomplete one not', () => {
+  const opts = (now: number) => ({ ttlHours: 25, now, renewEveryMs: 900_000 });
+  const withError = report([finding('error')]);
+  const first = alertsToPost(withError, null, opts(0));
+  assert.ok(first !== null && first.some((a) => a.labels['rule_id'] === 'MA1001'), 'the first answer is posted');
+  assert.is(alertsToPost(withError, { report: withError, postedAt: 0 }, opts(1000)), null, 'nothing changed');
+  assert.ok(alertsToPost(withError, { report: withError, postedAt: 0 }, opts(900_000)) !== null, 'renewed when due');
+
+  const clean = report([]);
+  const resolved = alertsToPost(clean, { report: withError, postedAt: 0 }, opts(1000))!;
+  const gone = resolved.find((a) => a.labels['rule_id'] === 'MA1001');
+  assert.ok(gone, 'the gone finding is in the post');
+  assert.is(gone.endsAt, clean.generatedAt, 'resolved: it ends now');
+
+  const unread = report([], false, ['engine not read']);
+  const kept = alertsToPost(unread, { report: withError, postedAt: 0 }, opts(1000))!;
+  assert.not.ok(
+    kept.some((a) => a.labels['rule_id'] === 'MA1001'),
+    'not resolved by an answer that could not read it',
+  );
 });
 
 test.run();
