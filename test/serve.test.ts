@@ -1,4 +1,4 @@
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -108,6 +108,34 @@ test('a second serve on the same socket is refused while the first answers', asy
     assert.is((await first.get('/v1/status')).code, 200, 'the first still answers');
   } finally {
     await first.stop();
+  }
+});
+
+test('SIGHUP reads the config again (a broken one is kept out, said on stderr), then the host', async () => {
+  const dir = tempDir('ma-serve-');
+  const socket = join(dir, 'serve.sock');
+  const config = join(dir, 'config.yaml');
+  const configFor = (hostname: string) =>
+    `hostname: ${hostname}\nledger: ${join(dir, 'ledger.json')}\ndockerHost: unix://${join(dir, 'none.sock')}\n`;
+  writeFileSync(config, configFor('before-hup'));
+  const serve = startServe(['--config', config], socket);
+  const hostOf = (body: string): unknown => (JSON.parse(body) as { host: unknown }).host;
+  try {
+    await serve.until('the first read', '/v1/status', (a) => a.code === 200 && hostOf(a.body) === 'before-hup', 30_000);
+    writeFileSync(config, configFor('after-hup'));
+    serve.child.kill('SIGHUP');
+    await serve.until('the config read again', '/v1/status', (a) => hostOf(a.body) === 'after-hup', 30_000);
+    writeFileSync(config, 'hostname: [unclosed\n');
+    serve.child.kill('SIGHUP');
+    await serve.until(
+      'the broken config said',
+      '/v1/status',
+      () => serve.stderr().includes('kept the config in use'),
+      30_000,
+    );
+    assert.is(hostOf((await serve.get('/v1/status')).body), 'after-hup', 'the config in use stays');
+  } finally {
+    assert.is(await serve.stop(), 0, serve.stderr());
   }
 });
 

@@ -64,10 +64,14 @@ const quietIo = (ctx: CommandContext): AcquireIo => ({
  * One read of the host, as `scan` makes it (acquireSnapshot, then the same pipeline: auditSnapshot, reportOf, triage),
  * its report for the answer; `last()` is the snapshot it read, whose files the watches follow.
  */
-function hostReader(run: AuditRun, ctx: CommandContext): { read: () => Promise<Report>; last: () => Snapshot | null } {
-  const settings = run.resolved.settings;
+function hostReader(
+  current: () => AuditRun,
+  ctx: CommandContext,
+): { read: () => Promise<Report>; last: () => Snapshot | null } {
   let lastSnapshot: Snapshot | null = null;
   const read = async () => {
+    const run = current();
+    const settings = run.resolved.settings;
     const startedAt = ctx.now();
     const acquired = await acquireSnapshot(
       {
@@ -95,9 +99,10 @@ function hostReader(run: AuditRun, ctx: CommandContext): { read: () => Promise<R
 }
 
 /** Posts the alerts of each new answer when they changed (or are due again); a failure is an incomplete answer. */
-function alertDelivery(run: AuditRun, renewEveryMs: number, resident: () => Resident) {
+function alertDelivery(current: () => AuditRun, renewEveryMs: number, resident: () => Resident) {
   let posted: { report: Report; postedAt: number } | null = null;
   return async (report: Report): Promise<void> => {
+    const run = current();
     const target = run.alertTarget;
     if (target === undefined) return;
     const cause = `the alerts could not be delivered to Alertmanager at ${target.url.origin}`;
@@ -113,15 +118,15 @@ function alertDelivery(run: AuditRun, renewEveryMs: number, resident: () => Resi
   };
 }
 
-/** Resolves with the signal that stops serve; SIGHUP reads the host again meanwhile. */
-function stopSignal(resident: Resident): Promise<NodeJS.Signals> {
+/** Resolves with the signal that stops serve; `hup` is called on each SIGHUP meanwhile. */
+function stopSignal(hup: () => void): Promise<NodeJS.Signals> {
   return new Promise<NodeJS.Signals>((resolve) => {
     // Stopping is the job of this command, not the one-shot runs' handler (src/cli/signals.ts): SIGTERM is a clean end.
     process.removeAllListeners('SIGTERM');
     process.removeAllListeners('SIGINT');
     process.once('SIGTERM', () => resolve('SIGTERM'));
     process.once('SIGINT', () => resolve('SIGINT'));
-    process.on('SIGHUP', () => resident.changed());
+    process.on('SIGHUP', hup);
   });
 }
 
@@ -142,10 +147,14 @@ async function serve(flags: ServeFlags, ctx: CommandContext): Promise<number> {
   const where = whereOf(flags);
   const resyncMs = parseCount('--resync', flags.resync, 15) * 60_000;
   const listenersMs = parseCount('--listeners-every', flags.listenersEvery, 10) * 1000;
-  const run = await prepareAuditRun(flags, ctx);
-  const reader = hostReader(run, ctx);
+  let run = await prepareAuditRun(flags, ctx);
+  const reader = hostReader(() => run, ctx);
   const stop = new AbortController();
-  const deliver = alertDelivery(run, resyncMs, () => resident);
+  const deliver = alertDelivery(
+    () => run,
+    resyncMs,
+    () => resident,
+  );
   const resident: Resident = new Resident({
     read: reader.read,
     failOn: run.failOn,
@@ -173,7 +182,19 @@ async function serve(flags: ServeFlags, ctx: CommandContext): Promise<number> {
   note(ctx, `mesh-audit serve: answering on ${describe(where)}`);
   const resync = setInterval(() => resident.changed(), resyncMs);
   void resident.readNow();
-  const signal = await stopSignal(resident);
+  // SIGHUP: the config, packs, waivers and baseline read again (a mistake in them keeps the ones in use, and says so),
+  // then the host. Where the watches look (the engine, --root) is what serve started with.
+  const reload = async () => {
+    try {
+      run = await prepareAuditRun(flags, ctx);
+      resident.setFailOn(run.failOn);
+      note(ctx, 'mesh-audit serve: config and packs read again (SIGHUP)');
+    } catch (e) {
+      ctx.stderr(`mesh-audit serve: SIGHUP: kept the config in use: ${shownMessage(String(e))}\n`);
+    }
+    resident.changed();
+  };
+  const signal = await stopSignal(() => void reload());
   clearInterval(resync);
   stop.abort();
   await resident.stop();

@@ -38,7 +38,11 @@ export class Resident {
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
 
-  constructor(private readonly options: ResidentOptions) {}
+  private failOn: FailOn;
+
+  constructor(private readonly options: ResidentOptions) {
+    this.failOn = options.failOn;
+  }
 
   view(): ServeView {
     return { report: this.report, lastFullRead: this.lastFullRead, stale: [...this.stale.keys()] };
@@ -46,14 +50,19 @@ export class Resident {
 
   status(): ServeStatus {
     const view = this.view();
-    const state = stateOf(view, this.options.failOn);
+    const state = stateOf(view, this.failOn);
     const since = sinceOf(this.held, state, this.options.now());
     this.held = { state, since };
-    return statusOf(view, this.options.failOn, since);
+    return statusOf(view, this.failOn, since);
   }
 
   current(): Report | null {
     return this.report;
+  }
+
+  /** A new --fail-on (the config read again): the state reads by it from now on. */
+  setFailOn(failOn: FailOn): void {
+    this.failOn = failOn;
   }
 
   /** Something changed: read again once the changes settle. */
