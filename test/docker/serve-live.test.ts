@@ -5,8 +5,8 @@ import * as assert from 'uvu/assert';
 import { startAlertmanager } from '../support/alertmanager.js';
 import { engineProxy, on } from '../support/engine-proxy.js';
 import { startServe, type ServeChild } from '../support/serve-child.js';
-import { tempDir } from '../support/cli.js';
-import { forEachEngine, removeContainers, runContainer, type Engine } from './engine.js';
+import { spawnCli, tempDir } from '../support/cli.js';
+import { forEachEngine, removeContainers, runContainer, stopOrStartEngine, type Engine } from './engine.js';
 import { envText, LiveHost, sha256 } from './live-host.js';
 
 /*
@@ -161,9 +161,36 @@ function scenario(e: Engine, it: Test): void {
         .sort();
       assert.equal(after, before);
 
-      // A cut stream alone (the engine answers): incomplete, then current.
-      proxy.cutOpenAnswers();
-      await s.until('current after a cut stream', '/v1/status', (a) => stateOf(a.body) !== 'incomplete', 30_000);
+      // A cut stream alone (the engine answers): incomplete, then current — the state changed twice, so `since` moved.
+      const sinceOf = (body: string): string => (JSON.parse(body) as { since: string }).since;
+      const sinceBefore = sinceOf((await s.get('/v1/status')).body);
+      assert.ok(proxy.cutOpenAnswers() >= 1, 'the events stream was open again');
+      await s.until(
+        'current after a cut stream',
+        '/v1/status',
+        (a) => stateOf(a.body) !== 'incomplete' && sinceOf(a.body) > sinceBefore,
+        30_000,
+      );
+
+      // The engine itself stopped, as `systemctl stop` does: incomplete within 5 s; started again: current within 30 s,
+      // the same findings as a scan of the host now.
+      stopOrStartEngine(e, 'stop');
+      await s.until(
+        'incomplete once the engine stopped',
+        '/v1/status',
+        (a) => stateOf(a.body) === 'incomplete',
+        CHANGE_MS,
+      );
+      stopOrStartEngine(e, 'start');
+      await s.until('current once the engine is back', '/v1/status', (a) => stateOf(a.body) !== 'incomplete', 30_000);
+      const scanOut = tempDir('ma-serve-scan-', '/tmp');
+      const scan = spawnCli(host.scanArgs(e.dockerHost, `serve-${e.kind}`, scanOut, ['--exclude', 'listener:*']));
+      assert.ok(scan.code === 0 || scan.code === 1, scan.stderr);
+      const scanned = (JSON.parse(readFileSync(join(scanOut, 'mesh-audit.json'), 'utf8')) as { findings: Finding[] })
+        .findings;
+      const served = findingsOf((await s.get('/v1/findings')).body);
+      const keys = (list: Finding[]) => list.map((f) => `${f.ruleId} ${f.subject.id}`).sort();
+      assert.equal(keys(served), keys(scanned), 'serve answers what a scan of the host says now');
 
       assert.is(await s.stop(), 0, s.stderr());
       const methods = [...new Set(proxy.requests.map((r) => r.method))];
