@@ -6,9 +6,20 @@ import { FAIL_ON_VALUES } from './settings/outcome.js';
 import { didYouMean } from './text/suggest.js';
 import { DEFAULT_LABEL_KEYS, type EnvFileSyntax, type LabelKeys } from './snapshot/types.js';
 import { validatorFor } from './input/validate.js';
-import { DEFAULT_MAX_FILES } from './settings/limits.js';
 import type { AlertmanagerSettings } from './alert/target.js';
-import { DEFAULT_DOCS_URL } from './version.js';
+import {
+  CONFIG_SETTINGS,
+  defaultOf,
+  DEFAULT_LEDGER,
+  defaultOut,
+  ENV_SETTINGS,
+  longFlagOf,
+  ROOT_OUT,
+  settingOf,
+  SYSTEM_CONFIG,
+} from './settings/registry.js';
+import { PROFILE_CHOICES } from './policy/types.js';
+import { AUDIT_FORMATS } from './report/formats.js';
 
 /** Everything a live scan needs to know about the host, merged from flags, config file and defaults. */
 export interface ScanSettings {
@@ -60,10 +71,13 @@ export interface AuditSettings {
   docsUrl: string;
 }
 
+/** A setting's default, from the table of settings (src/settings/registry.ts). */
+const tableDefault = (key: string): unknown => defaultOf(settingOf(key));
+
 /** The defaults of the reporting settings (scan and evaluate; premigrate has its own formats). */
 export const DEFAULT_REPORT_SETTINGS = {
-  format: 'text,sarif,json',
-  profile: 'all',
+  format: tableDefault('format') as string,
+  profile: tableDefault('profile') as string,
   baseline: undefined,
   failOnNew: false,
   onlyNew: false,
@@ -73,30 +87,27 @@ export const DEFAULT_REPORT_SETTINGS = {
 
 export type Settings = ScanSettings & AuditSettings;
 
-export const DEFAULT_LEDGER = '/var/lib/mesh-host/ledger.json';
-/** Read when present; `MESH_AUDIT_SYSTEM_CONFIG` names another (the tests, a packaged layout). */
-export const SYSTEM_CONFIG = '/etc/mesh-audit/config.yaml';
-/** Root's reports and history live here, not in whatever folder the job happened to start in. */
-export const ROOT_OUT = '/var/lib/mesh-audit';
+export { DEFAULT_LEDGER, SYSTEM_CONFIG, ROOT_OUT, defaultOut };
 
-/** `reports/` beside a user's work; `/var/lib/mesh-audit` for root (run from `/`, `reports` was `/reports`). */
-export const defaultOut = (uid = process.getuid?.() ?? -1): string => (uid === 0 ? ROOT_OUT : 'reports');
-
-export const DEFAULT_SETTINGS: ScanSettings = {
-  ledger: DEFAULT_LEDGER,
-  managedRoots: [],
-  labels: DEFAULT_LABEL_KEYS,
-  dockerHost: undefined,
-  root: '/',
-  hostname: undefined,
-  keep: 30,
-  dockerTimeoutSeconds: 60,
-  maxFiles: DEFAULT_MAX_FILES,
-  envFileSyntax: 'auto',
-};
+const SCAN_KEYS = [
+  'ledger',
+  'managedRoots',
+  'labels',
+  'dockerHost',
+  'root',
+  'hostname',
+  'keep',
+  'dockerTimeoutSeconds',
+  'maxFiles',
+  'envFileSyntax',
+] as const satisfies readonly (keyof ScanSettings)[];
+export const DEFAULT_SETTINGS = Object.fromEntries(
+  SCAN_KEYS.map((k) => [k, tableDefault(k)]),
+) as unknown as ScanSettings;
 
 const absolute = { type: 'string', pattern: '^/' };
-const reportFormat = '(text|sarif|json|jsonl|junit|prom)';
+/** The formats of scan and evaluate, from their table (src/report/formats.ts), as the `format` key's pattern. */
+const reportFormat = `(${AUDIT_FORMATS.map((f) => f.name).join('|')})`;
 const selectors = { type: 'array', items: { type: 'string', minLength: 1 } };
 export const configSchema = {
   type: 'object',
@@ -156,7 +167,7 @@ export const configSchema = {
       },
     },
     format: { type: 'string', pattern: `^ *${reportFormat} *(, *${reportFormat} *)*$` },
-    profile: { enum: ['nightly', 'premigration', 'hardening', 'all'] },
+    profile: { enum: [...PROFILE_CHOICES] },
     baseline: { type: 'string', minLength: 1 },
     failOnNew: { type: 'boolean' },
     onlyNew: { type: 'boolean' },
@@ -203,25 +214,13 @@ export function configPathOf(
   return existsSync(system) ? { path: system, from: 'system config' } : undefined;
 }
 
-/** The environment variables for the common settings, in one list: variable, setting, how it reads. */
-export const ENV_SETTINGS: readonly { variable: string; key: keyof ConfigFile; read: (v: string) => unknown }[] = [
-  { variable: 'MESH_AUDIT_LEDGER', key: 'ledger', read: (v) => v },
-  { variable: 'MESH_AUDIT_MANAGED_ROOTS', key: 'managedRoots', read: (v) => v.split(':').filter((p) => p.length > 0) },
-  { variable: 'MESH_AUDIT_HOSTNAME', key: 'hostname', read: (v) => v },
-  { variable: 'MESH_AUDIT_OUT', key: 'out', read: (v) => v },
-  { variable: 'MESH_AUDIT_FAIL_ON', key: 'failOn', read: (v) => v },
-  // Selectors split on white space (a path with a space in it belongs in the config file's list).
-  { variable: 'MESH_AUDIT_INCLUDE', key: 'include', read: (v) => v.split(/\s+/).filter((p) => p.length > 0) },
-  { variable: 'MESH_AUDIT_EXCLUDE', key: 'exclude', read: (v) => v.split(/\s+/).filter((p) => p.length > 0) },
-  { variable: 'DOCKER_HOST', key: 'dockerHost', read: (v) => v },
-];
-
 /** The settings the environment gives, each checked as the config file's would be. */
 export function envSettings(env: NodeJS.ProcessEnv): { values: ConfigFile; from: Record<string, string> } {
   const values: Record<string, unknown> = {};
   const from: Record<string, string> = {};
   const errors: string[] = [];
-  for (const { variable, key, read } of ENV_SETTINGS) {
+  for (const { env: variable_, key } of ENV_SETTINGS) {
+    const { variable, read } = variable_;
     const raw = env[variable];
     if (raw === undefined || raw === '') continue;
     const value = read(raw);
@@ -253,11 +252,12 @@ export interface ResolvedSettings {
  * The list settings the environment and flags add to (a flag unless told to replace, --replace-lists): the config's
  * and the environment's items stay.
  */
-export const LIST_SETTINGS = ['include', 'exclude', 'managedRoots'] as const;
+export const LIST_SETTINGS = CONFIG_SETTINGS.filter((s) => s.reading === 'list' || s.reading === 'absoluteList').map(
+  (s) => s.key,
+);
 
 /** The flag that sets a setting, as a user types it (`managedRoots`: `--managed-root`). */
-export const flagOf = (key: string): string =>
-  `--${key === 'managedRoots' ? 'managed-root' : key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+export const flagOf = (key: string): string => longFlagOf(settingOf(key)) ?? `--${key}`;
 
 /**
  * One place where the layers meet: flags over the environment over the config file over defaults,
@@ -274,19 +274,7 @@ export async function resolveSettings(
   const where = configPathOf(configFlag, env);
   const file = where ? await readConfigFile(where.path) : { values: {}, lines: {} };
   const fromEnv = envSettings(env);
-  const defaults: Settings = {
-    ...DEFAULT_SETTINGS,
-    out: defaultOut(),
-    failOn: 'error',
-    include: [],
-    exclude: [],
-    ignore: [],
-    policy: [],
-    defaultPolicy: true,
-    ...DEFAULT_REPORT_SETTINGS,
-    alertmanager: undefined,
-    docsUrl: DEFAULT_DOCS_URL,
-  };
+  const defaults = Object.fromEntries(CONFIG_SETTINGS.map((s) => [s.key, defaultOf(s)])) as unknown as Settings;
   const settings: Settings = { ...defaults };
   const origins = Object.fromEntries(Object.keys(defaults).map((k) => [k, 'default'])) as Record<
     keyof Settings,

@@ -4,10 +4,13 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ReadOnlyDocker } from '../src/collect/docker-api.js';
 import { resolveEndpoint } from '../src/collect/docker-endpoint.js';
-import { mergeSettings } from '../src/config.js';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { resolveSettings } from '../src/config.js';
 import { fakeEngine } from './support/fake-engine.js';
 
-// Which engine a scan talks to, as a user writes it: --docker-host, the config file, DOCKER_HOST.
+// Which engine a scan talks to, as a user writes it: --docker-host, DOCKER_HOST, the config file.
 // The rules are docker-modem's (every dockerode tool reads DOCKER_HOST the same way), with an IPv6
 // literal connecting and a missing port being the engine's.
 
@@ -91,14 +94,32 @@ test('ssh: user, host, port 22 by default', () => {
   assert.throws(() => resolveEndpoint('ftp://x', none), /unsupported scheme ftp:/);
 });
 
-test('--docker-host over the config file over DOCKER_HOST over the default socket', () => {
-  const env = { DOCKER_HOST: 'tcp://10.0.0.9:2375' };
-  const chosen = (flag?: string, file?: string) =>
-    resolveEndpoint(mergeSettings(file ? { dockerHost: file } : {}, flag ? { dockerHost: flag } : {}).dockerHost, env)
-      .url;
-  assert.is(chosen('unix:///flag.sock', 'unix:///config.sock'), 'unix:///flag.sock');
-  assert.is(chosen(undefined, 'unix:///config.sock'), 'unix:///config.sock');
-  assert.is(chosen(), 'tcp://10.0.0.9:2375');
+test('--docker-host over DOCKER_HOST over the config file over the default socket; src/config.ts alone reads DOCKER_HOST', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'mesh-audit-endpoint-'));
+  try {
+    const config = join(dir, 'config.yaml');
+    writeFileSync(config, 'dockerHost: unix:///config.sock\n');
+    const chosen = async (flag: string | undefined, file: string | undefined, env: NodeJS.ProcessEnv) =>
+      resolveEndpoint(
+        (
+          await resolveSettings(flag ? { dockerHost: flag } : {}, file, {
+            MESH_AUDIT_SYSTEM_CONFIG: '/nonexistent',
+            ...env,
+          })
+        ).settings.dockerHost,
+        none,
+      ).url;
+    const dockerHost = { DOCKER_HOST: 'tcp://10.0.0.9:2375' };
+    assert.is(await chosen('unix:///flag.sock', config, dockerHost), 'unix:///flag.sock');
+    assert.is(await chosen(undefined, config, dockerHost), 'tcp://10.0.0.9:2375');
+    assert.is(await chosen(undefined, config, {}), 'unix:///config.sock');
+    assert.is(await chosen(undefined, undefined, dockerHost), 'tcp://10.0.0.9:2375');
+    assert.is(await chosen(undefined, undefined, { DOCKER_HOST: '' }), 'unix:///var/run/docker.sock');
+    // The collector is handed the resolved value: an environment given to it alone names no engine.
+    assert.is(resolveEndpoint(undefined, dockerHost).url, 'unix:///var/run/docker.sock');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 /** The least of an engine on loopback TCP: ping, version, an empty list. */

@@ -1,12 +1,11 @@
 import type { Command } from 'cac';
 import { acquireSnapshot, type Acquired, type AcquireIo } from '../acquire.js';
 import type { ScanSettings } from '../config.js';
-import { DEFAULT_MAX_FILES } from '../settings/limits.js';
 import { parseCount } from './choices.js';
 import { detail, note, type CommandContext } from './context.js';
 import type { OutputFolder } from '../write/runs.js';
 import { progressLine } from './progress.js';
-import { CONFIG_HELP, settingsOf, type SettingFlags } from './settings.js';
+import { addSettingOptions, settingsOf, type SettingFlags } from './settings.js';
 import type { ScopeJudge } from '../scope.js';
 import { shownMessage } from '../shown.js';
 
@@ -16,29 +15,8 @@ import { shownMessage } from '../shown.js';
 export type CollectFlags = SettingFlags;
 
 /** The options of every command that reads the live host (`scan`, `snapshot`, `premigrate`). */
-export function addCollectOptions(command: Command): Command {
-  return command
-    .option(
-      '--docker-host <url>',
-      'Docker engine: unix:///path, tcp://host:port, ssh://user@host (default: $DOCKER_HOST, else the local socket)',
-    )
-    .option('--ledger <path>', "The host agent's ledger (default: /var/lib/mesh-host/ledger.json)")
-    .option(
-      '--root <dir>',
-      'Where the host is mounted read-only when the scanner runs in a container (paths are reported as host paths)',
-    )
-    .option(
-      '--managed-root <dir>',
-      "A folder the mesh writes into; every file under it is checked; repeatable; adds to the config's managedRoots",
-    )
-    .option('--hostname <name>', "Name of the host in reports (default: the host's own)")
-    .option(
-      '--max-files <n>',
-      `At most this many files recorded (managed roots included); past it the scan is incomplete (default ` +
-        `${DEFAULT_MAX_FILES})`,
-    )
-    .option('--config <file>', CONFIG_HELP);
-}
+export const addCollectOptions = (command: Command): Command =>
+  addSettingOptions(command, ['dockerHost', 'ledger', 'root', 'managedRoots', 'hostname', 'maxFiles', 'config']);
 
 /** The scan settings of a run; --verbose tells where the config came from. */
 export async function scanSettingsOf(flags: CollectFlags, ctx: CommandContext): Promise<ScanSettings> {

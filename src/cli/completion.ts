@@ -4,12 +4,12 @@ import { TOOL_NAME } from '../version.js';
 import type { CommandContext } from './context.js';
 import { specsOf, type CommandSpec } from './cli-spec.js';
 import { didYouMean } from './choices.js';
+import { longFlagOf, SETTINGS } from '../settings/registry.js';
 
-/** Values worth completing for a few options (the same lists the options accept). */
-const VALUES: Record<string, string> = {
-  '--fail-on': 'error warning note none',
-  '--profile': 'nightly premigration all',
-};
+/** Values worth completing for a few options: the lists the settings accept (src/settings/registry.ts). */
+const VALUES: Record<string, string> = Object.fromEntries(
+  SETTINGS.filter((s) => s.choices !== undefined).map((s) => [longFlagOf(s)!, s.choices!.join(' ')]),
+);
 
 const fn = '_mesh_audit';
 

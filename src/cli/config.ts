@@ -3,11 +3,12 @@ import { existsSync } from 'node:fs';
 import { ExitCode, MeshAuditError } from '../errors.js';
 import type { Settings } from '../config.js';
 import type { CommandContext } from './context.js';
-import { addScopeOptions, IGNORE_FILE, settingsAndScopeOf, type SettingFlags } from './settings.js';
+import { addScopeOptions, addSettingOptions, IGNORE_FILE, settingsAndScopeOf, type SettingFlags } from './settings.js';
 import { didYouMean, parseChoice } from './choices.js';
 import { addCollectOptions } from './acquire.js';
 import { FAIL_ON_VALUES } from '../settings/outcome.js';
 import { shownAlertmanagerSettings } from '../alert/target.js';
+import { CONFIG_SETTINGS } from '../settings/registry.js';
 
 const shown = (value: unknown): string =>
   value === undefined ? '(unset)' : typeof value === 'string' ? value : JSON.stringify(value);
@@ -18,17 +19,18 @@ const shown = (value: unknown): string =>
  * is what that command line would run with.
  */
 export function registerConfig(cli: CAC, ctx: CommandContext): void {
-  addScopeOptions(
-    addCollectOptions(
-      cli.command(
-        'config <action>',
-        'The effective settings and where each came from, with the flags of a scan applied: show',
+  addSettingOptions(
+    addScopeOptions(
+      addCollectOptions(
+        cli.command(
+          'config <action>',
+          'The effective settings and where each came from, with the flags of a scan applied: show',
+        ),
       ),
     ),
+    ['out', 'failOn', 'keep'],
   )
-    .option('--out <dir>', 'Output folder, as scan takes it')
-    .option('--fail-on <severity>', 'error, warning, note, none, as scan takes it')
-    .option('--keep <n>', 'Runs kept, as scan takes it')
+    // How to show the settings, not the reports' formats (so not the `format` setting).
     .option('--format <format>', 'text or json', { default: 'text' })
     .example('mesh-audit config show')
     .example('mesh-audit config show --exclude name:ci-* --format json')
@@ -50,7 +52,8 @@ export function registerConfig(cli: CAC, ctx: CommandContext): void {
       const fromIgnoreFile = scope.ignore.filter(
         (e) => ignoreFile !== undefined && e.source.startsWith(`${ignoreFile}:`),
       ).length;
-      const keys = Object.keys(settings).sort() as (keyof Settings)[];
+      // Every setting the config file can hold (src/settings/registry.ts), by name.
+      const keys = CONFIG_SETTINGS.map((s) => s.key as keyof Settings).sort();
       if (format === 'json') {
         const out = Object.fromEntries(keys.map((k) => [k, { value: settings[k] ?? null, from: origins[k] }]));
         ctx.stdout(

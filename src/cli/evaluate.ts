@@ -11,7 +11,7 @@ import { alertsOf } from '../report/alerts.js';
 import { loadReportFile, previousReport, type ReportFile } from '../report/report-file.js';
 import { loadWaivers } from '../report/waivers-file.js';
 import { loadPolicies, type PolicyChoice } from '../policy/load.js';
-import type { Profile } from '../policy/types.js';
+import { PROFILE_CHOICES, type Profile } from '../policy/types.js';
 import { loadHistory } from '../snapshot/history.js';
 import { historyReading } from '../acquire.js';
 import { loadSnapshot } from '../snapshot/load.js';
@@ -28,7 +28,7 @@ import type { Scope } from '../scope.js';
 import {
   addPolicyOptions,
   addScopeOptions,
-  CONFIG_HELP,
+  addSettingOptions,
   policyChoiceOf,
   settingsAndScopeOf,
   type SettingFlags,
@@ -40,7 +40,6 @@ import type { Waiver } from '../report/waivers.js';
 import type { FormatName } from './output.js';
 import { didYouMean, parseChoice, parseCount, parseLockTimeout } from './choices.js';
 import { existsSync } from 'node:fs';
-import { DEFAULT_REPORT_SETTINGS } from '../config.js';
 
 export interface AuditOptions {
   policy?: string | string[];
@@ -259,7 +258,7 @@ export const parseFailOn = (value: unknown): FailOn => parseChoice('--fail-on', 
 
 export function parseProfile(value: unknown): Profile | undefined {
   if (value === undefined) return undefined;
-  const p = parseChoice('--profile', value, ['nightly', 'premigration', 'hardening', 'all'] as const);
+  const p = parseChoice('--profile', value, PROFILE_CHOICES);
   return p === 'all' ? undefined : p;
 }
 
@@ -276,61 +275,15 @@ export async function auditAndReport(
   folder?: OutputFolder,
 ): Promise<number> {
   // Everything that can be wrong with the invocation was checked before anything was read (prepareAuditRun).
-  const { options, formats, failOn, profile, keep, ttlHours, jobs, lockTimeout, scope, selected, waivers } = run;
-  if (jobs !== undefined && cappedJobs(jobs) < jobs)
-    note(ctx, `--jobs ${jobs} is more than this machine's ${cappedJobs(jobs)} CPUs: ${cappedJobs(jobs)} used`);
-  const workers = 'files' in source && preloadedHistory === undefined ? workersFor(source.files.length, jobs) : 0;
-  const named = run.baseline;
-  const { policies, packs } = run;
-  // JUnit lists every rule x subject checked, passes too: kept only when it is asked for.
-  const recordChecks = formats.includes('junit');
-  let evaluations: Evaluation[];
-  // A history folder a scan writes is read under a shared lock (never while the scan prunes it), and
-  // released before this run takes its own output folder's lock (which may be the same folder).
-  let historyLock: OutputLock | undefined;
-  if (preloadedHistory === undefined && options.history !== undefined) {
-    const ownFolder = folder?.dir ?? (usesOutputFolder(options) ? await prepareOutputDir(options.out) : undefined);
-    historyLock = await lockForReading(options.history, lockTimeout ?? DEFAULT_LOCK_TIMEOUT_SECONDS, ownFolder);
-  }
-  try {
-    if ('files' in source && workers > 0) {
-      // Each worker loads the history itself (a folder it cannot read is still exit 2, from the first file).
-      evaluations = await evaluateInWorkers(
-        source.files,
-        { policies, profile, historyDir: options.history, recordChecks, scope, now: startedAt.toISOString() },
-        workers,
-      );
-    } else {
-      const history =
-        preloadedHistory ??
-        (options.history !== undefined
-          ? await loadHistory(
-              options.history,
-              historyReading((line) => detail(ctx, line)),
-            )
-          : { snapshots: [], problems: [] });
-      // One snapshot at a time: each is dropped once evaluated, so a fleet's worth is never held at once
-      // (1,000 snapshots of 100 containers took 1.4 GB when all were loaded first; test/bench/fleet.bench.ts).
-      evaluations = [];
-      for await (const snapshot of snapshotsOf(source)) {
-        const withHistoryProblems = withProblems(snapshot, history.problems);
-        evaluations.push(
-          auditSnapshot(withHistoryProblems, history.snapshots, selected, {
-            recordChecks,
-            scoped: { scope, now: startedAt },
-          }),
-        );
-      }
-    }
-  } finally {
-    await historyLock?.release();
-  }
+  const { options, formats, failOn, keep, ttlHours, lockTimeout, selected, waivers } = run;
+  const evaluations = await evaluationsOf(source, run, ctx, { preloadedHistory, startedAt, folder });
   const now = ctx.now();
   detail(
     ctx,
     `evaluated ${evaluations.length} snapshot${evaluations.length === 1 ? '' : 's'} with ${selected.length} rules in ` +
       `${now.getTime() - startedAt.getTime()} ms`,
   );
+  const { packs } = run;
   const evaluated = reportOf(evaluations, selected, { now, startedAt, packs, docsUrl: run.resolved.settings.docsUrl });
   const plan: DeliveryPlan = {
     formats,
@@ -341,7 +294,7 @@ export async function auditAndReport(
     onlyNew: options.onlyNew === true,
   };
   const publish = async (held: OutputFolder | undefined): Promise<{ report: Report; whole: boolean }> => {
-    const baseline = named ?? (await baselineOf(options.baseline, options.out, held));
+    const baseline = run.baseline ?? (await baselineOf(options.baseline, options.out, held));
     const report = triage(evaluated, { ...(waivers ? { waivers } : {}), ...(baseline ? { baseline } : {}), now });
     return { report, whole: await deliverRun(report, plan, ctx, held) };
   };
@@ -353,19 +306,84 @@ export async function auditAndReport(
       : await publish(folder);
   // An incomplete run says so on every invocation (under --quiet too): in the text report when one is
   // printed; a scan told each problem on stderr as it read (src/acquire.ts); saved snapshots say it here.
-  if ('files' in source && !formats.includes('text')) {
-    const notChecked = allNotifications(report).filter((n) => n.level === 'error');
-    const told = notChecked.slice(0, 3).map((n) => shownMessage(n.message));
-    if (notChecked.length > 3) told.push(`and ${notChecked.length - 3} more (see the reports)`);
-    if (notChecked.length > 0)
-      ctx.stderr(
-        `mesh-audit: INCOMPLETE: ${notChecked.length} thing${notChecked.length === 1 ? '' : 's'} not checked: ` +
-          `${told.join('; ')}\n`,
-      );
-  }
+  if ('files' in source && !formats.includes('text')) tellNotChecked(report, ctx);
   // An output not delivered (stdout, the reports, --prom-file, the alerts): the run is not complete.
   if (!whole) return ExitCode.Incomplete;
   return exitCodeOf(report, failOn, { onlyNew: options.failOnNew === true });
+}
+
+/**
+ * Every snapshot evaluated: in worker threads when there are enough files, else one at a time here. A history
+ * folder a scan writes is read under a shared lock (never while the scan prunes it), and released before this run
+ * takes its own output folder's lock (which may be the same folder).
+ */
+async function evaluationsOf(
+  source: SnapshotSource,
+  run: AuditRun,
+  ctx: CommandContext,
+  given: {
+    preloadedHistory: { snapshots: HistoryInput; problems: Problem[] } | undefined;
+    startedAt: Date;
+    folder: OutputFolder | undefined;
+  },
+): Promise<Evaluation[]> {
+  const { options, formats, profile, jobs, lockTimeout, scope, selected, policies } = run;
+  const { preloadedHistory, startedAt, folder } = given;
+  if (jobs !== undefined && cappedJobs(jobs) < jobs)
+    note(ctx, `--jobs ${jobs} is more than this machine's ${cappedJobs(jobs)} CPUs: ${cappedJobs(jobs)} used`);
+  const workers = 'files' in source && preloadedHistory === undefined ? workersFor(source.files.length, jobs) : 0;
+  // JUnit lists every rule x subject checked, passes too: kept only when it is asked for.
+  const recordChecks = formats.includes('junit');
+  let historyLock: OutputLock | undefined;
+  if (preloadedHistory === undefined && options.history !== undefined) {
+    const ownFolder = folder?.dir ?? (usesOutputFolder(options) ? await prepareOutputDir(options.out) : undefined);
+    historyLock = await lockForReading(options.history, lockTimeout ?? DEFAULT_LOCK_TIMEOUT_SECONDS, ownFolder);
+  }
+  try {
+    if ('files' in source && workers > 0) {
+      // Each worker loads the history itself (a folder it cannot read is still exit 2, from the first file).
+      return await evaluateInWorkers(
+        source.files,
+        { policies, profile, historyDir: options.history, recordChecks, scope, now: startedAt.toISOString() },
+        workers,
+      );
+    }
+    const history =
+      preloadedHistory ??
+      (options.history !== undefined
+        ? await loadHistory(
+            options.history,
+            historyReading((line) => detail(ctx, line)),
+          )
+        : { snapshots: [], problems: [] });
+    // One snapshot at a time: each is dropped once evaluated, so a fleet's worth is never held at once
+    // (1,000 snapshots of 100 containers took 1.4 GB when all were loaded first; test/bench/fleet.bench.ts).
+    const evaluations: Evaluation[] = [];
+    for await (const snapshot of snapshotsOf(source)) {
+      const withHistoryProblems = withProblems(snapshot, history.problems);
+      evaluations.push(
+        auditSnapshot(withHistoryProblems, history.snapshots, selected, {
+          recordChecks,
+          scoped: { scope, now: startedAt },
+        }),
+      );
+    }
+    return evaluations;
+  } finally {
+    await historyLock?.release();
+  }
+}
+
+/** What saved snapshots could not have checked, on stderr (at most three named), when no text report says it. */
+function tellNotChecked(report: Report, ctx: CommandContext): void {
+  const notChecked = allNotifications(report).filter((n) => n.level === 'error');
+  const told = notChecked.slice(0, 3).map((n) => shownMessage(n.message));
+  if (notChecked.length > 3) told.push(`and ${notChecked.length - 3} more (see the reports)`);
+  if (notChecked.length > 0)
+    ctx.stderr(
+      `mesh-audit: INCOMPLETE: ${notChecked.length} thing${notChecked.length === 1 ? '' : 's'} not checked: ` +
+        `${told.join('; ')}\n`,
+    );
 }
 
 /** The packs a run loads: as prepareAudit worked them out, else from the flags alone. */
@@ -380,55 +398,22 @@ async function* snapshotsOf(source: SnapshotSource): AsyncGenerator<Snapshot> {
 
 /** The options of every command that evaluates and reports: policy, format, output, exit threshold. */
 export function addAuditOptions(command: Command): Command {
-  if (!command.options.some((o) => o.name === 'config')) command.option('--config <file>', CONFIG_HELP);
-  return addScopeOptions(addPolicyOptions(command))
-    .option(
-      '--format <list>',
-      `Comma-separated: text (stdout), sarif, json, jsonl, junit, prom (default: ${DEFAULT_REPORT_SETTINGS.format})`,
-    )
-    .option(
-      '--out <dir>',
-      "Output folder for reports (and a scan's history), or - for stdout (default: reports; /var/lib/mesh-audit for " +
-        'root; $MESH_AUDIT_OUT)',
-    )
-    .option(
-      '--fail-on <severity>',
-      'Exit 1 on findings at or above: error, warning, note, none (default: error; $MESH_AUDIT_FAIL_ON)',
-    )
-    .option('--fail-on-new', 'Exit 1 only for new findings (against --baseline) at or above --fail-on')
-    .option(
-      '--only-new',
-      'Text report: print only the findings new against --baseline, and what was not checked (the files keep ' +
-        'every finding)',
-    )
-    .option(
-      '--baseline <file|auto>',
-      'An earlier JSON report: mark findings new, unchanged or updated, list the absent; auto: the previous ' +
-        'report in --out',
-    )
-    .option('--waivers <file>', 'YAML waivers: rule, subject pattern, justification, expiry')
-    .option('--keep <n>', "Report runs kept under --out (and a scan's snapshots of this host) (default 30)")
-    .option(
-      '--lock-timeout <seconds>',
-      `How long to wait while another run holds --out before giving up with exit 3 (default ` +
-        `${DEFAULT_LOCK_TIMEOUT_SECONDS})`,
-    )
-    .option(
-      '--prom-file <path>',
-      "Also write the Prometheus metrics to this file (node_exporter's textfile folder; mode 0644, replaced " +
-        'atomically)',
-    )
-    .option(
-      '--alertmanager <url>',
-      "Post findings as alerts to this Alertmanager (v2 API); absent ones are resolved. Credentials: the config's " +
-        'alertmanager section or $MESH_AUDIT_ALERTMANAGER_PASSWORD / _BEARER_TOKEN, never in the URL',
-    )
-    .option('--alert-ttl <hours>', 'How long a posted alert lasts unless the next run renews it (default 25)')
-    .option(
-      '--profile <name>',
-      'Only rules of this profile: nightly, premigration, all, or hardening (the shipped CIS Docker pack, ' +
-        `loaded for it alone) (default: ${DEFAULT_REPORT_SETTINGS.profile})`,
-    );
+  if (!command.options.some((o) => o.name === 'config')) addSettingOptions(command, ['config']);
+  return addSettingOptions(addScopeOptions(addPolicyOptions(command)), [
+    'format',
+    'out',
+    'failOn',
+    'failOnNew',
+    'onlyNew',
+    'baseline',
+    'waivers',
+    'keep',
+    'lockTimeout',
+    'promFile',
+    'alertmanager',
+    'alertTtl',
+    'profile',
+  ]);
 }
 
 export function registerEvaluate(cli: CAC, ctx: CommandContext): void {

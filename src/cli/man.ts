@@ -3,6 +3,7 @@ import { ExitCode } from '../errors.js';
 import { TOOL_NAME, TOOL_VERSION } from '../version.js';
 import type { CommandContext } from './context.js';
 import { specsOf } from './cli-spec.js';
+import { ENV_SETTINGS } from '../settings/registry.js';
 
 /** The page's date is the version's, not today's: the page changes only when the commands do. */
 export const MAN_PAGE_DATE = '2026-11-30';
@@ -56,8 +57,7 @@ export function manPage(cli: CAC, date: string): string {
   lines.push(
     '.SH ENVIRONMENT',
     '.TP\n.B MESH_AUDIT_CONFIG\nThe config file to read (else /etc/mesh\\-audit/config.yaml when present).',
-    '.TP\n.B MESH_AUDIT_LEDGER, MESH_AUDIT_MANAGED_ROOTS, MESH_AUDIT_HOSTNAME, MESH_AUDIT_OUT, MESH_AUDIT_FAIL_ON, ' +
-      'MESH_AUDIT_INCLUDE, MESH_AUDIT_EXCLUDE, DOCKER_HOST\nSettings below flags and above the config file ' +
+    `.TP\n.B ${ENV_SETTINGS.map((e) => e.env.variable).join(', ')}\nSettings below flags and above the config file ` +
       '(managed roots separated by colons, scope selectors by spaces; lists add to those of the config file). ' +
       '\\fBmesh\\-audit config show\\fR tells where each setting came from.',
     '.TP\n.B NO_COLOR\nNo colour in the text report.',

@@ -1,14 +1,10 @@
 import { shownLines } from '../shown.js';
-import { renderJson } from '../report/json.js';
-import { renderJsonl } from '../report/jsonl.js';
 import { renderProm } from '../report/prom.js';
-import { renderJunit } from '../report/junit.js';
-import { renderSarif, renderSarifFiles } from '../report/sarif.js';
-import { renderText, type TextOptions } from '../report/text.js';
+import { AUDIT_FORMATS, auditFormat, filesOf, formatNames } from '../report/formats.js';
 import type { Report } from '../report/report.js';
 import { ExitCode, MeshAuditError } from '../errors.js';
 import { WriteFailure } from '../write/atomic.js';
-import { publishRun, REPORT_FILES, withOutputFolder, type OutputFolder } from '../write/runs.js';
+import { publishRun, withOutputFolder, type OutputFolder } from '../write/runs.js';
 import { note, type CommandContext } from './context.js';
 import { AlertDeliveryError, postAlerts, type AlertmanagerTarget } from '../alert/alertmanager.js';
 import type { PostableAlert } from '../report/alerts.js';
@@ -19,36 +15,19 @@ import { parseFormatList } from './choices.js';
 
 /*
  * The publish stage of a run: the formats rendered, and every output delivered (stdout, the run folder through
- * src/write/runs.ts, --prom-file, Alertmanager), each tried whatever became of the others.
+ * src/write/runs.ts, --prom-file, Alertmanager), each tried whatever became of the others. The formats are the
+ * table of src/report/formats.ts.
  */
 
-/**
- * Output formats, registered in one sorted list: name, file name, renderer; `files`, where a format is
- * written as several files (SARIF: one per host of a fleet), gives them by name.
- */
-export const FORMATS = {
-  json: { file: REPORT_FILES.json, render: (r: Report) => renderJson(r) },
-  jsonl: { file: REPORT_FILES.jsonl, render: (r: Report) => renderJsonl(r) },
-  junit: { file: REPORT_FILES.junit, render: (r: Report) => renderJunit(r) },
-  prom: { file: REPORT_FILES.prom, render: (r: Report) => renderProm(r) },
-  sarif: { file: REPORT_FILES.sarif, render: (r: Report) => renderSarif(r), files: (r: Report) => renderSarifFiles(r) },
-  text: { file: null, render: (r: Report, view: TextOptions = { color: false }) => renderText(r, view) },
-} as const;
-
-/** The files of one format: its `files` when it has them, else its one file. */
-function filesOf(format: FormatName, report: Report): { name: string; content: string }[] {
-  const f = FORMATS[format];
-  if ('files' in f) return f.files(report);
-  return [{ name: f.file!, content: f.render(report) }];
-}
-export type FormatName = keyof typeof FORMATS;
+/** A format of scan and evaluate, by name (src/report/formats.ts). */
+export type FormatName = string;
 
 export function parseFormats(value: unknown): FormatName[] {
-  return parseFormatList(value, Object.keys(FORMATS) as FormatName[]);
+  return parseFormatList(value, formatNames('audit'));
 }
 
 export const fileFormatsOf = (formats: readonly FormatName[]): FormatName[] =>
-  formats.filter((f) => FORMATS[f].file !== null);
+  formats.filter((f) => AUDIT_FORMATS.some((known) => known.name === f && known.file !== null));
 
 /** What a run delivers besides its reports: the textfile for node_exporter, and alerts. */
 export interface DeliveryPlan {
@@ -93,29 +72,22 @@ export async function deliverRun(
   const files = fileFormatsOf(formats);
   if (out !== '-' && files.length > 0 && folder === undefined)
     return withOutputFolder(out, undefined, (held) => deliverRun(report, plan, ctx, held));
-  const toStdout = formats.includes('text') || (out === '-' && files.length > 0);
-  // Each output: its name in messages, and how it is delivered (returning its `wrote …` lines).
-  const outputs: { name: string; deliver: () => Promise<string[]> }[] = [];
-  if (toStdout) {
-    outputs.push({
-      name: 'stdout',
-      deliver: () => {
-        // --quiet and --only-new shape only what is printed: the files always hold every finding.
-        if (formats.includes('text')) {
-          const text = FORMATS.text.render(report, {
-            color: ctx.color,
-            quiet: ctx.quiet === true,
-            onlyNew: plan.onlyNew === true,
-          });
-          if (text !== '') ctx.stdout(text);
-        }
-        if (out === '-' && files[0] !== undefined) ctx.stdout(FORMATS[files[0]].render(report));
-        const failure = ctx.stdoutFailure?.();
-        if (failure !== undefined) throw new MeshAuditError(failure, ExitCode.Incomplete);
-        return Promise.resolve([]);
-      },
-    });
-  }
+  return deliverEach(outputsOf(report, plan, ctx, folder), ctx);
+}
+
+/** One output of a run: its name in messages, and how it is delivered (returning its `wrote …` lines). */
+interface Output {
+  name: string;
+  deliver: () => Promise<string[]>;
+}
+
+/** The outputs a run delivers, in order: stdout, the reports, --prom-file, the alerts. */
+function outputsOf(report: Report, plan: DeliveryPlan, ctx: CommandContext, folder?: OutputFolder): Output[] {
+  const { formats, out } = plan;
+  const files = fileFormatsOf(formats);
+  const outputs: Output[] = [];
+  if (formats.includes('text') || (out === '-' && files.length > 0))
+    outputs.push({ name: 'stdout', deliver: () => printed(report, plan, ctx) });
   if (out !== '-' && files.length > 0 && folder !== undefined) {
     outputs.push({
       name: reportsIn(folder.named),
@@ -142,6 +114,33 @@ export async function deliverRun(
       },
     });
   }
+  return outputs;
+}
+
+/** What a run prints: the text report, or the one format of `--out -`, checked to the last byte. */
+async function printed(report: Report, plan: DeliveryPlan, ctx: CommandContext): Promise<string[]> {
+  const { formats, out } = plan;
+  const files = fileFormatsOf(formats);
+  // --quiet and --only-new shape only what is printed: the files always hold every finding.
+  if (formats.includes('text')) {
+    const text = (await auditFormat('text').writer()).render(report, {
+      color: ctx.color,
+      quiet: ctx.quiet === true,
+      onlyNew: plan.onlyNew === true,
+    });
+    if (text !== '') ctx.stdout(text);
+  }
+  if (out === '-' && files[0] !== undefined) ctx.stdout((await auditFormat(files[0]).writer()).render(report));
+  const failure = ctx.stdoutFailure?.();
+  if (failure !== undefined) throw new MeshAuditError(failure, ExitCode.Incomplete);
+  return [];
+}
+
+/**
+ * Each output delivered, whatever became of the others; one line for each that failed, then one naming what was and
+ * was not delivered. Whether all were.
+ */
+async function deliverEach(outputs: readonly Output[], ctx: CommandContext): Promise<boolean> {
   for (const o of outputs) notDelivered(o.name);
   const done: string[] = [];
   const failed: string[] = [];
@@ -182,7 +181,7 @@ async function publishReports(
   keep: number,
 ): Promise<string[]> {
   try {
-    const runFiles = files.flatMap((f) => filesOf(f, report));
+    const runFiles = (await Promise.all(files.map((f) => filesOf(auditFormat(f), report)))).flat();
     return await publishRun(folder, runFiles, report.generatedAt, keep, () => delivered(reportsIn(folder.named)));
   } catch (err) {
     if (err instanceof WriteFailure) {

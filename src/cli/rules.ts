@@ -5,16 +5,9 @@ import { formatWarning, lintPack } from '../policy/lint.js';
 import { loadPolicies } from '../policy/load.js';
 import { ruleCatalogue, subjectCatalogue } from '../report/catalogue.js';
 import { helpUriOf } from '../report/rule-docs.js';
-import type { LoadedRule } from '../policy/types.js';
+import { PROFILE_CHOICES, type LoadedRule, type PolicyPack } from '../policy/types.js';
 import type { CommandContext } from './context.js';
-import {
-  addPolicyOptions,
-  CONFIG_HELP,
-  POLICY_HELP,
-  policyChoiceOf,
-  settingsOf,
-  type SettingFlags,
-} from './settings.js';
+import { addSettingOptions, policyChoiceOf, settingsOf, type SettingFlags } from './settings.js';
 import { didYouMean, parseChoice } from './choices.js';
 
 function showRule(rule: LoadedRule): string {
@@ -45,17 +38,10 @@ function showRule(rule: LoadedRule): string {
 }
 
 export function registerRules(cli: CAC, ctx: CommandContext): void {
-  addPolicyOptions(
+  addSettingOptions(
     cli.command('rules <action> [rule]', 'Rules of the policy packs: list | show RULE | test | lint | docs'),
-    `${POLICY_HELP}. list, show, docs: every rule a scan runs; test, lint: only the packs added (the shipped one ` +
-      `when none is)`,
+    ['policy', 'defaultPolicy', 'config', 'profile'],
   )
-    .option('--config <file>', CONFIG_HELP)
-    .option(
-      '--profile <name>',
-      'Only rules of this profile (list, show, docs, test): nightly, premigration, all, or hardening (the shipped ' +
-        'CIS Docker pack, loaded for it alone)',
-    )
     .example('mesh-audit rules list')
     .example('mesh-audit rules list --profile hardening')
     .example('mesh-audit rules show no-unclaimed-container')
@@ -71,86 +57,97 @@ export function registerRules(cli: CAC, ctx: CommandContext): void {
             `${action} --policy ${ruleRef}\``,
         );
       }
-      const resolved = await settingsOf(options, ctx);
-      const profile = parseChoice('--profile', resolved.settings.profile, [
-        'nightly',
-        'premigration',
-        'hardening',
-        'all',
-      ]);
-      const choice = policyChoiceOf(resolved);
-      // Loaded with the shipped pack (unless replaced): a rule id of an added pack that clashes is an error here too.
-      const loaded = await loadPolicies(choice);
-      // A profile narrows every action to its rules (`rules test --profile hardening` runs the hardening cases).
-      const packs = loaded
-        .map((p) => ({ ...p, rules: p.rules.filter((r) => profile === 'all' || r.profiles.includes(profile)) }))
-        .filter((p) => p.rules.length > 0 || p.shipped !== true);
-      const rules = packs.flatMap((p) => p.rules).sort((a, b) => (a.id < b.id ? -1 : 1));
-      // What `test` and `lint` check: the packs the author added, not the shipped one each time again.
-      // (The shipped pack named again is loaded once: then it is what is checked.)
-      const added = packs.filter((p) => p.shipped !== true);
-      const authored = choice.added.length > 0 && added.length > 0 ? added : packs;
-      switch (action) {
-        case 'list': {
-          const w = Math.max(...rules.map((r) => r.name.length));
-          ctx.stdout(
-            `${'ID'.padEnd(7)} ${'NAME'.padEnd(w)} ${'SEVERITY'.padEnd(8)} ${'SUBJECT'.padEnd(17)} PROFILES\n`,
-          );
-          for (const r of rules)
-            ctx.stdout(
-              `${r.id.padEnd(7)} ${r.name.padEnd(w)} ${r.severity.padEnd(8)} ${r.subject.padEnd(17)} ` +
-                `${r.profiles.join(',')}\n`,
-            );
-          return ExitCode.Ok;
-        }
-        case 'show': {
-          if (ruleRef === undefined)
-            throw new MeshAuditError('rules show needs a rule id or name, e.g. `mesh-audit rules show MA1001`');
-          const rule = rules.find((r) => r.id === ruleRef || r.name === ruleRef);
-          if (!rule)
-            throw new MeshAuditError(
-              `no rule '${ruleRef}'${didYouMean(
-                ruleRef,
-                rules.flatMap((r) => [r.id, r.name]),
-              )} (see \`mesh-audit rules list\`)`,
-            );
-          ctx.stdout(showRule(rule));
-          return ExitCode.Ok;
-        }
-        case 'lint': {
-          const warnings = (await Promise.all(authored.map(lintPack))).flat();
-          for (const w of warnings) ctx.stdout(`${formatWarning(w)}\n`);
-          ctx.stdout(`${warnings.length} warning${warnings.length === 1 ? '' : 's'}\n`);
-          return warnings.length > 0 ? ExitCode.Findings : ExitCode.Ok;
-        }
-        case 'test': {
-          let failed = 0;
-          let total = 0;
-          // The lint's warnings come first; they are advice and do not fail the cases.
-          for (const w of (await Promise.all(authored.map(lintPack))).flat()) ctx.stdout(`warn ${formatWarning(w)}\n`);
-          for (const { file, rules: fileRules, cases } of (await Promise.all(authored.map(loadCases))).flat()) {
-            const results = runCases(file, fileRules, cases);
-            for (const r of results) {
-              total++;
-              if (!r.ok) failed++;
-              ctx.stdout(
-                `${r.ok ? 'ok  ' : 'FAIL'} ${r.ruleId} ${r.kind}: ${r.name}${r.detail ? `\n       ${r.detail}` : ''}\n`,
-              );
-            }
-          }
-          ctx.stdout(`${total - failed} passed, ${failed} failed\n`);
-          return failed > 0 ? ExitCode.Findings : ExitCode.Ok;
-        }
-        case 'docs':
-          // The rules, each linked to its documentation as reports link it, then the fields each subject
-          // set offers them (what a rule's `var` may read): the tables of the pages under docs/.
-          ctx.stdout(`${ruleCatalogue(rules, (r) => helpUriOf(r, resolved.settings.docsUrl))}\n${subjectCatalogue()}`);
-          return ExitCode.Ok;
-        default:
-          throw new MeshAuditError(
-            `unknown rules action '${action}'${didYouMean(action, ['list', 'show', 'test', 'lint', 'docs'])} (list, ` +
-              `show, test, lint, docs)`,
-          );
-      }
+      const selection = await selectedRules(options, ctx);
+      if (!Object.hasOwn(ACTIONS, action))
+        throw new MeshAuditError(
+          `unknown rules action '${action}'${didYouMean(action, Object.keys(ACTIONS))} ` +
+            `(${Object.keys(ACTIONS).join(', ')})`,
+        );
+      return ACTIONS[action as keyof typeof ACTIONS](selection, ruleRef, ctx);
     });
 }
+
+/** The rules an action works on: the profile's, and the packs an author added (what `test` and `lint` check). */
+interface RuleSelection {
+  rules: LoadedRule[];
+  authored: PolicyPack[];
+  docsUrl: string;
+}
+
+async function selectedRules(options: SettingFlags, ctx: CommandContext): Promise<RuleSelection> {
+  const resolved = await settingsOf(options, ctx);
+  const profile = parseChoice('--profile', resolved.settings.profile, PROFILE_CHOICES);
+  const choice = policyChoiceOf(resolved);
+  // Loaded with the shipped pack (unless replaced): a rule id of an added pack that clashes is an error here too.
+  const loaded = await loadPolicies(choice);
+  // A profile narrows every action to its rules (`rules test --profile hardening` runs the hardening cases).
+  const packs = loaded
+    .map((p) => ({ ...p, rules: p.rules.filter((r) => profile === 'all' || r.profiles.includes(profile)) }))
+    .filter((p) => p.rules.length > 0 || p.shipped !== true);
+  const rules = packs.flatMap((p) => p.rules).sort((a, b) => (a.id < b.id ? -1 : 1));
+  // What `test` and `lint` check: the packs the author added, not the shipped one each time again.
+  // (The shipped pack named again is loaded once: then it is what is checked.)
+  const added = packs.filter((p) => p.shipped !== true);
+  const authored = choice.added.length > 0 && added.length > 0 ? added : packs;
+  return { rules, authored, docsUrl: resolved.settings.docsUrl };
+}
+
+type RulesAction = (selection: RuleSelection, ruleRef: string | undefined, ctx: CommandContext) => Promise<number>;
+
+/** The actions of `rules`, in the order errors name them. */
+const ACTIONS = {
+  list: ({ rules }, _ref, ctx) => {
+    const w = Math.max(...rules.map((r) => r.name.length));
+    ctx.stdout(`${'ID'.padEnd(7)} ${'NAME'.padEnd(w)} ${'SEVERITY'.padEnd(8)} ${'SUBJECT'.padEnd(17)} PROFILES\n`);
+    for (const r of rules)
+      ctx.stdout(
+        `${r.id.padEnd(7)} ${r.name.padEnd(w)} ${r.severity.padEnd(8)} ${r.subject.padEnd(17)} ` +
+          `${r.profiles.join(',')}\n`,
+      );
+    return Promise.resolve(ExitCode.Ok);
+  },
+  show: ({ rules }, ruleRef, ctx) => {
+    if (ruleRef === undefined)
+      throw new MeshAuditError('rules show needs a rule id or name, e.g. `mesh-audit rules show MA1001`');
+    const rule = rules.find((r) => r.id === ruleRef || r.name === ruleRef);
+    if (!rule)
+      throw new MeshAuditError(
+        `no rule '${ruleRef}'${didYouMean(
+          ruleRef,
+          rules.flatMap((r) => [r.id, r.name]),
+        )} (see \`mesh-audit rules list\`)`,
+      );
+    ctx.stdout(showRule(rule));
+    return Promise.resolve(ExitCode.Ok);
+  },
+  test: async ({ authored }, _ref, ctx) => {
+    let failed = 0;
+    let total = 0;
+    // The lint's warnings come first; they are advice and do not fail the cases.
+    for (const w of (await Promise.all(authored.map(lintPack))).flat()) ctx.stdout(`warn ${formatWarning(w)}\n`);
+    for (const { file, rules: fileRules, cases } of (await Promise.all(authored.map(loadCases))).flat()) {
+      const results = runCases(file, fileRules, cases);
+      for (const r of results) {
+        total++;
+        if (!r.ok) failed++;
+        ctx.stdout(
+          `${r.ok ? 'ok  ' : 'FAIL'} ${r.ruleId} ${r.kind}: ${r.name}${r.detail ? `\n       ${r.detail}` : ''}\n`,
+        );
+      }
+    }
+    ctx.stdout(`${total - failed} passed, ${failed} failed\n`);
+    return failed > 0 ? ExitCode.Findings : ExitCode.Ok;
+  },
+  lint: async ({ authored }, _ref, ctx) => {
+    const warnings = (await Promise.all(authored.map(lintPack))).flat();
+    for (const w of warnings) ctx.stdout(`${formatWarning(w)}\n`);
+    ctx.stdout(`${warnings.length} warning${warnings.length === 1 ? '' : 's'}\n`);
+    return warnings.length > 0 ? ExitCode.Findings : ExitCode.Ok;
+  },
+  docs: ({ rules, docsUrl }, _ref, ctx) => {
+    // The rules, each linked to its documentation as reports link it, then the fields each subject
+    // set offers them (what a rule's `var` may read): the tables of the pages under docs/.
+    ctx.stdout(`${ruleCatalogue(rules, (r) => helpUriOf(r, docsUrl))}\n${subjectCatalogue()}`);
+    return Promise.resolve(ExitCode.Ok);
+  },
+} satisfies Record<string, RulesAction>;

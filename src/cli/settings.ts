@@ -7,59 +7,49 @@ import { MeshAuditError } from '../errors.js';
 import { readInput } from '../input/read.js';
 import { parseIgnoreFile, parseSelector, type IgnoreEntry, type Scope, type Selector } from '../scope.js';
 import { parseCount } from './choices.js';
+import {
+  CONFIG_HELP,
+  helpOf,
+  longFlagOf,
+  POLICY_HELP,
+  SETTINGS,
+  settingOf,
+  type FlagReading,
+  type SettingCommand,
+} from '../settings/registry.js';
 import { list, type CommandContext } from './context.js';
 
-export const CONFIG_HELP =
-  'YAML config (default: $MESH_AUDIT_CONFIG, else /etc/mesh-audit/config.yaml when present): ledger, managedRoots, ' +
-  'labels, dockerHost, root, hostname, keep, dockerTimeoutSeconds, maxFiles, envFileSyntax, out, failOn, include, ' +
-  'exclude, ignore, policy, defaultPolicy; for scan and evaluate also format, profile, baseline, failOnNew, ' +
-  'onlyNew, promFile, waivers, alertmanager (url, username, password[File], bearerToken[File], timeoutSeconds), ' +
-  'docsUrl';
-
-/** `--policy` on every command that loads packs: packs add to the shipped one. */
-export const POLICY_HELP = 'Policy pack file or folder to add to the shipped pack (config: policy); repeatable';
-const NO_DEFAULT_POLICY_HELP =
-  "Do not load the shipped pack: only the --policy packs run, the shipped rules' findings are not checked (config: " +
-  'defaultPolicy: false)';
+export { CONFIG_HELP, POLICY_HELP };
 
 /**
- * `--policy` and `--no-default-policy`, as every command that loads packs takes them. cac gives a
- * `--no-` flag a default of true; cleared here, so that an absent flag leaves the config's
- * `defaultPolicy` in force (and the help shows no "(default: true)").
+ * Each setting's flag, from the table of settings (src/settings/registry.ts), in the order given: its help (the
+ * command's own wording when it has one), the default cac shows. A setting the table does not give this command is a
+ * programming error, thrown when the command is defined. cac gives a `--no-` flag a default of true; cleared here, so
+ * that an absent flag leaves the config's value in force (and the help shows no "(default: true)").
  */
-export function addPolicyOptions(command: Command, policyHelp = POLICY_HELP): Command {
-  command.option('--policy <path>', policyHelp).option('--no-default-policy', NO_DEFAULT_POLICY_HELP);
-  const negated = command.options.find((o) => o.rawName === '--no-default-policy');
-  if (negated) negated.config.default = undefined;
+export function addSettingOptions(command: Command, keys: readonly string[]): Command {
+  const name = command.name as SettingCommand;
+  for (const key of keys) {
+    const spec = settingOf(key);
+    if (spec.flag === undefined || !spec.commands.includes(name))
+      throw new Error(`the setting '${key}' has no flag on ${command.name} (src/settings/registry.ts)`);
+    const { help, shownDefault } = helpOf(spec, name);
+    command.option(spec.flag, help, shownDefault !== undefined ? { default: shownDefault } : {});
+    const negated = command.options.find((o) => o.rawName === spec.flag && o.negated);
+    if (negated) negated.config.default = undefined;
+  }
   return command;
 }
 
-export const REPLACE_LISTS_HELP =
-  "--include, --exclude and --managed-root replace the config's (and environment's) lists instead of adding to them";
+/** `--policy` and `--no-default-policy`, as every command that loads packs takes them. */
+export const addPolicyOptions = (command: Command): Command => addSettingOptions(command, ['policy', 'defaultPolicy']);
 
 /** The ignore file read when none is named: in the folder the command runs from, when present. */
 export const IGNORE_FILE = '.mesh-auditignore';
 
 /** The scope options of every command that reads or evaluates a host: scan, snapshot, evaluate, premigrate. */
-export function addScopeOptions(command: Command): Command {
-  return command
-    .option(
-      '--include <selector>',
-      'Only these containers, files or host listeners: label:KEY=VALUE, name:GLOB, path:GLOB, listener:ADDRESS:PORT; ' +
-        "repeatable; adds to the config's include and $MESH_AUDIT_INCLUDE",
-    )
-    .option(
-      '--exclude <selector>',
-      'Leave out containers, files or host listeners (not read, not checked, counted in the summary): ' +
-        'label:KEY=VALUE, name:GLOB, path:GLOB, listener:ADDRESS:PORT; repeatable; ' +
-        "adds to the config's exclude and $MESH_AUDIT_EXCLUDE",
-    )
-    .option('--replace-lists', REPLACE_LISTS_HELP)
-    .option(
-      '--ignore-file <file>',
-      'Selectors to leave out, one a line, optionally `until YYYY-MM-DD` (default: ./.mesh-auditignore when present)',
-    );
-}
+export const addScopeOptions = (command: Command): Command =>
+  addSettingOptions(command, ['include', 'exclude', 'replaceLists', 'ignoreFile']);
 
 /** Flags as cac hands them over (strings, or lists when repeated). */
 export interface SettingFlags {
@@ -90,37 +80,48 @@ export interface SettingFlags {
   replaceLists?: boolean;
 }
 
-const absoluteOrUndefined = (flag: string, value: unknown): string | undefined => {
-  if (value === undefined) return undefined;
+const absolute = (flag: string, value: unknown): string => {
   const s = String(value);
   if (!s.startsWith('/')) throw new MeshAuditError(`${flag} needs an absolute path, not '${s}'`);
   return s;
 };
 
+/** How each kind of flag value becomes its setting's (undefined: the flag sets nothing). */
+const READINGS: Record<Exclude<FlagReading, 'own'>, (flag: string, value: unknown) => unknown> = {
+  string: (_flag, value) => String(value),
+  absolute: absolute,
+  count: (flag, value) => parseCount(flag, value, 1),
+  list: (_flag, value) => list(value as string | string[]),
+  absoluteList: (flag, value) => {
+    const paths = list(value as string | string[]).map((v) => absolute(flag, v));
+    return paths.length > 0 ? paths : undefined;
+  },
+  true: (_flag, value) => (value === true ? true : undefined),
+  false: (_flag, value) => (value === false ? false : undefined),
+};
+
+/** The name cac gives a flag's value: `--managed-root` → managedRoot, `--no-default-policy` → defaultPolicy. */
+const optionNameOf = (flag: string): string =>
+  flag.replace(/^--(no-)?/, '').replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase());
+
+/** The settings the flags give, each read by its kind (src/settings/registry.ts); the first bad one is exit 2. */
+function flagSettings(flags: SettingFlags): ConfigFile {
+  const fromFlags: Record<string, unknown> = {};
+  for (const spec of SETTINGS) {
+    const flag = longFlagOf(spec);
+    if (flag === undefined || spec.reading === undefined || spec.reading === 'own') continue;
+    const value = (flags as Record<string, unknown>)[optionNameOf(flag)];
+    if (value === undefined) continue;
+    const read = READINGS[spec.reading](flag, value);
+    if (read !== undefined) fromFlags[spec.key] = read;
+  }
+  return fromFlags;
+}
+
 /** Flags, config file (discovered), environment and defaults, merged once, with each setting's origin. */
 export async function settingsOf(flags: SettingFlags, ctx: CommandContext): Promise<ResolvedSettings> {
-  const fromFlags: ConfigFile = {};
-  const ledger = absoluteOrUndefined('--ledger', flags.ledger);
-  const root = absoluteOrUndefined('--root', flags.root);
-  if (ledger !== undefined) fromFlags.ledger = ledger;
-  if (root !== undefined) fromFlags.root = root;
-  if (flags.dockerHost !== undefined) fromFlags.dockerHost = String(flags.dockerHost);
-  if (flags.hostname !== undefined) fromFlags.hostname = String(flags.hostname);
-  if (flags.keep !== undefined) fromFlags.keep = parseCount('--keep', flags.keep, 0);
-  if (flags.maxFiles !== undefined) fromFlags.maxFiles = parseCount('--max-files', flags.maxFiles, 1);
-  if (flags.out !== undefined) fromFlags.out = String(flags.out);
-  if (flags.failOn !== undefined) fromFlags.failOn = String(flags.failOn);
-  const roots = list(flags.managedRoot).map((r) => absoluteOrUndefined('--managed-root', r)!);
-  if (roots.length > 0) fromFlags.managedRoots = roots;
-  if (flags.include !== undefined) fromFlags.include = list(flags.include);
-  if (flags.exclude !== undefined) fromFlags.exclude = list(flags.exclude);
-  for (const key of ['format', 'profile', 'baseline', 'promFile', 'waivers'] as const)
-    if (flags[key] !== undefined) fromFlags[key] = String(flags[key]);
-  if (flags.failOnNew === true) fromFlags.failOnNew = true;
-  if (flags.onlyNew === true) fromFlags.onlyNew = true;
-  if (flags.defaultPolicy === false) fromFlags.defaultPolicy = false;
   return withAddedPolicies(
-    await resolveSettings(fromFlags, flags.config, ctx.env ?? process.env, {
+    await resolveSettings(flagSettings(flags), flags.config, ctx.env ?? process.env, {
       replaceLists: flags.replaceLists === true,
     }),
     list(flags.policy),

@@ -29,8 +29,9 @@ function tlsVerify(env: NodeJS.ProcessEnv): boolean {
   return v !== undefined && v !== '' && v !== '0';
 }
 
+/** `chosen`: the resolved `dockerHost` setting, DOCKER_HOST included (src/config.ts is its one reader). */
 export function resolveEndpoint(chosen: string | undefined, env: NodeJS.ProcessEnv = process.env): DockerEndpoint {
-  const url = chosen ?? (env['DOCKER_HOST'] || DEFAULT_DOCKER_HOST);
+  const url = chosen ?? DEFAULT_DOCKER_HOST;
   if (url.startsWith('unix://')) {
     const socketPath = url.slice('unix://'.length) || DEFAULT_DOCKER_HOST.slice('unix://'.length);
     if (!socketPath.startsWith('/'))

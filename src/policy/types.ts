@@ -7,8 +7,14 @@ export type Severity = 'error' | 'warning' | 'note';
 export const SEVERITIES: readonly Severity[] = ['error', 'warning', 'note'];
 export const severityRank = (s: Severity): number => ({ error: 3, warning: 2, note: 1 })[s];
 
-/** `hardening` runs the shipped docker-hardening pack (CIS Docker), loaded only for it (src/policy/load.ts). */
-export type Profile = 'nightly' | 'premigration' | 'hardening';
+/**
+ * The profiles a rule can belong to, in one list (`--profile`'s values, the config's `profile`, completion).
+ * `hardening` runs the shipped docker-hardening pack (CIS Docker), loaded only for it (src/policy/load.ts).
+ */
+export const PROFILES = ['nightly', 'premigration', 'hardening'] as const;
+export type Profile = (typeof PROFILES)[number];
+/** What `--profile` takes: a profile, or `all` (every rule). */
+export const PROFILE_CHOICES = [...PROFILES, 'all'] as const;
 
 /** A rule as written in a pack, after validation. */
 export interface Rule {

@@ -1,6 +1,6 @@
 import type { Evaluation, Finding, Notification } from '../evaluate/finding.js';
 import { compareFindings, fingerprintOf } from '../evaluate/evaluate.js';
-import type { LoadedRule } from '../policy/types.js';
+import { PROFILES, type LoadedRule } from '../policy/types.js';
 import { globMatcher } from '../fs/glob.js';
 
 /** One accepted risk: a rule, on subjects matching a pattern, for a reason, until a date. */
@@ -35,7 +35,7 @@ export const WAIVER_EXPIRED_RULE: LoadedRule = {
     'reported.',
   remediation: 'fix what the waived finding is about, or renew the waiver with a new justification and date.',
   tags: ['waivers'],
-  profiles: ['nightly', 'premigration', 'hardening'],
+  profiles: [...PROFILES],
   source: { file: '(built in)', line: 1 },
   pack: 'mesh-audit',
   shipped: true,

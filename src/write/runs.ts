@@ -5,18 +5,19 @@ import { join } from 'node:path';
 import { ExitCode, MeshAuditError } from '../errors.js';
 import { NotRegularFile, readRegularInput } from '../input/read.js';
 import { prepareOutputDir, replaceWithSymlink, syncFolder, WriteFailure, writeFileAtomic } from './atomic.js';
+import { AUDIT_FORMATS, auditFormat } from '../report/formats.js';
 import { lockOutputFolder } from './lock.js';
 import { osErrorText } from './os-error.js';
 import { trackPending, untrackPending } from './pending.js';
 
-/** The report files a run publishes, by format (src/cli/output.ts renders them); a fleet's SARIF adds one per host. */
-export const REPORT_FILES = {
-  json: 'mesh-audit.json',
-  jsonl: 'mesh-audit.jsonl',
-  junit: 'mesh-audit.junit.xml',
-  prom: 'mesh-audit.prom',
-  sarif: 'mesh-audit.sarif',
-} as const;
+/**
+ * The report files a run publishes, by format: the file names of the output-format table (src/report/formats.ts),
+ * rendered by src/cli/output.ts; a fleet's SARIF adds one per host.
+ */
+export const REPORT_FILES: Readonly<Record<string, string>> = Object.fromEntries(
+  AUDIT_FORMATS.flatMap((f) => (f.file === null ? [] : [[f.name, f.file]])),
+);
+const JSON_REPORT_FILE = auditFormat('json').file!;
 
 /** One file of a run: its name in the run folder and its whole content. */
 export interface RunFile {
@@ -331,7 +332,7 @@ export async function latestJsonReport(dir: string): Promise<string | null> {
   const runs = join(dir, RUNS);
   const complete = await completeRuns(runs);
   for (const name of complete.reverse()) {
-    const path = join(runs, name, REPORT_FILES.json);
+    const path = join(runs, name, JSON_REPORT_FILE);
     if ((await lstat(path).catch(() => null))?.isFile()) return path;
   }
   return null;
