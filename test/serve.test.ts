@@ -25,8 +25,6 @@ test('serve with an engine it cannot reach: incomplete (never clean), the cause 
       join(dir, 'ledger.json'),
       '--hostname',
       'serve-test',
-      '--out',
-      join(dir, 'out'),
     ],
     socket,
   );

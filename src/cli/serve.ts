@@ -19,7 +19,8 @@ import type { Snapshot } from '../snapshot/types.js';
 import { addCollectOptions, type CollectFlags } from './acquire.js';
 import { parseCount } from './choices.js';
 import { detail, note, type CommandContext } from './context.js';
-import { addAuditOptions, prepareAuditRun, type AuditOptions, type AuditRun } from './evaluate.js';
+import { prepareAuditRun, type AuditOptions, type AuditRun } from './evaluate.js';
+import { addPolicyOptions, addScopeOptions, addSettingOptions } from './settings.js';
 
 /*
  * `mesh-audit serve`: the check on every heartbeat (issue 44). It reads the host as `scan` does, then reads it again
@@ -148,6 +149,10 @@ async function serve(flags: ServeFlags, ctx: CommandContext): Promise<number> {
   const resyncMs = parseCount('--resync', flags.resync, 15) * 60_000;
   const listenersMs = parseCount('--listeners-every', flags.listenersEvery, 10) * 1000;
   let run = await prepareAuditRun(flags, ctx);
+  if (run.options.baseline === 'auto')
+    throw new MeshAuditError(
+      'serve --baseline auto: serve keeps no output folder to read it from; name the report file',
+    );
   const reader = hostReader(() => run, ctx);
   const stop = new AbortController();
   const deliver = alertDelivery(
@@ -239,10 +244,18 @@ async function status(flags: { socket?: string; listen?: string; timeout?: strin
 }
 
 export function registerServe(cli: CAC, ctx: CommandContext): void {
-  addAuditOptions(
-    addCollectOptions(
-      cli.command('serve', 'Stay resident: read the host, keep the answer current from its events, answer on a socket'),
+  addSettingOptions(
+    addScopeOptions(
+      addPolicyOptions(
+        addCollectOptions(
+          cli.command(
+            'serve',
+            'Stay resident: read the host, keep the answer current from its events, answer on a socket',
+          ),
+        ),
+      ),
     ),
+    ['failOn', 'profile', 'baseline', 'waivers', 'alertmanager', 'alertTtl'],
   )
     .option('--socket <path>', `Unix socket to answer on, mode 0660, group mesh-audit (default: ${DEFAULT_SOCKET})`)
     .option('--listen <address>', 'Answer on loopback TCP instead: 127.0.0.1:PORT or [::1]:PORT')

@@ -87,8 +87,6 @@ function scenario(e: Engine, it: Test): void {
           host.managedRoot,
           '--hostname',
           `serve-${e.kind}`,
-          '--out',
-          host.out,
           '--exclude',
           'listener:*',
           '--alertmanager',
