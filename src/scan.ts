@@ -8,6 +8,8 @@ import { hostIdentity } from './collect/host.js';
 import { listenersCollector } from './collect/host-listeners.js';
 import { ledgerCollector } from './collect/ledger.js';
 import { procCollector } from './collect/proc-reader.js';
+import { watchEngineEvents } from './collect/engine-events.js';
+import { pollListeners, watchFiles } from './collect/host-watch.js';
 import type { ScanSettings } from './config.js';
 import type { HistoryInput } from './facts/history.js';
 import type { ScopeJudge } from './scope.js';
@@ -105,5 +107,46 @@ async function snapshotWith(
     ledger: ledger.part,
     problems: slices.flatMap((s) => s.problems),
     ...(notes.length > 0 ? { notes } : {}),
+  };
+}
+
+/** What `serve` is told by its watches on the host (src/serve/resident.ts). */
+export interface HostWatchers {
+  changed(): void;
+  lost(cause: string): void;
+  back(cause: string): void;
+}
+
+/** Where daemon.json is read (the daemon's facts); watched so that an edit is read without waiting for a reload. */
+const DAEMON_JSON = '/etc/docker/daemon.json';
+
+/**
+ * The watches `serve` keeps on what a scan reads: the engine's events, the folders of the files the last snapshot
+ * read (the ledger, the managed roots, each file a container was made from, daemon.json), and the socket tables
+ * every `listenersEveryMs`. `follow(snapshot)` moves the file watches to a new snapshot's files.
+ */
+export function watchHost(
+  settings: ScanSettings,
+  handlers: HostWatchers,
+  options: { signal: AbortSignal; listenersEveryMs: number; retryMs: number },
+): { follow(snapshot: Snapshot): void } {
+  watchEngineEvents(resolveEndpoint(settings.dockerHost), handlers, {
+    signal: options.signal,
+    retryMs: options.retryMs,
+    requestTimeoutMs: settings.dockerTimeoutSeconds * 1000,
+  });
+  const files = watchFiles(settings.root, handlers);
+  const listeners = pollListeners(settings.root, options.listenersEveryMs, handlers);
+  options.signal.addEventListener(
+    'abort',
+    () => {
+      files.stop();
+      listeners.stop();
+    },
+    { once: true },
+  );
+  return {
+    follow: (snapshot) =>
+      files.follow([settings.ledger, DAEMON_JSON, ...snapshot.files.map((f) => f.path)], settings.managedRoots),
   };
 }

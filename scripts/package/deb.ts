@@ -70,6 +70,7 @@ export function buildDeb(input: DebInput): string {
     put(`usr/share/mesh-audit/alerting/${name}`, from(`examples/alerting/${name}`));
   put('lib/systemd/system/mesh-audit.service', from('examples/nightly/mesh-audit.service'));
   put('lib/systemd/system/mesh-audit.timer', from('examples/nightly/mesh-audit.timer'));
+  put('lib/systemd/system/mesh-audit-serve.service', from('examples/serve/mesh-audit-serve.service'));
   put('etc/mesh-audit/config.yaml', from('examples/nightly/config.yaml'));
   mkdirSync(join(tree, 'var', 'lib', 'mesh-audit'), { recursive: true });
   chmodSync(join(tree, 'var', 'lib', 'mesh-audit'), 0o750);

@@ -21,6 +21,7 @@ export const COMMANDS: { names: readonly string[]; load: () => Promise<Register>
   { names: ['premigrate'], load: async () => (await import('./premigrate.js')).registerPremigrate },
   { names: ['rules'], load: async () => (await import('./rules.js')).registerRules },
   { names: ['scan', 'snapshot'], load: async () => (await import('./scan.js')).registerScan },
+  { names: ['serve', 'status'], load: async () => (await import('./serve.js')).registerServe },
 ];
 
 export const COMMAND_NAMES: readonly string[] = COMMANDS.flatMap((c) => c.names);

@@ -146,6 +146,20 @@ export class ReadOnlyDocker {
     }
   }
 
+  /**
+   * `GET /events` (for `serve`): the engine's stream of what changes, from now on, of the kinds `filters` names (the
+   * Engine API's JSON filter form). Its own connection, without the per-answer limits a stream cannot have; ended
+   * by `signal`.
+   */
+  static async events(endpoint: DockerEndpoint, filters: object, signal: AbortSignal): Promise<NodeJS.ReadableStream> {
+    const Docker = await loadDockerode();
+    const tls = endpoint.protocol === 'https' ? tlsFiles() : {};
+    const agent = engineAgent(endpoint, 'stream', tls);
+    signal.addEventListener('abort', () => agent.destroy(), { once: true });
+    const docker = withoutDockerEnv(() => new Docker({ ...modemOptions(endpoint), ...tls, agent }) as DockerodeCalls);
+    return docker.getEvents({ filters: JSON.stringify(filters), abortSignal: signal });
+  }
+
   /** Closes the connections kept open (nothing is pending once the collection is over). */
   close(): void {
     this.agent.destroy();
@@ -242,6 +256,7 @@ interface DockerodeCalls {
   getImage(id: string): { inspect(): Promise<unknown> };
   listNetworks(options: Record<string, never>): Promise<unknown>;
   listVolumes(options: Record<string, never>): Promise<unknown>;
+  getEvents(options: { filters: string; abortSignal: AbortSignal }): Promise<NodeJS.ReadableStream>;
 }
 
 type DockerodeConstructor = new (options: Record<string, unknown>) => unknown;

@@ -81,7 +81,7 @@ export interface AnswerLimits {
  */
 export function engineAgent(
   endpoint: DockerEndpoint,
-  limits: AnswerLimits,
+  limits: AnswerLimits | 'stream',
   tls: { ca?: Buffer; cert?: Buffer; key?: Buffer } = {},
 ): http.Agent {
   const keep = { keepAlive: true, keepAliveMsecs: 1000 };
@@ -99,7 +99,8 @@ export function engineAgent(
   if (endpoint.protocol === 'ssh') internals.createConnection = () => sshDialStdio(endpoint);
   const addRequest = internals.addRequest.bind(agent);
   internals.addRequest = (req, ...rest) => {
-    bound(req, limits);
+    // The events stream (`serve`) is an answer that never ends: bounded by its reader, line by line (engine-events.ts).
+    if (limits !== 'stream') bound(req, limits);
     addRequest(req, ...rest);
   };
   return cheapToInspect(agent, 'Agent');

@@ -16,7 +16,7 @@ import { formatListHelp, PREMIGRATION_FORMATS } from '../report/formats.js';
  */
 
 /** The commands that take settings. */
-export type SettingCommand = 'scan' | 'snapshot' | 'evaluate' | 'premigrate' | 'config' | 'rules';
+export type SettingCommand = 'scan' | 'snapshot' | 'evaluate' | 'premigrate' | 'config' | 'rules' | 'serve';
 
 /**
  * How many values a flag takes: `single` (one value; what a second one does is decided here for all of them, issue 47),
@@ -69,10 +69,12 @@ export const ROOT_OUT = '/var/lib/mesh-audit';
 /** `reports/` beside a user's work; `/var/lib/mesh-audit` for root (run from `/`, `reports` was `/reports`). */
 export const defaultOut = (uid = process.getuid?.() ?? -1): string => (uid === 0 ? ROOT_OUT : 'reports');
 
-const COLLECT = ['scan', 'snapshot', 'premigrate', 'config'] as const;
-const SCOPE = ['scan', 'snapshot', 'evaluate', 'premigrate', 'config'] as const;
-const POLICY = ['scan', 'evaluate', 'premigrate', 'rules'] as const;
+const COLLECT = ['scan', 'snapshot', 'premigrate', 'config', 'serve'] as const;
+const SCOPE = ['scan', 'snapshot', 'evaluate', 'premigrate', 'config', 'serve'] as const;
+const POLICY = ['scan', 'evaluate', 'premigrate', 'rules', 'serve'] as const;
 const AUDIT = ['scan', 'evaluate'] as const;
+/** What `serve` reads besides the scan's settings: how findings are judged and where alerts go. */
+const AUDIT_AND_SERVE = ['scan', 'evaluate', 'serve'] as const;
 /** Selectors split on white space (a path with a space in it belongs in the config file's list). */
 const words = (v: string): string[] => v.split(/\s+/).filter((p) => p.length > 0);
 const asIs = (v: string): string => v;
@@ -94,7 +96,7 @@ export const SETTINGS: readonly SettingSpec[] = [
     reading: 'own',
     // The keys it lists are this table's (CONFIG_HELP, below).
     help: () => CONFIG_HELP,
-    commands: ['scan', 'snapshot', 'evaluate', 'premigrate', 'config', 'rules'],
+    commands: ['scan', 'snapshot', 'evaluate', 'premigrate', 'config', 'rules', 'serve'],
   },
   {
     key: 'ledger',
@@ -208,8 +210,15 @@ export const SETTINGS: readonly SettingSpec[] = [
     config: 'all',
     default: 'error',
     help: 'Exit 1 on findings at or above: error, warning, note, none (default: error; $MESH_AUDIT_FAIL_ON)',
-    helpFor: { config: { help: 'error, warning, note, none, as scan takes it' } },
-    commands: ['scan', 'evaluate', 'config'],
+    helpFor: {
+      config: { help: 'error, warning, note, none, as scan takes it' },
+      serve: {
+        help:
+          'The state is findings (status exits 1) for findings at or above: error, warning, note, none (default: ' +
+          'error; $MESH_AUDIT_FAIL_ON)',
+      },
+    },
+    commands: ['scan', 'evaluate', 'config', 'serve'],
     choices: FAIL_ON_VALUES,
   },
   {
@@ -316,7 +325,7 @@ export const SETTINGS: readonly SettingSpec[] = [
     default: 'all',
     help: `Only rules of this profile: ${PROFILE_HELP} (default: all)`,
     helpFor: { rules: { help: `Only rules of this profile (list, show, docs, test): ${PROFILE_HELP}` } },
-    commands: ['scan', 'evaluate', 'rules'],
+    commands: ['scan', 'evaluate', 'rules', 'serve'],
     choices: PROFILE_CHOICES,
   },
   {
@@ -329,7 +338,8 @@ export const SETTINGS: readonly SettingSpec[] = [
     help:
       'An earlier JSON report: mark findings new, unchanged or updated, list the absent; auto: the previous ' +
       'report in --out',
-    commands: AUDIT,
+    helpFor: { serve: { help: 'An earlier JSON report: mark findings new, unchanged or updated, list the absent' } },
+    commands: AUDIT_AND_SERVE,
   },
   {
     key: 'failOnNew',
@@ -373,7 +383,7 @@ export const SETTINGS: readonly SettingSpec[] = [
     config: 'audit',
     default: undefined,
     help: 'YAML waivers: rule, subject pattern, justification, expiry',
-    commands: AUDIT,
+    commands: AUDIT_AND_SERVE,
   },
   {
     key: 'alertmanager',
@@ -387,7 +397,7 @@ export const SETTINGS: readonly SettingSpec[] = [
     help:
       "Post findings as alerts to this Alertmanager (v2 API); absent ones are resolved. Credentials: the config's " +
       'alertmanager section or $MESH_AUDIT_ALERTMANAGER_PASSWORD / _BEARER_TOKEN, never in the URL',
-    commands: AUDIT,
+    commands: AUDIT_AND_SERVE,
   },
   {
     key: 'alertTtl',
@@ -396,7 +406,7 @@ export const SETTINGS: readonly SettingSpec[] = [
     reading: 'own',
     default: 25,
     help: 'How long a posted alert lasts unless the next run renews it (default 25)',
-    commands: AUDIT,
+    commands: AUDIT_AND_SERVE,
   },
   {
     key: 'lockTimeout',
@@ -412,7 +422,7 @@ export const SETTINGS: readonly SettingSpec[] = [
     },
     commands: ['scan', 'evaluate', 'premigrate'],
   },
-  { key: 'docsUrl', arity: 'single', config: 'audit', default: DEFAULT_DOCS_URL, commands: AUDIT },
+  { key: 'docsUrl', arity: 'single', config: 'audit', default: DEFAULT_DOCS_URL, commands: AUDIT_AND_SERVE },
 ];
 
 /** A setting by its key (a key of the table: a typo is a programming error, thrown at start). */

@@ -126,6 +126,20 @@ function made(kind: Engine['kind'], dockerHost: string): Engine {
   };
 }
 
+/** The harness and environment of each private engine, by its DOCKER_HOST: to stop it and start it again. */
+const harnessOf = new Map<string, { harness: string; env: NodeJS.ProcessEnv }>();
+
+/**
+ * Stops a private engine (its daemon, as an operator's `systemctl stop` does) or starts it again on the same socket.
+ * Docker keeps its containers across (stopped); Podman's harness removes this instance's containers when it stops.
+ * Only engines this process started: a named one (MA_TEST_DOCKER_HOST) is never stopped.
+ */
+export function stopOrStartEngine(e: Engine, action: 'stop' | 'start'): void {
+  const h = harnessOf.get(e.dockerHost);
+  if (h === undefined) throw new Error(`${e.dockerHost} is not an engine this test process started`);
+  sh('bash', [h.harness, action], h.env);
+}
+
 /** Starts an engine with `harness` in a fresh folder, removed (with its containers) when this process exits. */
 function privateEngine(
   kind: Engine['kind'],
@@ -138,6 +152,7 @@ function privateEngine(
   const env = { ...serviceEnv, [dirVariable]: dir };
   const socket = sh('bash', [harness, 'start'], env).trim();
   const dockerHost = `unix://${socket}`;
+  harnessOf.set(dockerHost, { harness, env });
   onExit(() => {
     removeOurContainers(dockerHost);
     spawnSync('bash', [harness, 'purge'], { env: toolEnv(env), timeout: 60_000 });

@@ -644,6 +644,7 @@ it('the .deb installs into a scratch root: binary, pack, alerting rules whose pr
     `--root=${root}`,
     '/lib/systemd/system/mesh-audit.service',
     '/lib/systemd/system/mesh-audit.timer',
+    '/lib/systemd/system/mesh-audit-serve.service',
   ]);
   assert.is(verify.code, 0, verify.stderr);
   assert.not.match(verify.stderr, 'mesh-audit', verify.stderr);

@@ -87,6 +87,8 @@ export interface EngineProxy {
   /** Replaces the fault rules for the requests that come after. */
   setFaults(rules: FaultRule[]): void;
   clearRecord(): void;
+  /** Cuts every answer still open (a streamed one: the engine's events), as a restarted engine or a lost link does. */
+  cutOpenAnswers(): number;
   close(): Promise<void>;
 }
 
@@ -190,6 +192,8 @@ export async function engineProxy(upstreamDockerHost: string, initialFaults: Fau
     up.on('error', () => res.destroy());
     up.on('response', (upRes) => {
       res.writeHead(upRes.statusCode ?? 502, ownHeaders(upRes.headers, null));
+      // At once, as the engine sends them: a streamed answer (the events) may have no body for a long time.
+      res.flushHeaders();
       upRes.pipe(res);
       upRes.on('error', () => res.destroy());
     });
@@ -374,6 +378,12 @@ export async function engineProxy(upstreamDockerHost: string, initialFaults: Fau
     },
     clearRecord() {
       requests.length = 0;
+    },
+    cutOpenAnswers() {
+      const open = [...openResponses];
+      for (const res of open) res.destroy();
+      for (const up of upstreamRequests) up.destroy();
+      return open.length;
     },
     async close() {
       closed = true;

@@ -95,6 +95,8 @@ export interface RunOptions {
   timeoutMs?: number;
   uid?: number;
   gid?: number;
+  /** Told the started process's pid (for a resident command, stopped by the test with a signal). */
+  onStart?: (pid: number) => void;
 }
 
 /** Runs a command in its own process group; past the time limit the whole group is SIGKILLed. */
@@ -109,6 +111,7 @@ export function runProcess(cmd: string, args: string[], options: RunOptions = {}
       ...(options.uid !== undefined ? { uid: options.uid } : {}),
       ...(options.gid !== undefined ? { gid: options.gid } : {}),
     });
+    if (child.pid !== undefined) options.onStart?.(child.pid);
     let stdout = '';
     let stderr = '';
     let timedOut = false;

@@ -1,0 +1,274 @@
+import type { CAC } from 'cac';
+import { request } from 'node:http';
+import { acquireSnapshot, type AcquireIo } from '../acquire.js';
+import { ExitCode, MeshAuditError } from '../errors.js';
+import { auditSnapshot, reportOf, triage } from '../pipeline.js';
+import { renderJson } from '../report/json.js';
+import { renderProm } from '../report/prom.js';
+import type { Report } from '../report/report.js';
+import { watchHost } from '../scan.js';
+import { readingScopeOf } from '../scope.js';
+import { describe, listen, type Answers, type Where } from '../serve/answers.js';
+import { alertsToPost } from '../serve/delivery.js';
+import { Resident } from '../serve/resident.js';
+import { postAlerts } from '../alert/alertmanager.js';
+import { exitCodeOfState, statusLine, type ServeStatus } from '../serve/status.js';
+import { shownMessage } from '../shown.js';
+import { withProblems } from '../snapshot/problems.js';
+import type { Snapshot } from '../snapshot/types.js';
+import { addCollectOptions, type CollectFlags } from './acquire.js';
+import { parseCount } from './choices.js';
+import { detail, note, type CommandContext } from './context.js';
+import { prepareAuditRun, type AuditOptions, type AuditRun } from './evaluate.js';
+import { addPolicyOptions, addScopeOptions, addSettingOptions } from './settings.js';
+
+/*
+ * `mesh-audit serve`: the check on every heartbeat (issue 44). It reads the host as `scan` does, then reads it again
+ * whenever the engine's events, a watched folder or the socket tables say something changed (and every --resync), and
+ * answers over a unix socket what the nightly job would say now. `mesh-audit status` asks it, and exits as `scan`
+ * would. Nothing is written but the socket.
+ */
+
+export const DEFAULT_SOCKET = '/run/mesh-audit/serve.sock';
+
+type ServeFlags = CollectFlags &
+  AuditOptions & {
+    socket?: string;
+    listen?: string;
+    resync?: string | number;
+    listenersEvery?: string | number;
+  };
+
+/** `--listen`: a loopback address and port only (the findings say what runs where; they are not for the network). */
+export function parseListen(value: unknown): Where {
+  const text = String(value);
+  const m = /^(127\.0\.0\.1|\[::1\]):(\d{1,5})$/.exec(text);
+  const port = m === null ? NaN : Number(m[2]);
+  if (m === null || port < 1 || port > 65535)
+    throw new MeshAuditError(`--listen ${shownMessage(text)}: give 127.0.0.1:PORT or [::1]:PORT (loopback only)`);
+  return { host: m[1] === '127.0.0.1' ? '127.0.0.1' : '::1', port };
+}
+
+const whereOf = (flags: { socket?: string; listen?: string }): Where =>
+  flags.listen !== undefined ? parseListen(flags.listen) : { socket: String(flags.socket ?? DEFAULT_SOCKET) };
+
+/** A read's progress and problems go nowhere but --verbose: what was not read is in every answer. */
+const quietIo = (ctx: CommandContext): AcquireIo => ({
+  now: () => ctx.now(),
+  note: (t) => detail(ctx, t),
+  detail: (t) => detail(ctx, t),
+  problem: (t) => detail(ctx, `not read: ${shownMessage(t)}`),
+  startProgress: () => ({ step: () => undefined, done: () => undefined }),
+});
+
+/**
+ * One read of the host, as `scan` makes it (acquireSnapshot, then the same pipeline: auditSnapshot, reportOf, triage),
+ * its report for the answer; `last()` is the snapshot it read, whose files the watches follow.
+ */
+function hostReader(
+  current: () => AuditRun,
+  ctx: CommandContext,
+): { read: () => Promise<Report>; last: () => Snapshot | null } {
+  let lastSnapshot: Snapshot | null = null;
+  const read = async () => {
+    const run = current();
+    const settings = run.resolved.settings;
+    const startedAt = ctx.now();
+    const acquired = await acquireSnapshot(
+      {
+        keep: run.keep,
+        ...(run.options.history !== undefined ? { history: run.options.history } : {}),
+        settings: () => Promise.resolve(settings),
+        scope: readingScopeOf(run.scope, startedAt),
+      },
+      quietIo(ctx),
+    );
+    const snapshots = acquired.snapshots.map((s) => withProblems(s, acquired.history.problems));
+    lastSnapshot = snapshots[0] ?? null;
+    const evaluations = snapshots.map((s) =>
+      auditSnapshot(s, acquired.history.snapshots, run.selected, { scoped: { scope: run.scope, now: startedAt } }),
+    );
+    const now = ctx.now();
+    const report = reportOf(evaluations, run.selected, { now, startedAt, packs: run.packs, docsUrl: settings.docsUrl });
+    return triage(report, {
+      ...(run.waivers ? { waivers: run.waivers } : {}),
+      ...(run.baseline ? { baseline: run.baseline } : {}),
+      now,
+    });
+  };
+  return { read, last: () => lastSnapshot };
+}
+
+/** Posts the alerts of each new answer when they changed (or are due again); a failure is an incomplete answer. */
+function alertDelivery(current: () => AuditRun, renewEveryMs: number, resident: () => Resident) {
+  let posted: { report: Report; postedAt: number } | null = null;
+  return async (report: Report): Promise<void> => {
+    const run = current();
+    const target = run.alertTarget;
+    if (target === undefined) return;
+    const cause = `the alerts could not be delivered to Alertmanager at ${target.url.origin}`;
+    const alerts = alertsToPost(report, posted, { ttlHours: run.ttlHours, now: Date.now(), renewEveryMs });
+    if (alerts === null) return;
+    try {
+      await postAlerts(target, alerts);
+      posted = { report, postedAt: Date.now() };
+      resident().unflag(cause);
+    } catch {
+      resident().flag(cause);
+    }
+  };
+}
+
+/** Resolves with the signal that stops serve; `hup` is called on each SIGHUP meanwhile. */
+function stopSignal(hup: () => void): Promise<NodeJS.Signals> {
+  return new Promise<NodeJS.Signals>((resolve) => {
+    // Stopping is the job of this command, not the one-shot runs' handler (src/cli/signals.ts): SIGTERM is a clean end.
+    process.removeAllListeners('SIGTERM');
+    process.removeAllListeners('SIGINT');
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+    process.once('SIGINT', () => resolve('SIGINT'));
+    process.on('SIGHUP', hup);
+  });
+}
+
+/** The answers, read from the resident's current report at each request. */
+const answersOf = (resident: Resident): Answers => ({
+  status: () => resident.status(),
+  findings: () => {
+    const r = resident.current();
+    return r === null ? null : renderJson(r);
+  },
+  metrics: () => {
+    const r = resident.current();
+    return r === null ? null : renderProm(r);
+  },
+});
+
+async function serve(flags: ServeFlags, ctx: CommandContext): Promise<number> {
+  const where = whereOf(flags);
+  const resyncMs = parseCount('--resync', flags.resync, 15) * 60_000;
+  const listenersMs = parseCount('--listeners-every', flags.listenersEvery, 10) * 1000;
+  let run = await prepareAuditRun(flags, ctx);
+  if (run.options.baseline === 'auto')
+    throw new MeshAuditError(
+      'serve --baseline auto: serve keeps no output folder to read it from; name the report file',
+    );
+  const reader = hostReader(() => run, ctx);
+  const stop = new AbortController();
+  const deliver = alertDelivery(
+    () => run,
+    resyncMs,
+    () => resident,
+  );
+  const resident: Resident = new Resident({
+    read: reader.read,
+    failOn: run.failOn,
+    now: () => ctx.now(),
+    settleMs: 250,
+    onReport: async (report) => {
+      const snapshot = reader.last();
+      if (snapshot !== null) watches.follow(snapshot);
+      await deliver(report);
+      const s = resident.status();
+      detail(ctx, `read: ${s.state}, ${s.counts.error} errors, ${s.counts.warning} warnings, ${s.counts.note} notes`);
+    },
+    onReadFailure: (e) => ctx.stderr(`mesh-audit serve: a read failed: ${shownMessage(String(e))}\n`),
+  });
+  const watches = watchHost(
+    run.resolved.settings,
+    {
+      changed: () => resident.changed(),
+      lost: (cause) => resident.holding(cause),
+      back: (cause) => resident.recovered(cause),
+    },
+    { signal: stop.signal, listenersEveryMs: listenersMs, retryMs: 1000 },
+  );
+  const server = await listen(where, answersOf(resident));
+  note(ctx, `mesh-audit serve: answering on ${describe(where)}`);
+  const resync = setInterval(() => resident.changed(), resyncMs);
+  void resident.readNow();
+  // SIGHUP: the config, packs, waivers and baseline read again (a mistake in them keeps the ones in use, and says so),
+  // then the host. Where the watches look (the engine, --root) is what serve started with.
+  const reload = async () => {
+    try {
+      run = await prepareAuditRun(flags, ctx);
+      resident.setFailOn(run.failOn);
+      note(ctx, 'mesh-audit serve: config and packs read again (SIGHUP)');
+    } catch (e) {
+      ctx.stderr(`mesh-audit serve: SIGHUP: kept the config in use: ${shownMessage(String(e))}\n`);
+    }
+    resident.changed();
+  };
+  const signal = await stopSignal(() => void reload());
+  clearInterval(resync);
+  stop.abort();
+  await resident.stop();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  note(ctx, `mesh-audit serve: stopped by ${signal}`);
+  return ExitCode.Ok;
+}
+
+/** GET one path of a running serve; the body, or an error naming where nobody answered. */
+export function ask(where: Where, path: string, timeoutMs: number): Promise<{ code: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const target = 'socket' in where ? { socketPath: where.socket } : { host: where.host, port: where.port };
+    const req = request({ ...target, path, method: 'GET', timeout: timeoutMs }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => {
+        body += c;
+        if (body.length > 64 * 1024 * 1024) req.destroy(new Error('answer too large'));
+      });
+      res.on('end', () => resolve({ code: res.statusCode ?? 0, body }));
+    });
+    req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
+    req.on('error', (e: NodeJS.ErrnoException) =>
+      reject(new MeshAuditError(`no serve answers on ${describe(where)}: ${e.code ?? e.message}`, ExitCode.Incomplete)),
+    );
+    req.end();
+  });
+}
+
+async function status(flags: { socket?: string; listen?: string; timeout?: string | number }, ctx: CommandContext) {
+  const where = whereOf(flags);
+  const answer = await ask(where, '/v1/status', parseCount('--timeout', flags.timeout, 10) * 1000);
+  let parsed: ServeStatus;
+  try {
+    parsed = JSON.parse(answer.body) as ServeStatus;
+    if (typeof parsed.state !== 'string') throw new Error('no state');
+  } catch {
+    throw new MeshAuditError(`${describe(where)} did not answer a status (HTTP ${answer.code})`, ExitCode.Incomplete);
+  }
+  ctx.stdout(`${statusLine(parsed, parsed.host ?? describe(where))}\n`);
+  return exitCodeOfState(parsed.state);
+}
+
+export function registerServe(cli: CAC, ctx: CommandContext): void {
+  addSettingOptions(
+    addScopeOptions(
+      addPolicyOptions(
+        addCollectOptions(
+          cli.command(
+            'serve',
+            'Stay resident: read the host, keep the answer current from its events, answer on a socket',
+          ),
+        ),
+      ),
+    ),
+    ['failOn', 'profile', 'baseline', 'waivers', 'alertmanager', 'alertTtl'],
+  )
+    .option('--socket <path>', `Unix socket to answer on, mode 0660, group mesh-audit (default: ${DEFAULT_SOCKET})`)
+    .option('--listen <address>', 'Answer on loopback TCP instead: 127.0.0.1:PORT or [::1]:PORT')
+    .option('--resync <minutes>', 'Read the whole host again this often, whatever the events say (default 15)')
+    .option('--listeners-every <seconds>', 'Look at the socket tables this often: sockets have no events (default 10)')
+    .option('--history <dir>', "Earlier snapshots, for former targets (a scan's --out folder)")
+    .example('sudo mesh-audit serve --managed-root /etc/mesh --history /var/lib/mesh-audit')
+    .action((flags: ServeFlags) => serve(flags, ctx));
+  cli
+    .command('status', "Ask a running serve for the host's state; exit 0, 1 or 3 as scan would")
+    .option('--socket <path>', `The serve's unix socket (default: ${DEFAULT_SOCKET})`)
+    .option('--listen <address>', 'Ask a serve answering on loopback TCP: 127.0.0.1:PORT or [::1]:PORT')
+    .option('--timeout <seconds>', 'How long to wait for the answer (default 10)')
+    .example('mesh-audit status --socket /run/mesh-audit/serve.sock')
+    .action((flags: { socket?: string; listen?: string; timeout?: string }) => status(flags, ctx));
+}

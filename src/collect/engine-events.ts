@@ -1,0 +1,143 @@
+import { ReadOnlyDocker } from './docker-api.js';
+import type { DockerEndpoint } from './docker-endpoint.js';
+
+/*
+ * The engine's events, for `serve`: what tells it that a container, an image, a network or a volume changed, or that
+ * the daemon reloaded. Only that something changed is used — each change is answered by a read (src/serve/) — so the
+ * stream is never parsed or buffered: a label of a megabyte in an event costs nothing here. A stream that ends, fails
+ * or cannot be opened is knowledge lost, told at once; it is opened again, and its return is told too (what happened
+ * in between is then read whole).
+ */
+
+/** The actions that change what a scan reads (exec_*, attach, top, … do not), of the types below. */
+export const WATCHED_EVENTS = [
+  'create',
+  'start',
+  'restart',
+  'die',
+  'stop',
+  'destroy',
+  'rename',
+  'update',
+  'oom',
+  'pause',
+  'unpause',
+  'health_status',
+  'tag',
+  'untag',
+  'delete',
+  'import',
+  'load',
+  'pull',
+  'connect',
+  'disconnect',
+  'reload',
+] as const;
+
+export const WATCHED_TYPES = ['container', 'image', 'network', 'volume', 'daemon'] as const;
+
+export interface EngineWatchHandlers {
+  /** Something the scan reads changed. */
+  changed(): void;
+  /** The engine can no longer be heard (`cause` says why, as a person reads it). */
+  lost(cause: string): void;
+  /** Heard again: every change since `lost` is unknown, so everything is read again. */
+  back(cause: string): void;
+}
+
+export const STREAM_CUT = "the engine's events stream was cut: changes are not heard until it is open again";
+export const ENGINE_UNREACHABLE =
+  'the engine cannot be reached: its containers, images, networks and volumes are unknown';
+
+/** The events stream, or an error when its answer's head does not come within `ms` (the request is then ended). */
+async function eventsWithin(
+  endpoint: DockerEndpoint,
+  filters: object,
+  signal: AbortSignal,
+  ms: number,
+): Promise<NodeJS.ReadableStream> {
+  const own = new AbortController();
+  const stop = () => own.abort();
+  signal.addEventListener('abort', stop, { once: true });
+  const timer = setTimeout(stop, ms);
+  try {
+    return await Promise.race([
+      ReadOnlyDocker.events(endpoint, filters, own.signal),
+      new Promise<never>((_, reject) => own.signal.addEventListener('abort', () => reject(new Error('no answer')))),
+    ]);
+  } catch (e) {
+    // Its connection and agent go with it (ReadOnlyDocker.events ends them on abort).
+    own.abort();
+    throw e;
+  } finally {
+    clearTimeout(timer);
+    signal.removeEventListener('abort', stop);
+    if (!signal.aborted) signal.addEventListener('abort', stop, { once: true });
+  }
+}
+
+/**
+ * Listens to the engine's events until `signal` aborts. `retryMs`: how long to wait before opening a lost stream
+ * again (doubled twice at most while it keeps failing: an engine back is heard within 4 × `retryMs`).
+ */
+export function watchEngineEvents(
+  endpoint: DockerEndpoint,
+  handlers: EngineWatchHandlers,
+  options: { signal: AbortSignal; retryMs: number; requestTimeoutMs: number },
+): void {
+  let failures = 0;
+  let lostCause: string | null = null;
+  // Read through a function: the signal aborts while an attempt awaits.
+  const stopped = (): boolean => options.signal.aborted;
+  const lose = (cause: string) => {
+    if (lostCause !== null && lostCause !== cause) handlers.back(lostCause);
+    if (lostCause !== cause) handlers.lost(cause);
+    lostCause = cause;
+  };
+  const again = () => {
+    if (options.signal.aborted) return;
+    failures = Math.min(failures + 1, 3);
+    setTimeout(() => void open(), options.retryMs * 2 ** (failures - 1)).unref();
+  };
+  const open = async (): Promise<void> => {
+    if (options.signal.aborted) return;
+    let stream: NodeJS.ReadableStream;
+    try {
+      // A ping first: an engine that does not answer is told apart from a stream that was cut.
+      const probe = AbortSignal.any([options.signal, AbortSignal.timeout(options.requestTimeoutMs)]);
+      const engine = await ReadOnlyDocker.connect(endpoint, {
+        requestTimeoutMs: options.requestTimeoutMs,
+        deadline: probe,
+      });
+      engine.close();
+      // Podman's compatible API takes the type filter; the action names are Docker's, so Podman gets the type only.
+      const filters =
+        engine.kind === 'docker'
+          ? { type: [...WATCHED_TYPES], event: [...WATCHED_EVENTS] }
+          : { type: [...WATCHED_TYPES] };
+      // An engine that takes the request and never answers it is not listened to forever: its answer's head is awaited
+      // as long as any request's (the stream's body, by its nature, has no such limit).
+      stream = await eventsWithin(endpoint, filters, options.signal, options.requestTimeoutMs);
+    } catch {
+      if (stopped()) return;
+      lose(ENGINE_UNREACHABLE);
+      again();
+      return;
+    }
+    failures = 0;
+    if (lostCause !== null) handlers.back(lostCause);
+    lostCause = null;
+    let ended = false;
+    const end = () => {
+      if (ended || options.signal.aborted) return;
+      ended = true;
+      lose(STREAM_CUT);
+      again();
+    };
+    stream.on('data', () => handlers.changed());
+    stream.once('end', end);
+    stream.once('error', end);
+    stream.once('close', end);
+  };
+  void open();
+}

@@ -1,0 +1,103 @@
+import { createHash } from 'node:crypto';
+import { readFileSync, watch, type FSWatcher } from 'node:fs';
+import { dirname, join } from 'node:path';
+
+/*
+ * What tells `serve` that the host's files or listening sockets changed: inotify (fs.watch) on the folder of every
+ * file a scan read — the ledger, the files under the managed roots, each file a container was made from, daemon.json —
+ * and, since sockets have no events, a cheap look at the kernel's socket tables every few seconds (their digest, not
+ * their parse). A watch that fails (a folder gone, the kernel's watch limit reached) is knowledge lost, told at once.
+ */
+
+/** At most this many folders are watched; past it the rest is left to the resync, and the answer says so. */
+export const MAX_WATCHED_FOLDERS = 4096;
+
+export interface HostWatchHandlers {
+  changed(): void;
+  lost(cause: string): void;
+}
+
+export interface HostWatch {
+  /**
+   * Watches these files' folders and these folders (as named on the host; under `root`), dropping the watches no
+   * longer needed.
+   */
+  follow(files: readonly string[], folders: readonly string[]): void;
+  stop(): void;
+}
+
+export const TOO_MANY_FOLDERS = `more than ${MAX_WATCHED_FOLDERS} folders to watch: the rest waits for the resync`;
+
+/** Folder watches that follow the set of files the last read looked at. */
+export function watchFiles(root: string, handlers: HostWatchHandlers): HostWatch {
+  const watchers = new Map<string, FSWatcher>();
+  const follow = (files: readonly string[], named: readonly string[]): void => {
+    const folders = new Set([...files.map((p) => join(root, dirname(p))), ...named.map((p) => join(root, p))]);
+    if (folders.size > MAX_WATCHED_FOLDERS) handlers.lost(TOO_MANY_FOLDERS);
+    const wanted = new Set([...folders].sort().slice(0, MAX_WATCHED_FOLDERS));
+    for (const [folder, w] of watchers)
+      if (!wanted.has(folder)) {
+        w.close();
+        watchers.delete(folder);
+      }
+    for (const folder of wanted) {
+      if (watchers.has(folder)) continue;
+      try {
+        const w = watch(folder, { persistent: false }, () => handlers.changed());
+        w.on('error', () => {
+          w.close();
+          watchers.delete(folder);
+          handlers.lost(`the watch on ${folder} failed: its changes wait for the next read`);
+        });
+        watchers.set(folder, w);
+      } catch (e) {
+        const code = (e as NodeJS.ErrnoException).code;
+        // A folder not there yet (a managed root not made) is watched from the next read on; a limit is a loss.
+        if (code !== 'ENOENT' && code !== 'ENOTDIR') handlers.lost(`${folder} cannot be watched (${code ?? 'error'})`);
+      }
+    }
+  };
+  return {
+    follow,
+    stop: () => {
+      for (const w of watchers.values()) w.close();
+      watchers.clear();
+    },
+  };
+}
+
+/** The kernel's socket tables of the host's namespace (init's, under `root`), as the scan reads them. */
+const SOCKET_TABLES = ['tcp', 'tcp6', 'udp', 'udp6'].map((t) => join('proc', '1', 'net', t));
+
+/** The digest of the listening rows of the socket tables: it moves when a socket starts or stops listening. */
+export function listenersDigest(root: string): string {
+  const hash = createHash('sha256');
+  for (const table of SOCKET_TABLES) {
+    let text: string;
+    try {
+      text = readFileSync(join(root, table), 'utf8');
+    } catch {
+      text = '(unread)';
+    }
+    // State 0A is LISTEN (TCP), 07 is an unconnected UDP socket: established connections come and go every second.
+    // Only the local address, state, owner and inode: queue sizes and timers move with traffic.
+    for (const line of text.split('\n')) {
+      const f = line.trim().split(/\s+/);
+      if (f[3] === '0A' || f[3] === '07') hash.update(`${table} ${f[1]} ${f[3]} ${f[7]} ${f[9]}\n`);
+    }
+    if (text === '(unread)') hash.update(`${table} unread\n`);
+  }
+  return hash.digest('hex');
+}
+
+/** Looks at the socket tables every `everyMs`; a change in what listens is a change. */
+export function pollListeners(root: string, everyMs: number, handlers: HostWatchHandlers): { stop(): void } {
+  let last = listenersDigest(root);
+  const timer = setInterval(() => {
+    const now = listenersDigest(root);
+    if (now !== last) handlers.changed();
+    last = now;
+  }, everyMs);
+  timer.unref();
+  return { stop: () => clearInterval(timer) };
+}

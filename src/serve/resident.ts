@@ -1,0 +1,154 @@
+import type { Report } from '../report/report.js';
+import type { FailOn } from '../settings/outcome.js';
+import { sinceOf, stateOf, statusOf, type ServeState, type ServeStatus, type ServeView } from './status.js';
+
+/*
+ * The resident loop of `mesh-audit serve`: it holds the current report and keeps it current. What tells it that
+ * something changed (the engine's events, file watches, the listeners' poll, the resync timer) calls `changed`;
+ * what tells it that it can no longer know (the events stream cut, a watch lost) calls `lost`, which makes the
+ * answer `incomplete` at once — never a stale `clean` — until a read that began after the loss ends.
+ * Reads never overlap: a change during a read asks for one more read after it, however many changes came.
+ */
+
+/** One read of the host, evaluated and triaged: the report `scan` would write now. */
+export type ReadHost = () => Promise<Report>;
+
+export interface ResidentOptions {
+  read: ReadHost;
+  failOn: FailOn;
+  now: () => Date;
+  /** Changes closer together than this are read once (ms). */
+  settleMs: number;
+  /** Told each report as it replaces the one before (alerting, the textfile, the history). */
+  onReport?: (report: Report, previous: Report | null) => void | Promise<void>;
+  /** Told what went wrong in a read that threw (the answer stays incomplete until a read ends well). */
+  onReadFailure?: (error: unknown) => void;
+}
+
+export class Resident {
+  private report: Report | null = null;
+  private lastFullRead: Date | null = null;
+  /** Causes of staleness, by name, each with the time it was met. */
+  private readonly stale = new Map<string, Date>();
+  /** Causes that still hold (a source still down): a read does not clear them until `recovered`. */
+  private readonly pending = new Set<string>();
+  private held: { state: ServeState; since: Date } | null = null;
+  private reading: Promise<void> | null = null;
+  private again = false;
+  private timer: NodeJS.Timeout | null = null;
+  private stopped = false;
+
+  private failOn: FailOn;
+
+  constructor(private readonly options: ResidentOptions) {
+    this.failOn = options.failOn;
+  }
+
+  view(): ServeView {
+    return { report: this.report, lastFullRead: this.lastFullRead, stale: [...this.stale.keys()] };
+  }
+
+  status(): ServeStatus {
+    const view = this.view();
+    const state = stateOf(view, this.failOn);
+    const since = sinceOf(this.held, state, this.options.now());
+    this.held = { state, since };
+    return statusOf(view, this.failOn, since);
+  }
+
+  current(): Report | null {
+    return this.report;
+  }
+
+  /** A new --fail-on (the config read again): the state reads by it from now on. */
+  setFailOn(failOn: FailOn): void {
+    this.failOn = failOn;
+  }
+
+  /** Something changed: read again once the changes settle. */
+  changed(): void {
+    if (this.stopped) return;
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      void this.readNow();
+    }, this.options.settleMs);
+  }
+
+  /** Knowledge lost (`cause` names it): incomplete now, and a full read starts. */
+  lost(cause: string): void {
+    if (this.stopped) return;
+    if (!this.stale.has(cause)) this.stale.set(cause, this.options.now());
+    this.status();
+    this.changed();
+  }
+
+  /** A cause of staleness is over (the stream is back): the next read that ends clears it. */
+  private clearedBy(startedAt: Date): void {
+    for (const [cause, at] of this.stale) if (at <= startedAt && !this.pending.has(cause)) this.stale.delete(cause);
+  }
+
+  /** A cause holds until `recovered(cause)`: reads in between do not clear it. */
+  holding(cause: string): void {
+    this.pending.add(cause);
+    this.lost(cause);
+  }
+
+  /** A fault of what the answer is given to (alerts not delivered): incomplete until `unflag`, no read asked. */
+  flag(cause: string): void {
+    this.pending.add(cause);
+    if (!this.stale.has(cause)) this.stale.set(cause, this.options.now());
+    this.status();
+  }
+
+  unflag(cause: string): void {
+    this.pending.delete(cause);
+    this.stale.delete(cause);
+    this.status();
+  }
+
+  recovered(cause: string): void {
+    this.pending.delete(cause);
+    this.changed();
+  }
+
+  /** Reads now (or once more after the read under way); resolves when the host has been read. */
+  readNow(): Promise<void> {
+    if (this.reading !== null) {
+      this.again = true;
+      return this.reading;
+    }
+    this.reading = this.readOnce().finally(() => {
+      this.reading = null;
+      if (this.again && !this.stopped) {
+        this.again = false;
+        void this.readNow();
+      }
+    });
+    return this.reading;
+  }
+
+  private async readOnce(): Promise<void> {
+    const startedAt = this.options.now();
+    try {
+      const report = await this.options.read();
+      const previous = this.report;
+      this.report = report;
+      this.lastFullRead = this.options.now();
+      this.clearedBy(startedAt);
+      this.status();
+      await this.options.onReport?.(report, previous);
+    } catch (e) {
+      this.options.onReadFailure?.(e);
+      this.stale.set('the last read of the host failed', startedAt);
+      this.status();
+    }
+  }
+
+  /** Waits for any read under way; no read starts after. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer !== null) clearTimeout(this.timer);
+    await this.reading;
+  }
+}

@@ -1,0 +1,44 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { listenersDigest } from '../../src/collect/host-watch.js';
+import { tempDir } from '../support/cli.js';
+
+/*
+ * What tells `serve` that a socket started or stopped listening (src/collect/host-watch.ts): the digest of the socket
+ * tables' listening rows. Traffic (queues, timers, connections coming and going) must not move it, or serve would
+ * read the host every few seconds on a busy machine; a new listener must.
+ */
+const HEADER = '  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n';
+const row = (sl: number, local: string, state: string, queues: string, inode: number) =>
+  `   ${sl}: ${local} 00000000:0000 ${state} ${queues} 00:00000000 00000000     0        0 ${inode} 1 0000000000000000 100 0 0 10 0\n`;
+
+function rootWith(tcp: string): string {
+  const root = tempDir('ma-watch-');
+  mkdirSync(join(root, 'proc', '1', 'net'), { recursive: true });
+  writeFileSync(join(root, 'proc', '1', 'net', 'tcp'), HEADER + tcp);
+  for (const t of ['tcp6', 'udp', 'udp6']) writeFileSync(join(root, 'proc', '1', 'net', t), HEADER);
+  return root;
+}
+
+test('the listeners digest moves with a new listener, not with traffic', () => {
+  const sshd = row(0, '00000000:0016', '0A', '00000000:00000000', 1001);
+  const base = listenersDigest(rootWith(sshd));
+  // The same listener with a backlog, and an established connection come and gone: traffic.
+  const busy =
+    row(0, '00000000:0016', '0A', '00000000:00000003', 1001) + row(1, '0100007F:A1B2', '01', '00000000:00000000', 2002);
+  assert.is(listenersDigest(rootWith(busy)), base, 'traffic does not move it');
+  const more = sshd + row(1, '00000000:1F90', '0A', '00000000:00000000', 3003);
+  assert.is.not(listenersDigest(rootWith(more)), base, 'a new listener on :8080 moves it');
+  assert.is.not(listenersDigest(rootWith('')), base, 'a listener gone moves it');
+});
+
+test('a socket table that cannot be read is part of the digest (its return is a change too)', () => {
+  const root = rootWith('');
+  const readable = listenersDigest(root);
+  const unreadable = listenersDigest(join(root, 'nothing-here'));
+  assert.is.not(unreadable, readable);
+});
+
+test.run();

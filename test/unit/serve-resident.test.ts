@@ -1,0 +1,208 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import type { Evaluation, Finding } from '../../src/evaluate/finding.js';
+import type { Report } from '../../src/report/report.js';
+import { alertsToPost } from '../../src/serve/delivery.js';
+import { Resident } from '../../src/serve/resident.js';
+import { sinceOf, stateOf, statusLine, statusOf } from '../../src/serve/status.js';
+
+/*
+ * The resident answer of `serve` (src/serve/): its state reads as `scan`'s exit code on the same report, a loss of
+ * knowledge is incomplete at once and until a read made after it ends, and reads never overlap however many changes
+ * come. The live behaviour on real engines is test/docker/serve-live.test.ts.
+ */
+
+const finding = (severity: Finding['severity'], waived = false): Finding => ({
+  host: 'h',
+  ruleId: 'MA1001',
+  ruleName: 'r',
+  severity,
+  fingerprint: `fp-${severity}-${String(waived)}`,
+  subject: { kind: 'container', id: 'c' },
+  discriminator: null,
+  message: 'm',
+  locations: { physical: [], logical: [] },
+  ...(waived ? { suppressed: { justification: 'j', expires: '2099-01-01', waiver: 'w.yaml:1' } } : {}),
+});
+
+function report(findings: Finding[], complete = true, notChecked: string[] = []): Report {
+  const evaluation: Evaluation = {
+    host: 'h',
+    takenAt: '2026-12-01T00:00:00Z',
+    complete,
+    findings,
+    notifications: notChecked.map((message) => ({
+      host: 'h',
+      level: 'error' as const,
+      kind: 'collection' as const,
+      source: 'engine',
+      message,
+    })),
+  };
+  return {
+    tool: { name: 'mesh-audit', version: '0', uri: '' },
+    docsUrl: '',
+    generatedAt: '2026-12-01T00:00:00Z',
+    rules: [],
+    evaluations: [evaluation],
+    durationSeconds: 0,
+  };
+}
+
+const view = (r: Report | null, stale: string[] = []) => ({ report: r, lastFullRead: r ? new Date(0) : null, stale });
+
+test('the state reads as the exit code of scan on the same report', () => {
+  assert.is(stateOf(view(null), 'error'), 'starting');
+  assert.is(stateOf(view(report([])), 'error'), 'clean');
+  assert.is(stateOf(view(report([finding('error')])), 'error'), 'findings');
+  assert.is(stateOf(view(report([finding('warning')])), 'error'), 'clean', 'below --fail-on');
+  assert.is(stateOf(view(report([finding('warning')])), 'warning'), 'findings');
+  assert.is(stateOf(view(report([finding('error', true)])), 'error'), 'clean', 'a waived error does not fail');
+  assert.is(stateOf(view(report([], false, ['engine not read'])), 'error'), 'incomplete');
+  assert.is(stateOf(view(report([finding('error')], false)), 'none'), 'incomplete', 'incomplete whatever --fail-on');
+  assert.is(stateOf(view(report([]), ['stream cut']), 'error'), 'incomplete', 'a stale clean report is not clean');
+});
+
+test('the status counts open findings, names what is not checked (staleness first), and keeps `since` while the state holds', () => {
+  const r = report([finding('error'), finding('error', true), finding('note')], false, ['ledger not read']);
+  const s = statusOf(view(r, ['stream cut']), 'error', new Date('2026-12-01T01:00:00Z'));
+  assert.equal(s.counts, { error: 1, warning: 0, note: 1 });
+  assert.equal(s.notChecked, ['stream cut', 'ledger not read']);
+  assert.is(s.host, 'h');
+  const t0 = new Date(1000);
+  const t1 = new Date(2000);
+  assert.is(sinceOf({ state: 'clean', since: t0 }, 'clean', t1), t0);
+  assert.is(sinceOf({ state: 'clean', since: t0 }, 'findings', t1), t1);
+});
+
+test('the status line escapes what the host wrote and names at most three things', () => {
+  const s = statusOf(
+    view(report([], false, ['a\n[FAKE] clean', 'b', 'c', 'd'])),
+    'error',
+    new Date('2026-12-01T01:00:00Z'),
+  );
+  const line = statusLine(s, 'host\x1b[2J');
+  assert.not.match(line, '\x1b');
+  assert.match(line, 'host\\x1b[2J: INCOMPLETE since 2026-12-01T01:00:00.000Z');
+  assert.match(line, 'a\\n[FAKE] clean');
+  assert.match(line, 'and 1 more');
+  assert.is(line.split('\n').length, 2);
+});
+
+/** A read the test ends when it wants: the resident's reads, one promise each. */
+function controlledReads() {
+  const pending: ((r: Report) => void)[] = [];
+  let started = 0;
+  return {
+    read: () =>
+      new Promise<Report>((resolve) => {
+        started++;
+        pending.push(resolve);
+      }),
+    started: () => started,
+    finish: (r: Report) => pending.shift()!(r),
+    waiting: () => pending.length,
+  };
+}
+const tick = () => new Promise((r) => setTimeout(r, 0));
+
+test('reads never overlap: changes during a read ask for exactly one more read after it', async () => {
+  const reads = controlledReads();
+  const resident = new Resident({ read: reads.read, failOn: 'error', now: () => new Date(), settleMs: 0 });
+  void resident.readNow();
+  void resident.readNow();
+  void resident.readNow();
+  assert.is(reads.started(), 1, 'one read at a time');
+  reads.finish(report([]));
+  await tick();
+  await tick();
+  assert.is(reads.started(), 2, 'the changes during it made one read more');
+  reads.finish(report([finding('error')]));
+  await tick();
+  await tick();
+  assert.is(reads.started(), 2, 'and no more');
+  assert.is(resident.status().state, 'findings');
+  await resident.stop();
+});
+
+test('a loss is incomplete at once; a read begun after it clears it, unless the source is still held lost', async () => {
+  const reads = controlledReads();
+  let now = 1000;
+  const resident = new Resident({ read: reads.read, failOn: 'error', now: () => new Date(now), settleMs: 0 });
+  void resident.readNow();
+  reads.finish(report([]));
+  await tick();
+  assert.is(resident.status().state, 'clean');
+
+  now = 2000;
+  resident.lost('the watch on /etc/mesh failed');
+  assert.is(resident.status().state, 'incomplete', 'at once, before any read');
+  await new Promise((r) => setTimeout(r, 5));
+  assert.is(reads.waiting(), 1, 'a full read started');
+  now = 3000;
+  reads.finish(report([]));
+  await tick();
+  assert.is(resident.status().state, 'clean', 'the read after the loss made the answer current');
+
+  resident.holding('the engine cannot be reached');
+  await new Promise((r) => setTimeout(r, 5));
+  now = 4000;
+  reads.finish(report([]));
+  await tick();
+  assert.is(resident.status().state, 'incomplete', 'still held lost: a read does not clear it');
+  resident.recovered('the engine cannot be reached');
+  await new Promise((r) => setTimeout(r, 5));
+  now = 5000;
+  reads.finish(report([]));
+  await tick();
+  assert.is(resident.status().state, 'clean');
+  await resident.stop();
+});
+
+test('a read that fails leaves the answer incomplete until one succeeds', async () => {
+  let fail = true;
+  let failures = 0;
+  const resident = new Resident({
+    read: () => (fail ? Promise.reject(new Error('boom')) : Promise.resolve(report([]))),
+    failOn: 'error',
+    now: () => new Date(),
+    settleMs: 0,
+    onReadFailure: () => failures++,
+  });
+  await resident.readNow();
+  assert.is(failures, 1);
+  assert.is(resident.status().state, 'starting', 'no report yet: not clean');
+  fail = false;
+  await new Promise((r) => setTimeout(r, 2));
+  await resident.readNow();
+  assert.is(resident.status().state, 'clean');
+  fail = true;
+  await new Promise((r) => setTimeout(r, 2));
+  await resident.readNow();
+  assert.is(resident.status().state, 'incomplete', 'the last report is not current once a read failed');
+  await resident.stop();
+});
+
+test('alerts: posted when the findings change or a renewal is due; a finding gone from a complete answer resolved, from an incomplete one not', () => {
+  const opts = (now: number) => ({ ttlHours: 25, now, renewEveryMs: 900_000 });
+  const withError = report([finding('error')]);
+  const first = alertsToPost(withError, null, opts(0));
+  assert.ok(first !== null && first.some((a) => a.labels['rule_id'] === 'MA1001'), 'the first answer is posted');
+  assert.is(alertsToPost(withError, { report: withError, postedAt: 0 }, opts(1000)), null, 'nothing changed');
+  assert.ok(alertsToPost(withError, { report: withError, postedAt: 0 }, opts(900_000)) !== null, 'renewed when due');
+
+  const clean = report([]);
+  const resolved = alertsToPost(clean, { report: withError, postedAt: 0 }, opts(1000))!;
+  const gone = resolved.find((a) => a.labels['rule_id'] === 'MA1001');
+  assert.ok(gone, 'the gone finding is in the post');
+  assert.is(gone.endsAt, clean.generatedAt, 'resolved: it ends now');
+
+  const unread = report([], false, ['engine not read']);
+  const kept = alertsToPost(unread, { report: withError, postedAt: 0 }, opts(1000))!;
+  assert.not.ok(
+    kept.some((a) => a.labels['rule_id'] === 'MA1001'),
+    'not resolved by an answer that could not read it',
+  );
+});
+
+test.run();
