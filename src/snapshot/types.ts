@@ -118,7 +118,7 @@ export interface DockerInfo {
   apiVersion: string;
   /**
    * Which engine it is (it decides which env keys the engine writes into a container by itself:
-   * src/facts/engine-env.ts). Absent in snapshots made before it was recorded: read as `unknown`.
+   * src/engine/engine-env.ts). Absent in snapshots made before it was recorded: read as `unknown`.
    */
   kind?: EngineKind;
   /** Whether /proc of the containers' processes could be read from here (local engine, root, same pid namespace). */
