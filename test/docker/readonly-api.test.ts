@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { PACKAGE_ROOT } from '../../src/paths.js';
 import { engineProxy, type EngineProxy, type ProxiedRequest } from '../support/engine-proxy.js';
+import { startServe } from '../support/serve-child.js';
 import { forEachEngine, removeContainers, runContainer } from './engine.js';
 import { engineState, runCliAsync, waitFor, type ChildRun, type ContainerState } from './faults-harness.js';
 import { LiveHost, envText, sha256, type LiveReport } from './live-host.js';
@@ -24,13 +25,13 @@ forEachEngine('readonly-api', (e, it) => {
   /**
    * The only requests a read-only scanner may make: ping, version, info, the container list, inspect (by
    * id), the image list (snapshot@2: which image each tag names now), image inspect (by id), and the network
-   * and volume lists.
+   * and volume lists; for `serve`, the events stream (what tells it the host changed).
    */
   const ALLOWED_PATH =
-    /^(?:\/v\d+\.\d+)?(?:\/_ping|\/version|\/info|\/containers\/json|\/containers\/[0-9a-f]{64}\/json|\/images\/json|\/images\/sha256:[0-9a-f]{64}\/json|\/networks|\/volumes)$/;
+    /^(?:\/v\d+\.\d+)?(?:\/_ping|\/version|\/info|\/containers\/json|\/containers\/[0-9a-f]{64}\/json|\/images\/json|\/images\/sha256:[0-9a-f]{64}\/json|\/networks|\/volumes|\/events)$/;
   const ALLOWED_METHOD = new Set(['GET', 'HEAD']);
   /** The commands run through the proxy below; the next test checks no other command can reach Docker. */
-  const DOCKER_COMMANDS = ['scan', 'snapshot', 'premigrate'];
+  const DOCKER_COMMANDS = ['scan', 'snapshot', 'premigrate', 'serve'];
 
   let proxy: EngineProxy | undefined;
   let before: ContainerState[] = [];
@@ -284,6 +285,24 @@ forEachEngine('readonly-api', (e, it) => {
     ]);
     assert.ok(r.code === 0 || r.code === 1, `exit ${r.code}: ${r.stderr}`);
     assert.ok(p.requests.length > beforePremigrate, 'premigrate read the engine through the proxy');
+
+    // serve reads it the same way, then listens to its events: its first read ended, it is stopped.
+    const beforeServe = p.requests.length;
+    const serve = startServe(
+      ['--docker-host', p.dockerHost, ...base, '--hostname', 'ro-serve'],
+      join(host.dir, 'serve', 'serve.sock'),
+    );
+    await serve.until(
+      'serve read the host',
+      '/v1/status',
+      (a) => a.code === 200 && (JSON.parse(a.body) as { lastFullRead: unknown }).lastFullRead !== null,
+      60_000,
+    );
+    assert.is(await serve.stop(), 0, serve.stderr());
+    assert.ok(
+      p.requests.slice(beforeServe).some((q) => q.path.endsWith('/events')),
+      'serve listened to the events through the proxy',
+    );
 
     for (const { what, run: child } of runs)
       assert.ok(child.code !== null && !child.killed, `${what}: ${child.signal ?? ''}`);
