@@ -113,8 +113,11 @@ async function snapshotWith(
 /** What `serve` is told by its watches on the host (src/serve/resident.ts). */
 export interface HostWatchers {
   changed(): void;
+  /** The engine can no longer be heard (until `back`). */
   lost(cause: string): void;
   back(cause: string): void;
+  /** What the folder watches do not cover after a read (none: all), as long as it holds. */
+  unwatched(causes: readonly string[]): void;
 }
 
 /** Where daemon.json is read (the daemon's facts); watched so that an edit is read without waiting for a reload. */

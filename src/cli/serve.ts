@@ -119,6 +119,18 @@ function alertDelivery(current: () => AuditRun, renewEveryMs: number, resident: 
   };
 }
 
+/** Causes said while they hold (the folders not watched): flagged on the answer, unflagged once gone. */
+function flagSet(resident: () => Resident): { set(causes: readonly string[]): void } {
+  let held: readonly string[] = [];
+  return {
+    set(causes) {
+      for (const cause of held) if (!causes.includes(cause)) resident().unflag(cause);
+      for (const cause of causes) if (!held.includes(cause)) resident().flag(cause);
+      held = causes;
+    },
+  };
+}
+
 /** Resolves with the signal that stops serve; `hup` is called on each SIGHUP meanwhile. */
 function stopSignal(hup: () => void): Promise<NodeJS.Signals> {
   return new Promise<NodeJS.Signals>((resolve) => {
@@ -160,6 +172,7 @@ async function serve(flags: ServeFlags, ctx: CommandContext): Promise<number> {
     resyncMs,
     () => resident,
   );
+  const unwatched = flagSet(() => resident);
   const resident: Resident = new Resident({
     read: reader.read,
     failOn: run.failOn,
@@ -180,6 +193,7 @@ async function serve(flags: ServeFlags, ctx: CommandContext): Promise<number> {
       changed: () => resident.changed(),
       lost: (cause) => resident.holding(cause),
       back: (cause) => resident.recovered(cause),
+      unwatched: (causes) => unwatched.set(causes),
     },
     { signal: stop.signal, listenersEveryMs: listenersMs, retryMs: 1000 },
   );

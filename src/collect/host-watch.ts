@@ -14,7 +14,14 @@ export const MAX_WATCHED_FOLDERS = 4096;
 
 export interface HostWatchHandlers {
   changed(): void;
-  lost(cause: string): void;
+}
+
+export interface FileWatchHandlers extends HostWatchHandlers {
+  /**
+   * What is not watched after a `follow`, each named (none: every folder is): a condition that holds until a later
+   * follow watches them, told after every follow so that the caller can say it as long as it holds.
+   */
+  unwatched(causes: readonly string[]): void;
 }
 
 export interface HostWatch {
@@ -28,12 +35,15 @@ export interface HostWatch {
 
 export const TOO_MANY_FOLDERS = `more than ${MAX_WATCHED_FOLDERS} folders to watch: the rest waits for the resync`;
 
-/** Folder watches that follow the set of files the last read looked at. */
-export function watchFiles(root: string, handlers: HostWatchHandlers): HostWatch {
+/**
+ * Folder watches that follow the set of files the last read looked at. A watch that fails while it runs (its folder
+ * removed) is a change: the read that follows watches again what is there.
+ */
+export function watchFiles(root: string, handlers: FileWatchHandlers): HostWatch {
   const watchers = new Map<string, FSWatcher>();
   const follow = (files: readonly string[], named: readonly string[]): void => {
     const folders = new Set([...files.map((p) => join(root, dirname(p))), ...named.map((p) => join(root, p))]);
-    if (folders.size > MAX_WATCHED_FOLDERS) handlers.lost(TOO_MANY_FOLDERS);
+    const causes: string[] = folders.size > MAX_WATCHED_FOLDERS ? [TOO_MANY_FOLDERS] : [];
     const wanted = new Set([...folders].sort().slice(0, MAX_WATCHED_FOLDERS));
     for (const [folder, w] of watchers)
       if (!wanted.has(folder)) {
@@ -47,15 +57,16 @@ export function watchFiles(root: string, handlers: HostWatchHandlers): HostWatch
         w.on('error', () => {
           w.close();
           watchers.delete(folder);
-          handlers.lost(`the watch on ${folder} failed: its changes wait for the next read`);
+          handlers.changed();
         });
         watchers.set(folder, w);
       } catch (e) {
         const code = (e as NodeJS.ErrnoException).code;
         // A folder not there yet (a managed root not made) is watched from the next read on; a limit is a loss.
-        if (code !== 'ENOENT' && code !== 'ENOTDIR') handlers.lost(`${folder} cannot be watched (${code ?? 'error'})`);
+        if (code !== 'ENOENT' && code !== 'ENOTDIR') causes.push(`${folder} cannot be watched (${code ?? 'error'})`);
       }
     }
+    handlers.unwatched(causes);
   };
   return {
     follow,

@@ -95,11 +95,12 @@ function answersOn(path: string): Promise<boolean> {
 }
 
 /**
- * Makes the socket's place ready: its folder made (0750) when missing; a socket file nobody answers on (a
- * serve that died) removed; anything else there — a live serve, a file that is not a socket — refused.
+ * Makes the socket's place ready: its folder made when missing (0755: the group must reach the socket, whose own
+ * mode guards it); a socket file nobody answers on (a serve that died) removed; anything else there — a live serve,
+ * a file that is not a socket — refused.
  */
 async function prepareSocket(path: string): Promise<void> {
-  mkdirSync(dirname(path), { recursive: true, mode: 0o750 });
+  mkdirSync(dirname(path), { recursive: true, mode: 0o755 });
   let kind: 'none' | 'socket' | 'other' = 'none';
   try {
     kind = lstatSync(path).isSocket() ? 'socket' : 'other';

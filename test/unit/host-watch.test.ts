@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { listenersDigest } from '../../src/collect/host-watch.js';
+import { listenersDigest, MAX_WATCHED_FOLDERS, TOO_MANY_FOLDERS, watchFiles } from '../../src/collect/host-watch.js';
 import { tempDir } from '../support/cli.js';
 
 /*
@@ -39,6 +39,28 @@ test('a socket table that cannot be read is part of the digest (its return is a 
   const readable = listenersDigest(root);
   const unreadable = listenersDigest(join(root, 'nothing-here'));
   assert.is.not(unreadable, readable);
+});
+
+test('folder watches: a file written in a watched folder is a change; past the bound, what is not watched is said while it holds', async () => {
+  const root = tempDir('ma-watch-');
+  const folders = Array.from({ length: MAX_WATCHED_FOLDERS + 1 }, (_, i) => `/f${i}`);
+  for (const f of folders) mkdirSync(join(root, f));
+  let changes = 0;
+  const said: (readonly string[])[] = [];
+  const w = watchFiles(root, { changed: () => changes++, unwatched: (c) => said.push(c) });
+  try {
+    w.follow(['/f0/app.env'], []);
+    assert.equal(said.at(-1), [], 'everything watched');
+    writeFileSync(join(root, 'f0', 'app.env'), 'A=1\n');
+    for (let i = 0; i < 50 && changes === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    assert.ok(changes > 0, 'the write was seen');
+    w.follow([], folders);
+    assert.equal(said.at(-1), [TOO_MANY_FOLDERS], 'past the bound: said');
+    w.follow(['/f0/app.env'], []);
+    assert.equal(said.at(-1), [], 'back under it: no longer said');
+  } finally {
+    w.stop();
+  }
 });
 
 test.run();

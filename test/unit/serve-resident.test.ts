@@ -159,6 +159,21 @@ test('a loss is incomplete at once; a read begun after it clears it, unless the 
   await resident.stop();
 });
 
+test('a flagged cause (alerts not delivered, folders not watched) is incomplete without a read, until unflagged', async () => {
+  const reads = controlledReads();
+  const resident = new Resident({ read: reads.read, failOn: 'error', now: () => new Date(), settleMs: 0 });
+  void resident.readNow();
+  reads.finish(report([]));
+  await tick();
+  resident.flag('the alerts could not be delivered');
+  assert.is(resident.status().state, 'incomplete');
+  await new Promise((r) => setTimeout(r, 5));
+  assert.is(reads.started(), 1, 'no read asked');
+  resident.unflag('the alerts could not be delivered');
+  assert.is(resident.status().state, 'clean');
+  await resident.stop();
+});
+
 test('a read that fails leaves the answer incomplete until one succeeds', async () => {
   let fail = true;
   let failures = 0;
