@@ -1,4 +1,4 @@
-import { BOOLEAN, listOf, made, mapOf, SAFE_VALUE, shapeOf, STRING, STRING_OR_NULL } from './spec.js';
+import { BOOLEAN, listOf, made, mapOf, read, SAFE_VALUE, shapeOf, STRING, STRING_OR_NULL } from './spec.js';
 
 /*
  * Forms and entries more than one spec has (src/subjects/*.ts): written once, so that the sets' types
@@ -74,3 +74,37 @@ export const MESH_LABELS_DOC = {
     source_digests: 'digests named by the `mesh.source-digests` label, in the order of `sources`',
   },
 } as const;
+
+/**
+ * The labels of a network or a volume, as both sets read them: every value secret-safe, the naming ones as written,
+ * and what the mesh and Compose labels among them say.
+ */
+export const OBJECT_LABELS = [
+  read({
+    snapshot: 'labels',
+    schema: SAFE_MAP,
+    engine: 'Labels, every value secret-safe',
+    subject: 'labels',
+    doc: 'its labels, `{key: {digest, shape}}` (values secret-safe)',
+  }),
+  read({
+    snapshot: 'identity',
+    schema: STRING_MAP,
+    engine: "Labels that name things, as written: the configured mesh module and resource labels, Compose's",
+    subject: null,
+    doc: null,
+  }),
+  objectMesh,
+  made({
+    made: 'mesh_labelled',
+    schema: BOOLEAN,
+    doc: 'whether it carries the mesh module or resource label',
+    from: '`mesh`',
+  }),
+  made({
+    made: 'compose_project',
+    schema: STRING_OR_NULL,
+    doc: 'its `com.docker.compose.project` label, or null',
+    from: '`identity`',
+  }),
+] as const;

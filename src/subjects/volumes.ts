@@ -1,4 +1,4 @@
-import { claimed, formerlyClaimedBy, objectMesh, origins, SAFE_MAP, STRING_MAP, STRINGS } from './common.js';
+import { claimed, formerlyClaimedBy, OBJECT_LABELS, origins, STRINGS } from './common.js';
 import {
   BOOLEAN,
   made,
@@ -41,33 +41,7 @@ const ENTRIES = [
     subject: 'created',
     doc: 'when the engine created it (RFC 3339), or null',
   }),
-  read({
-    snapshot: 'labels',
-    schema: SAFE_MAP,
-    engine: 'Labels, every value secret-safe',
-    subject: 'labels',
-    doc: 'its labels, `{key: {digest, shape}}` (values secret-safe)',
-  }),
-  read({
-    snapshot: 'identity',
-    schema: STRING_MAP,
-    engine: "Labels that name things, as written: the configured mesh module and resource labels, Compose's",
-    subject: null,
-    doc: null,
-  }),
-  objectMesh,
-  made({
-    made: 'mesh_labelled',
-    schema: BOOLEAN,
-    doc: 'whether it carries the mesh module or resource label',
-    from: '`mesh`',
-  }),
-  made({
-    made: 'compose_project',
-    schema: STRING_OR_NULL,
-    doc: 'its `com.docker.compose.project` label, or null',
-    from: '`identity`',
-  }),
+  ...OBJECT_LABELS,
   made({
     made: 'anonymous',
     schema: BOOLEAN,
