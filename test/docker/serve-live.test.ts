@@ -4,7 +4,7 @@ import type { Test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startAlertmanager } from '../support/alertmanager.js';
 import { engineProxy, on } from '../support/engine-proxy.js';
-import { startServe, type ServeChild } from '../support/serve-child.js';
+import { startServe, waitUntil, type ServeChild } from '../support/serve-child.js';
 import { spawnCli, tempDir } from '../support/cli.js';
 import { forEachEngine, removeContainers, runContainer, stopOrStartEngine, type Engine } from './engine.js';
 import { envText, LiveHost, sha256 } from './live-host.js';
@@ -20,14 +20,6 @@ import { envText, LiveHost, sha256 } from './live-host.js';
 forEachEngine('serve', (e, it) => scenario(e, it));
 
 const CHANGE_MS = 5_000;
-
-async function waitAsync(what: string, check: () => Promise<boolean>, ms: number): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`${what}: not within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 interface Finding {
   ruleId: string;
@@ -109,7 +101,7 @@ function scenario(e: Engine, it: Test): void {
       await s.until('MA1001 once the file is rewritten', '/v1/findings', (a) => has(a.body, 'MA1001', APP), CHANGE_MS);
       assert.is(stateOf((await s.get('/v1/status')).body), 'findings');
       assert.is((await s.get('/healthz')).code, 503, 'error findings open: not healthy');
-      await waitAsync('the MA1001 alert firing in Alertmanager', () => firing('MA1001'), CHANGE_MS);
+      await waitUntil('the MA1001 alert firing in Alertmanager', () => firing('MA1001'), CHANGE_MS);
 
       // 097: a container with mesh labels that no entry claims, started.
       runContainer(e, STRAY, ['--network', 'none', ...labels('old', 'old.server')], ['sleep', '3600']);
@@ -132,7 +124,7 @@ function scenario(e: Engine, it: Test): void {
       // The claimed, drifted container removed: its drift finding resolves.
       removeContainers(e, [APP]);
       await s.until('MA1001 resolved', '/v1/findings', (a) => a.code === 200 && !has(a.body, 'MA1001', APP), CHANGE_MS);
-      await waitAsync('the MA1001 alert resolved in Alertmanager', async () => !(await firing('MA1001')), CHANGE_MS);
+      await waitUntil('the MA1001 alert resolved in Alertmanager', async () => !(await firing('MA1001')), CHANGE_MS);
       const before = findingsOf((await s.get('/v1/findings')).body)
         .map((f) => `${f.ruleId} ${f.subject.id}`)
         .sort();

@@ -4,7 +4,7 @@ import type { Test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { PACKAGE_ROOT } from '../../src/paths.js';
 import { tempDir } from '../support/cli.js';
-import { getOn } from '../support/serve-child.js';
+import { getOn, waitUntil } from '../support/serve-child.js';
 import { straceBinary, straceCli, treeState, writesOutside, type Violation } from '../support/strace.js';
 import { forEachEngine, removeContainers, runContainer, type Engine } from './engine.js';
 import { envText, LiveHost, sha256 } from './live-host.js';
@@ -30,14 +30,6 @@ function childrenOf(pid: number): number[] {
   return tasks.flatMap((t) =>
     readFileSync(`/proc/${pid}/task/${t}/children`, 'utf8').split(' ').filter(Boolean).map(Number),
   );
-}
-
-async function until(what: string, check: () => Promise<boolean>, ms: number): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
 }
 
 function serveUnderStrace(strace: string, e: Engine, it: Test): void {
@@ -90,10 +82,10 @@ function serveUnderStrace(strace: string, e: Engine, it: Test): void {
         { timeoutMs: 120_000, onStart: (pid) => (tracer = pid) },
       );
       const status = async () => (await getOn(socket, '/v1/status')).body;
-      await until('the first read', async () => (await status()).includes('"state": "clean"'), 60_000);
+      await waitUntil('the first read', async () => (await status()).includes('"state": "clean"'), 60_000);
       host.replaceByRename(appEnv, envText({ APP_MODE: 'staging' }));
       const before = treeState(host.dir, []);
-      await until('the drift answered', async () => (await status()).includes('"state": "findings"'), 30_000);
+      await waitUntil('the drift answered', async () => (await status()).includes('"state": "findings"'), 30_000);
       for (const pid of childrenOf(tracer)) process.kill(pid, 'SIGTERM');
       const run = await traced;
       assert.not.ok(run.timedOut, `serve did not stop on SIGTERM: ${run.stderr}`);
