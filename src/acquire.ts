@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import type { ScanSettings } from './config.js';
 import { MeshAuditError } from './errors.js';
 import { pastOf, withMemory } from './facts/history.js';
-import { resolveHostname, takeSnapshot } from './scan.js';
+import { resolveHostname, takeSnapshot, type ReadCache } from './scan.js';
 import { loadHistory, type History, type HistoryReading } from './snapshot/history.js';
 import { keepSnapshot, readOwnHistory } from './snapshot/history-store.js';
 import { loadSnapshot } from './snapshot/load.js';
@@ -60,6 +60,8 @@ export interface AcquireRequest {
   settings(): Promise<ScanSettings>;
   /** What the run looks at: what is out of scope is not read (src/scan.ts). */
   scope?: ScopeJudge;
+  /** serve's: what its last read saw (src/collect/read-cache.ts). */
+  cache?: ReadCache;
 }
 
 const NO_HISTORY: History = { snapshots: [], problems: [], files: new Map() };
@@ -97,6 +99,7 @@ export async function readHost(
   history: History,
   io: AcquireIo,
   scope?: ScopeJudge,
+  cache?: ReadCache,
 ): Promise<Snapshot> {
   const progress = io.startProgress();
   let taken: Snapshot;
@@ -105,6 +108,7 @@ export async function readHost(
       now: () => io.now(),
       progress: (m) => progress.step(m),
       ...(scope ? { scope } : {}),
+      ...(cache ? { cache } : {}),
     });
   } catch (err) {
     progress.done();
@@ -151,7 +155,7 @@ export async function acquireSnapshot(request: AcquireRequest, io: AcquireIo, ho
             historyReading((line) => io.detail(line)),
           )
         : NO_HISTORY;
-  const snapshot = await readHost({ ...settings, hostname }, history, io, request.scope);
+  const snapshot = await readHost({ ...settings, hostname }, history, io, request.scope, request.cache);
   for (const p of [...snapshot.problems, ...history.problems]) io.problem(p.message);
   return {
     snapshots: [snapshot],

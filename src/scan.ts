@@ -8,8 +8,9 @@ import { hostIdentity } from './collect/host.js';
 import { listenersCollector } from './collect/host-listeners.js';
 import { ledgerCollector } from './collect/ledger.js';
 import { procCollector } from './collect/proc-reader.js';
-import { watchEngineEvents } from './collect/engine-events.js';
+import { watchEngineEvents, type EngineChange } from './collect/engine-events.js';
 import { pollListeners, watchFiles } from './collect/host-watch.js';
+import type { ReadCache } from './collect/read-cache.js';
 import type { ScanSettings } from './config.js';
 import type { HistoryInput } from './facts/history.js';
 import type { ScopeJudge } from './scope.js';
@@ -18,6 +19,8 @@ import { SNAPSHOT_SCHEMA, type Snapshot } from './snapshot/types.js';
 import { TOOL_NAME, TOOL_VERSION } from './version.js';
 
 export { resolveHostname } from './collect/host.js';
+export { ReadCache } from './collect/read-cache.js';
+export type { EngineChange } from './collect/engine-events.js';
 
 export interface ScanHooks {
   now(): Date;
@@ -29,6 +32,8 @@ export interface ScanHooks {
    * only it names are read, so another system's unreadable file cannot make the run incomplete.
    */
   scope?: ScopeJudge;
+  /** serve's: what the last read saw, and the key it digested with (src/collect/read-cache.ts). */
+  cache?: ReadCache;
 }
 
 /**
@@ -61,8 +66,9 @@ async function snapshotWith(
     settings,
     scope: hooks.scope,
     endpoint: resolveEndpoint(settings.dockerHost),
-    safe: createSafeValueMaker(),
+    safe: createSafeValueMaker(hooks.cache?.key),
     progress: (message) => hooks.progress(message),
+    ...(hooks.cache !== undefined ? { cache: { store: hooks.cache, ticket: hooks.cache.begin() } } : {}),
   };
   const ledgerRead = collectIsolated(ledgerCollector, context);
   const host = await hostIdentity(settings);
@@ -112,7 +118,8 @@ async function snapshotWith(
 
 /** What `serve` is told by its watches on the host (src/serve/resident.ts). */
 export interface HostWatchers {
-  changed(): void;
+  /** Something changed: what, when an engine event says (a file or the sockets: nothing more). */
+  changed(change?: EngineChange): void;
   /** The engine can no longer be heard (until `back`). */
   lost(cause: string): void;
   back(cause: string): void;
@@ -132,7 +139,7 @@ export function watchHost(
   settings: ScanSettings,
   handlers: HostWatchers,
   options: { signal: AbortSignal; listenersEveryMs: number; retryMs: number },
-): { follow(snapshot: Snapshot): void } {
+): { follow(snapshot: Snapshot): boolean } {
   watchEngineEvents(resolveEndpoint(settings.dockerHost), handlers, {
     signal: options.signal,
     retryMs: options.retryMs,

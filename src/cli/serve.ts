@@ -6,7 +6,7 @@ import { auditSnapshot, reportOf, triage } from '../pipeline.js';
 import { renderJson } from '../report/json.js';
 import { renderProm } from '../report/prom.js';
 import type { Report } from '../report/report.js';
-import { watchHost } from '../scan.js';
+import { ReadCache, watchHost, type EngineChange, type HostWatchers } from '../scan.js';
 import { readingScopeOf } from '../scope.js';
 import { describe, listen, type Answers, type Where } from '../serve/answers.js';
 import { alertsToPost } from '../serve/delivery.js';
@@ -63,13 +63,14 @@ const quietIo = (ctx: CommandContext): AcquireIo => ({
 
 /**
  * One read of the host, as `scan` makes it (acquireSnapshot, then the same pipeline: auditSnapshot, reportOf, triage),
- * its report for the answer; `last()` is the snapshot it read, whose files the watches follow.
+ * its report for the answer; the watches follow the files of each snapshot read.
  */
 function hostReader(
   current: () => AuditRun,
   ctx: CommandContext,
-): { read: () => Promise<Report>; last: () => Snapshot | null } {
-  let lastSnapshot: Snapshot | null = null;
+  cache: ReadCache,
+  follow: (snapshot: Snapshot) => void,
+): { read: () => Promise<Report> } {
   const read = async () => {
     const run = current();
     const settings = run.resolved.settings;
@@ -80,11 +81,19 @@ function hostReader(
         ...(run.options.history !== undefined ? { history: run.options.history } : {}),
         settings: () => Promise.resolve(settings),
         scope: readingScopeOf(run.scope, startedAt),
+        cache,
       },
       quietIo(ctx),
     );
+    const use = cache.use();
+    detail(
+      ctx,
+      `read: ${use.containersInspected} containers inspected, ${use.containersReused} unchanged; ` +
+        `${use.filesRead} files read, ${use.filesReused} unchanged`,
+    );
     const snapshots = acquired.snapshots.map((s) => withProblems(s, acquired.history.problems));
-    lastSnapshot = snapshots[0] ?? null;
+    // Watched before the answer says anything of them.
+    if (snapshots[0] !== undefined) follow(snapshots[0]);
     const evaluations = snapshots.map((s) =>
       auditSnapshot(s, acquired.history.snapshots, run.selected, { scoped: { scope: run.scope, now: startedAt } }),
     );
@@ -96,7 +105,7 @@ function hostReader(
       now,
     });
   };
-  return { read, last: () => lastSnapshot };
+  return { read };
 }
 
 /** Posts the alerts of each new answer when they changed (or are due again); a failure is an incomplete answer. */
@@ -128,6 +137,35 @@ function flagSet(resident: () => Resident): { set(causes: readonly string[]): vo
       for (const cause of causes) if (!held.includes(cause)) resident().flag(cause);
       held = causes;
     },
+  };
+}
+
+/** What an engine event makes the cache forget: the container it names, the images, or all the engine said. */
+function forget(cache: ReadCache, change: EngineChange | undefined): void {
+  if (change === undefined) return;
+  if (change.type === 'container') cache.forgetContainer(change.id);
+  else if (change.type === 'image') cache.forgetImages();
+  // A network's or a volume's event may change a container's inspect (connect, disconnect); one not understood may
+  // name anything.
+  else cache.forgetEngine();
+}
+
+/** What the watches tell: the cache forgets what changed (all of it when knowledge was lost), the resident reads. */
+function watchersOf(cache: ReadCache, resident: Resident, unwatched: ReturnType<typeof flagSet>): HostWatchers {
+  return {
+    changed: (change) => {
+      forget(cache, change);
+      resident.changed();
+    },
+    lost: (cause) => {
+      cache.renew();
+      resident.holding(cause);
+    },
+    back: (cause) => {
+      cache.renew();
+      resident.recovered(cause);
+    },
+    unwatched: (causes) => unwatched.set(causes),
   };
 }
 
@@ -165,7 +203,17 @@ async function serve(flags: ServeFlags, ctx: CommandContext): Promise<number> {
     throw new MeshAuditError(
       'serve --baseline auto: serve keeps no output folder to read it from; name the report file',
     );
-  const reader = hostReader(() => run, ctx);
+  // What one read keeps for the next: only what the engine's events and the files' lstat say is unchanged.
+  const cache = new ReadCache();
+  // A folder watched for the first time may have changed while it was read, unheard: one more read.
+  const reader = hostReader(
+    () => run,
+    ctx,
+    cache,
+    (snapshot) => {
+      if (watches.follow(snapshot)) resident.changed();
+    },
+  );
   const stop = new AbortController();
   const deliver = alertDelivery(
     () => run,
@@ -178,28 +226,26 @@ async function serve(flags: ServeFlags, ctx: CommandContext): Promise<number> {
     failOn: run.failOn,
     now: () => ctx.now(),
     settleMs: 250,
+    whole: () => cache.wasWhole(),
     onReport: async (report) => {
-      const snapshot = reader.last();
-      if (snapshot !== null) watches.follow(snapshot);
       await deliver(report);
       const s = resident.status();
       detail(ctx, `read: ${s.state}, ${s.counts.error} errors, ${s.counts.warning} warnings, ${s.counts.note} notes`);
     },
     onReadFailure: (e) => ctx.stderr(`mesh-audit serve: a read failed: ${shownMessage(String(e))}\n`),
   });
-  const watches = watchHost(
-    run.resolved.settings,
-    {
-      changed: () => resident.changed(),
-      lost: (cause) => resident.holding(cause),
-      back: (cause) => resident.recovered(cause),
-      unwatched: (causes) => unwatched.set(causes),
-    },
-    { signal: stop.signal, listenersEveryMs: listenersMs, retryMs: 1000 },
-  );
+  const watches = watchHost(run.resolved.settings, watchersOf(cache, resident, unwatched), {
+    signal: stop.signal,
+    listenersEveryMs: listenersMs,
+    retryMs: 1000,
+  });
   const server = await listen(where, answersOf(resident));
   note(ctx, `mesh-audit serve: answering on ${describe(where)}`);
-  const resync = setInterval(() => resident.changed(), resyncMs);
+  // The resync is a whole read, as a scan's, under a new key.
+  const resync = setInterval(() => {
+    cache.renew();
+    resident.changed();
+  }, resyncMs);
   void resident.readNow();
   // SIGHUP: the config, packs, waivers and baseline read again (a mistake in them keeps the ones in use, and says so),
   // then the host. Where the watches look (the engine, --root) is what serve started with.
@@ -207,6 +253,7 @@ async function serve(flags: ServeFlags, ctx: CommandContext): Promise<number> {
     try {
       run = await prepareAuditRun(flags, ctx);
       resident.setFailOn(run.failOn);
+      cache.renew();
       note(ctx, 'mesh-audit serve: config and packs read again (SIGHUP)');
     } catch (e) {
       ctx.stderr(`mesh-audit serve: SIGHUP: kept the config in use: ${shownMessage(String(e))}\n`);

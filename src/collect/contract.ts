@@ -2,6 +2,7 @@ import type { ScopeJudge } from '../scope.js';
 import type { SafeValueMaker } from '../secret/value.js';
 import type { LabelKeys, Problem } from '../snapshot/types.js';
 import type { DockerEndpoint } from './docker-endpoint.js';
+import type { ReadCache, ReadTicket } from './read-cache.js';
 
 /*
  * The collector contract (issue 43). A collector reads one slice of the snapshot: given the scan's context (and the
@@ -33,6 +34,8 @@ export interface CollectContext {
   safe: SafeValueMaker;
   /** Progress for a person watching. */
   progress: (message: string) => void;
+  /** serve's: what the last read saw and nothing says has changed (src/collect/read-cache.ts); none for a scan. */
+  cache?: { store: ReadCache; ticket: ReadTicket };
 }
 
 /** One collector's slice of the snapshot. */

@@ -27,6 +27,7 @@ import { daemonInfoOf, imageRecordOf, tagsOf } from './images.js';
 import { containerFromInspect, type ContainerInspect } from './inspect.js';
 import type { CollectContext, Collector, Slice } from './contract.js';
 import type { ProcPart } from './proc-reader.js';
+import type { ReadCache, ReadTicket } from './read-cache.js';
 
 export interface DockerCollectOptions {
   endpoint: DockerEndpoint;
@@ -45,6 +46,8 @@ export interface DockerCollectOptions {
   listed?: (summaries: readonly ContainerSummary[]) => void;
   /** The label keys whose values on networks and volumes are kept as written (they name modules and resources). */
   labelKeys?: LabelKeys;
+  /** serve's: containers and images not changed since the last read are taken from it (src/collect/read-cache.ts). */
+  cache?: { store: ReadCache; ticket: ReadTicket };
 }
 
 export interface DockerCollection {
@@ -107,12 +110,13 @@ export interface EngineContext extends CollectContext {
 
 /** The engine's collector (src/collect/contract.ts): every container through the Engine API, with its /proc. */
 export const engineCollector: Collector<EngineContext, EnginePart> = {
-  async collect({ endpoint, safe, settings, proc, listed, progress }) {
+  async collect({ endpoint, safe, settings, proc, listed, progress, cache }) {
     progress(`reading containers from ${endpoint.url}`);
     return sliceOf(
       await collectDocker({
         endpoint,
         safe,
+        ...(cache !== undefined ? { cache } : {}),
         deadlineMs: settings.dockerTimeoutSeconds * 1000,
         labelKeys: settings.labels,
         ...(listed !== undefined ? { listed } : {}),
@@ -218,6 +222,7 @@ async function collectWith(
   const inspected = await mapLimited(summaries, options.concurrency ?? DEFAULT_INSPECT_CONCURRENCY, (summary) =>
     containerOf(api, summary, options, attachments, said),
   );
+  options.cache?.store.keepOnlyContainers(new Set(summaries.map((s) => s.Id)));
   const containers = inspected
     .filter((c): c is Container => c !== null)
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
@@ -283,6 +288,12 @@ async function containerOf(
   said: Findings,
 ): Promise<Container | null> {
   const label = summary.Names?.[0]?.replace(/^\//, '') ?? summary.Id.slice(0, 12);
+  const cached = options.cache?.store.container(summary.Id);
+  // The list's state is the check that no event was missed (an unexpected state: inspected again).
+  if (cached !== undefined && cached.inspect.State?.Status === summary.State) {
+    attachments.set(cached.container.name, cached.attachment);
+    return { ...cached.container, proc: await procOf(cached.inspect, options) };
+  }
   let inspect: ContainerInspect;
   try {
     inspect = await api.inspectContainer(summary.Id);
@@ -302,19 +313,24 @@ async function containerOf(
     }
     return null;
   }
-  attachments.set(inspect.Name.replace(/^\//, ''), {
+  const attachment = {
     networks: Object.keys(inspect.NetworkSettings?.Networks ?? {}),
     volumes: (inspect.Mounts ?? []).flatMap((m) => (m.Type === 'volume' && m.Name ? [m.Name] : [])),
-  });
-  let proc: ProcView = { available: false, reason: options.procUnavailable ?? 'not read' };
-  if (options.readProc) {
-    try {
-      proc = await options.readProc(inspect);
-    } catch (err) {
-      proc = { available: false, reason: `reading /proc failed: ${(err as Error).message}` };
-    }
+  };
+  attachments.set(inspect.Name.replace(/^\//, ''), attachment);
+  const container = containerFromInspect(inspect, options.safe, await procOf(inspect, options));
+  options.cache?.store.keepContainer(options.cache.ticket, summary.Id, { inspect, container, attachment });
+  return container;
+}
+
+/** A container's /proc, read at every read (its sockets and processes change without an event). */
+async function procOf(inspect: ContainerInspect, options: DockerCollectOptions): Promise<ProcView> {
+  if (!options.readProc) return { available: false, reason: options.procUnavailable ?? 'not read' };
+  try {
+    return await options.readProc(inspect);
+  } catch (err) {
+    return { available: false, reason: `reading /proc failed: ${(err as Error).message}` };
   }
-  return containerFromInspect(inspect, options.safe, proc);
 }
 
 /** A list asked for earlier, or null when it could not be read (a problem says why). */
@@ -375,8 +391,15 @@ async function collectImages(
   await mapLimited(imageIds, options.concurrency ?? DEFAULT_INSPECT_CONCURRENCY, async (imageId) => {
     const users = usersOf.get(imageId) ?? [];
     const label = `${users[0]?.image ?? ''} (${shortImageId(imageId)})`;
+    const cached = options.cache?.store.image(imageId);
+    if (cached !== undefined) {
+      records.set(imageId, cached);
+      return;
+    }
     try {
-      records.set(imageId, imageRecordOf(await api.inspectImage(imageId), options.safe));
+      const record = imageRecordOf(await api.inspectImage(imageId), options.safe);
+      records.set(imageId, record);
+      options.cache?.store.keepImage(options.cache.ticket, imageId, record);
     } catch (err) {
       const names = users.map((c) => c.name).join(', ');
       if (err instanceof EngineHttpError && err.statusCode === 404) {

@@ -1,12 +1,14 @@
+import { StringDecoder } from 'node:string_decoder';
 import { ReadOnlyDocker } from './docker-api.js';
 import type { DockerEndpoint } from './docker-endpoint.js';
 
 /*
  * The engine's events, for `serve`: what tells it that a container, an image, a network or a volume changed, or that
- * the daemon reloaded. Only that something changed is used — each change is answered by a read (src/serve/) — so the
- * stream is never parsed or buffered: a label of a megabyte in an event costs nothing here. A stream that ends, fails
- * or cannot be opened is knowledge lost, told at once; it is opened again, and its return is told too (what happened
- * in between is then read whole).
+ * the daemon reloaded. Each event is read for its type and the id of what it names (a container's: that container
+ * is read again, src/collect/read-cache.ts), nothing else. An event line longer than MAX_EVENT_LINE (a label of a
+ * megabyte is in every event of its container) is not parsed: it is a change of something unknown, and everything
+ * the engine said before is read again. A stream that ends, fails or cannot be opened is knowledge lost, told at
+ * once; it is opened again, and its return is told too (what happened in between is then read whole).
  */
 
 /** The actions that change what a scan reads (exec_*, attach, top, … do not), of the types below. */
@@ -36,9 +38,60 @@ export const WATCHED_EVENTS = [
 
 export const WATCHED_TYPES = ['container', 'image', 'network', 'volume', 'daemon'] as const;
 
+/** What an event says changed: one container (by its full id), the images, something else of the engine's. */
+export type EngineChange = { type: 'container'; id: string } | { type: 'image' } | { type: 'engine' };
+
+/** Longer event lines are not parsed (they are a change of something unknown). */
+export const MAX_EVENT_LINE = 64 * 1024;
+
+const CONTAINER_ID = /^[0-9a-f]{64}$/;
+
+/** One event line's change; anything not understood is a change of the engine's, unnamed. */
+export function changeOf(line: string): EngineChange {
+  let event: unknown;
+  try {
+    event = JSON.parse(line);
+  } catch {
+    return { type: 'engine' };
+  }
+  if (typeof event !== 'object' || event === null) return { type: 'engine' };
+  const { Type: type, Actor: actor } = event as { Type?: unknown; Actor?: unknown };
+  if (type === 'image') return { type: 'image' };
+  const id = typeof actor === 'object' && actor !== null ? (actor as { ID?: unknown }).ID : undefined;
+  if (type === 'container' && typeof id === 'string' && CONTAINER_ID.test(id)) return { type: 'container', id };
+  return { type: 'engine' };
+}
+
+/**
+ * The stream's lines, each told as it ends; a line past `max` characters is told as unknown once its end comes,
+ * without being kept.
+ */
+export function eventLines(
+  told: (change: EngineChange) => void,
+  max = MAX_EVENT_LINE,
+): (chunk: Buffer | string) => void {
+  let pending = '';
+  let overlong = false;
+  // A character cut between two chunks is joined again.
+  const decoder = new StringDecoder('utf8');
+  return (chunk) => {
+    let text = pending + (typeof chunk === 'string' ? chunk : decoder.write(chunk));
+    pending = '';
+    for (let end = text.indexOf('\n'); end !== -1; end = text.indexOf('\n')) {
+      const line = text.slice(0, end);
+      text = text.slice(end + 1);
+      if (overlong || line.length > max) told({ type: 'engine' });
+      else if (line.trim() !== '') told(changeOf(line));
+      overlong = false;
+    }
+    if (text.length > max) overlong = true;
+    else if (!overlong) pending = text;
+  };
+}
+
 export interface EngineWatchHandlers {
-  /** Something the scan reads changed. */
-  changed(): void;
+  /** Something the scan reads changed (what, as far as the event says). */
+  changed(change?: EngineChange): void;
   /** The engine can no longer be heard (`cause` says why, as a person reads it). */
   lost(cause: string): void;
   /** Heard again: every change since `lost` is unknown, so everything is read again. */
@@ -134,7 +187,10 @@ export function watchEngineEvents(
       lose(STREAM_CUT);
       again();
     };
-    stream.on('data', () => handlers.changed());
+    stream.on(
+      'data',
+      eventLines((change) => handlers.changed(change)),
+    );
     stream.once('end', end);
     stream.once('error', end);
     stream.once('close', end);

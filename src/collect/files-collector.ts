@@ -23,7 +23,7 @@ export interface FilesContext extends CollectContext {
  * checked: each says so, and the scan is incomplete.
  */
 export const filesCollector: Collector<FilesContext, FileRecord[]> = {
-  async collect({ settings, scope, safe, progress, ledger, containers, earlier, compose }) {
+  async collect({ settings, scope, safe, progress, ledger, containers, earlier, compose, cache }) {
     const { paths, envPaths, composePaths } = filesToRead(
       ledger.entries.map((r) => r.entry),
       containers,
@@ -42,6 +42,7 @@ export const filesCollector: Collector<FilesContext, FileRecord[]> = {
       maxFiles: settings.maxFiles,
       safe,
       ...(scope ? { skip: (path: string) => !scope.path(path) } : {}),
+      ...(cache !== undefined ? { cache } : {}),
     });
     return { part: files, problems: [...problems, ...notChecked(files, containers)], notes: [] };
   },

@@ -1,6 +1,7 @@
 import { constants, lstatSync, openSync, readdirSync, readlinkSync, type BigIntStats } from 'node:fs';
 import { realpath } from 'node:fs/promises';
 import { checkDescriptor, closeQuietly, describe, errnoCode, readRegularFile, type ReadResult } from './read-file.js';
+import { fileStamp, type ReadCache, type ReadTicket } from './read-cache.js';
 import { HashPool, HASH_IN_WORKER_BYTES } from './hash-pool.js';
 import { DEFAULT_MAX_FILES } from '../settings/limits.js';
 import { kindOf } from '../fs/file-kind.js';
@@ -75,6 +76,8 @@ export interface FileCollectOptions {
    * holds.
    */
   skip?: (hostPath: string) => boolean;
+  /** serve's: a file whose lstat is as it was at the last read is not read again (src/collect/read-cache.ts). */
+  cache?: { store: ReadCache; ticket: ReadTicket };
 }
 
 export const DEFAULT_MAX_ENV_BYTES = 1024 * 1024;
@@ -292,6 +295,7 @@ interface Context {
   compose: ComposePool;
   composing: Promise<void>[];
   pending: Promise<void>[];
+  cache: FileCollectOptions['cache'];
 }
 
 /** Records explicit paths, env paths and everything under the managed roots; never throws for one file. */
@@ -339,6 +343,7 @@ export async function collectFiles(options: FileCollectOptions): Promise<{ files
     compose: options.compose ?? new ComposePool(composePaths.length),
     composing: [],
     pending: [],
+    cache: options.cache,
   };
 
   try {
@@ -354,6 +359,7 @@ export async function collectFiles(options: FileCollectOptions): Promise<{ files
     await Promise.all([ctx.pool.close(), options.compose === undefined ? ctx.compose.close() : undefined]);
   }
   const files = [...ctx.records.values()].sort((a, b) => byCodeUnit(a.path, b.path));
+  options.cache?.store.keepOnlyFiles(new Set(ctx.records.keys()));
   return { files, problems };
 }
 
@@ -463,12 +469,26 @@ function recordOf(ctx: Context, hostPath: string, located: Located): FileRecord 
     } else if (record.kind === 'file') {
       const isEnv = ctx.envPaths.has(hostPath) || basename(hostPath).endsWith('.env');
       const isCompose = ctx.composePaths.has(hostPath);
+      // A Compose file's facts depend on the files it extends: it is read every time.
+      const stamp = ctx.cache !== undefined && !isCompose ? fileStamp(stat, isEnv ? 'env' : 'file') : undefined;
+      const cached = stamp !== undefined ? ctx.cache?.store.file(hostPath, stamp) : undefined;
+      if (cached !== undefined) return cached;
+      const keep = () => {
+        if (stamp !== undefined && record.error === undefined)
+          ctx.cache?.store.keepFile(ctx.cache.ticket, hostPath, stamp, record);
+      };
       if (!isEnv && !isCompose && stat.size >= BigInt(HASH_IN_WORKER_BYTES)) {
         // Hashed meanwhile by a worker; the record is complete once collectFiles has waited for it.
-        ctx.pending.push(ctx.pool.read(fsPath, stat).then((read) => applyRead(ctx, record, read, false)));
+        ctx.pending.push(
+          ctx.pool.read(fsPath, stat).then((read) => {
+            applyRead(ctx, record, read, false);
+            keep();
+          }),
+        );
       } else {
         const read = readRegularFile(fsPath, stat, isEnv || isCompose ? ctx.maxEnvBytes : undefined);
         applyRead(ctx, record, read, isEnv);
+        keep();
         if (isCompose && read.ok) {
           if (read.tooLarge)
             record.compose = { error: `larger than ${ctx.maxEnvBytes} bytes: not read as a Compose file` };

@@ -27,9 +27,10 @@ export interface FileWatchHandlers extends HostWatchHandlers {
 export interface HostWatch {
   /**
    * Watches these files' folders and these folders (as named on the host; under `root`), dropping the watches no
-   * longer needed.
+   * longer needed. True when a folder is watched that was not before: what changed in it while it was read and
+   * before it was watched was not heard, so the caller reads once more.
    */
-  follow(files: readonly string[], folders: readonly string[]): void;
+  follow(files: readonly string[], folders: readonly string[]): boolean;
   stop(): void;
 }
 
@@ -41,7 +42,8 @@ export const TOO_MANY_FOLDERS = `more than ${MAX_WATCHED_FOLDERS} folders to wat
  */
 export function watchFiles(root: string, handlers: FileWatchHandlers): HostWatch {
   const watchers = new Map<string, FSWatcher>();
-  const follow = (files: readonly string[], named: readonly string[]): void => {
+  const follow = (files: readonly string[], named: readonly string[]): boolean => {
+    let added = false;
     const folders = new Set([...files.map((p) => join(root, dirname(p))), ...named.map((p) => join(root, p))]);
     const causes: string[] = folders.size > MAX_WATCHED_FOLDERS ? [TOO_MANY_FOLDERS] : [];
     const wanted = new Set([...folders].sort().slice(0, MAX_WATCHED_FOLDERS));
@@ -60,6 +62,7 @@ export function watchFiles(root: string, handlers: FileWatchHandlers): HostWatch
           handlers.changed();
         });
         watchers.set(folder, w);
+        added = true;
       } catch (e) {
         const code = (e as NodeJS.ErrnoException).code;
         // A folder not there yet (a managed root not made) is watched from the next read on; a limit is a loss.
@@ -67,6 +70,7 @@ export function watchFiles(root: string, handlers: FileWatchHandlers): HostWatch
       }
     }
     handlers.unwatched(causes);
+    return added;
   };
   return {
     follow,

@@ -21,6 +21,8 @@ export interface ResidentOptions {
   settleMs: number;
   /** Told each report as it replaces the one before (alerting, the textfile, the history). */
   onReport?: (report: Report, previous: Report | null) => void | Promise<void>;
+  /** Whether the read that just ended read everything anew (none: every read does). */
+  whole?: () => boolean;
   /** Told what went wrong in a read that threw (the answer stays incomplete until a read ends well). */
   onReadFailure?: (error: unknown) => void;
 }
@@ -28,6 +30,7 @@ export interface ResidentOptions {
 export class Resident {
   private report: Report | null = null;
   private lastFullRead: Date | null = null;
+  private lastRead: Date | null = null;
   /** Causes of staleness, by name, each with the time it was met. */
   private readonly stale = new Map<string, Date>();
   /** Causes that still hold (a source still down): a read does not clear them until `recovered`. */
@@ -45,7 +48,12 @@ export class Resident {
   }
 
   view(): ServeView {
-    return { report: this.report, lastFullRead: this.lastFullRead, stale: [...this.stale.keys()] };
+    return {
+      report: this.report,
+      lastFullRead: this.lastFullRead,
+      lastRead: this.lastRead,
+      stale: [...this.stale.keys()],
+    };
   }
 
   status(): ServeStatus {
@@ -134,7 +142,8 @@ export class Resident {
       const report = await this.options.read();
       const previous = this.report;
       this.report = report;
-      this.lastFullRead = this.options.now();
+      this.lastRead = this.options.now();
+      if (this.options.whole?.() ?? true) this.lastFullRead = this.lastRead;
       this.clearedBy(startedAt);
       this.status();
       await this.options.onReport?.(report, previous);

@@ -22,8 +22,10 @@ export interface ServeStatus {
   counts: Record<Severity, number>;
   /** When the state last changed (ISO 8601). */
   since: string;
-  /** When the last full read of the host ended (ISO 8601); null before the first. */
+  /** When the last whole read ended (nothing taken from an earlier read; ISO 8601); null before the first. */
   lastFullRead: string | null;
+  /** When the last read ended, whole or of what changed only (ISO 8601); null before the first. */
+  lastRead: string | null;
   /** What is not checked now: why the answer may be stale, then each thing the report could not read. */
   notChecked: string[];
 }
@@ -33,6 +35,7 @@ export interface ServeView {
   /** The report of the last evaluation; null while the first read runs. */
   report: Report | null;
   lastFullRead: Date | null;
+  lastRead?: Date | null;
   /** Why the answer cannot be trusted as current (the events stream cut, a watch lost…), each named. */
   stale: readonly string[];
 }
@@ -64,6 +67,7 @@ export function statusOf(view: ServeView, failOn: FailOn, since: Date): ServeSta
     counts: countsOf(view.report),
     since: since.toISOString(),
     lastFullRead: view.lastFullRead?.toISOString() ?? null,
+    lastRead: (view.lastRead ?? view.lastFullRead)?.toISOString() ?? null,
     notChecked: [...view.stale, ...unread],
   };
 }

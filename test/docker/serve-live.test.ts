@@ -112,6 +112,28 @@ function scenario(e: Engine, it: Test): void {
         CHANGE_MS,
       );
 
+      // One container's event costs that container's inspect, not every container's: the others are as the last read
+      // saw them (src/collect/read-cache.ts), and the image is not inspected again.
+      const strayId = e.docker(['inspect', '--format', '{{.Id}}', STRAY]).trim();
+      const mark = proxy.requests.length;
+      e.docker(['restart', '-t', '0', STRAY]);
+      const changedAt = new Date().toISOString();
+      await s.until(
+        'a read after the restart',
+        '/v1/status',
+        (a) => ((JSON.parse(a.body) as { lastRead: string | null }).lastRead ?? '') > changedAt,
+        CHANGE_MS,
+      );
+      const inspected = proxy.requests
+        .slice(mark)
+        .flatMap((r) => /\/containers\/([0-9a-f]{12,64})\/json/.exec(r.path)?.[1] ?? []);
+      assert.ok(inspected.length > 0, 'the restarted container was inspected again');
+      assert.equal([...new Set(inspected)], [strayId], 'only the container the events named was inspected');
+      assert.not.ok(
+        proxy.requests.slice(mark).some((r) => /\/images\/[^/]+\/json/.test(r.path)),
+        'no image inspected again',
+      );
+
       // The ledger rewritten to claim it: re-evaluated, its MA2001 gone.
       host.ledger([...entries, { id: 'old.server', type: 'container', origin: 'declared', target: STRAY }]);
       await s.until(

@@ -49,8 +49,9 @@ test('folder watches: a file written in a watched folder is a change; past the b
   const said: (readonly string[])[] = [];
   const w = watchFiles(root, { changed: () => changes++, unwatched: (c) => said.push(c) });
   try {
-    w.follow(['/f0/app.env'], []);
+    assert.ok(w.follow(['/f0/app.env'], []), 'a folder watched anew: what changed while it was read was not heard');
     assert.equal(said.at(-1), [], 'everything watched');
+    assert.not.ok(w.follow(['/f0/app.env'], []), 'the same folders: nothing new');
     writeFileSync(join(root, 'f0', 'app.env'), 'A=1\n');
     for (let i = 0; i < 50 && changes === 0; i++) await new Promise((r) => setTimeout(r, 20));
     assert.ok(changes > 0, 'the write was seen');

@@ -1,0 +1,177 @@
+import { randomBytes } from 'node:crypto';
+import type { BigIntStats } from 'node:fs';
+import type { Container, FileRecord, ImageRecord } from '../snapshot/types.js';
+import type { ContainerInspect } from './inspect.js';
+
+/*
+ * What `serve` keeps from one read of the host for the next (issue 44): each read is still a whole scan — the same
+ * collectors, the same snapshot — but a container the engine has said nothing of since it was inspected is not
+ * inspected again, an image id is not inspected again (its content is its id), and a file whose lstat is the same
+ * is not read and digested again. A scan (`scan`, `snapshot`, `premigrate`) has no cache.
+ *
+ * What tells the cache that something is stale:
+ * - a container: an engine event naming it (`forgetContainer`), or an event the cache could not read (`forgetEngine`);
+ * - an image: any image event (`forgetImages`: tags move between ids);
+ * - a file: nothing needs to: its lstat (device, inode, size, mode, owner, modification and change times to the
+ *   nanosecond) is compared at each read, and any write changes the change time;
+ * - all of it: the events stream lost (what happened meanwhile is unknown), the config read again, and every resync
+ *   (`renew`), which also makes a new HMAC key.
+ *
+ * A container's /proc (its sockets, its processes) changes without any event, so it is read again at every read.
+ * The HMAC key lives as long as what was digested with it is kept (the values of one read must compare with the
+ * next's): until the next `renew`, in this process's memory only, never written.
+ *
+ * A read may be under way when an event comes: what that read keeps of the object named is not kept (it may have
+ * been read before the change). `begin()` gives each read its ticket; a `keep…` with a ticket older than the last
+ * word on that object is dropped. The resident reads again after any change anyway (src/serve/resident.ts).
+ */
+
+/** A container as one read saw it: its inspect (for its /proc) and the record made of it (without /proc). */
+export interface CachedContainer {
+  inspect: ContainerInspect;
+  container: Container;
+  attachment: { networks: string[]; volumes: string[] };
+}
+
+/** One read's place in the cache's order of events. */
+export interface ReadTicket {
+  readonly seq: number;
+}
+
+/** What a read took from the cache and what it had to read: the count `serve --verbose` and the benchmark show. */
+export interface CacheUse {
+  containersReused: number;
+  containersInspected: number;
+  imagesReused: number;
+  filesReused: number;
+  filesRead: number;
+}
+
+const noUse = (): CacheUse => ({
+  containersReused: 0,
+  containersInspected: 0,
+  imagesReused: 0,
+  filesReused: 0,
+  filesRead: 0,
+});
+
+/** What of a file's lstat says whether it is the same file with the same content, and how it was read. */
+export function fileStamp(stat: BigIntStats, reading: string): string {
+  return [reading, stat.dev, stat.ino, stat.size, stat.mode, stat.uid, stat.gid, stat.mtimeNs, stat.ctimeNs].join(':');
+}
+
+export class ReadCache {
+  private currentKey = randomBytes(32);
+  private seq = 0;
+  /** The seq of the last word on each container (an event), and of the last drop of them all. */
+  private readonly touched = new Map<string, number>();
+  private enginesDropped = 0;
+  private imagesDropped = 0;
+  private allDropped = 0;
+  private readonly containers = new Map<string, CachedContainer>();
+  private readonly images = new Map<string, ImageRecord>();
+  private readonly files = new Map<string, { stamp: string; record: FileRecord }>();
+  /** What the read under way used; `use()` gives it and starts again. */
+  private used = noUse();
+
+  /** The key every value of this cache's reads is digested with (src/secret/value.ts). */
+  get key(): Buffer {
+    return this.currentKey;
+  }
+
+  /** A read starts (reads never overlap: src/serve/resident.ts); the words older than it no longer matter. */
+  begin(): ReadTicket {
+    this.used = noUse();
+    this.touched.clear();
+    return { seq: this.seq };
+  }
+
+  /** What the last read took from the cache and read anew. */
+  use(): CacheUse {
+    return { ...this.used };
+  }
+
+  /** Whether the last read took nothing from an earlier one: a whole read, as a scan's. */
+  wasWhole(): boolean {
+    return this.used.containersReused + this.used.imagesReused + this.used.filesReused === 0;
+  }
+
+  container(id: string): CachedContainer | undefined {
+    const hit = this.containers.get(id);
+    if (hit !== undefined) this.used.containersReused++;
+    else this.used.containersInspected++;
+    return hit;
+  }
+
+  keepContainer(ticket: ReadTicket, id: string, entry: CachedContainer): void {
+    if (this.stale(ticket, this.touched.get(id) ?? 0, this.enginesDropped)) return;
+    this.containers.set(id, entry);
+  }
+
+  image(id: string): ImageRecord | undefined {
+    const hit = this.images.get(id);
+    if (hit !== undefined) this.used.imagesReused++;
+    return hit;
+  }
+
+  keepImage(ticket: ReadTicket, id: string, record: ImageRecord): void {
+    if (this.stale(ticket, this.imagesDropped, this.enginesDropped)) return;
+    this.images.set(id, record);
+  }
+
+  /** The record of `path` read when its lstat was `stamp`, if it is still that. */
+  file(path: string, stamp: string): FileRecord | undefined {
+    const hit = this.files.get(path);
+    if (hit !== undefined && hit.stamp === stamp) {
+      this.used.filesReused++;
+      return hit.record;
+    }
+    this.used.filesRead++;
+    return undefined;
+  }
+
+  keepFile(ticket: ReadTicket, path: string, stamp: string, record: FileRecord): void {
+    if (this.stale(ticket, 0, 0)) return;
+    this.files.set(path, { stamp, record });
+  }
+
+  /** Files no longer named by the last read are let go (the cache holds what one read holds, no more). */
+  keepOnlyFiles(paths: ReadonlySet<string>): void {
+    for (const path of this.files.keys()) if (!paths.has(path)) this.files.delete(path);
+  }
+
+  /** Containers no longer listed are let go. */
+  keepOnlyContainers(ids: ReadonlySet<string>): void {
+    for (const id of this.containers.keys()) if (!ids.has(id)) this.containers.delete(id);
+  }
+
+  forgetContainer(id: string): void {
+    this.containers.delete(id);
+    this.touched.set(id, ++this.seq);
+  }
+
+  forgetImages(): void {
+    this.images.clear();
+    this.imagesDropped = ++this.seq;
+  }
+
+  /** An engine event not understood: nothing the engine said before is kept. */
+  forgetEngine(): void {
+    this.containers.clear();
+    this.images.clear();
+    this.touched.clear();
+    this.enginesDropped = ++this.seq;
+  }
+
+  /** Everything dropped and a new key made: the next read is a whole read, as a scan's. */
+  renew(): void {
+    this.forgetEngine();
+    this.files.clear();
+    this.allDropped = ++this.seq;
+    this.currentKey = randomBytes(32);
+  }
+
+  private stale(ticket: ReadTicket, ...words: number[]): boolean {
+    return Math.max(this.allDropped, ...words) > ticket.seq;
+  }
+}

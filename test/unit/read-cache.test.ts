@@ -1,0 +1,116 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { mkdtempSync, renameSync, utimesSync, writeFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { changeOf, eventLines, type EngineChange } from '../../src/collect/engine-events.js';
+import { collectFiles } from '../../src/collect/files.js';
+import { ReadCache } from '../../src/collect/read-cache.js';
+import { createSafeValueMaker } from '../../src/secret/value.js';
+import type { Container, FileRecord } from '../../src/snapshot/types.js';
+
+/*
+ * What serve keeps from one read for the next (src/collect/read-cache.ts): an object is taken again only when nothing
+ * said it changed, a read under way never keeps what an event made stale, and the engine's event lines are read
+ * for what they name, bounded.
+ */
+
+const ID = 'a'.repeat(64);
+const entry = (name: string) => ({
+  inspect: { Id: ID, Name: `/${name}`, State: { Status: 'running' } } as never,
+  container: { name } as Container,
+  attachment: { networks: [], volumes: [] },
+});
+
+test('a container is taken again until an event names it; a read that began before the event keeps nothing of it', () => {
+  const cache = new ReadCache();
+  const first = cache.begin();
+  cache.keepContainer(first, ID, entry('web'));
+  cache.begin();
+  assert.is(cache.container(ID)?.container.name, 'web');
+  const during = cache.begin();
+  cache.forgetContainer(ID);
+  assert.is(cache.container(ID), undefined, 'forgotten');
+  cache.keepContainer(during, ID, entry('web-read-before-the-event'));
+  assert.is(cache.container(ID), undefined, 'what a read began before the event saw is not kept');
+  const after = cache.begin();
+  cache.keepContainer(after, ID, entry('web-again'));
+  assert.is(cache.container(ID)?.container.name, 'web-again');
+});
+
+test('renew drops everything and makes a new key; forgetEngine drops the engine only', () => {
+  const cache = new ReadCache();
+  const key = Buffer.from(cache.key);
+  const t = cache.begin();
+  cache.keepContainer(t, ID, entry('web'));
+  cache.keepFile(t, '/etc/app.env', 'stamp', { path: '/etc/app.env', kind: 'file' });
+  cache.forgetEngine();
+  assert.is(cache.container(ID), undefined);
+  assert.ok(cache.file('/etc/app.env', 'stamp'), 'files are not the engine');
+  cache.renew();
+  assert.is(cache.file('/etc/app.env', 'stamp'), undefined);
+  assert.not.equal(cache.key, key, 'a whole read digests under a new key');
+});
+
+test('a file is read again when its lstat changes, even with the same size and modification time', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ma-read-cache-'));
+  const file = join(dir, 'app.env');
+  writeFileSync(file, 'TOKEN=aaaa\n');
+  const cache = new ReadCache();
+  const read = async () => {
+    const files = await collectFiles({
+      root: '/',
+      paths: [],
+      envPaths: [file],
+      managedRoots: [],
+      safe: createSafeValueMaker(cache.key),
+      cache: { store: cache, ticket: cache.begin() },
+    });
+    return files.files.find((f) => f.path === file) as FileRecord;
+  };
+  const first = await read();
+  assert.is(cache.use().filesRead, 1);
+  const second = await read();
+  assert.equal(cache.use(), { ...cache.use(), filesReused: 1, filesRead: 0 }, 'unchanged: taken again');
+  assert.is(second, first);
+  assert.not.ok(cache.wasWhole(), 'a read that took a file again is not whole');
+  // Same length, same mtime put back: only the change time (and the inode, by rename) tells.
+  const { mtime } = statSync(file);
+  writeFileSync(join(dir, 'next'), 'TOKEN=bbbb\n');
+  renameSync(join(dir, 'next'), file);
+  utimesSync(file, mtime, mtime);
+  const third = await read();
+  assert.is(cache.use().filesRead, 1, 'changed: read again');
+  assert.not.equal(third.env?.[0]?.value?.digest, first.env?.[0]?.value?.digest);
+  // In place, same length and mtime put back: the change time still moves.
+  writeFileSync(file, 'TOKEN=cccc\n');
+  utimesSync(file, mtime, mtime);
+  const fourth = await read();
+  assert.is(cache.use().filesRead, 1, 'written in place: read again');
+  assert.not.equal(fourth.env?.[0]?.value?.digest, third.env?.[0]?.value?.digest);
+});
+
+test('event lines: a container event names its id; images, others and anything not understood are told apart', () => {
+  const told: EngineChange[] = [];
+  const feed = eventLines((c) => told.push(c), 200);
+  const event = JSON.stringify({ Type: 'container', Action: 'start', Actor: { ID, Attributes: { name: 'w' } } });
+  // Cut mid-line, and mid-character (é is two bytes).
+  const bytes = Buffer.from(`${event}\n{"Type":"image","Action":"tag","Actor":{"ID":"sha256:é"}}\n`);
+  feed(bytes.subarray(0, 30));
+  feed(bytes.subarray(30, event.length + 40));
+  feed(bytes.subarray(event.length + 40));
+  assert.equal(told, [{ type: 'container', id: ID }, { type: 'image' }]);
+  told.length = 0;
+  feed('x'.repeat(150));
+  feed(`${'y'.repeat(150)}\n`);
+  feed('{"Type":"network","Action":"connect","Actor":{"ID":"n"}}\nnot json\n');
+  feed('{"Type":"container","Actor":{"ID":"../x"}}\n');
+  assert.equal(
+    told,
+    [{ type: 'engine' }, { type: 'engine' }, { type: 'engine' }, { type: 'engine' }],
+    'an overlong line, a network, a broken line and an id that is not one: the engine, unnamed',
+  );
+  assert.equal(changeOf('null'), { type: 'engine' });
+});
+
+test.run();
