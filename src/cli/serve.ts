@@ -142,11 +142,10 @@ function flagSet(resident: () => Resident): { set(causes: readonly string[]): vo
 
 /** What an engine event makes the cache forget: the container it names, the images, or all the engine said. */
 function forget(cache: ReadCache, change: EngineChange | undefined): void {
-  if (change === undefined) return;
+  if (change === undefined || change.type === 'listed') return;
   if (change.type === 'container') cache.forgetContainer(change.id);
   else if (change.type === 'image') cache.forgetImages();
-  // A network's or a volume's event may change a container's inspect (connect, disconnect); one not understood may
-  // name anything.
+  // The daemon's events, and any event not understood, may concern anything.
   else cache.forgetEngine();
 }
 

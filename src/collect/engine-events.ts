@@ -38,15 +38,31 @@ export const WATCHED_EVENTS = [
 
 export const WATCHED_TYPES = ['container', 'image', 'network', 'volume', 'daemon'] as const;
 
-/** What an event says changed: one container (by its full id), the images, something else of the engine's. */
-export type EngineChange = { type: 'container'; id: string } | { type: 'image' } | { type: 'engine' };
+/**
+ * What an event says changed: one container (by its full id), the images, the networks or volumes (listed again at
+ * every read: nothing kept to forget), or something else of the engine's.
+ */
+export type EngineChange =
+  | { type: 'container'; id: string }
+  | { type: 'image' }
+  | { type: 'listed' }
+  | { type: 'engine' };
 
 /** Longer event lines are not parsed (they are a change of something unknown). */
 export const MAX_EVENT_LINE = 64 * 1024;
 
 const CONTAINER_ID = /^[0-9a-f]{64}$/;
 
-/** One event line's change; anything not understood is a change of the engine's, unnamed. */
+const field = (o: unknown, key: string): unknown =>
+  typeof o === 'object' && o !== null ? (o as Record<string, unknown>)[key] : undefined;
+const containerId = (id: unknown): string | undefined =>
+  typeof id === 'string' && CONTAINER_ID.test(id) ? id : undefined;
+
+/**
+ * One event line's change; anything not understood is a change of the engine's, unnamed. A network's connect and
+ * disconnect change a container's inspect: they name it in their `container` attribute (a restart of a container
+ * disconnects and connects it).
+ */
 export function changeOf(line: string): EngineChange {
   let event: unknown;
   try {
@@ -54,11 +70,20 @@ export function changeOf(line: string): EngineChange {
   } catch {
     return { type: 'engine' };
   }
-  if (typeof event !== 'object' || event === null) return { type: 'engine' };
-  const { Type: type, Actor: actor } = event as { Type?: unknown; Actor?: unknown };
+  const type = field(event, 'Type');
+  const actor = field(event, 'Actor');
   if (type === 'image') return { type: 'image' };
-  const id = typeof actor === 'object' && actor !== null ? (actor as { ID?: unknown }).ID : undefined;
-  if (type === 'container' && typeof id === 'string' && CONTAINER_ID.test(id)) return { type: 'container', id };
+  if (type === 'container') {
+    const id = containerId(field(actor, 'ID'));
+    return id !== undefined ? { type: 'container', id } : { type: 'engine' };
+  }
+  if (type === 'network') {
+    const action = field(event, 'Action');
+    if (action !== 'connect' && action !== 'disconnect') return { type: 'listed' };
+    const id = containerId(field(field(actor, 'Attributes'), 'container'));
+    return id !== undefined ? { type: 'container', id } : { type: 'engine' };
+  }
+  if (type === 'volume') return { type: 'listed' };
   return { type: 'engine' };
 }
 

@@ -104,11 +104,19 @@ test('event lines: a container event names its id; images, others and anything n
   feed('x'.repeat(150));
   feed(`${'y'.repeat(150)}\n`);
   feed('{"Type":"network","Action":"connect","Actor":{"ID":"n"}}\nnot json\n');
-  feed('{"Type":"container","Actor":{"ID":"../x"}}\n');
+  feed('{"Type":"container","Actor":{"ID":"../x"}}\n{"Type":"daemon","Action":"reload"}\n');
   assert.equal(
     told,
-    [{ type: 'engine' }, { type: 'engine' }, { type: 'engine' }, { type: 'engine' }],
-    'an overlong line, a network, a broken line and an id that is not one: the engine, unnamed',
+    [{ type: 'engine' }, { type: 'engine' }, { type: 'engine' }, { type: 'engine' }, { type: 'engine' }],
+    'an overlong line, a connect naming no container, a broken line, an id that is not one, the daemon: unnamed',
+  );
+  told.length = 0;
+  feed(`{"Type":"network","Action":"disconnect","Actor":{"ID":"n","Attributes":{"container":"${ID}"}}}\n`);
+  feed('{"Type":"network","Action":"create","Actor":{"ID":"n"}}\n{"Type":"volume","Action":"destroy"}\n');
+  assert.equal(
+    told,
+    [{ type: 'container', id: ID }, { type: 'listed' }, { type: 'listed' }],
+    'a container disconnected is that container; networks and volumes made or removed are listed again anyway',
   );
   assert.equal(changeOf('null'), { type: 'engine' });
 });
