@@ -104,7 +104,8 @@ test("a ledger entry allowing a rule: its container's finding is kept, suppresse
         color: false,
       },
     ).split('\n')[0]!;
-  assert.match(summary([evaluation]), '3 findings (3 errors, 0 warnings, 0 notes; 1 allowed by the ledger) on 1 host');
+  // An accepted finding is counted apart from the open ones (issue 47): 3 errors, one allowed, are 2 errors.
+  assert.match(summary([evaluation]), '2 findings (2 errors, 0 warnings, 0 notes; 1 allowed by the ledger) on 1 host');
   assert.match(summary([waived]), '; 2 waived, 1 allowed by the ledger)');
 });
 

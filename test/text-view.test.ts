@@ -115,7 +115,8 @@ test('--quiet with findings prints them (waived ones left out, counted), and "Ho
   const r = spawnCli([...demo, '--format', 'text', '--quiet', '--waivers', waivers]);
   assert.is(r.code, 1, r.stderr);
   assert.is(r.stderr, '');
-  assert.match(r.stdout.split('\n')[0]!, '9 findings (6 errors, 2 warnings, 1 note; 1 waived (not shown)) on 1 host');
+  // The waived note is counted apart from the open findings (issue 47).
+  assert.match(r.stdout.split('\n')[0]!, '8 findings (6 errors, 2 warnings, 0 notes; 1 waived (not shown)) on 1 host');
   assert.is(rowsOf(r.stdout).length, 8);
   assert.not.match(r.stdout, 'debug-shell');
   assert.match(r.stdout, 'How to fix');

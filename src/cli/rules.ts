@@ -5,6 +5,7 @@ import { formatWarning, lintPack } from '../policy/lint.js';
 import { loadPolicies } from '../policy/load.js';
 import { ruleCatalogue, subjectCatalogue } from '../report/catalogue.js';
 import { helpUriOf } from '../report/rule-docs.js';
+import { renderRulesJson, ruleJson } from '../report/rules-json.js';
 import { PROFILE_CHOICES, type LoadedRule, type PolicyPack } from '../policy/types.js';
 import type { CommandContext } from './context.js';
 import { addSettingOptions, policyChoiceOf, settingsOf, type SettingFlags } from './settings.js';
@@ -42,13 +43,17 @@ export function registerRules(cli: CAC, ctx: CommandContext): void {
     cli.command('rules <action> [rule]', 'Rules of the policy packs: list | show RULE | test | lint | docs'),
     ['policy', 'defaultPolicy', 'config', 'profile'],
   )
+    .option('--format <format>', 'text or json (list and show: the catalogue, policies/rules.schema.json)', {
+      default: 'text',
+    })
     .example('mesh-audit rules list')
+    .example('mesh-audit rules list --format json')
     .example('mesh-audit rules list --profile hardening')
     .example('mesh-audit rules show no-unclaimed-container')
     .example('mesh-audit rules test')
     .example('mesh-audit rules test --policy my-pack.yaml')
     .example('mesh-audit rules lint --policy my-pack.yaml')
-    .action(async (action: string, ruleRef: string | undefined, options: SettingFlags) => {
+    .action(async (action: string, ruleRef: string | undefined, options: SettingFlags & { format?: string }) => {
       // Only `show` takes a rule; a pack given as a word (`rules lint my-pack.yaml`) would otherwise be
       // ignored and the shipped pack checked in its place.
       if (ruleRef !== undefined && action !== 'show') {
@@ -57,13 +62,16 @@ export function registerRules(cli: CAC, ctx: CommandContext): void {
             `${action} --policy ${ruleRef}\``,
         );
       }
+      const format = parseChoice('--format', options.format ?? 'text', ['text', 'json'] as const);
       const selection = await selectedRules(options, ctx);
       if (!Object.hasOwn(ACTIONS, action))
         throw new MeshAuditError(
           `unknown rules action '${action}'${didYouMean(action, Object.keys(ACTIONS))} ` +
             `(${Object.keys(ACTIONS).join(', ')})`,
         );
-      return ACTIONS[action as keyof typeof ACTIONS](selection, ruleRef, ctx);
+      if (format === 'json' && action !== 'list' && action !== 'show')
+        throw new MeshAuditError(`rules ${action} has no --format json (only \`rules list\` and \`rules show\` do)`);
+      return ACTIONS[action as keyof typeof ACTIONS]({ ...selection, format }, ruleRef, ctx);
     });
 }
 
@@ -72,7 +80,12 @@ interface RuleSelection {
   rules: LoadedRule[];
   authored: PolicyPack[];
   docsUrl: string;
+  /** The profile the rules are of (`--profile`), said in the JSON catalogue. */
+  profile: string;
 }
+
+/** What an action prints: text (the default) or JSON (`list` and `show`). */
+type RulesOutput = RuleSelection & { format: 'text' | 'json' };
 
 async function selectedRules(options: SettingFlags, ctx: CommandContext): Promise<RuleSelection> {
   const resolved = await settingsOf(options, ctx);
@@ -89,14 +102,18 @@ async function selectedRules(options: SettingFlags, ctx: CommandContext): Promis
   // (The shipped pack named again is loaded once: then it is what is checked.)
   const added = packs.filter((p) => p.shipped !== true);
   const authored = choice.added.length > 0 && added.length > 0 ? added : packs;
-  return { rules, authored, docsUrl: resolved.settings.docsUrl };
+  return { rules, authored, docsUrl: resolved.settings.docsUrl, profile };
 }
 
-type RulesAction = (selection: RuleSelection, ruleRef: string | undefined, ctx: CommandContext) => Promise<number>;
+type RulesAction = (selection: RulesOutput, ruleRef: string | undefined, ctx: CommandContext) => Promise<number>;
 
 /** The actions of `rules`, in the order errors name them. */
 const ACTIONS = {
-  list: ({ rules }, _ref, ctx) => {
+  list: ({ rules, format, docsUrl, profile }, _ref, ctx) => {
+    if (format === 'json') {
+      ctx.stdout(renderRulesJson(rules, docsUrl, profile));
+      return Promise.resolve(ExitCode.Ok);
+    }
     const w = Math.max(...rules.map((r) => r.name.length));
     ctx.stdout(`${'ID'.padEnd(7)} ${'NAME'.padEnd(w)} ${'SEVERITY'.padEnd(8)} ${'SUBJECT'.padEnd(17)} PROFILES\n`);
     for (const r of rules)
@@ -106,7 +123,7 @@ const ACTIONS = {
       );
     return Promise.resolve(ExitCode.Ok);
   },
-  show: ({ rules }, ruleRef, ctx) => {
+  show: ({ rules, format, docsUrl }, ruleRef, ctx) => {
     if (ruleRef === undefined)
       throw new MeshAuditError('rules show needs a rule id or name, e.g. `mesh-audit rules show MA1001`');
     const rule = rules.find((r) => r.id === ruleRef || r.name === ruleRef);
@@ -117,7 +134,7 @@ const ACTIONS = {
           rules.flatMap((r) => [r.id, r.name]),
         )} (see \`mesh-audit rules list\`)`,
       );
-    ctx.stdout(showRule(rule));
+    ctx.stdout(format === 'json' ? JSON.stringify(ruleJson(rule, docsUrl), null, 2) + '\n' : showRule(rule));
     return Promise.resolve(ExitCode.Ok);
   },
   test: async ({ authored }, _ref, ctx) => {

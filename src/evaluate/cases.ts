@@ -60,6 +60,7 @@ function caseSubject(
       : {}),
     locate: () => ({ physical: [], logical: [] }),
     resource: null,
+    module: null,
     ...(allow.length > 0
       ? { allowances: allow.map((a) => ({ rule: String(a.rule), reason: String(a.reason), by: `case (${id})` })) }
       : {}),

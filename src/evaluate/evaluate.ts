@@ -308,6 +308,7 @@ function findingsOf(
         renderTemplate(rule.message, scope, probe?.unfilled) +
         (unknownEscalation ? severityNote(severity, unknownEscalation) : ''),
       locations: subject.locate(item),
+      ...(subject.module !== null ? { module: subject.module } : {}),
       ...(subject.resource !== null ? { resource: subject.resource } : {}),
       ...(unknownEscalation ? { unknownEscalation } : {}),
       ...(allowance ? { suppressed: { justification: allowance.reason, allowedBy: allowance.by } } : {}),

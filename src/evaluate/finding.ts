@@ -18,6 +18,11 @@ export interface Finding {
    * alerting.
    */
   resource?: string;
+  /**
+   * The mesh module the finding belongs to, when one is known: the subject's `mesh.module` label, else the module of
+   * its resource's ledger entry.
+   */
+  module?: string;
   /** Against a baseline: new, unchanged (same fingerprint, message and severity), updated, or absent (gone since). */
   state?: BaselineState;
   /**

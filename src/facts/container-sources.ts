@@ -208,6 +208,7 @@ function sourceSubject(
       };
     },
     resource: subject.resource,
+    module: subject.module,
   });
 }
 
@@ -246,6 +247,7 @@ function ledgerSourcesUnknown(
     },
     locate: () => ({ physical: [], logical: [containerLogical(joins.host, c.name)] }),
     resource: subject.resource,
+    module: subject.module,
   });
 }
 

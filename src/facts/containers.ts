@@ -206,12 +206,14 @@ export function buildContainers(containers: readonly Container[], labels: LabelK
       const line = joins.lineOfId(id);
       return line !== undefined ? [{ path: joins.ledgerPath, line }] : [];
     });
+    const resource = data.mesh.resource ?? claims[0]?.entry.id ?? formerIds[0] ?? null;
     const subject = CONTAINERS.subject({
       id: c.name,
       data,
       unknown,
       locate: () => ({ physical, logical: [containerLogical(joins.host, c.name)] }),
-      resource: data.mesh.resource ?? claims[0]?.entry.id ?? formerIds[0] ?? null,
+      resource,
+      module: data.mesh.module ?? joins.moduleOfId(resource),
       ...allowancesOf(claims, joins.ledgerPath),
     });
     return { container: c, subject, claims };

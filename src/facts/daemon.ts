@@ -71,6 +71,7 @@ export function buildDaemon(snapshot: Snapshot, joins: Joins): Subject<DaemonDat
         logical: [{ kind: 'daemon', name: 'daemon', fullyQualifiedName: `${joins.host}/daemon` }],
       }),
       resource: null,
+      module: null,
     }),
   ];
 }

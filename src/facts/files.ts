@@ -53,12 +53,14 @@ export function buildFiles(files: readonly FileRecord[], joins: Joins): Subject<
             ...(joins.containersIncomplete ? FILES.unknown('docker', joins.containersIncomplete, ['mounted_by']) : []),
             ...(unreadable ? FILES.unknown('files', unreadable.reason, unreadable.fields) : []),
           ];
+    const resource = claims[0]?.entry.id ?? data.formerly_claimed_by[0]?.id ?? null;
     return FILES.subject({
       id: f.path,
       data,
       unknown,
       locate: () => ({ physical: [{ path: f.path }], logical: [] }),
-      resource: claims[0]?.entry.id ?? data.formerly_claimed_by[0]?.id ?? null,
+      resource,
+      module: joins.moduleOfId(resource),
     });
   });
 }

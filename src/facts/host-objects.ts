@@ -50,6 +50,17 @@ const objectLogical = (kind: 'network' | 'volume' | 'listener', host: string, na
   fullyQualifiedName: `${host}/${kind}s/${name}`,
 });
 
+/** The resource of a network or volume (its label, else the entry claiming it or that once did), and its module. */
+function resourceOf(
+  mesh: ObjectMeshLabels,
+  claimedBy: readonly string[],
+  formerly: readonly { id: string }[],
+  joins: Joins,
+): { resource: string | null; module: string | null } {
+  const resource = mesh.resource ?? claimedBy[0] ?? formerly[0]?.id ?? null;
+  return { resource, module: mesh.module ?? joins.moduleOfId(resource) };
+}
+
 /** Located at the ledger entries that claim it, else at those that once did. */
 function ledgerLines(joins: Joins, ids: readonly string[]) {
   return [...new Set(ids)].flatMap((id) => {
@@ -66,6 +77,7 @@ const unreadParts = (kind: string, host: string) => {
     data: { kind, id, host },
     locate: () => ({ physical: [], logical: [objectLogical(kind as 'network', host, id)] }),
     resource: null,
+    module: null,
   };
 };
 
@@ -149,7 +161,7 @@ export function buildNetworks(snapshot: Snapshot, joins: Joins): Subject<Network
         physical: ledgerLines(joins, entryIds),
         logical: [objectLogical('network', joins.host, n.name)],
       }),
-      resource: mesh.resource ?? claimedBy[0] ?? formerly[0]?.id ?? null,
+      ...resourceOf(mesh, claimedBy, formerly, joins),
     });
   });
 }
@@ -211,7 +223,7 @@ export function buildVolumes(snapshot: Snapshot, joins: Joins): Subject<VolumeDa
         physical: ledgerLines(joins, entryIds),
         logical: [objectLogical('volume', joins.host, v.name)],
       }),
-      resource: mesh.resource ?? claimedBy[0] ?? formerly[0]?.id ?? null,
+      ...resourceOf(mesh, claimedBy, formerly, joins),
     });
   });
 }
@@ -449,5 +461,6 @@ function listenerSubject(
       logical: [objectLogical('listener', joins.host, data.id)],
     }),
     resource: data.declared_by[0] ?? null,
+    module: joins.moduleOfId(data.declared_by[0] ?? null),
   });
 }

@@ -32,5 +32,6 @@ export function buildHost(snapshot: Snapshot, joins: Joins): Subject<HostData> {
     unknown,
     locate: () => ({ physical: [], logical: [{ kind: 'host', name: host, fullyQualifiedName: host }] }),
     resource: null,
+    module: null,
   });
 }

@@ -39,6 +39,7 @@ function imagesNotRead(reason: string, host: string): Subject<ImageData> {
       logical: [{ kind: 'image', name: id, fullyQualifiedName: `${host}/images/${id}` }],
     }),
     resource: null,
+    module: null,
   });
 }
 
@@ -113,5 +114,6 @@ function imageSubject(
       logical: [{ kind: 'image', name: image.tags[0] ?? id, fullyQualifiedName: `${joins.host}/images/${id}` }],
     }),
     resource: null,
+    module: null,
   });
 }

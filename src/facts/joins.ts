@@ -40,6 +40,8 @@ export interface Joins {
   formerTargetsOf(id: string): readonly FormerTarget[];
   /** Line of the first valid entry of an id: where a container claimed (or once claimed) by it is located. */
   lineOfId(id: string): number | undefined;
+  /** The `module` of the first valid entry of an id (a subject's resource), or null: none, or no such entry. */
+  moduleOfId(id: string | null): string | null;
   /** Names of the containers bind-mounting a path, in container order. */
   mountedBy(path: string): string[];
   /** The first container whose name or id is the target. */
@@ -135,7 +137,7 @@ function objectJoins(snapshot: Snapshot, lookups: SnapshotLookups): Pick<Joins, 
   };
 }
 
-type LedgerJoins = Pick<Joins, 'claimsOf' | 'coClaimants' | 'referencedBy' | 'lineOfId'>;
+type LedgerJoins = Pick<Joins, 'claimsOf' | 'coClaimants' | 'referencedBy' | 'lineOfId' | 'moduleOfId'>;
 
 function ledgerJoins(snapshot: Snapshot): LedgerJoins {
   const valid = snapshot.ledger.entries.filter(
@@ -145,6 +147,7 @@ function ledgerJoins(snapshot: Snapshot): LedgerJoins {
   const byTypeTarget = new Map<string | undefined, Map<string, LedgerRecord[]>>();
   const referencedBy = new Map<string, string[]>();
   const lineOfId = new Map<string, number>();
+  const moduleOfId = new Map<string, string | null>();
   for (const r of valid) {
     let byTarget = byTypeTarget.get(r.entry.type);
     if (!byTarget) byTypeTarget.set(r.entry.type, (byTarget = new Map<string, LedgerRecord[]>()));
@@ -153,7 +156,10 @@ function ledgerJoins(snapshot: Snapshot): LedgerJoins {
     // Speed: a set only where there are two sources or more to tell apart (most entries have one or none).
     if (sources !== undefined)
       for (const source of sources.length < 2 ? sources : new Set(sources)) push(referencedBy, source, r.entry.id!);
-    if (!lineOfId.has(r.entry.id!)) lineOfId.set(r.entry.id!, r.line);
+    if (!lineOfId.has(r.entry.id!)) {
+      lineOfId.set(r.entry.id!, r.line);
+      moduleOfId.set(r.entry.id!, r.entry.module ?? null);
+    }
   }
   /** Each valid entry's position in the ledger, made the first time claims of two targets are merged (rare). */
   let positions: Map<LedgerRecord, number> | undefined;
@@ -185,6 +191,7 @@ function ledgerJoins(snapshot: Snapshot): LedgerJoins {
     },
     referencedBy: (path) => referencedBy.get(path) ?? NONE,
     lineOfId: (id) => lineOfId.get(id),
+    moduleOfId: (id) => (id === null ? null : (moduleOfId.get(id) ?? null)),
   };
 }
 

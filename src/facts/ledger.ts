@@ -43,6 +43,7 @@ export function buildLedger(ledger: Snapshot['ledger'], joins: Joins): Subject<L
         logical: [{ kind: 'ledger-entry', name: data.id, fullyQualifiedName: `${joins.host}/ledger/${data.id}` }],
       }),
       resource: r.entry.id ?? null,
+      module: r.entry.module ?? null,
     });
   });
 }

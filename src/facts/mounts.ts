@@ -79,6 +79,7 @@ export function mountSubject({ id, built, mount: m }: MountPart, joins: Joins): 
       logical: [containerLogical(joins.host, c.name)],
     }),
     resource: subject.resource,
+    module: subject.module,
     ...(subject.allowances ? { allowances: subject.allowances } : {}),
   });
 }

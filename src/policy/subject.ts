@@ -76,6 +76,11 @@ export interface Subject<D extends object = object> {
    */
   resource: string | null;
   /**
+   * The mesh module the subject belongs to, or null: its `mesh.module` label, else the module of the ledger entry
+   * that is its resource. Carried into findings so that a script groups them by module.
+   */
+  module: string | null;
+  /**
    * Rules the ledger allows this subject to break (`allow:` of the entries claiming it): a finding of one
    * is kept, suppressed with the entry's reason, never dropped. None when absent.
    */
@@ -108,6 +113,7 @@ export interface SubjectParts<D extends object> {
   unknown?: readonly UnknownFactOf<D>[];
   locate: (item: unknown) => SubjectLocations;
   resource: string | null;
+  module: string | null;
   allowances?: readonly Allowance[];
 }
 
@@ -135,8 +141,16 @@ export function subjectFactory<S extends SubjectSetName>(set: S): SubjectFactory
     unknown: (source, reason, fields) => fields.map((field) => ({ field, source, reason })),
     wholly: (source, reason) => [{ field: '', source, reason }],
     // Speed: optional members set after the literal rather than spread into it (every subject is made here).
-    subject: ({ id, part = null, data, unknown, locate, resource, allowances }) => {
-      const subject: Subject<SubjectDataOf[S]> = { set, about: { kind: about, id }, part, data, locate, resource };
+    subject: ({ id, part = null, data, unknown, locate, resource, module, allowances }) => {
+      const subject: Subject<SubjectDataOf[S]> = {
+        set,
+        about: { kind: about, id },
+        part,
+        data,
+        locate,
+        resource,
+        module,
+      };
       if (unknown !== undefined && unknown.length > 0) subject.unknown = [...unknown];
       if (allowances) subject.allowances = allowances;
       return subject;

@@ -48,15 +48,20 @@ export interface Report {
 }
 
 export interface Summary {
+  /** Open findings: those no waiver or ledger `allow:` accepts (issue 47: a waived error is not an error to fix). */
   findings: number;
+  /** Open findings by severity. */
   bySeverity: Record<Severity, number>;
+  /** Open findings by rule. */
   byRule: Record<string, number>;
-  /** With a baseline: new, unchanged, updated and absent counts. */
+  /** With a baseline: new, unchanged, updated (every finding of the run, accepted ones too) and absent counts. */
   byState?: Record<BaselineState, number>;
   /** With a baseline: its findings carried forward not checked (an incomplete host, a rule that did not run). */
   notCheckedFindings?: number;
-  /** Findings a waiver accepts (counted in `findings` too). */
+  /** Findings a waiver or the ledger's `allow:` accepts, counted apart from `findings`: in the report, not to fix. */
   suppressed: number;
+  /** The accepted findings by severity. */
+  suppressedBySeverity: Record<Severity, number>;
   /** Things not checked (error-level notifications): non-zero means the run is incomplete. */
   notChecked: number;
   notes: number;
@@ -78,13 +83,21 @@ export const standingFindings = (report: Report): Finding[] => [...allFindings(r
 export function summarize(report: Report): Summary {
   const findings = allFindings(report);
   const bySeverity: Record<Severity, number> = { error: 0, warning: 0, note: 0 };
+  const suppressedBySeverity: Record<Severity, number> = { error: 0, warning: 0, note: 0 };
   const byRule: Record<string, number> = {};
+  let open = 0;
   for (const f of findings) {
+    // An accepted finding stays in every report but is counted apart: the totals are what is left to fix.
+    if (f.suppressed !== undefined) {
+      suppressedBySeverity[f.severity]++;
+      continue;
+    }
+    open++;
     bySeverity[f.severity]++;
     byRule[f.ruleId] = (byRule[f.ruleId] ?? 0) + 1;
   }
   return {
-    findings: findings.length,
+    findings: open,
     bySeverity,
     byRule: Object.fromEntries(Object.entries(byRule).sort(([a], [b]) => (a < b ? -1 : 1))),
     ...(report.baseline
@@ -98,7 +111,8 @@ export function summarize(report: Report): Summary {
           notCheckedFindings: report.baseline.notChecked?.length ?? 0,
         }
       : {}),
-    suppressed: findings.filter((f) => f.suppressed !== undefined).length,
+    suppressed: findings.length - open,
+    suppressedBySeverity,
     notChecked: allNotifications(report).filter((n) => n.level === 'error').length,
     notes: allNotifications(report).filter((n) => n.level === 'note').length,
     complete: report.evaluations.every((e) => e.complete),

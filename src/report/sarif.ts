@@ -84,6 +84,7 @@ function result(finding: Finding, ruleIndex: number, ledgerPath: string, options
       subject: finding.subject,
       severity: finding.severity,
       ...(finding.discriminator !== null ? { discriminator: finding.discriminator } : {}),
+      ...(finding.module !== undefined ? { module: finding.module } : {}),
       ...(finding.resource !== undefined ? { resource: finding.resource } : {}),
       ...(finding.firstSeen !== undefined ? { firstSeen: finding.firstSeen } : {}),
       ...(carried ? { notCheckedThisRun: true } : {}),

@@ -14,6 +14,7 @@ const subject = (data: Record<string, unknown>): Subject => ({
   set: 'containers',
   about: { kind: 'container', id: String(data['name'] ?? 'c') },
   resource: null,
+  module: null,
   part: null,
   data: { host: 'h', ...data },
   locate: () => ({ physical: [], logical: [] }),

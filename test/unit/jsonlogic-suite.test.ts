@@ -53,6 +53,7 @@ const subjectOf = (data: Record<string, unknown>): Subject => ({
   set: 'host',
   about: { kind: 'host', id: 'suite' },
   resource: null,
+  module: null,
   part: null,
   data,
   locate: () => ({ physical: [], logical: [] }),

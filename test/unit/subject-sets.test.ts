@@ -111,6 +111,7 @@ test('a set added to the registry is built by its builder, beside every other se
         data: { kind: 'widget', id: 'w1', host: s.host.hostname, colour: 'red', parts: { count: 2, spare: false } },
         locate: () => ({ physical: [], logical: [] }),
         resource: null,
+        module: null,
       },
     ],
   };
