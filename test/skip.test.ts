@@ -1,8 +1,11 @@
+import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { PACKAGE_ROOT } from '../src/paths.js';
 import { example, spawnCli, tempDir } from './support/cli.js';
+import { promtoolCheckMetrics } from './support/promtool.js';
 
 /*
  * The `skip` setting (issue 47, src/policy/skip.ts): rule ids turned off on purpose, from a flag, the config file or
@@ -168,6 +171,37 @@ test('premigrate --skip: the text, Markdown and JSON reports name the rule skipp
   assert.equal(json.policy.skipped, ['MA3002']);
   assert.not.match(raw, '"ruleId": "MA3002"', 'no finding of the skipped rule');
   assert.match(run([...base, '--format', 'json']).stdout, '"ruleId": "MA3002"', 'which it has without skip');
+});
+
+test('JSON Lines, JUnit and Prometheus say the rule skipped too; JUnit stays valid, the metrics pass promtool', () => {
+  const out = tempDir();
+  const r = run(['evaluate', DEMO, '--skip', 'MA2001', '--format', 'jsonl,junit,prom', '--out', out]);
+  assert.is(r.code, 1, r.stderr);
+  const lines = readFileSync(join(out, 'mesh-audit.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { ruleId?: string; skipped?: boolean; host: string });
+  assert.equal(
+    lines.filter((l) => l.ruleId === 'MA2001'),
+    lines.filter((l) => l.skipped === true),
+  );
+  assert.equal(
+    lines.filter((l) => l.skipped === true).map((l) => [l.host, l.ruleId]),
+    [['edge-7', 'MA2001']],
+  );
+  const junit = join(out, 'mesh-audit.junit.xml');
+  assert.match(
+    readFileSync(junit, 'utf8'),
+    /<testcase classname="MA2001" name="skipped by configuration">\s*<skipped>rule MA2001 skipped by configuration/,
+  );
+  const schema = join(PACKAGE_ROOT, 'test', 'fixtures', 'junit', 'jenkins-junit.xsd');
+  const lint = spawnSync('xmllint', ['--noout', '--schema', schema, junit], { encoding: 'utf8' });
+  assert.is(lint.status, 0, `${lint.stderr}${lint.error?.message ?? ''}`);
+  const prom = readFileSync(join(out, 'mesh-audit.prom'), 'utf8');
+  assert.match(prom, /^mesh_audit_rules_skipped\{host="edge-7"\} 1$/m);
+  assert.not.match(prom, /rule_id="MA2001"/);
+  const check = promtoolCheckMetrics(prom);
+  assert.ok(check.ok, check.output);
 });
 
 test.run();
