@@ -65,6 +65,8 @@ export interface AuditSettings {
   policy: string[];
   /** Whether the shipped pack is loaded; false replaces it with `policy` (`--no-default-policy`). */
   defaultPolicy: boolean;
+  /** Rule ids not evaluated, on purpose: every report names them (src/policy/skip.ts). */
+  skip: string[];
   /** Where alerts go and how to authenticate (alert/target.ts); `--alertmanager URL` overrides its url. */
   alertmanager: AlertmanagerSettings | undefined;
   /** The docs folder the shipped rules' links point into (`<docsUrl>/rules/<ID>.md`): SARIF helpUri, runbook_url, … */
@@ -139,6 +141,7 @@ export const configSchema = {
     exclude: selectors,
     policy: { type: 'array', items: { type: 'string', minLength: 1 } },
     defaultPolicy: { type: 'boolean' },
+    skip: { type: 'array', items: { type: 'string', minLength: 1 } },
     alertmanager: {
       type: 'object',
       additionalProperties: false,
@@ -252,9 +255,9 @@ export interface ResolvedSettings {
  * The list settings the environment and flags add to (a flag unless told to replace, --replace-lists): the config's
  * and the environment's items stay.
  */
-export const LIST_SETTINGS = CONFIG_SETTINGS.filter((s) => s.reading === 'list' || s.reading === 'absoluteList').map(
-  (s) => s.key,
-);
+export const LIST_SETTINGS = CONFIG_SETTINGS.filter(
+  (s) => s.reading === 'list' || s.reading === 'absoluteList' || s.reading === 'idList',
+).map((s) => s.key);
 
 /** The flag that sets a setting, as a user types it (`managedRoots`: `--managed-root`). */
 export const flagOf = (key: string): string => longFlagOf(settingOf(key)) ?? `--${key}`;

@@ -9,11 +9,26 @@ import { DEFAULT_DOCS_URL, TOOL_NAME, TOOL_URI, TOOL_VERSION } from './version.j
 import { applyBaseline, withFirstSeen, type BaselineFinding } from './report/baseline.js';
 import { applyWaivers, WAIVER_EXPIRED_RULE, type Waiver } from './report/waivers.js';
 import { applyScope, isEmptyScope, type Scope } from './scope.js';
+import { skippedOf, withoutSkipped } from './policy/skip.js';
 
-/** The rules a profile runs (all of them without one). */
-export function rulesOf(rules: readonly LoadedRule[], profile: Profile | undefined): LoadedRule[] {
-  return rules.filter((r) => profile === undefined || r.profiles.includes(profile));
+/** The rules a profile runs (all of them without one), less those `skip` names (src/policy/skip.ts). */
+export function rulesOf(
+  rules: readonly LoadedRule[],
+  profile: Profile | undefined,
+  skip: readonly string[] = [],
+): LoadedRule[] {
+  return withoutSkipped(
+    rules.filter((r) => profile === undefined || r.profiles.includes(profile)),
+    skip,
+  );
 }
+
+/** The rules of the profile that `skip` left out: every report names them. */
+export const skippedRulesOf = (
+  rules: readonly LoadedRule[],
+  profile: Profile | undefined,
+  skip: readonly string[],
+): string[] => skippedOf(rulesOf(rules, profile), skip);
 
 /**
  * The pure core for one host: snapshot -> facts -> (scope) -> findings. `rules` already selected (rulesOf).
@@ -49,13 +64,27 @@ export const SHIPPED_PACK_REPLACED =
 /**
  * The report of evaluations already made, for every writer. `packs`: the packs loaded, said in every
  * format (and, when the shipped one is not among them, a note on each host). `docsUrl`: the setting.
+ * `skipped`: the rules of the profile the `skip` setting left out (skippedRulesOf), said in every format.
  */
 export function reportOf(
   evaluations: Evaluation[],
   rules: readonly LoadedRule[],
-  options: { now: Date; startedAt?: Date; packs?: readonly PolicyPack[]; docsUrl?: string },
+  options: {
+    now: Date;
+    startedAt?: Date;
+    packs?: readonly PolicyPack[];
+    docsUrl?: string;
+    skipped?: readonly string[];
+  },
 ): Report {
-  const policy = options.packs ? { ...policyUsed(options.packs), rulesRun: rules.map((r) => r.id).sort() } : undefined;
+  const skipped = options.skipped ?? [];
+  const policy = options.packs
+    ? {
+        ...policyUsed(options.packs),
+        rulesRun: rules.map((r) => r.id).sort(),
+        ...(skipped.length > 0 ? { skipped: [...skipped] } : {}),
+      }
+    : undefined;
   const replaced = policy !== undefined && !policy.shippedPack;
   return {
     tool: { name: TOOL_NAME, version: TOOL_VERSION, uri: TOOL_URI },
@@ -94,13 +123,16 @@ export function auditSnapshots(
     packs?: readonly PolicyPack[];
     scoped?: { scope: Scope; now: Date };
     docsUrl?: string;
+    /** Rule ids not evaluated on purpose (the `skip` setting). */
+    skip?: readonly string[];
   },
 ): Report {
-  const selected = rulesOf(rules, options.profile);
+  const skip = options.skip ?? [];
+  const selected = rulesOf(rules, options.profile, skip);
   return reportOf(
     snapshots.map((s) => auditSnapshot(s, history, selected, { scoped: options.scoped })),
     selected,
-    options,
+    { ...options, skipped: skippedRulesOf(rules, options.profile, skip) },
   );
 }
 
@@ -141,23 +173,33 @@ export function triage(
   return {
     ...report,
     rules,
-    evaluations: withNotRunNotes(marked.evaluations, notRun),
+    evaluations: withNotRunNotes(marked.evaluations, notRun, report.policy?.skipped ?? []),
     baseline: { source: options.baseline.source, absent: marked.absent, notChecked: marked.notChecked },
     ...(options.waivers ? { waivers: { source: options.waivers.source } } : {}),
   };
 }
 
 /** A note on each host whose baseline findings were carried because their rule did not run this time. */
-function withNotRunNotes(evaluations: Evaluation[], notRun: readonly Finding[]): Evaluation[] {
+function withNotRunNotes(
+  evaluations: Evaluation[],
+  notRun: readonly Finding[],
+  skipped: readonly string[],
+): Evaluation[] {
   const noted = new Set<string>();
   return evaluations.map((e) => {
     const mine = notRun.filter((f) => f.host === e.host);
     if (mine.length === 0 || noted.has(e.host)) return e;
     noted.add(e.host);
     const ids = [...new Set(mine.map((f) => f.ruleId))].sort();
+    // A rule skipped by configuration is named as such: the operator turned it off, no pack went missing.
+    const why = ids.every((id) => skipped.includes(id))
+      ? 'skipped by configuration'
+      : ids.some((id) => skipped.includes(id))
+        ? 'skipped by configuration, a pack not loaded, or another --profile'
+        : 'a pack not loaded, or another --profile';
     const message =
       `${mine.length} finding${mine.length === 1 ? '' : 's'} of the baseline from rule${ids.length === 1 ? '' : 's'} ` +
-      `that did not run this time (${ids.join(', ')}: a pack not loaded, or another --profile) ` +
+      `that did not run this time (${ids.join(', ')}: ${why}) ` +
       'carried forward not checked: a rule that did not run has not seen them go';
     return {
       ...e,

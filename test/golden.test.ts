@@ -49,7 +49,7 @@ for (const host of HOSTS) {
   for (const profile of ['default', 'hardening']) {
     test(`${host}, ${profile} profile: every format of evaluate matches its golden file`, async () => {
       const out = tempDir();
-      const args = ['evaluate', snapshot, '--out', out, '--format', 'text,sarif,json,jsonl,junit,prom'];
+      const args = ['evaluate', snapshot, '--out', out, '--format', 'text,sarif,json,jsonl,junit,prom,md'];
       if (profile !== 'default') args.push('--profile', profile);
       const run = await runCli([...args, '--fail-on', 'none']);
       assert.ok(run.code === 0 || run.code === 3, run.stderr);

@@ -95,6 +95,7 @@ const ENV_SAMPLES: Record<string, string> = {
   MESH_AUDIT_FAIL_ON: 'warning',
   MESH_AUDIT_INCLUDE: 'name:web-*',
   MESH_AUDIT_EXCLUDE: 'name:ci-*',
+  MESH_AUDIT_SKIP: 'MA2001,HD2001',
   DOCKER_HOST: 'tcp://192.0.2.7:2375',
 };
 

@@ -28,7 +28,7 @@ export function registerConfig(cli: CAC, ctx: CommandContext): void {
         ),
       ),
     ),
-    ['out', 'failOn', 'keep'],
+    ['out', 'failOn', 'keep', 'skip'],
   )
     // How to show the settings, not the reports' formats (so not the `format` setting).
     .option('--format <format>', 'text or json', { default: 'text' })

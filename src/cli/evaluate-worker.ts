@@ -17,6 +17,7 @@ const ready = (async () => {
   const rules = rulesOf(
     (await loadPolicies(setup.policies)).flatMap((p) => p.rules),
     setup.profile,
+    setup.skip,
   );
   const history =
     setup.historyDir !== undefined

@@ -17,6 +17,8 @@ export const WORKERS_FROM_FILES = 8;
 export interface WorkerSetup {
   policies: PolicyChoice;
   profile: Profile | undefined;
+  /** Rule ids not evaluated (the `skip` setting, checked). */
+  skip: string[];
   historyDir: string | undefined;
   recordChecks?: boolean;
   scope: Scope;

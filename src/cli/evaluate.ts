@@ -2,7 +2,8 @@ import type { CAC, Command } from 'cac';
 import { ExitCode, MeshAuditError } from '../errors.js';
 import { shownMessage } from '../shown.js';
 import { exitCodeOf, FAIL_ON_VALUES, type FailOn } from '../settings/outcome.js';
-import { auditSnapshot, reportOf, rulesOf, triage } from '../pipeline.js';
+import { auditSnapshot, reportOf, rulesOf, skippedRulesOf, triage } from '../pipeline.js';
+import { checkSkip } from '../policy/skip.js';
 import type { Evaluation } from '../evaluate/finding.js';
 import { allNotifications, type Report } from '../report/report.js';
 import { cappedJobs, evaluateInWorkers, workersFor, WORKERS_FROM_FILES } from './evaluate-workers.js';
@@ -92,7 +93,12 @@ export interface AuditRun {
   policies: PolicyChoice;
   packs: PolicyPack[];
   rules: LoadedRule[];
+  /** The rules evaluated: the profile's, less those `skip` names. */
   selected: LoadedRule[];
+  /** The `skip` setting, checked (every id names a rule). */
+  skip: string[];
+  /** The rules of the profile `skip` left out: every report names them. */
+  skipped: string[];
   waivers: { source: string; waivers: Waiver[] } | undefined;
   /** A baseline named as a file, read now; `auto` is read from the output folder once it is held. */
   baseline: ReportFile | undefined;
@@ -190,6 +196,8 @@ export async function prepareAuditRun(flags: AuditOptions & SettingFlags, ctx: C
   const policies = policyChoiceOf(resolved);
   const packs = await loadPolicies(policies);
   const rules = packs.flatMap((p) => p.rules);
+  const skip = resolved.settings.skip;
+  await checkSkip(skip, rules, settingName(resolved, 'skip'));
   const waivers =
     options.waivers !== undefined
       ? { source: options.waivers, waivers: await loadWaivers(options.waivers, rules) }
@@ -210,7 +218,9 @@ export async function prepareAuditRun(flags: AuditOptions & SettingFlags, ctx: C
     policies,
     packs,
     rules,
-    selected: rulesOf(rules, profile),
+    selected: rulesOf(rules, profile, skip),
+    skip,
+    skipped: skippedRulesOf(rules, profile, skip),
     waivers,
     baseline,
     alertTarget,
@@ -284,7 +294,13 @@ export async function auditAndReport(
       `${now.getTime() - startedAt.getTime()} ms`,
   );
   const { packs } = run;
-  const evaluated = reportOf(evaluations, selected, { now, startedAt, packs, docsUrl: run.resolved.settings.docsUrl });
+  const evaluated = reportOf(evaluations, selected, {
+    now,
+    startedAt,
+    packs,
+    docsUrl: run.resolved.settings.docsUrl,
+    skipped: run.skipped,
+  });
   const plan: DeliveryPlan = {
     formats,
     out: options.out,
@@ -327,7 +343,7 @@ async function evaluationsOf(
     folder: OutputFolder | undefined;
   },
 ): Promise<Evaluation[]> {
-  const { options, formats, profile, jobs, lockTimeout, scope, selected, policies } = run;
+  const { options, formats, profile, jobs, lockTimeout, scope, selected, policies, skip } = run;
   const { preloadedHistory, startedAt, folder } = given;
   if (jobs !== undefined && cappedJobs(jobs) < jobs)
     note(ctx, `--jobs ${jobs} is more than this machine's ${cappedJobs(jobs)} CPUs: ${cappedJobs(jobs)} used`);
@@ -344,7 +360,7 @@ async function evaluationsOf(
       // Each worker loads the history itself (a folder it cannot read is still exit 2, from the first file).
       return await evaluateInWorkers(
         source.files,
-        { policies, profile, historyDir: options.history, recordChecks, scope, now: startedAt.toISOString() },
+        { policies, profile, skip, historyDir: options.history, recordChecks, scope, now: startedAt.toISOString() },
         workers,
       );
     }

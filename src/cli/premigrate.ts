@@ -30,6 +30,7 @@ import { acquireFor, addCollectOptions, type AcquireOptions } from './acquire.js
 import type { ResolvedSettings } from '../config.js';
 import type { LoadedRule, PolicyPack } from '../policy/types.js';
 import { applyScope, readingScopeOf, type Scope } from '../scope.js';
+import { checkSkip } from '../policy/skip.js';
 
 /** The formats of the pre-migration check: src/report/formats.ts. */
 function parseFormats(value: unknown, out: string): string[] {
@@ -160,6 +161,12 @@ async function runPremigrate(
   checkPlanName(options.plan, out);
   const packs = await loadPolicies(options.policies);
   const rules = packs.flatMap((p) => p.rules);
+  const skip = resolved.settings.skip;
+  await checkSkip(
+    skip,
+    rules,
+    resolved.origins.skip.startsWith('flag ') ? '--skip' : `skip (${resolved.origins.skip})`,
+  );
   const planSchema = options.plan !== undefined ? await readAdoptionPlanSchema() : undefined;
   const run: PremigrateRun = { resolved, scope, packs, rules, planSchema, startedAt };
   const files = fileFormatsOf(formats);
@@ -190,6 +197,7 @@ async function premigrate(
     packs: run.packs,
     scoped,
     docsUrl: run.resolved.settings.docsUrl,
+    skip: run.resolved.settings.skip,
   });
   const nodes = premigrationNodes(snapshots, acquired.history.snapshots, report, scoped);
   await writePremigration({ report, nodes }, options, formats, { ctx, folder, planSchema });

@@ -98,7 +98,13 @@ function hostReader(
       auditSnapshot(s, acquired.history.snapshots, run.selected, { scoped: { scope: run.scope, now: startedAt } }),
     );
     const now = ctx.now();
-    const report = reportOf(evaluations, run.selected, { now, startedAt, packs: run.packs, docsUrl: settings.docsUrl });
+    const report = reportOf(evaluations, run.selected, {
+      now,
+      startedAt,
+      packs: run.packs,
+      docsUrl: settings.docsUrl,
+      skipped: run.skipped,
+    });
     return triage(report, {
       ...(run.waivers ? { waivers: run.waivers } : {}),
       ...(run.baseline ? { baseline: run.baseline } : {}),

@@ -12,6 +12,7 @@ import {
   helpOf,
   longFlagOf,
   POLICY_HELP,
+  ids,
   SETTINGS,
   settingOf,
   type FlagReading,
@@ -42,7 +43,8 @@ export function addSettingOptions(command: Command, keys: readonly string[]): Co
 }
 
 /** `--policy` and `--no-default-policy`, as every command that loads packs takes them. */
-export const addPolicyOptions = (command: Command): Command => addSettingOptions(command, ['policy', 'defaultPolicy']);
+export const addPolicyOptions = (command: Command): Command =>
+  addSettingOptions(command, ['policy', 'defaultPolicy', 'skip']);
 
 /** The ignore file read when none is named: in the folder the command runs from, when present. */
 export const IGNORE_FILE = '.mesh-auditignore';
@@ -76,6 +78,8 @@ export interface SettingFlags {
   /** False with `--no-default-policy` (cac gives true when the flag is absent). */
   defaultPolicy?: boolean;
   ignoreFile?: string;
+  /** --skip: rule ids not to evaluate (each value may list several, comma-separated). */
+  skip?: string | string[];
   /** --replace-lists: list flags replace the config's lists instead of adding to them. */
   replaceLists?: boolean;
 }
@@ -96,6 +100,7 @@ const READINGS: Record<Exclude<FlagReading, 'own'>, (flag: string, value: unknow
     const paths = list(value as string | string[]).map((v) => absolute(flag, v));
     return paths.length > 0 ? paths : undefined;
   },
+  idList: (_flag, value) => list(value as string | string[]).flatMap(ids),
   true: (_flag, value) => (value === true ? true : undefined),
   false: (_flag, value) => (value === false ? false : undefined),
 };

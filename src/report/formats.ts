@@ -91,6 +91,13 @@ export const OUTPUT_FORMATS: readonly OutputFormat[] = [
     writer: async () => ({ render: (await import('./prom.js')).renderProm }),
   },
   {
+    family: 'audit',
+    name: 'md',
+    file: 'mesh-audit.md',
+    help: 'a summary for a job summary or a ticket',
+    writer: async () => ({ render: (await import('./markdown.js')).renderMarkdown }),
+  },
+  {
     family: 'premigrate',
     name: 'text',
     file: null,

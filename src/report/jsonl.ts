@@ -7,7 +7,8 @@ import { helpUriOf } from './rule-docs.js';
  * `absent`. With the rule's tags and CIS id, the module and resource a finding belongs to, when it was
  * first seen (when known) and the rule's documentation. What was not checked is said too (an incomplete
  * run is never a quiet one): a line per error notification (`notChecked: true`, no `ruleId`), and the
- * baseline's findings carried forward unchecked as lines with state `not-checked`.
+ * baseline's findings carried forward unchecked as lines with state `not-checked`. A rule the `skip` setting
+ * turned off is a line per host with `skipped: true` and its `ruleId`.
  */
 export function renderJsonl(report: Report): string {
   const carried = (report.baseline?.notChecked ?? []).map((f) => ({ ...f, state: 'not-checked' as const }));
@@ -33,6 +34,19 @@ export function renderJsonl(report: Report): string {
           message: n.message,
         }) + '\n',
     );
+  // A rule turned off on purpose (the `skip` setting): a line per host and rule, `skipped: true`, no finding.
+  const skipped = (report.policy?.skipped ?? []).flatMap((ruleId) =>
+    [...new Set(report.evaluations.map((e) => e.host))].map(
+      (host) =>
+        JSON.stringify({
+          time: report.generatedAt,
+          host,
+          skipped: true,
+          ruleId,
+          message: `rule ${ruleId} skipped by configuration (skip): not evaluated`,
+        }) + '\n',
+    ),
+  );
   return findings
     .map((f: (typeof findings)[number] & Partial<RuleFields>) => {
       // The rule's fields; a baseline's finding of a rule not loaded keeps those it was read with.
@@ -60,6 +74,6 @@ export function renderJsonl(report: Report): string {
         }) + '\n'
       );
     })
-    .concat(notChecked)
+    .concat(notChecked, skipped)
     .join('');
 }

@@ -14,8 +14,8 @@ const xmlbuilder2 = (): typeof import('xmlbuilder2') => require('xmlbuilder2') a
  * JUnit XML, as CI servers and InSpec/Goss users read it: one test suite per host, one test case per
  * rule and subject it checked (class name: the rule; name: the subject), a `failure` per finding, and
  * a `skipped` test case for each thing not checked — a rule that failed on a subject, a source that
- * could not be read. A waived finding is a pass that says so. Checked against the Jenkins JUnit schema
- * (test/fixtures/junit/jenkins-junit.xsd).
+ * could not be read — and for each rule the `skip` setting turned off. A waived finding is a pass that
+ * says so. Checked against the Jenkins JUnit schema (test/fixtures/junit/jenkins-junit.xsd).
  *
  * Built with xmlbuilder2 rather than by hand: names and messages come from the host (container names,
  * paths, env keys) and must be escaped for attributes and text alike, and characters XML 1.0 cannot
@@ -23,7 +23,8 @@ const xmlbuilder2 = (): typeof import('xmlbuilder2') => require('xmlbuilder2') a
  */
 export function renderJunit(report: Report): string {
   const rules = new Map(report.rules.map((r) => [r.id, r]));
-  const suites = report.evaluations.map((e) => suiteOf(e, rules, report.docsUrl));
+  const skippedRules = report.policy?.skipped ?? [];
+  const suites = report.evaluations.map((e) => suiteOf(e, rules, report.docsUrl, skippedRules));
   const total = (key: 'tests' | 'failures' | 'skipped') => suites.reduce((n, s) => n + s[key], 0);
   const doc = xmlbuilder2().create({ version: '1.0', encoding: 'UTF-8', invalidCharReplacement: '\uFFFD' });
   const root = doc.ele('testsuites', {
@@ -61,7 +62,7 @@ interface Case {
   out?: string;
 }
 
-function suiteOf(e: Evaluation, rules: Map<string, LoadedRule>, docsUrl: string) {
+function suiteOf(e: Evaluation, rules: Map<string, LoadedRule>, docsUrl: string, skippedRules: readonly string[]) {
   const className = (ruleId: string) => `${ruleId} ${rules.get(ruleId)?.name ?? ''}`.trim();
   const byFingerprint = new Map(e.findings.map((f) => [f.fingerprint, f]));
   const inCases = new Set<string>();
@@ -94,6 +95,14 @@ function suiteOf(e: Evaluation, rules: Map<string, LoadedRule>, docsUrl: string)
     const classname = n.kind === 'evaluation' ? className(n.source) : `not checked: ${n.source}`;
     cases.push({ classname, name: n.subject ?? n.source, failures: [], skipped: n.message });
   }
+  // A rule turned off on purpose (the `skip` setting) is a test skipped, as a test runner's own skip is.
+  for (const id of skippedRules)
+    cases.push({
+      classname: id,
+      name: 'skipped by configuration',
+      failures: [],
+      skipped: `rule ${id} skipped by configuration (skip): not evaluated`,
+    });
   return {
     host: e.host,
     takenAt: e.takenAt,

@@ -35,7 +35,8 @@ interface Family {
  * - `mesh_audit_findings_waived{…}`: findings a waiver accepts;
  * - `mesh_audit_findings_new{…}`: findings new since the baseline (only with `--baseline`);
  * - `mesh_audit_last_run_timestamp_seconds`, `mesh_audit_run_complete` (0/1),
- *   `mesh_audit_not_checked` (things not checked), `mesh_audit_run_duration_seconds`; by `host`.
+ *   `mesh_audit_not_checked` (things not checked), `mesh_audit_run_duration_seconds`; by `host`;
+ * - `mesh_audit_rules_skipped{host}`: rules the `skip` setting turned off, only when it did.
  */
 export function renderProm(report: Report): string {
   // Each host's label once: a finding's host is shown from here, never escaped again per finding.
@@ -123,7 +124,18 @@ function runFamilies(report: Report, hostLabels: ReadonlyMap<string, string>): F
     return [...last.values()].map((e) => ({ labels: { host: hostLabels.get(e.host)! }, value: value(e) }));
   };
   const at = Date.parse(report.generatedAt) / 1000;
+  const skipped = report.policy?.skipped ?? [];
   return [
+    // Only when the `skip` setting turned rules off: a run that skips none has the series it always had.
+    ...(skipped.length > 0
+      ? [
+          {
+            name: 'mesh_audit_rules_skipped',
+            help: 'Rules the skip setting turned off on purpose in the last mesh-audit run (not evaluated), by host.',
+            samples: perHost(() => skipped.length),
+          },
+        ]
+      : []),
     {
       name: 'mesh_audit_last_run_timestamp_seconds',
       help: 'When the last mesh-audit run ended, in seconds since the epoch.',

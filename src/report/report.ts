@@ -9,6 +9,11 @@ export interface PolicyUsed {
   packs: { id: string; version: string; shipped: boolean; file?: string; rules: number }[];
   /** The ids of the rules the run evaluated (after --profile): `diff` tells "not checked" from "absent" by them. */
   rulesRun?: string[];
+  /**
+   * The rules of the run's profile the `skip` setting left out on purpose (not evaluated, not in `rulesRun`), sorted;
+   * absent when none was. Every format names them.
+   */
+  skipped?: string[];
 }
 
 export function policyUsed(packs: readonly PolicyPack[]): PolicyUsed {

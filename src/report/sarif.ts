@@ -181,7 +181,9 @@ function hostRuns(report: Report): HostRuns[] {
           description: { text: `The root folder of host ${e.host}: every path is the host's own.` },
         },
       },
-      invocations: [invocationOf(e, notifications, ruleIndex, startTimeUtc, report.generatedAt)],
+      invocations: [
+        invocationOf(e, notifications, ruleIndex, startTimeUtc, report.generatedAt, report.policy?.skipped ?? []),
+      ],
       properties: {
         host: e.host,
         snapshotTakenAt: e.takenAt,
@@ -216,11 +218,24 @@ function invocationOf(
   ruleIndex: Map<string, number>,
   startTimeUtc: string,
   endTimeUtc: string,
+  skipped: readonly string[],
 ) {
   return {
     executionSuccessful: e.complete,
     startTimeUtc,
     endTimeUtc,
+    // SARIF 2.1.0 §3.20.22: conditions of the tool's configuration. A rule skipped on purpose is one (a note: the run
+    // is no less complete); it is not among the driver's rules, so it is referred to by id alone.
+    ...(skipped.length > 0
+      ? {
+          toolConfigurationNotifications: skipped.map((id) => ({
+            level: 'note',
+            message: { text: `rule ${id} skipped by configuration (skip): not evaluated` },
+            associatedRule: { id },
+            properties: { kind: 'configuration', source: 'skip' },
+          })),
+        }
+      : {}),
     toolExecutionNotifications: notifications.map((n) => ({
       level: n.level,
       message: { text: notificationText(n) },

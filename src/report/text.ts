@@ -72,7 +72,13 @@ export function renderText(report: Report, options: TextOptions): string {
   if (quiet && hosts.length === 0) return '';
 
   const policy = policyLine(report);
-  const lines: string[] = [summaryLine(report, options), ...(policy !== null ? [policy] : []), ''];
+  const skipped = skippedLine(report);
+  const lines: string[] = [
+    summaryLine(report, options),
+    ...(policy !== null ? [policy] : []),
+    ...(skipped !== null ? [skipped] : []),
+    '',
+  ];
   const printedFindings: Finding[] = [];
   for (const e of hosts) {
     const findings = printedOf(e);
@@ -161,13 +167,19 @@ function addHowToFix(lines: string[], printedFindings: readonly Finding[], repor
 }
 
 /** Which packs ran, said only when it is not the shipped pack alone: packs added, or the shipped one replaced. */
-function policyLine(report: Report): string | null {
+export function policyLine(report: Report): string | null {
   const used = report.policy;
   if (used === undefined || (used.shippedPack && used.packs.length === 1)) return null;
   const packs = used.packs.map((p) => `${p.id} ${p.version}${p.shipped ? ' (shipped)' : ''}`).join(' + ');
   return used.shippedPack
     ? `Rules: ${packs}`
     : `Rules: ${packs} — the shipped pack was NOT loaded (--no-default-policy): its findings are not checked`;
+}
+
+/** The rules the `skip` setting left out, said on every run (under --quiet too when anything is printed). */
+function skippedLine(report: Report): string | null {
+  const skipped = report.policy?.skipped ?? [];
+  return skipped.length === 0 ? null : `Skipped by configuration: ${skipped.map((id) => shown(id)).join(', ')}`;
 }
 
 /** Findings a waiver accepts and those a ledger entry's `allow:` accepts, each counted as what it is. */

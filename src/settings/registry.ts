@@ -26,10 +26,20 @@ export type Arity = 'single' | 'repeatable' | 'switch';
 
 /**
  * How a flag's value becomes the setting's (src/cli/settings.ts reads each kind): as written, an absolute path, a whole
- * number of at least 1, a list (absolute paths for `absoluteList`), true when given, false when given. `own`: read by
+ * number of at least 1, a list (absolute paths for `absoluteList`; for `idList`, each value split at commas and white
+ * space), true when given, false when given. `own`: read by
  * the commands themselves, not merged into the settings.
  */
-export type FlagReading = 'string' | 'absolute' | 'count' | 'list' | 'absoluteList' | 'true' | 'false' | 'own';
+export type FlagReading =
+  | 'string'
+  | 'absolute'
+  | 'count'
+  | 'list'
+  | 'absoluteList'
+  | 'idList'
+  | 'true'
+  | 'false'
+  | 'own';
 
 /** What a command says of a setting when it says something else than the others (and cac's default it shows). */
 export interface CommandWording {
@@ -78,6 +88,8 @@ const AUDIT_AND_SERVE = ['scan', 'evaluate', 'serve'] as const;
 /** Selectors split on white space (a path with a space in it belongs in the config file's list). */
 const words = (v: string): string[] => v.split(/\s+/).filter((p) => p.length > 0);
 const asIs = (v: string): string => v;
+/** Ids split on commas and white space (`HD2001,MA2001` or `HD2001 MA2001`). */
+export const ids = (v: string): string[] => v.split(/[\s,]+/).filter((p) => p.length > 0);
 
 export const POLICY_HELP = 'Policy pack file or folder to add to the shipped pack (config: policy); repeatable';
 const OUT_AUDIT_HELP =
@@ -254,8 +266,8 @@ export const SETTINGS: readonly SettingSpec[] = [
     arity: 'switch',
     reading: 'own',
     help:
-      "--include, --exclude and --managed-root replace the config's (and environment's) lists instead of adding " +
-      'to them',
+      "--include, --exclude, --managed-root and --skip replace the config's (and environment's) lists instead of " +
+      'adding to them',
     commands: SCOPE,
   },
   {
@@ -298,6 +310,19 @@ export const SETTINGS: readonly SettingSpec[] = [
       "Do not load the shipped pack: only the --policy packs run, the shipped rules' findings are not checked " +
       '(config: defaultPolicy: false)',
     commands: POLICY,
+  },
+  {
+    key: 'skip',
+    flag: '--skip <ids>',
+    arity: 'repeatable',
+    reading: 'idList',
+    env: { variable: 'MESH_AUDIT_SKIP', read: ids },
+    config: 'all',
+    default: [],
+    help:
+      "Rule ids not to evaluate, on purpose (comma-separated; repeatable; adds to the config's skip and " +
+      '$MESH_AUDIT_SKIP): every report names them; an unknown id is refused',
+    commands: ['scan', 'evaluate', 'premigrate', 'serve', 'config'],
   },
   {
     key: 'format',

@@ -42,6 +42,9 @@ function addHeader(out: string[], node: Premigration, p: PremigrationReport): vo
     `Snapshot taken ${shownMarkdown(node.takenAt)} by ${p.report.tool.name} ${p.report.tool.version}.`,
     '',
   );
+  const skipped = p.report.policy?.skipped ?? [];
+  if (skipped.length > 0)
+    out.push(`Skipped by configuration (not evaluated): ${skipped.map((id) => shownMarkdown(id)).join(', ')}.`, '');
   out.push('| standing | count | blocks | meaning |', '|---|---|---|---|');
   for (const s of STANDINGS) {
     const rows = node.inventory.rows.filter((r) => r.standing === s.standing);

@@ -42,6 +42,9 @@ export function renderPremigrationText(p: PremigrationReport, options: { color: 
         '',
       );
     }
+    const skipped = p.report.policy?.skipped ?? [];
+    if (skipped.length > 0)
+      out.push(`Skipped by configuration (not evaluated): ${skipped.map((id) => shown(id)).join(', ')}`, '');
     if (node.notChecked.length > 0) {
       out.push(paint(31, `Not checked (${node.notChecked.length}):`));
       for (const m of node.notChecked) out.push(`    - ${shownMessage(m)}`);
