@@ -74,8 +74,12 @@ async function snapshotWith(
   const host = await hostIdentity(settings);
   const proc = await collectIsolated(procCollector, context);
   const engine = await collectIsolated(engineCollector, { ...context, proc: proc.part, listed: compose.listed });
-  const listeners = await collectIsolated(listenersCollector, { ...context, procReason: proc.part.reason });
   const ledger = await ledgerRead;
+  const listeners = await collectIsolated(listenersCollector, {
+    ...context,
+    procReason: proc.part.reason,
+    ledger: ledger.part,
+  });
   const daemon = await collectIsolated(daemonCollector, {
     ...context,
     procReason: proc.part.reason,

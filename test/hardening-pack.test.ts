@@ -119,6 +119,9 @@ test("the scanner's own container is told by the engine id in its own mountinfo 
   assert.is(containerIdFromMountinfo(docker), id);
   const podman = `50 40 0:44 /containers/storage/overlay-containers/${id}/userdata/hosts /etc/hosts rw - tmpfs tmpfs rw\n`;
   assert.is(containerIdFromMountinfo(podman), id);
+  // Podman's folder is named after its storage driver: vfs where overlay is not to be had.
+  const vfs = `51 40 254:1 /var/lib/containers/storage/vfs-containers/${id}/userdata/hostname /etc/hostname rw - ext4 /dev/vda1 rw\n`;
+  assert.is(containerIdFromMountinfo(vfs), id);
   // On the host: no such mounts; a container's folder bound elsewhere proves nothing.
   assert.is(containerIdFromMountinfo('22 1 254:1 / / rw - ext4 /dev/vda1 rw\n'), null);
   assert.is(

@@ -2,10 +2,19 @@ import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { nameFromBytes } from '../fs/path-bytes.js';
 import { compareText } from '../text/compare.js';
 import { endpointText } from '../text/endpoint.js';
-import type { HostListener, HostListenerView, ListenerHolder, Problem } from '../snapshot/types.js';
+import type {
+  HostListener,
+  HostListenerView,
+  Ledger,
+  ListenerHolder,
+  Problem,
+  ServiceExecutable,
+} from '../snapshot/types.js';
 import type { CollectContext, Collector, Slice } from './contract.js';
 import { listeningSockets, type ProcNetRow } from './proc-net.js';
 import { describeReadError, isVanished, readNetTables } from './proc-read.js';
+import { resolveRoot } from './files.js';
+import { resolveHostPath } from './host-path.js';
 
 /**
  * Every socket listening in the host's network namespace (that of pid 1), with the process holding
@@ -194,6 +203,43 @@ function uniqueSorted(sockets: readonly HostListener[]): HostListener[] {
 export interface ListenersContext extends CollectContext {
   /** Why /proc cannot be read (src/collect/proc-reader.ts), or null when it can. */
   procReason: string | null;
+  /** The ledger as read: its `service` entries' executable paths are resolved on the host. */
+  ledger: Ledger;
+}
+
+/** Distinct executable paths resolved at most; past it, the rest are unread (not known), never a mismatch. */
+export const MAX_SERVICE_EXECUTABLES = 4096;
+
+/**
+ * The executable paths the ledger's valid `service` entries name (a target with a `/`), each resolved under the
+ * root: a host's `/bin/x` is `/usr/bin/x` on a merged-/usr system, and /proc/PID/exe gives the latter.
+ */
+async function serviceExecutables(ledger: Ledger, root: string): Promise<ServiceExecutable[]> {
+  const paths = [
+    ...new Set(
+      ledger.entries
+        .filter((r) => r.valid && r.entry.type === 'service' && r.entry.target?.startsWith('/') === true)
+        .map((r) => r.entry.target!),
+    ),
+  ].sort(compareText);
+  if (paths.length === 0) return [];
+  let realRoot: string;
+  try {
+    realRoot = await resolveRoot(root);
+  } catch (error) {
+    const reason = `the root ${root} not resolved: ${(error as NodeJS.ErrnoException).code ?? 'error'}`;
+    return paths.map((path) => ({ path, unread: reason }));
+  }
+  return paths.map((path, i): ServiceExecutable => {
+    if (i >= MAX_SERVICE_EXECUTABLES)
+      return { path, unread: `more than ${MAX_SERVICE_EXECUTABLES} executable paths in service entries` };
+    const r = resolveHostPath(realRoot, path);
+    return r.state === 'resolved'
+      ? { path, resolved: r.path }
+      : r.state === 'unread'
+        ? { path, unread: r.reason }
+        : { path };
+  });
 }
 
 /**
@@ -202,14 +248,19 @@ export interface ListenersContext extends CollectContext {
  * not read.
  */
 export const listenersCollector: Collector<ListenersContext, HostListenerView> = {
-  async collect({ scope, procReason }) {
+  async collect({ scope, procReason, ledger, settings }) {
     const everyListenerOut = scope?.everyListenerOut ?? null;
     if (everyListenerOut !== null)
       return unreadBy(`the host's listening sockets not read: out of scope by ${everyListenerOut}`);
     if (procReason !== null) return unreadBy(`the host's listening sockets not read from /proc: ${procReason}`);
     const view = await Promise.resolve(readHostListeners());
     if (!view.available) return listenersUnread(view.reason);
-    return { part: view, problems: [], notes: unheldNotes(view.sockets, scope) };
+    const executables = await serviceExecutables(ledger, settings.root);
+    return {
+      part: executables.length > 0 ? { ...view, executables } : view,
+      problems: [],
+      notes: unheldNotes(view.sockets, scope),
+    };
   },
   unread: (_context, reason) => listenersUnread(reason),
 };

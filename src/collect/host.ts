@@ -21,9 +21,10 @@ export async function resolveHostname(settings: Pick<CollectSettings, 'hostname'
 }
 
 /**
- * Which host the snapshot is of: its name, its root, and the container the scanner runs in, if any (the hardening
- * rules leave it out: it mounts the host by design). Outside the collector contract (src/collect/contract.ts): it
- * names the snapshot, so it has no unread form; neither read throws (each falls back to what the scanner knows).
+ * Which host the snapshot is of: its name, its root, and the container the scanner runs in, if any (the ownership
+ * and hardening rules leave it out: it is the tool, and mounts the host by design). Outside the collector contract
+ * (src/collect/contract.ts): it names the snapshot, so it has no unread form; neither read throws (each falls back
+ * to what the scanner knows).
  */
 export async function hostIdentity(settings: Pick<CollectSettings, 'hostname' | 'root'>): Promise<Snapshot['host']> {
   const scannerContainer = await ownContainerId();

@@ -4,9 +4,10 @@ import { readFile } from 'node:fs/promises';
  * The engine id of the container the scanner itself runs in, or null when it runs on the host (or the id
  * cannot be told). Read from the scanner's own /proc/self/mountinfo: Docker and Podman bind the
  * container's hostname, hosts and resolv.conf files from its folder, whose name is the 64-hex id
- * (`…/containers/<id>/hostname`, Podman `…/overlay-containers/<id>/userdata/hostname`). That holds with
- * cgroup v2 and a private cgroup namespace too, where /proc/self/cgroup says only `0::/`. Never guessed
- * from a label: any container could carry one and so escape the hardening rules.
+ * (`…/containers/<id>/hostname`; Podman `…/<driver>-containers/<id>/userdata/hostname`, the storage
+ * driver's name first: `overlay-`, `vfs-`, `btrfs-`…). That holds with cgroup v2 and a private cgroup
+ * namespace too, where /proc/self/cgroup says only `0::/`. Never guessed from a label: any container could
+ * carry one and so escape the rules that leave the scanner out (MA2001, the hardening rules).
  */
 export async function ownContainerId(mountinfo = '/proc/self/mountinfo'): Promise<string | null> {
   let text: string;
@@ -18,7 +19,7 @@ export async function ownContainerId(mountinfo = '/proc/self/mountinfo'): Promis
   return containerIdFromMountinfo(text);
 }
 
-const ENGINE_FILE = /\/(?:overlay-)?containers\/([0-9a-f]{64})\/(?:userdata\/)?(?:hostname|hosts|resolv\.conf)(?:\s|$)/;
+const ENGINE_FILE = /\/(?:[a-z0-9]{1,32}-)?containers\/([0-9a-f]{64})\/(?:userdata\/)?(?:hostname|hosts|resolv\.conf)$/;
 
 /** The container id named by the bind mounts of /etc/hostname, /etc/hosts or /etc/resolv.conf in a mountinfo text. */
 export function containerIdFromMountinfo(text: string): string | null {

@@ -5,6 +5,7 @@ import type {
   HostListener,
   LedgerRecord,
   NetworkRecord,
+  ServiceExecutable,
   Snapshot,
   VolumeRecord,
 } from '../snapshot/types.js';
@@ -230,11 +231,25 @@ export function buildVolumes(snapshot: Snapshot, joins: Joins): Subject<VolumeDa
 
 const baseProtocol = (p: string): string => p.replace(/6$/, '');
 
-/** Whether a `service` entry's target names the process: its comm, its executable's path, or that path's last part. */
-function servesAs(target: string, process: { name: string | null; exe: string | null }): boolean {
+/** A `service` entry's executable path as the scan resolved it on the host (HostListenerView.executables). */
+type ExecutableOf = (path: string) => ServiceExecutable | undefined;
+
+/**
+ * Whether a `service` entry's target names the process: its comm, its executable's path (as written, or with its
+ * symlinks followed on the host: /proc/PID/exe is resolved, `/bin/x` of a merged-/usr host is `/usr/bin/x`), or that
+ * path's last part. `unknown` when the path as written does not match and the scan could not resolve it.
+ */
+function servesAs(
+  target: string,
+  process: { name: string | null; exe: string | null },
+  executableOf: ExecutableOf,
+): boolean | 'unknown' {
   if (process.name !== null && target === process.name) return true;
   if (process.exe === null) return false;
-  return target === process.exe || (!target.includes('/') && process.exe.split('/').at(-1) === target);
+  if (target === process.exe || (!target.includes('/') && process.exe.split('/').at(-1) === target)) return true;
+  const resolved = target.startsWith('/') ? executableOf(target) : undefined;
+  if (resolved?.unread !== undefined) return 'unknown';
+  return resolved?.resolved === process.exe;
 }
 
 /**
@@ -247,19 +262,25 @@ export function buildListeners(snapshot: Snapshot, joins: Joins): Subject<Listen
   const services = snapshot.ledger.entries.filter(
     (r) => r.valid && r.entry.type === 'service' && r.entry.id !== undefined && r.entry.target !== undefined,
   );
-  const declaredBy = (process: { name: string | null; exe: string | null } | null, port: number): string[] =>
-    process === null
-      ? []
-      : services
-          .filter((r) => servesAs(r.entry.target!, process))
-          .filter((r) => r.entry.holds === undefined || r.entry.holds.length === 0 || r.entry.holds.includes(port))
-          .map((r) => r.entry.id!);
+  const view = snapshot.hostListeners;
+  const executables = new Map((view?.available === true ? (view.executables ?? []) : []).map((x) => [x.path, x]));
+  const executableOf: ExecutableOf = (path) => executables.get(path);
+  const declaredBy: DeclaredBy = (process, port) => {
+    if (process === null) return { ids: [], unresolved: [] };
+    const holding = services.filter(
+      (r) => r.entry.holds === undefined || r.entry.holds.length === 0 || r.entry.holds.includes(port),
+    );
+    const serves = holding.map((r) => ({ r, serves: servesAs(r.entry.target!, process, executableOf) }));
+    return {
+      ids: serves.filter((x) => x.serves === true).map((x) => x.r.entry.id!),
+      unresolved: serves.filter((x) => x.serves === 'unknown').map((x) => x.r.entry.target!),
+    };
+  };
   const containerClaimed = (name: string): boolean => {
     const c = joins.containerNamed(name);
     return joins.claimsOf('container', name, ...(c ? [c.id] : [])).length > 0;
   };
   const subjects: Subject<ListenerData>[] = [];
-  const view = snapshot.hostListeners;
   if (view !== undefined && !view.available) {
     // Not read, for whatever reason (a read error, or out of reach by the scan's setup: not root, a remote
     // engine, another pid namespace): unknown, never none. Every rule on listeners is then not checked on this
@@ -357,6 +378,18 @@ function containerSocketsUnread(
   return listenerSubject(data, unknown, joins);
 }
 
+/** The service entries declaring a process's socket on a port, and the paths of those not known to (unresolved). */
+type DeclaredBy = (
+  process: { name: string | null; exe: string | null } | null,
+  port: number,
+) => { ids: string[]; unresolved: string[] };
+
+/** Why a service entry's executable path was not resolved (HostListenerView.executables). */
+function unreadReason(snapshot: Snapshot, path: string): string {
+  const view = snapshot.hostListeners;
+  return (view?.available === true ? view.executables?.find((x) => x.path === path)?.unread : undefined) ?? 'unknown';
+}
+
 /** Who holds a host socket, and the container behind it when a container (or its published port) does. */
 function ownerOf(
   s: HostListener,
@@ -386,7 +419,7 @@ function ownerOf(
 function hostListener(
   s: HostListener,
   joins: Joins,
-  declaredBy: (p: { name: string | null; exe: string | null } | null, port: number) => string[],
+  declaredBy: DeclaredBy,
   containerClaimed: (name: string) => boolean,
   snapshot: Snapshot,
 ): Subject<ListenerData> {
@@ -401,7 +434,16 @@ function hostListener(
       ...LISTENERS.unknown('docker', joins.containersIncomplete, ['container', 'container_claimed', 'claimed']),
     );
   const claimedContainer = container === null ? null : containerClaimed(container);
-  const declared = declaredBy(process, s.port);
+  const { ids: declared, unresolved } = declaredBy(process, s.port);
+  // Declared by no entry, but an entry's executable path could not be resolved: it may declare it (not a mismatch).
+  if (declared.length === 0 && unresolved.length > 0 && claimedContainer !== true)
+    unknown.push(
+      ...LISTENERS.unknown(
+        'listeners',
+        `a service entry's executable path ${unresolved[0]!} not resolved: ${unreadReason(snapshot, unresolved[0]!)}`,
+        ['declared_by', 'declared', 'claimed'],
+      ),
+    );
   if (joins.ledgerUnread)
     unknown.push(
       ...LISTENERS.unknown('ledger', joins.ledgerUnread, ['container_claimed', 'declared_by', 'declared', 'claimed']),

@@ -135,7 +135,8 @@ export const containerFieldDocs = <const S extends Spec>(runtime: S) => ({
     },
   },
   scanner_self:
-    "the scanner's own container (it mounts the host by design): the hardening rules leave it out. Told by " +
+    "the scanner's own container (it mounts the host by design): the ownership rules (MA2001, MA2003) and " +
+    'the hardening rules leave it out. Told by ' +
     'the engine id in its own /proc/self/mountinfo, never by a label another container could carry',
 });
 

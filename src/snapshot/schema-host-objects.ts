@@ -26,6 +26,15 @@ const hostListeners = {
         available: { const: true },
         netns: { type: 'string' },
         sockets: { type: 'array', items: snapshotSchemaOf(LISTENERS.entries) },
+        executables: {
+          type: 'array',
+          items: {
+            type: 'object',
+            required: ['path'],
+            additionalProperties: false,
+            properties: { path: { type: 'string' }, resolved: { type: 'string' }, unread: { type: 'string' } },
+          },
+        },
       },
     },
   ],

@@ -184,7 +184,20 @@ export type HostListenerView =
       /** `net:[inode]` of the host's network namespace; `unknown` when init's namespace link is closed to the scan. */
       netns: string;
       sockets: HostListener[];
+      /**
+       * The executable paths `service` entries name, each with its symlinks followed under the root
+       * (src/collect/host-path.ts): `resolved`, or `unread` (not known), neither when nothing is there. Absent in
+       * older snapshots: entries are then matched by the path as written.
+       */
+      executables?: ServiceExecutable[];
     };
+
+/** A `service` entry's executable path as the host resolves it (HostListenerView.executables). */
+export interface ServiceExecutable {
+  path: string;
+  resolved?: string;
+  unread?: string;
+}
 
 /**
  * A socket listening in the host's network namespace, with the process holding it (null: none seen):

@@ -75,7 +75,7 @@ test('each collector that throws gives its source as not read, with a problem na
     ['docker'],
   );
 
-  const listeners = await unreadSlice(listenersCollector, { ...context, procReason: null });
+  const listeners = await unreadSlice(listenersCollector, { ...context, procReason: null, ledger });
   assert.is(listeners.part.available, false);
   assert.equal(
     listeners.problems.map((p) => p.source),
