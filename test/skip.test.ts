@@ -6,6 +6,7 @@ import * as assert from 'uvu/assert';
 import { PACKAGE_ROOT } from '../src/paths.js';
 import { example, spawnCli, tempDir } from './support/cli.js';
 import { promtoolCheckMetrics } from './support/promtool.js';
+import { publishedSchemaErrors } from './support/published-schema.js';
 
 /*
  * The `skip` setting (issue 47, src/policy/skip.ts): rule ids turned off on purpose, from a flag, the config file or
@@ -51,6 +52,7 @@ test('--skip MA2001: its findings are gone, and text, JSON and SARIF name it ski
 
   const json = JSON.parse(readFileSync(join(out, 'mesh-audit.json'), 'utf8')) as JsonReport;
   assert.equal(json.policy.skipped, ['MA2001']);
+  assert.equal(publishedSchemaErrors('report.schema.json', json), [], 'the published schema knows the field');
   assert.not.ok(json.policy.rulesRun.includes('MA2001'));
   assert.is(json.findings.filter((f) => f.ruleId === 'MA2001').length, 0);
   assert.is(json.findings.length, before.findings.length - 2, 'every other finding stays');
