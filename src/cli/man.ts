@@ -2,7 +2,7 @@ import type { CAC } from 'cac';
 import { ExitCode } from '../errors.js';
 import { TOOL_NAME, TOOL_VERSION } from '../version.js';
 import type { CommandContext } from './context.js';
-import { specsOf } from './cli-spec.js';
+import { FLAG_RULE, specsOf } from './cli-spec.js';
 import { ENV_SETTINGS } from '../settings/registry.js';
 
 /** The page's date is the version's, not today's: the page changes only when the commands do. */
@@ -36,6 +36,8 @@ export function manPage(cli: CAC, date: string): string {
         `and the host agent's ledger), evaluates rules written as data, and writes SARIF, JSON, JSON Lines, ` +
         `Prometheus and text reports. It never changes anything on the host.`,
     ),
+    '.PP',
+    roff(FLAG_RULE),
     '.SH COMMANDS',
   ];
   for (const c of specs.commands) {

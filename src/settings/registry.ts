@@ -19,8 +19,8 @@ import { formatListHelp, PREMIGRATION_FORMATS } from '../report/formats.js';
 export type SettingCommand = 'scan' | 'snapshot' | 'evaluate' | 'premigrate' | 'config' | 'rules' | 'serve';
 
 /**
- * How many values a flag takes: `single` (one value; what a second one does is decided here for all of them, issue 47),
- * `repeatable` (each adds to the list), `switch` (no value).
+ * How many values a flag takes: `single` (one value; given twice, the last one wins, as for every flag not repeatable:
+ * `lastValueWins` in src/cli/cli-spec.ts, issue 47), `repeatable` (each adds to the list), `switch` (no value).
  */
 export type Arity = 'single' | 'repeatable' | 'switch';
 
