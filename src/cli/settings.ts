@@ -2,7 +2,7 @@ import type { Command } from 'cac';
 import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { PolicyChoice } from '../policy/load.js';
-import { resolveSettings, type ConfigFile, type ResolvedSettings } from '../config.js';
+import { absolutePath, resolveSettings, type ConfigFile, type ResolvedSettings } from '../config.js';
 import { MeshAuditError } from '../errors.js';
 import { readInput } from '../input/read.js';
 import { parseIgnoreFile, parseSelector, type IgnoreEntry, type Scope, type Selector } from '../scope.js';
@@ -85,10 +85,11 @@ export interface SettingFlags {
   replaceLists?: boolean;
 }
 
+/** A path flag made absolute against the working directory (`--ledger host/ledger.json`), as a shell user means it. */
 const absolute = (flag: string, value: unknown): string => {
   const s = String(value);
-  if (!s.startsWith('/')) throw new MeshAuditError(`${flag} needs an absolute path, not '${s}'`);
-  return s;
+  if (s === '') throw new MeshAuditError(`${flag} needs a path`);
+  return absolutePath(s);
 };
 
 /** How each kind of flag value becomes its setting's (undefined: the flag sets nothing). */

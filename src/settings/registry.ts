@@ -25,9 +25,10 @@ export type SettingCommand = 'scan' | 'snapshot' | 'evaluate' | 'premigrate' | '
 export type Arity = 'single' | 'repeatable' | 'switch';
 
 /**
- * How a flag's value becomes the setting's (src/cli/settings.ts reads each kind): as written, an absolute path, a whole
- * number of at least 1, a list (absolute paths for `absoluteList`), true when given, false when given. `own`: read by
- * the commands themselves, not merged into the settings.
+ * How a flag's value becomes the setting's (src/cli/settings.ts reads each kind): as written, a path made absolute
+ * against the working directory (its environment variable's too), a whole number of at least 1, a list (of such paths
+ * for `absoluteList`), true when given, false when given. `own`: read by the commands themselves, not merged into the
+ * settings.
  */
 export type FlagReading = 'string' | 'absolute' | 'count' | 'list' | 'absoluteList' | 'true' | 'false' | 'own';
 
