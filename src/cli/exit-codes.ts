@@ -27,7 +27,11 @@ export const EXIT_CODES: Readonly<Record<string, readonly string[]>> = {
     USAGE,
     '3  the node could not be read whole (no verdict), or an output not delivered whole',
   ],
-  diff: ['0  compared', '2  bad usage, or a report missing or not a mesh-audit JSON report'],
+  diff: [
+    '0  compared (with --exit-code: nothing new, updated or absent)',
+    '1  with --exit-code: a finding new, updated or absent',
+    '2  bad usage, or a report missing or not a mesh-audit JSON report',
+  ],
   rules: ['0  done', '1  test: a case failed; lint: warnings', '2  bad usage, or a pack refused (it says where)'],
   config: ['0  shown', '2  a bad flag, config value or environment variable'],
   serve: ['0  stopped by SIGTERM or SIGINT', '2  bad usage, config or pack at start'],
