@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import { isAbsolute, resolve } from 'node:path';
 import { readInput } from './input/read.js';
 import { MeshAuditError } from './errors.js';
 import { keyLineAt, parseYaml, schemaErrors } from './input/yaml.js';
@@ -217,16 +218,32 @@ export function configPathOf(
   return existsSync(system) ? { path: system, from: 'system config' } : undefined;
 }
 
-/** The settings the environment gives, each checked as the config file's would be. */
+/**
+ * A path given on the command line or in the environment, made absolute against the working directory (issue 47); an
+ * absolute one is kept as written. A config file's paths are not: a job reads it from any folder (`schemaErrors` names
+ * the absolute path beside the file instead).
+ */
+export const absolutePath = (path: string): string => (isAbsolute(path) ? path : resolve(path));
+
+/**
+ * The settings the environment gives, each checked as the config file's would be; a relative path is made absolute
+ * against the working directory, as its flag's is.
+ */
 export function envSettings(env: NodeJS.ProcessEnv): { values: ConfigFile; from: Record<string, string> } {
   const values: Record<string, unknown> = {};
   const from: Record<string, string> = {};
   const errors: string[] = [];
-  for (const { env: variable_, key } of ENV_SETTINGS) {
+  for (const { env: variable_, key, reading } of ENV_SETTINGS) {
     const { variable, read } = variable_;
     const raw = env[variable];
     if (raw === undefined || raw === '') continue;
-    const value = read(raw);
+    const given = read(raw);
+    const value =
+      reading === 'absolute'
+        ? absolutePath(given as string)
+        : reading === 'absoluteList'
+          ? (given as string[]).map(absolutePath)
+          : given;
     if (!validateConfig({ [key]: value })) {
       const error = validateConfig.errors?.[0];
       const allowed = error?.keyword === 'enum' ? (error.params['allowedValues'] as unknown[]).map(String) : undefined;

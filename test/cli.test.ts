@@ -39,7 +39,22 @@ test('--help on every command (COMMAND_NAMES, so a new command is covered) and -
     assert.is(r.stderr, '', `${name} --help wrote to stderr`);
     assert.match(r.stdout, `$ mesh-audit ${name}`, `${name} --help shows its own usage line`);
     assert.match(top.stdout, name, `the top-level --help lists ${name}`);
+    // Its exit codes, last: each command's own, each code once, the usage error among them (issue 47).
+    const codes = r.stdout.split('\nExit codes:\n')[1] ?? '';
+    assert.ok(codes.length > 0, `${name} --help lists its exit codes`);
+    const listed = [...codes.matchAll(/^ {2}(\d) {2}\S/gm)].map((m) => m[1]);
+    assert.ok(listed.includes('0') && listed.includes('2'), `${name}: 0 and 2 in ${codes}`);
+    assert.equal(listed, [...new Set(listed)].sort(), `${name}: each code once, in order`);
   }
+  assert.match(
+    top.stdout,
+    /\nExit codes:\n {2}0 {2}clean[^\n]*\n {2}1 {2}findings[^\n]*\n {2}2 {2}bad usage[^\n]*\n {2}3 {2}incomplete/,
+  );
+  const scanCodes = spawnCli(['scan', '--help']).stdout.split('\nExit codes:\n')[1]!;
+  assert.match(scanCodes, /^ {2}1 {2}findings at or above --fail-on/m);
+  assert.match(scanCodes, /^ {2}3 {2}incomplete/m);
+  assert.match(spawnCli(['premigrate', '--help']).stdout, /^ {2}1 {2}not ready/m);
+  assert.match(spawnCli(['status', '--help']).stdout, /^ {2}3 {2}incomplete or stale/m);
   assert.match(spawnCli(['evaluate', '--help']).stdout, '--fail-on');
   const v = spawnCli(['--version']);
   assert.is(v.code, 0);

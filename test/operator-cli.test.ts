@@ -299,9 +299,9 @@ test('the config decides the output folder and the threshold of a run; a bad env
   const r = spawnCli([...demo, '--format', 'json'], { MESH_AUDIT_CONFIG: config });
   assert.is(r.code, 0, r.stderr);
   assert.ok(existsSync(join(out, 'mesh-audit.json')));
-  const bad = spawnCli(['config', 'show'], { MESH_AUDIT_LEDGER: 'relative/ledger.json', MESH_AUDIT_CONFIG: '' });
+  const bad = spawnCli(['config', 'show'], { MESH_AUDIT_FAIL_ON: 'eror', MESH_AUDIT_CONFIG: '' });
   assert.is(bad.code, 2);
-  assert.match(bad.stderr, '$MESH_AUDIT_LEDGER: must match pattern "^/" (it is \'relative/ledger.json\')');
+  assert.match(bad.stderr, "$MESH_AUDIT_FAIL_ON: must be one of error, warning, note, none (it is 'eror')");
 });
 
 test('a bad config file reports every error at once, each with its line', () => {
@@ -313,7 +313,7 @@ test('a bad config file reports every error at once, each with its line', () => 
   );
   const r = spawnCli(['config', 'show', '--config', config]);
   assert.is(r.code, 2);
-  assert.match(r.stderr, `${config}:1: /ledger must match pattern "^/"`);
+  assert.match(r.stderr, `${config}:1: /ledger must be an absolute path, not 'relative.json'`);
   assert.match(r.stderr, `${config}:2: /keep must be >= 1`);
   assert.match(r.stderr, `${config}:3: (root) must NOT have additional properties 'labelz' (did you mean 'labels'?)`);
   assert.match(r.stderr, `${config}:5: /ignore/0`);

@@ -41,3 +41,28 @@ export function specsOf(cli: CAC): { commands: CommandSpec[]; global: CommandSpe
     ],
   };
 }
+
+/** What a flag given twice does (`lastValueWins`), as `--help` and the man page say it. */
+export const FLAG_RULE =
+  'A flag given twice takes its last value (--out a --out b is b); a repeatable one keeps every value. A value is ' +
+  'never split on its commas.';
+
+/** How a flag that keeps every value it is given is declared: cac then always gives a list of strings. */
+export const REPEATABLE = { type: [String] };
+
+/**
+ * A flag given twice (issue 47): cac gives every value of a flag given more than once, as a list, and a list read as
+ * one value was its items joined with commas (`--out a --out b` wrote into `a,b`). One rule for every flag: a flag
+ * declared repeatable (`REPEATABLE`: the settings whose arity is `repeatable`, src/settings/registry.ts) keeps every
+ * value; every other one — single-valued settings, switches, the flags a command declares itself — takes the last, as
+ * git and docker do. No value is ever split: `--out a,b` is the folder `a,b`.
+ */
+export function lastValueWins(options: Record<string, unknown>, declared: readonly Command['options'][number][]): void {
+  for (const option of declared) {
+    if (Array.isArray(option.config.type)) continue;
+    for (const name of option.names) {
+      const value = options[name];
+      if (Array.isArray(value)) options[name] = value.at(-1);
+    }
+  }
+}

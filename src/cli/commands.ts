@@ -1,6 +1,8 @@
 import { cac, type CAC } from 'cac';
 import { TOOL_COMMIT, TOOL_NAME, TOOL_VERSION } from '../version.js';
 import type { CommandContext } from './context.js';
+import { FLAG_RULE } from './cli-spec.js';
+import { exitCodesOf } from './exit-codes.js';
 
 /**
  * A command's registration. `whole` gives every command defined on one parser (`definedCli`): what
@@ -31,7 +33,7 @@ export function addGlobalOptions(cli: CAC): CAC {
   cli.option('-q, --quiet', 'Only findings and what was not checked: a clean, complete run prints nothing at all');
   cli.option('--verbose', 'Also say what was read and how long each step took');
   cli.option('--no-color', 'No colour in the text report (as NO_COLOR=1 does)');
-  cli.help(withoutNegatedDefaults);
+  cli.help((sections) => withExitCodes(withFlagRule(withoutNegatedDefaults(sections)), cli.matchedCommand?.name));
   cli.version(`${TOOL_VERSION} (commit ${TOOL_COMMIT})`);
   return cli;
 }
@@ -47,6 +49,27 @@ function withoutNegatedDefaults(sections: { title?: string; body: string }[]): {
         { ...s, body: s.body.replace(/^(\s+--no-[\w-]+\b.*?) \(default: true\)$/gm, '$1').replace(/ +$/gm, '') }
       : s,
   );
+}
+
+/** What a flag given twice does, said under every help's options. */
+function withFlagRule(sections: { title?: string; body: string }[]): { title?: string; body: string }[] {
+  return sections.flatMap((s) => (s.title === 'Options' ? [s, { body: `  ${FLAG_RULE}` }] : [s]));
+}
+
+/** Each command's exit codes (src/cli/exit-codes.ts), last in its help; the top-level help's, the general ones. */
+function withExitCodes(
+  sections: { title?: string; body: string }[],
+  command: string | undefined,
+): { title?: string; body: string }[] {
+  return [
+    ...sections,
+    {
+      title: 'Exit codes',
+      body: exitCodesOf(command)
+        .map((l) => `  ${l}`)
+        .join('\n'),
+    },
+  ];
 }
 
 /**

@@ -19,8 +19,14 @@ export function registerDiff(cli: CAC, ctx: CommandContext): void {
   cli
     .command('diff <old> <new>', 'Compare two JSON reports: new, updated, absent and unchanged findings')
     .option('--format <format>', 'text or json', { default: 'text' })
+    .option(
+      '--exit-code',
+      'Exit 1 when something changed (a finding new, updated or absent), 0 when not, as git diff --exit-code; ' +
+        'not-checked findings are no change',
+    )
     .example('mesh-audit diff reports/runs/000041-20261128T031500000Z/mesh-audit.json reports/mesh-audit.json')
-    .action(async (oldPath: string, newPath: string, options: { format: string }) => {
+    .example('mesh-audit diff --exit-code --format json last-night.json mesh-audit.json > changes.json')
+    .action(async (oldPath: string, newPath: string, options: { format: string; exitCode?: boolean }) => {
       const format = parseChoice('--format', options.format, ['text', 'json'] as const);
       const [older, newer] = [await loadReportFile(oldPath), await loadReportFile(newPath)];
       const diff = diffFindings(older.findings, newer.findings, newer.coverage);
@@ -66,6 +72,8 @@ export function registerDiff(cli: CAC, ctx: CommandContext): void {
           );
         ctx.stdout(`Unchanged: ${diff.unchanged.length}\n`);
       }
-      return ExitCode.Ok;
+      // What a script asks with --exit-code: did the findings change? A finding not checked is not known to.
+      const changed = diff.new.length + diff.updated.length + diff.absent.length > 0;
+      return options.exitCode === true && changed ? ExitCode.Findings : ExitCode.Ok;
     });
 }

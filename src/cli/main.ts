@@ -4,7 +4,7 @@ import { shownLines } from '../shown.js';
 import { TOOL_NAME } from '../version.js';
 import type { CommandContext } from './context.js';
 import { useColor } from './color.js';
-import { flagsOf } from './cli-spec.js';
+import { flagsOf, lastValueWins } from './cli-spec.js';
 import { addGlobalOptions, COMMAND_NAMES, COMMANDS, definedCli } from './commands.js';
 import { didYouMean } from './choices.js';
 import { checkedStdout } from './stdout.js';
@@ -54,6 +54,34 @@ function joinDashValues(argv: string[]): string[] {
     } else out.push(argv[i]!);
   }
   return out;
+}
+
+/**
+ * A short flag written as its long one (`-o` as `--output`), where every command that declares it means the same: cac
+ * copies an alias's value over its long name's, so `-o a --output b` would keep `a` against the rule that the last
+ * value wins (`lastValueWins`).
+ */
+function longFlags(argv: readonly string[], cli: CAC): string[] {
+  const longOf = new Map<string, string | null>();
+  for (const option of [...cli.globalCommand.options, ...cli.commands.flatMap((c) => c.options)]) {
+    const flags = flagsOf(option.rawName);
+    const [short, long] = [flags.find((f) => /^-\w$/.test(f)), flags.find((f) => f.startsWith('--'))];
+    if (short === undefined || long === undefined) continue;
+    longOf.set(short, longOf.has(short) && longOf.get(short) !== long ? null : long);
+  }
+  const end = argv.indexOf('--');
+  return argv.map((a, i) => (end >= 0 && i >= end ? a : (longOf.get(a) ?? a)));
+}
+
+/**
+ * The command line read by the commands cac defines: `--out -` as a value, short flags as their long ones, and each
+ * flag given twice by the one rule (`lastValueWins`). Returns the arguments as read (for the unknown-flag check).
+ */
+export function parseArgs(cli: CAC, argv: string[]): string[] {
+  const args = joinDashValues(argv);
+  cli.parse(longFlags(args, cli), { run: false });
+  lastValueWins(cli.options, [...cli.globalCommand.options, ...(cli.matchedCommand?.options ?? [])]);
+  return args;
 }
 
 /** The arguments before `--` (after it, everything is a value). */
@@ -131,8 +159,7 @@ async function run(argv: string[], base: CommandContext): Promise<number> {
   }
   addGlobalOptions(cli);
   try {
-    const args = joinDashValues(argv);
-    cli.parse(args, { run: false });
+    const args = parseArgs(cli, argv);
     if (cli.options['help'] || cli.options['version']) return ExitCode.Ok;
     if (!cli.matchedCommand) {
       if (cli.args.length > 0) {

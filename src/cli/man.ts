@@ -2,7 +2,8 @@ import type { CAC } from 'cac';
 import { ExitCode } from '../errors.js';
 import { TOOL_NAME, TOOL_VERSION } from '../version.js';
 import type { CommandContext } from './context.js';
-import { specsOf } from './cli-spec.js';
+import { FLAG_RULE, specsOf } from './cli-spec.js';
+import { EXIT_CODES, GENERAL_EXIT_CODES } from './exit-codes.js';
 import { ENV_SETTINGS } from '../settings/registry.js';
 
 /** The page's date is the version's, not today's: the page changes only when the commands do. */
@@ -14,6 +15,9 @@ const roff = (t: string): string =>
     .replace(/\\/g, '\\e')
     .replace(/-/g, '\\-')
     .replace(/^([.'])/gm, '\\&$1');
+
+/** Exit codes as one sentence: `0 clean; 1 findings…`. */
+const codes = (lines: readonly string[]): string => lines.map((l) => l.replace(/^(\d) +/, '$1 ')).join('; ');
 
 /**
  * The man page, from the same cac definitions `--help` prints (commands, their options and examples):
@@ -36,6 +40,8 @@ export function manPage(cli: CAC, date: string): string {
         `and the host agent's ledger), evaluates rules written as data, and writes SARIF, JSON, JSON Lines, ` +
         `Prometheus and text reports. It never changes anything on the host.`,
     ),
+    '.PP',
+    roff(FLAG_RULE),
     '.SH COMMANDS',
   ];
   for (const c of specs.commands) {
@@ -67,8 +73,9 @@ export function manPage(cli: CAC, date: string): string {
       'otherwise).',
     '.TP\n.I .mesh\\-auditignore\nSelectors left out of scope, one a line, optionally \\fBuntil YYYY\\-MM\\-DD\\fR.',
     '.SH EXIT STATUS',
-    '0 complete and nothing at or above \\-\\-fail\\-on; 1 findings at or above it; 2 bad usage, policy or config ' +
-      '(nothing evaluated); 3 the scan was incomplete (reports still written, marked incomplete).',
+    roff(codes(GENERAL_EXIT_CODES)) + '.',
+    // One paragraph per command (not a .SS: the sections of COMMANDS are found by their .SS).
+    ...specs.commands.map((c) => `.TP\n.B ${roff(c.name)}\n${roff(codes(EXIT_CODES[c.name] ?? GENERAL_EXIT_CODES))}.`),
     '',
   );
   return lines.join('\n');

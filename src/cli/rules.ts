@@ -78,9 +78,11 @@ export function registerRules(cli: CAC, ctx: CommandContext): void {
 /** The rules an action works on: the profile's, and the packs an author added (what `test` and `lint` check). */
 interface RuleSelection {
   rules: LoadedRule[];
+  /** The packs a rule of another profile may be in (a `show` that misses names it). */
+  choice: ReturnType<typeof policyChoiceOf>;
   authored: PolicyPack[];
   docsUrl: string;
-  /** The profile the rules are of (`--profile`), said in the JSON catalogue. */
+  /** The profile the rules are of (`--profile`): said in the JSON catalogue, and by a `show` that misses. */
   profile: string;
 }
 
@@ -102,7 +104,7 @@ async function selectedRules(options: SettingFlags, ctx: CommandContext): Promis
   // (The shipped pack named again is loaded once: then it is what is checked.)
   const added = packs.filter((p) => p.shipped !== true);
   const authored = choice.added.length > 0 && added.length > 0 ? added : packs;
-  return { rules, authored, docsUrl: resolved.settings.docsUrl, profile };
+  return { rules, authored, docsUrl: resolved.settings.docsUrl, profile, choice };
 }
 
 type RulesAction = (selection: RulesOutput, ruleRef: string | undefined, ctx: CommandContext) => Promise<number>;
@@ -123,19 +125,29 @@ const ACTIONS = {
       );
     return Promise.resolve(ExitCode.Ok);
   },
-  show: ({ rules, format, docsUrl }, ruleRef, ctx) => {
+  show: async ({ rules, format, docsUrl, profile, choice }, ruleRef, ctx) => {
     if (ruleRef === undefined)
       throw new MeshAuditError('rules show needs a rule id or name, e.g. `mesh-audit rules show MA1001`');
     const rule = rules.find((r) => r.id === ruleRef || r.name === ruleRef);
-    if (!rule)
+    if (!rule) {
+      // A rule of another profile (the hardening pack is loaded for its profile alone): say where it is (issue 47).
+      for (const pack of await loadPolicies({ ...choice, hardening: true })) {
+        const found = pack.rules.find((r) => r.id === ruleRef || r.name === ruleRef);
+        if (found !== undefined)
+          throw new MeshAuditError(
+            `${ruleRef} is in the ${pack.pack.id} pack (profiles: ${found.profiles.join(', ')}), not in --profile ` +
+              `${profile}: add --profile ${found.profiles.includes('hardening') ? 'hardening' : found.profiles[0]}`,
+          );
+      }
       throw new MeshAuditError(
         `no rule '${ruleRef}'${didYouMean(
           ruleRef,
           rules.flatMap((r) => [r.id, r.name]),
         )} (see \`mesh-audit rules list\`)`,
       );
+    }
     ctx.stdout(format === 'json' ? JSON.stringify(ruleJson(rule, docsUrl), null, 2) + '\n' : showRule(rule));
-    return Promise.resolve(ExitCode.Ok);
+    return ExitCode.Ok;
   },
   test: async ({ authored }, _ref, ctx) => {
     let failed = 0;

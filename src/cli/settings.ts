@@ -2,11 +2,12 @@ import type { Command } from 'cac';
 import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { PolicyChoice } from '../policy/load.js';
-import { resolveSettings, type ConfigFile, type ResolvedSettings } from '../config.js';
+import { absolutePath, resolveSettings, type ConfigFile, type ResolvedSettings } from '../config.js';
 import { MeshAuditError } from '../errors.js';
 import { readInput } from '../input/read.js';
 import { parseIgnoreFile, parseSelector, type IgnoreEntry, type Scope, type Selector } from '../scope.js';
 import { parseCount } from './choices.js';
+import { REPEATABLE } from './cli-spec.js';
 import {
   CONFIG_HELP,
   helpOf,
@@ -35,7 +36,11 @@ export function addSettingOptions(command: Command, keys: readonly string[]): Co
     if (spec.flag === undefined || !spec.commands.includes(name))
       throw new Error(`the setting '${key}' has no flag on ${command.name} (src/settings/registry.ts)`);
     const { help, shownDefault } = helpOf(spec, name);
-    command.option(spec.flag, help, shownDefault !== undefined ? { default: shownDefault } : {});
+    command.option(spec.flag, help, {
+      ...(shownDefault !== undefined ? { default: shownDefault } : {}),
+      // Every value of a repeatable flag is kept; any other flag given twice takes the last (cli-spec.ts).
+      ...(spec.arity === 'repeatable' ? REPEATABLE : {}),
+    });
     const negated = command.options.find((o) => o.rawName === spec.flag && o.negated);
     if (negated) negated.config.default = undefined;
   }
@@ -53,7 +58,7 @@ export const IGNORE_FILE = '.mesh-auditignore';
 export const addScopeOptions = (command: Command): Command =>
   addSettingOptions(command, ['include', 'exclude', 'replaceLists', 'ignoreFile']);
 
-/** Flags as cac hands them over (strings, or lists when repeated). */
+/** Flags as cac hands them over (a repeatable flag's values as a list; any other flag given twice, its last value). */
 export interface SettingFlags {
   config?: string;
   dockerHost?: string;
@@ -84,10 +89,11 @@ export interface SettingFlags {
   replaceLists?: boolean;
 }
 
+/** A path flag made absolute against the working directory (`--ledger host/ledger.json`), as a shell user means it. */
 const absolute = (flag: string, value: unknown): string => {
   const s = String(value);
-  if (!s.startsWith('/')) throw new MeshAuditError(`${flag} needs an absolute path, not '${s}'`);
-  return s;
+  if (s === '') throw new MeshAuditError(`${flag} needs a path`);
+  return absolutePath(s);
 };
 
 /** How each kind of flag value becomes its setting's (undefined: the flag sets nothing). */

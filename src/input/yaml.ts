@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module';
+import { dirname, resolve } from 'node:path';
 import type { ErrorObject } from 'ajv';
 import type { Document, LineCounter } from 'yaml';
 import { MeshAuditError } from '../errors.js';
@@ -136,6 +137,13 @@ export function schemaErrors(
       );
       // Escaped: a key can hold line breaks.
       what += ` '${JSON.stringify(key).slice(1, -1)}'${didYouMean(key, known)}`;
+    } else if (e.keyword === 'pattern' && e.params['pattern'] === '^/') {
+      // A path a job reads from any folder: said whole, with the one it would be beside this file (issue 47).
+      const value = doc.getIn(pathOf(e.instancePath));
+      const text = JSON.stringify(String(value)).slice(1, -1);
+      what =
+        `must be an absolute path, not '${text}' (a job runs from any folder): beside this file it would be ` +
+        JSON.stringify(resolve(dirname(resolve(file)), String(value))).slice(1, -1);
     } else if (e.keyword === 'enum') {
       const allowed = (e.params['allowedValues'] as unknown[]).map(String);
       const value = doc.getIn(pathOf(e.instancePath));

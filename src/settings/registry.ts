@@ -19,16 +19,16 @@ import { formatListHelp, PREMIGRATION_FORMATS } from '../report/formats.js';
 export type SettingCommand = 'scan' | 'snapshot' | 'evaluate' | 'premigrate' | 'config' | 'rules' | 'serve';
 
 /**
- * How many values a flag takes: `single` (one value; what a second one does is decided here for all of them, issue 47),
- * `repeatable` (each adds to the list), `switch` (no value).
+ * How many values a flag takes: `single` (one value; given twice, the last one wins, as for every flag not repeatable:
+ * `lastValueWins` in src/cli/cli-spec.ts, issue 47), `repeatable` (each adds to the list), `switch` (no value).
  */
 export type Arity = 'single' | 'repeatable' | 'switch';
 
 /**
- * How a flag's value becomes the setting's (src/cli/settings.ts reads each kind): as written, an absolute path, a whole
- * number of at least 1, a list (absolute paths for `absoluteList`; for `idList`, each value split at commas and white
- * space), true when given, false when given. `own`: read by
- * the commands themselves, not merged into the settings.
+ * How a flag's value becomes the setting's (src/cli/settings.ts reads each kind): as written, a path made absolute
+ * against the working directory (its environment variable's too), a whole number of at least 1, a list (of such paths
+ * for `absoluteList`; for `idList`, each value split at commas and white space), true when given, false when given.
+ * `own`: read by the commands themselves, not merged into the settings.
  */
 export type FlagReading =
   | 'string'

@@ -6,5 +6,19 @@ export function didYouMean(input: string, candidates: readonly string[], quote =
   const near = closest(input.toLowerCase(), [...candidates]);
   // Near: a few edits, and fewer than half the word (`x` is no typo of `json`).
   const d = distance(input.toLowerCase(), near);
-  return d <= Math.max(1, Math.min(3, Math.floor(near.length / 2))) ? ` (did you mean ${quote(near)}?)` : '';
+  if (d <= Math.max(1, Math.min(3, Math.floor(near.length / 2)))) return ` (did you mean ${quote(near)}?)`;
+  // Else the one short name the input spells out (`markdown`: `md`), its letters in order from the first (issue 47).
+  const spelled = candidates.filter((c) => c.length >= 2 && c.length < input.length && spells(input.toLowerCase(), c));
+  return spelled.length === 1 ? ` (did you mean ${quote(spelled[0]!)}?)` : '';
+}
+
+/** Whether `word` starts with `short`'s first letter and holds its letters in order (`markdown`, `md`). */
+function spells(word: string, short: string): boolean {
+  if (word[0] !== short[0]) return false;
+  let at = 0;
+  for (const ch of short) {
+    at = word.indexOf(ch, at) + 1;
+    if (at === 0) return false;
+  }
+  return true;
 }
