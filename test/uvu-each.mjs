@@ -10,16 +10,15 @@ const [dir, pattern] = process.argv.slice(2);
 // all run in this one process: more than Node's default 10 is expected here, not a leak.
 process.setMaxListeners(100);
 
-// This machine's own sockets whose holder no test can read (a sandbox's init holds one on 0.0.0.0, its fds
-// closed even to root) would leave every live scan incomplete, as it should on a real host: the tests
-// leave them out of scope as an operator would (MESH_AUDIT_EXCLUDE, inherited by every CLI they run).
+// This machine's own sockets listening beyond loopback before any test runs (sshd on 0.0.0.0:22, a web server
+// on [::]:80, a sandbox's init whose holder no one can read) would be in every live scan's findings, as they
+// should on a real host: the tests judge only what they made, and leave these out of scope as an operator
+// would (MESH_AUDIT_EXCLUDE, inherited by every CLI they run; test/support/machine-scope.ts).
 const { machineScope } = await import(new URL('../dist/test/support/machine-scope.js', import.meta.url).href);
 const foreign = machineScope();
 if (foreign.length > 0) {
   process.env.MESH_AUDIT_EXCLUDE = [process.env.MESH_AUDIT_EXCLUDE ?? '', ...foreign].join(' ').trim();
-  process.stderr.write(
-    `tests: this machine's sockets with an unreadable holder left out of scope: ${foreign.join(' ')}\n`,
-  );
+  process.stderr.write(`tests: this machine's own listeners beyond loopback left out of scope: ${foreign.join(' ')}\n`);
 }
 const { suites } = await parse(dir, pattern, { cwd: process.cwd() });
 globalThis.UVU_DEFER = 1;

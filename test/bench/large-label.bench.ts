@@ -33,8 +33,8 @@ function scanCpuMs(args: string[]): { ms: number; code: number } {
 }
 
 function main(): void {
-  // This machine's own sockets whose holder no one can read are left out of scope, as test/uvu-each.mjs
-  // does: else every scan is incomplete (exit 3) for a reason that is not the label's.
+  // This machine's own listeners beyond loopback are left out of scope, as test/uvu-each.mjs
+  // does: else every scan has findings, or is incomplete (exit 3), for a reason that is not the label's.
   const foreign = machineScope();
   if (foreign.length > 0)
     process.env['MESH_AUDIT_EXCLUDE'] = [process.env['MESH_AUDIT_EXCLUDE'] ?? '', ...foreign].join(' ').trim();

@@ -50,7 +50,7 @@ const run = (cmd: string, args: string[], cwd = '/'): { code: number; stdout: st
 
 /**
  * What an empty environment keeps for a live scan: the scope the test runner gives every live scan (this
- * machine's own sockets with an unreadable holder, test/uvu-each.mjs), as an operator's unit would set it.
+ * machine's own listeners beyond loopback, test/uvu-each.mjs), as an operator's unit would set it.
  */
 const MACHINE_SCOPE = process.env['MESH_AUDIT_EXCLUDE']
   ? [`MESH_AUDIT_EXCLUDE=${process.env['MESH_AUDIT_EXCLUDE']}`]

@@ -59,7 +59,7 @@ export function tempDir(prefix = 'mesh-audit-test-', parent = tmpdir()): string 
 export const example = (...parts: string[]): string => join(PACKAGE_ROOT, 'examples', ...parts);
 
 /**
- * A text summary without its out-of-scope count: the test runner leaves this machine's own sockets with an
- * unreadable holder out of every live scan (test/uvu-each.mjs), which the summary counts.
+ * A text summary without its out-of-scope count: the test runner leaves this machine's own listeners beyond
+ * loopback out of every live scan (test/uvu-each.mjs), which the summary counts.
  */
 export const withoutScopeCount = (text: string): string => text.replace(/(; |, )\d+ out of scope \([^)]*\)/g, '');

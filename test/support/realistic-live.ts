@@ -129,6 +129,8 @@ export async function startRealisticLiveHost(
   const managedRoot = join(dir, 'etc', 'mesh');
   const ledger = join(dir, 'ledger.json');
   const tag = `bench${process.pid}`;
+  // This machine's own listeners, read before any container of this host listens (test/support/machine-scope.ts).
+  const outOfScope = machineScopeArgs();
 
   // The containers of consecutive model hosts, up to `total`.
   const planned: Planned[] = [];
@@ -373,8 +375,8 @@ export async function startRealisticLiveHost(
       formats,
       '--hostname',
       hostname,
-      // This machine's own sockets with an unreadable holder (test/support/machine-scope.ts): out of scope.
-      ...machineScopeArgs(),
+      // This machine's own sockets listening beyond loopback before the tests (test/support/machine-scope.ts).
+      ...outOfScope,
     ],
     describe: () =>
       `${counts.containers} containers from ${images.length} images (the realistic host model, ` +
