@@ -82,7 +82,7 @@ export function lineAt(doc: Document, lines: LineCounter, pointer: string): numb
 }
 
 /** The schema object at a JSON Pointer fragment of Ajv's `schemaPath` (`#/properties/labels`), when local. */
-function schemaAt(schema: object | undefined, schemaPath: string): Record<string, unknown> | undefined {
+export function schemaAt(schema: object | undefined, schemaPath: string): Record<string, unknown> | undefined {
   if (schema === undefined || !schemaPath.startsWith('#')) return undefined;
   let node: unknown = schema;
   for (const part of schemaPath.slice(1).split('/').slice(1)) {
@@ -144,6 +144,8 @@ export function schemaErrors(
       what =
         `must be an absolute path, not '${text}' (a job runs from any folder): beside this file it would be ` +
         JSON.stringify(resolve(dirname(resolve(file)), String(value))).slice(1, -1);
+    } else if (e.keyword === 'format' && e.params['format'] === 'date') {
+      what = `${what} (a date is written YYYY-MM-DD)`;
     } else if (e.keyword === 'enum') {
       const allowed = (e.params['allowedValues'] as unknown[]).map(String);
       const value = doc.getIn(pathOf(e.instancePath));

@@ -8,6 +8,7 @@ import {
   type SubjectSetName,
 } from './sets.js';
 import type { FieldDoc, FieldDocs } from './field-docs.js';
+import { didYouMean } from '../text/suggest.js';
 
 /**
  * The fields each subject set offers to rules and message templates, with what each means: the one
@@ -69,7 +70,7 @@ export function unknownFieldOf(
     if (!Object.hasOwn(fields, part)) {
       const within = i === 0 ? `subject set ${set}` : `${parts.slice(0, i).join('.')} (${set})`;
       const known = [...(i === 0 ? heads : []), ...Object.keys(fields)].sort();
-      return `${within} has no field '${part}' (known: ${known.join(', ')})`;
+      return `${within} has no field '${part}'${didYouMean(part, known)} (known: ${known.join(', ')})`;
     }
     const doc = fields[part]!;
     if (typeof doc === 'string') return null;

@@ -4,7 +4,8 @@ import { createRequire } from 'node:module';
 import { basename, join, resolve } from 'node:path';
 import type { ErrorObject } from 'ajv';
 import { readInput } from '../input/read.js';
-import { lineAt, parseYaml } from '../input/yaml.js';
+import { lineAt, parseYaml, schemaAt } from '../input/yaml.js';
+import { didYouMean } from '../text/suggest.js';
 import { validatorFor, type Validator } from '../input/validate.js';
 import { MeshAuditError } from '../errors.js';
 import { EMBEDDED } from '../runtime/embedded.js';
@@ -134,11 +135,41 @@ export async function readPolicySchema(): Promise<object> {
 }
 
 let validatePack: Validator<unknown> | undefined;
+/** The schema the validator was made of: what a key or value misspelt is the nearest of. */
+let packSchema: object | undefined;
 async function packValidator() {
   if (!validatePack) {
-    validatePack = validatorFor('policy', await readPolicySchema());
+    packSchema = await readPolicySchema();
+    validatePack = validatorFor('policy', packSchema);
   }
   return validatePack;
+}
+
+/**
+ * The schema of the object at a JSON Pointer of a document, followed through `properties`, `items` and local `$ref`s
+ * (the precompiled validator's `schemaPath` is relative to an inlined definition, so it cannot be used).
+ */
+function schemaOfInstance(schema: object | undefined, pointer: string): Record<string, unknown> | undefined {
+  const deref = (node: Record<string, unknown> | undefined) =>
+    typeof node?.['$ref'] === 'string' ? schemaAt(schema, node['$ref']) : node;
+  let node = deref(schema as Record<string, unknown> | undefined);
+  for (const part of pointer.split('/').slice(1)) {
+    const next = /^\d+$/.test(part)
+      ? node?.['items']
+      : (node?.['properties'] as Record<string, unknown> | undefined)?.[part.replace(/~1/g, '/').replace(/~0/g, '~')];
+    node = deref(typeof next === 'object' && next !== null ? (next as Record<string, unknown>) : undefined);
+  }
+  return node;
+}
+
+/** The value at a JSON Pointer of a parsed document. */
+function valueAt(value: unknown, pointer: string): unknown {
+  let node = value;
+  for (const part of pointer.split('/').slice(1)) {
+    if (typeof node !== 'object' || node === null) return undefined;
+    node = (node as Record<string, unknown>)[part.replace(/~1/g, '/').replace(/~0/g, '~')];
+  }
+  return node;
 }
 
 function ruleIdAt(value: unknown, pointer: string): string | undefined {
@@ -243,12 +274,27 @@ function schemaProblems(
   const found = validate.errors!.flatMap((e) => {
     if (expectedOfRole(role, e)) return [];
     const line = lineAt(doc, lines, e.instancePath);
-    const text = schemaErrorText(e, file, line, ruleIdAt(value, e.instancePath));
+    const text = schemaErrorText(e, file, line, ruleIdAt(value, e.instancePath)) + nearest(e, value);
     if (seen.has(text)) return [];
     seen.add(text);
     return [{ line, text }];
   });
   return [...problems, ...found.sort((a, b) => a.line - b.line).map((f) => f.text)];
+}
+
+/** The known key or allowed value nearest to a misspelt one (`severty`: severity), as config typos get. */
+function nearest(e: ErrorObject, value: unknown): string {
+  if (e.keyword === 'additionalProperties') {
+    const known = Object.keys(
+      (schemaOfInstance(packSchema, e.instancePath)?.['properties'] as object | undefined) ?? {},
+    );
+    return didYouMean(String(e.params['additionalProperty']), known);
+  }
+  const written = valueAt(value, e.instancePath);
+  if (e.keyword === 'enum' && typeof written === 'string')
+    return didYouMean(written, (e.params['allowedValues'] as unknown[]).map(String));
+  if (e.keyword === 'format' && e.params['format'] === 'date') return ' (a date is written YYYY-MM-DD)';
+  return '';
 }
 
 /** One schema error as the author reads it: where, what is wrong, and what the schema allows there. */

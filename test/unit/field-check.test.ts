@@ -88,7 +88,7 @@ refused(
     const bad = pack('container_sources', ['assert: {"===": [{"var": "container.nmae"}, "web"]}']);
     assert.match(
       await refusal(bad),
-      `${bad}:9: rule F1: assert/===/0/var: container (container_sources) has no field 'nmae' (known: claimed_by, container_id, env, mesh, name, running, status)`,
+      `${bad}:9: rule F1: assert/===/0/var: container (container_sources) has no field 'nmae' (did you mean 'name'?) (known: claimed_by, container_id, env, mesh, name, running, status)`,
     );
     const deeper = pack('container_sources', ['assert: {"!!": {"var": "container.mesh.modul"}}']);
     assert.match(await refusal(deeper), "container.mesh (container_sources) has no field 'modul'");
