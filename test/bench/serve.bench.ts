@@ -181,6 +181,7 @@ async function main(): Promise<void> {
       latencies.push(Number(process.hrtime.bigint() - t) / 1e6);
       if (a.code !== 200) throw new Error(`/v1/status answered ${a.code}`);
     }
+    const rssAfterStatus = rssMiB(pid);
 
     // Idle: nothing asked, nothing changed, for 60 s.
     await sleep(2000);
@@ -277,7 +278,7 @@ async function main(): Promise<void> {
       label: `/v1/status latency p50, ${STATUS_REQUESTS} sequential requests on the unix socket (a connection each)`,
       value: p50,
       unit: 'ms',
-      notes: `min ${round(Math.min(...latencies))} ms, max ${round(Math.max(...latencies))} ms; RSS ${rssBeforeStatus} → ${rssMiB(pid)} MiB`,
+      notes: `min ${round(Math.min(...latencies))} ms, max ${round(Math.max(...latencies))} ms; RSS ${rssBeforeStatus} → ${rssAfterStatus} MiB over them`,
     });
     figures.push({
       label: `/v1/status latency p99, ${STATUS_REQUESTS} sequential requests`,
