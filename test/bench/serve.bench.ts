@@ -152,7 +152,9 @@ async function main(): Promise<void> {
     const firstWallMs = Date.now() - spawnedAt;
     const firstCpu = cpuMs(pid);
     const firstRequests = countRequests(proxy.requests);
-    process.stderr.write(`first read: ${firstCpu} ms CPU, ${firstWallMs} ms, ${JSON.stringify(firstRequests)}\n`);
+    process.stderr.write(
+      `first read: ${firstCpu} ms CPU, ${firstWallMs} ms, ${JSON.stringify({ ...firstRequests, inspected: firstRequests.inspected.length })}\n`,
+    );
     // The read a folder watched anew asks for (src/collect/host-watch.ts), then quiet.
     for (let last = first.lastRead, since = Date.now(); Date.now() - since < 3000; ) {
       await sleep(100);
@@ -168,7 +170,9 @@ async function main(): Promise<void> {
     const hup = await settle('the whole read after SIGHUP', at, 1000, (x) => x.lastFullRead);
     const hupCpu = cpuMs(pid) - cpu0;
     const hupRequests = countRequests(proxy.requests.slice(mark));
-    process.stderr.write(`SIGHUP read: ${hupCpu} ms CPU, ${JSON.stringify(hupRequests)}\n`);
+    process.stderr.write(
+      `SIGHUP read: ${hupCpu} ms CPU, ${JSON.stringify({ ...hupRequests, inspected: hupRequests.inspected.length })}\n`,
+    );
     if (hup.lastFullRead === null || hup.lastFullRead <= at)
       throw new Error(`SIGHUP did not make a whole read: ${JSON.stringify(hup)}`);
 
