@@ -1,4 +1,4 @@
-import { readFileSync, readdirSync } from 'node:fs';
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -25,6 +25,26 @@ test('docs/outputs.md: a --prom-file not ending in .prom is exit 2, nothing writ
   ]);
   assert.is(r.code, 2);
   assert.throws(() => readdirSync(out));
+});
+
+test("docs/writing-rules.md: the fields every rule must have are the schema's, and a rule without help is refused", async () => {
+  const schema = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'policies', 'policy.schema.json'), 'utf8')) as {
+    $defs: { rule: { required: string[] } };
+  };
+  const said = /Every rule has (.*?): a pack missing one/s.exec(doc('writing-rules.md'))?.[1] ?? '';
+  const named = [...said.matchAll(/`(\w+)`/g)].map((m) => m[1]);
+  assert.equal(named.sort(), [...schema.$defs.rule.required].sort());
+  const dir = tempDir();
+  const pack = join(dir, 'pack.yaml');
+  writeFileSync(
+    pack,
+    'schema: mesh-audit/policy@1\npack: {id: p, name: p, version: "1"}\nrules:\n' +
+      '  - {id: T1, name: n, title: t, severity: error, subject: containers, assert: {"var": "running"}, ' +
+      'message: m, remediation: r, tags: [], profiles: [nightly]}\n',
+  );
+  const r = await runCli(['rules', 'list', '--policy', pack]);
+  assert.is(r.code, 2);
+  assert.match(r.stderr, "must have required property 'help'");
 });
 
 test('docs/writing-rules.md: the hardening ids are HD…, as the pack ships them', () => {
