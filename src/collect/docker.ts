@@ -288,9 +288,8 @@ async function containerOf(
   said: Findings,
 ): Promise<Container | null> {
   const label = summary.Names?.[0]?.replace(/^\//, '') ?? summary.Id.slice(0, 12);
-  const cached = options.cache?.store.container(summary.Id);
-  // The list's state is the check that no event was missed (an unexpected state: inspected again).
-  if (cached !== undefined && cached.inspect.State?.Status === summary.State) {
+  const cached = options.cache?.store.container(summary.Id, summary.State);
+  if (cached !== undefined) {
     attachments.set(cached.container.name, cached.attachment);
     return { ...cached.container, proc: await procOf(cached.inspect, options) };
   }

@@ -96,8 +96,13 @@ export class ReadCache {
     return this.used.containersReused + this.used.imagesReused + this.used.filesReused === 0;
   }
 
-  container(id: string): CachedContainer | undefined {
-    const hit = this.containers.get(id);
+  /**
+   * The container as the last read inspected it, when no event named it since and the list shows it in the state its
+   * inspect said (`listedState`: the check that no event was missed; another state: inspected again).
+   */
+  container(id: string, listedState: string | undefined): CachedContainer | undefined {
+    const kept = this.containers.get(id);
+    const hit = kept !== undefined && kept.inspect.State?.Status === listedState ? kept : undefined;
     if (hit !== undefined) this.used.containersReused++;
     else this.used.containersInspected++;
     return hit;

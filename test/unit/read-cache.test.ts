@@ -27,15 +27,16 @@ test('a container is taken again until an event names it; a read that began befo
   const first = cache.begin();
   cache.keepContainer(first, ID, entry('web'));
   cache.begin();
-  assert.is(cache.container(ID)?.container.name, 'web');
+  assert.is(cache.container(ID, 'running')?.container.name, 'web');
   const during = cache.begin();
   cache.forgetContainer(ID);
-  assert.is(cache.container(ID), undefined, 'forgotten');
+  assert.is(cache.container(ID, 'running'), undefined, 'forgotten');
   cache.keepContainer(during, ID, entry('web-read-before-the-event'));
-  assert.is(cache.container(ID), undefined, 'what a read began before the event saw is not kept');
+  assert.is(cache.container(ID, 'running'), undefined, 'what a read began before the event saw is not kept');
   const after = cache.begin();
   cache.keepContainer(after, ID, entry('web-again'));
-  assert.is(cache.container(ID)?.container.name, 'web-again');
+  assert.is(cache.container(ID, 'running')?.container.name, 'web-again');
+  assert.is(cache.container(ID, 'exited'), undefined, 'listed in another state than its inspect said: read again');
 });
 
 test('renew drops everything and makes a new key; forgetEngine drops the engine only', () => {
@@ -45,7 +46,7 @@ test('renew drops everything and makes a new key; forgetEngine drops the engine 
   cache.keepContainer(t, ID, entry('web'));
   cache.keepFile(t, '/etc/app.env', 'stamp', { path: '/etc/app.env', kind: 'file' });
   cache.forgetEngine();
-  assert.is(cache.container(ID), undefined);
+  assert.is(cache.container(ID, 'running'), undefined);
   assert.ok(cache.file('/etc/app.env', 'stamp'), 'files are not the engine');
   cache.renew();
   assert.is(cache.file('/etc/app.env', 'stamp'), undefined);
