@@ -69,7 +69,7 @@ test("a command's own flags given twice take the last value too (--snapshot, --h
   const cases: [string[], string, unknown][] = [
     [['scan', '--snapshot', 'a.json', '--snapshot', 'b.json'], 'snapshot', 'b.json'],
     [['scan', '--history', 'h1', '--history', 'h2'], 'history', 'h2'],
-    [['evaluate', '--jobs', '2', '--jobs', '3'], 'jobs', 3],
+    [['evaluate', '--jobs', '2', '--jobs', '3'], 'jobs', '3'],
     [['premigrate', '--plan', 'a.json', '--plan', 'b.json'], 'plan', 'b.json'],
     [['snapshot', '-o', 'a.json', '--output', 'b.json'], 'output', 'b.json'],
     [['snapshot', '--output', 'a.json', '-o', 'b.json'], 'output', 'b.json'],

@@ -66,3 +66,59 @@ export function lastValueWins(options: Record<string, unknown>, declared: readon
     }
   }
 }
+
+type DeclaredOption = Command['options'][number];
+
+/** The long flags of an option, before `=`-less tokens are matched against them. */
+const longFlagsOf = (option: DeclaredOption): string[] => flagsOf(option.rawName).filter((f) => f.startsWith('--'));
+
+const camelOf = (flag: string): string => `--${flag.slice(2).replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())}`;
+
+/**
+ * cac 7.1 tells its parser (mri) only the camelCase name of a switch, so a hyphenated switch written before a word
+ * takes the word for its value: `evaluate --fail-on-new snap.json` lost the snapshot (cacjs/cac pull request 169, not
+ * released). Each hyphenated switch is handed to the parser under the name it knows as a switch; nothing else changes
+ * (`--x=value` and everything after `--` are left as written).
+ */
+export function switchesAsDeclared(argv: readonly string[], declared: readonly DeclaredOption[]): string[] {
+  const asParsed = new Map<string, string>();
+  for (const option of declared) {
+    if (option.isBoolean !== true || option.negated) continue;
+    for (const flag of longFlagsOf(option)) if (flag.slice(2).includes('-')) asParsed.set(flag, camelOf(flag));
+  }
+  const end = argv.indexOf('--');
+  return argv.map((a, i) => (end >= 0 && i >= end ? a : (asParsed.get(a) ?? a)));
+}
+
+/**
+ * cac's parser turns every value that looks like a number into one (`--hostname 007` became 7, `--since 1e3` 1000),
+ * and a repeatable flag's values are then made strings of those numbers: every value is kept as it was written. Read
+ * back from the command line for each option that takes a value: the last one written (as `lastValueWins` keeps),
+ * or every one, in order, for a repeatable flag.
+ */
+export function valuesAsWritten(
+  options: Record<string, unknown>,
+  argv: readonly string[],
+  declared: readonly DeclaredOption[],
+): void {
+  const end = argv.indexOf('--');
+  const given = end < 0 ? argv : argv.slice(0, end);
+  for (const option of declared) {
+    if (option.isBoolean === true) continue;
+    const flags = flagsOf(option.rawName);
+    const written: string[] = [];
+    for (let i = 0; i < given.length; i++) {
+      const token = given[i]!;
+      const eq = token.indexOf('=');
+      if (eq > 0 && flags.includes(token.slice(0, eq))) written.push(token.slice(eq + 1));
+      else if (flags.includes(token) && i + 1 < given.length) written.push(given[++i]!);
+    }
+    if (written.length === 0) continue;
+    for (const name of option.names) {
+      const value = options[name];
+      if (Array.isArray(value)) {
+        if (value.length === written.length) options[name] = written;
+      } else if (value !== undefined && typeof value !== 'boolean') options[name] = written.at(-1);
+    }
+  }
+}

@@ -4,7 +4,7 @@ import { shownLines } from '../shown.js';
 import { TOOL_NAME } from '../version.js';
 import type { CommandContext } from './context.js';
 import { useColor } from './color.js';
-import { flagsOf, lastValueWins } from './cli-spec.js';
+import { flagsOf, lastValueWins, switchesAsDeclared, valuesAsWritten } from './cli-spec.js';
 import { addGlobalOptions, COMMAND_NAMES, COMMANDS, definedCli } from './commands.js';
 import { didYouMean } from './choices.js';
 import { checkedStdout } from './stdout.js';
@@ -74,13 +74,17 @@ function longFlags(argv: readonly string[], cli: CAC): string[] {
 }
 
 /**
- * The command line read by the commands cac defines: `--out -` as a value, short flags as their long ones, and each
- * flag given twice by the one rule (`lastValueWins`). Returns the arguments as read (for the unknown-flag check).
+ * The command line read by the commands cac defines: `--out -` as a value, short flags as their long ones, hyphenated
+ * switches as switches, values as written, and each flag given twice by the one rule (`lastValueWins`). Returns the arguments as read (for the unknown-flag check).
  */
 export function parseArgs(cli: CAC, argv: string[]): string[] {
   const args = joinDashValues(argv);
-  cli.parse(longFlags(args, cli), { run: false });
-  lastValueWins(cli.options, [...cli.globalCommand.options, ...(cli.matchedCommand?.options ?? [])]);
+  const every = [...cli.globalCommand.options, ...cli.commands.flatMap((c) => c.options)];
+  const read = switchesAsDeclared(longFlags(args, cli), every);
+  cli.parse(read, { run: false });
+  const declared = [...cli.globalCommand.options, ...(cli.matchedCommand?.options ?? [])];
+  lastValueWins(cli.options, declared);
+  valuesAsWritten(cli.options, read, declared);
   return args;
 }
 
