@@ -75,7 +75,8 @@ function longFlags(argv: readonly string[], cli: CAC): string[] {
 
 /**
  * The command line read by the commands cac defines: `--out -` as a value, short flags as their long ones, hyphenated
- * switches as switches, values as written, and each flag given twice by the one rule (`lastValueWins`). Returns the arguments as read (for the unknown-flag check).
+ * switches as switches, values as written, and each flag given twice by the one rule (`lastValueWins`). Returns the
+ * arguments as read (for the unknown-flag check).
  */
 export function parseArgs(cli: CAC, argv: string[]): string[] {
   const args = joinDashValues(argv);
