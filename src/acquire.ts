@@ -62,6 +62,8 @@ export interface AcquireRequest {
   scope?: ScopeJudge;
   /** serve's: what its last read saw (src/collect/read-cache.ts). */
   cache?: ReadCache;
+  /** serve's: the history it holds in memory, used instead of reading one (src/serve/kept-history.ts). */
+  loaded?: History;
 }
 
 const NO_HISTORY: History = { snapshots: [], problems: [], files: new Map() };
@@ -142,44 +144,60 @@ export async function acquireSnapshot(request: AcquireRequest, io: AcquireIo, ho
   const hostname = await resolveHostname(settings);
   // The scanner's own history lives in the output folder this run holds.
   const own = request.history === undefined ? home : undefined;
-  const history =
-    request.history !== undefined
-      ? await loadHistory(
-          request.history,
-          historyReading((line) => io.detail(line)),
-        )
-      : own !== undefined
-        ? await readOwnHistory(
-            own.dir,
-            hostname,
-            historyReading((line) => io.detail(line)),
-          )
-        : NO_HISTORY;
+  const history = request.loaded ?? (await historyForHost(hostname, request.history, own?.dir, io));
   const snapshot = await readHost({ ...settings, hostname }, history, io, request.scope, request.cache);
   for (const p of [...snapshot.problems, ...history.problems]) io.problem(p.message);
   return {
     snapshots: [snapshot],
     history,
     keepCount: settings.keep,
-    keep: async () => {
-      if (own === undefined) return [];
-      try {
-        const kept = await keepSnapshot(own.dir, own.sequence, snapshot, settings.keep, {
-          past: pastOf(snapshot),
-          history,
-          tool: TOOL_VERSION,
-          indexNotWritten: (message) => io.note(message),
-        });
-        io.note(`kept snapshot ${kept}`);
-        return [];
-      } catch (err) {
-        if (!(err instanceof WriteFailure) && !(err instanceof MeshAuditError)) throw err;
-        const message = `history snapshot not kept: ${err.message}; the next scan will not know this one's targets`;
-        io.problem(message);
-        return [{ source: 'history', subject: err instanceof WriteFailure ? err.path : own.dir, message }];
-      }
-    },
+    keep: () => (own === undefined ? Promise.resolve([]) : keepAsHistory(own, snapshot, settings.keep, history, io)),
   };
+}
+
+/**
+ * The history a live read of `hostname` is told former targets by: the folder `named`, else the scanner's own in the
+ * output folder `ownDir`, else none.
+ */
+export async function historyForHost(
+  hostname: string,
+  named: string | undefined,
+  ownDir: string | undefined,
+  io: AcquireIo,
+): Promise<History> {
+  const reading = historyReading((line) => io.detail(line));
+  if (named !== undefined) return loadHistory(named, reading);
+  if (ownDir !== undefined) return readOwnHistory(ownDir, hostname, reading);
+  return NO_HISTORY;
+}
+
+/**
+ * Keeps a live snapshot as run `home.sequence`'s history in the output folder `home.dir` (held by the caller), the
+ * newest `keep` of its host kept: scan's and serve's. A snapshot that could not be kept (a full disk, an unsafe folder)
+ * is a problem returned, said through `io.problem`.
+ */
+export async function keepAsHistory(
+  home: HistoryHome,
+  snapshot: Snapshot,
+  keep: number,
+  history: History,
+  io: AcquireIo,
+): Promise<Problem[]> {
+  try {
+    const kept = await keepSnapshot(home.dir, home.sequence, snapshot, keep, {
+      past: pastOf(snapshot),
+      history,
+      tool: TOOL_VERSION,
+      indexNotWritten: (message) => io.note(message),
+    });
+    io.note(`kept snapshot ${kept}`);
+    return [];
+  } catch (err) {
+    if (!(err instanceof WriteFailure) && !(err instanceof MeshAuditError)) throw err;
+    const message = `history snapshot not kept: ${err.message}; the next scan will not know this one's targets`;
+    io.problem(message);
+    return [{ source: 'history', subject: err instanceof WriteFailure ? err.path : home.dir, message }];
+  }
 }
 
 /**

@@ -1,10 +1,11 @@
-import { existsSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { hasPromtool, promtoolCheckMetrics } from './support/promtool.js';
 import { getOn, startServe } from './support/serve-child.js';
 import { spawnCli, tempDir } from './support/cli.js';
+import { lockOutputFolder } from '../src/write/lock.js';
 
 /*
  * `mesh-audit serve` and `mesh-audit status` without an engine (issue 44): what it answers when a source cannot be
@@ -103,7 +104,7 @@ test('a second serve on the same socket is refused while the first answers', asy
     const second = spawnCli(['serve', '--socket', socket, ...args]);
     assert.is(second.code, 2, second.stderr);
     assert.match(second.stderr, 'another process answers there');
-    assert.is((await first.get('/v1/status')).code, 200, 'the first still answers');
+    assert.is((await first.get('/v1/status')).code, 200, `the first still answers: ${first.stderr()}`);
   } finally {
     await first.stop();
   }
@@ -132,6 +133,62 @@ test('SIGHUP reads the config again (a broken one is kept out, said on stderr), 
       30_000,
     );
     assert.is(hostOf((await serve.get('/v1/status')).body), 'after-hup', 'the config in use stays');
+  } finally {
+    assert.is(await serve.stop(), 0, serve.stderr());
+  }
+});
+
+test('serve --out: a folder held by another run skips that keep, said on stderr; serve answers meanwhile and keeps later', async () => {
+  const dir = tempDir('ma-serve-');
+  const out = join(dir, 'out');
+  const socket = join(dir, 'serve.sock');
+  const serve = startServe(
+    [
+      '--docker-host',
+      `unix://${join(dir, 'no-engine.sock')}`,
+      '--ledger',
+      join(dir, 'ledger.json'),
+      '--hostname',
+      'serve-kept',
+      '--out',
+      out,
+    ],
+    socket,
+  );
+  const kept = () => readdirSync(join(out, 'history', 'serve-kept')).filter((n) => n.startsWith('snapshot-'));
+  const lastFullRead = async () =>
+    (JSON.parse((await serve.get('/v1/status')).body) as { lastFullRead: string }).lastFullRead;
+  /** SIGHUP, then the answer once the whole read it makes has ended. */
+  const wholeRead = async (what: string) => {
+    const before = await lastFullRead();
+    serve.child.kill('SIGHUP');
+    return serve.until(what, '/v1/status', (a) => a.code === 200 && JSON.parse(a.body).lastFullRead > before, 30_000);
+  };
+  try {
+    // No engine: nothing to take from an earlier read, so every read is whole (and incomplete), and kept as a scan's.
+    await serve.until(
+      'the first read',
+      '/v1/status',
+      (a) => a.code === 200 && JSON.parse(a.body).lastFullRead !== null,
+      30_000,
+    );
+    assert.is(kept().length, 1, 'the first read kept');
+    // Taken as a scan takes it: waiting while serve keeps (it holds the folder only for that).
+    const held = await lockOutputFolder(out, 30);
+    try {
+      const answer = await wholeRead('a whole read while the folder is held');
+      assert.is(JSON.parse(answer.body).state, 'incomplete', 'still answering (incomplete: no engine)');
+      assert.match(
+        serve.stderr(),
+        `is held by another mesh-audit run (pid ${process.pid}): this whole read's snapshot not kept`,
+      );
+      assert.is(kept().length, 1, 'nothing kept while held');
+      assert.is((await serve.get('/healthz')).code, 503, 'answering while the folder is held');
+    } finally {
+      await held.release();
+    }
+    await wholeRead('a whole read once the folder is free');
+    assert.is(kept().length, 2, 'kept once the folder is free');
   } finally {
     assert.is(await serve.stop(), 0, serve.stderr());
   }

@@ -6,10 +6,11 @@ import { auditSnapshot, reportOf, triage } from '../pipeline.js';
 import { renderJson } from '../report/json.js';
 import { renderProm } from '../report/prom.js';
 import type { Report } from '../report/report.js';
-import { ReadCache, watchHost, type EngineChange, type HostWatchers } from '../scan.js';
+import { ReadCache, resolveHostname, watchHost, type EngineChange, type HostWatchers } from '../scan.js';
 import { readingScopeOf } from '../scope.js';
 import { describe, listen, type Answers, type Where } from '../serve/answers.js';
 import { alertsToPost } from '../serve/delivery.js';
+import { ServeHistory, type KeepOutcome } from '../serve/kept-history.js';
 import { Resident } from '../serve/resident.js';
 import { postAlerts } from '../alert/alertmanager.js';
 import { exitCodeOfState, statusLine, type ServeStatus } from '../serve/status.js';
@@ -26,7 +27,7 @@ import { addPolicyOptions, addScopeOptions, addSettingOptions } from './settings
  * `mesh-audit serve`: the check on every heartbeat (issue 44). It reads the host as `scan` does, then reads it again
  * whenever the engine's events, a watched folder or the socket tables say something changed (and every --resync), and
  * answers over a unix socket what the nightly job would say now. `mesh-audit status` asks it, and exits as `scan`
- * would. Nothing is written but the socket.
+ * would. Nothing is written but the socket, and with --out each whole read's snapshot in that folder's history.
  */
 
 export const DEFAULT_SOCKET = '/run/mesh-audit/serve.sock';
@@ -63,27 +64,32 @@ const quietIo = (ctx: CommandContext): AcquireIo => ({
 
 /**
  * One read of the host, as `scan` makes it (acquireSnapshot, then the same pipeline: auditSnapshot, reportOf, triage),
- * its report for the answer; the watches follow the files of each snapshot read.
+ * its report for the answer; the watches follow the files of each snapshot read. The history is the one in memory
+ * (src/serve/kept-history.ts); a whole read's snapshot is kept in it (with --out), what became of it told to `kept`.
  */
 function hostReader(
   current: () => AuditRun,
   ctx: CommandContext,
   cache: ReadCache,
+  history: ServeHistory,
   follow: (snapshot: Snapshot) => void,
+  kept: (outcome: KeepOutcome) => void,
 ): { read: () => Promise<Report> } {
   const read = async () => {
     const run = current();
     const settings = run.resolved.settings;
     const startedAt = ctx.now();
+    const io = quietIo(ctx);
+    const loaded = await history.forRead(await resolveHostname(settings), io);
     const acquired = await acquireSnapshot(
       {
         keep: run.keep,
-        ...(run.options.history !== undefined ? { history: run.options.history } : {}),
+        loaded,
         settings: () => Promise.resolve(settings),
         scope: readingScopeOf(run.scope, startedAt),
         cache,
       },
-      quietIo(ctx),
+      io,
     );
     const use = cache.use();
     detail(
@@ -91,6 +97,12 @@ function hostReader(
       `read: ${use.containersInspected} containers inspected, ${use.containersReused} unchanged; ` +
         `${use.filesRead} files read, ${use.filesReused} unchanged`,
     );
+    // A whole read is what a scan reads: its snapshot is kept as a scan's would be; a read that took from the one
+    // before it keeps nothing.
+    if (cache.wasWhole() && acquired.snapshots[0] !== undefined) {
+      const outcome = await history.wholeRead(acquired.snapshots[0], loaded, settings.keep, io);
+      if (outcome !== null) kept(outcome);
+    }
     const snapshots = acquired.snapshots.map((s) => withProblems(s, acquired.history.problems));
     // Watched before the answer says anything of them.
     if (snapshots[0] !== undefined) follow(snapshots[0]);
@@ -174,6 +186,39 @@ function watchersOf(cache: ReadCache, resident: Resident, unwatched: ReturnType<
   };
 }
 
+/**
+ * serve's history (src/serve/kept-history.ts): kept in `--out DIR` when that flag is given on serve's command line, and
+ * only then. The config file's `out` is the nightly scan's, and the packaged unit gives serve a read-only view of it
+ * (examples/serve/mesh-audit-serve.service): it does not make serve write.
+ */
+function historyOf(flags: ServeFlags): { out: string | undefined; history: ServeHistory } {
+  // The flag itself, not the merged setting (AuditOptions.out): that one has the config's value or a default.
+  const given: unknown = (flags as { out?: unknown }).out;
+  const out = given === undefined ? undefined : String(given);
+  if (out === '-' || out === '')
+    throw new MeshAuditError(`serve --out ${shownMessage(out)}: give the folder whose history keeps each whole read`);
+  const history = new ServeHistory({
+    ...(out !== undefined ? { out } : {}),
+    ...(flags.history !== undefined ? { named: String(flags.history) } : {}),
+  });
+  return { out, history };
+}
+
+/**
+ * What became of a whole read's snapshot, told: a keep that failed makes the answer incomplete, naming why, until one
+ * succeeds; a folder held by another run (a nightly scan) is a keep skipped, said, and the answer stays what it is.
+ */
+function toldKept(outcome: KeepOutcome, out: string, ctx: CommandContext, notKept: ReturnType<typeof flagSet>): void {
+  if (outcome.kind === 'kept') notKept.set([]);
+  else if (outcome.kind === 'failed') notKept.set([outcome.cause]);
+  else
+    note(
+      ctx,
+      `mesh-audit serve: ${shownMessage(out)} is held by another mesh-audit run (${outcome.holder}): this whole ` +
+        "read's snapshot not kept; the next whole read keeps its own",
+    );
+}
+
 /** Resolves with the signal that stops serve; `hup` is called on each SIGHUP meanwhile. */
 function stopSignal(hup: () => void): Promise<NodeJS.Signals> {
   return new Promise<NodeJS.Signals>((resolve) => {
@@ -206,8 +251,10 @@ async function serve(flags: ServeFlags, ctx: CommandContext): Promise<number> {
   let run = await prepareAuditRun(flags, ctx);
   if (run.options.baseline === 'auto')
     throw new MeshAuditError(
-      'serve --baseline auto: serve keeps no output folder to read it from; name the report file',
+      'serve --baseline auto: serve reads no earlier report from a folder; name the report file',
     );
+  const { out, history } = historyOf(flags);
+  const notKept = flagSet(() => resident);
   // What one read keeps for the next: only what the engine's events and the files' lstat say is unchanged.
   const cache = new ReadCache();
   // A folder watched for the first time may have changed while it was read, unheard: one more read.
@@ -215,9 +262,11 @@ async function serve(flags: ServeFlags, ctx: CommandContext): Promise<number> {
     () => run,
     ctx,
     cache,
+    history,
     (snapshot) => {
       if (watches.follow(snapshot)) resident.changed();
     },
+    (outcome) => toldKept(outcome, out ?? '', ctx, notKept),
   );
   const stop = new AbortController();
   const deliver = alertDelivery(
@@ -321,14 +370,19 @@ export function registerServe(cli: CAC, ctx: CommandContext): void {
         ),
       ),
     ),
-    ['failOn', 'profile', 'baseline', 'waivers', 'alertmanager', 'alertTtl'],
+    ['failOn', 'profile', 'baseline', 'waivers', 'alertmanager', 'alertTtl', 'keep'],
   )
     .option('--socket <path>', `Unix socket to answer on, mode 0660, group mesh-audit (default: ${DEFAULT_SOCKET})`)
     .option('--listen <address>', 'Answer on loopback TCP instead: 127.0.0.1:PORT or [::1]:PORT')
     .option('--resync <minutes>', 'Read the whole host again this often, whatever the events say (default 15)')
     .option('--listeners-every <seconds>', 'Look at the socket tables this often: sockets have no events (default 10)')
-    .option('--history <dir>', "Earlier snapshots, for former targets (a scan's --out folder)")
+    .option('--history <dir>', "Earlier snapshots, for former targets (a scan's --out folder; default: --out's)")
+    .option(
+      '--out <dir>',
+      "Keep each whole read's snapshot in this folder's history, as scan --out does (taking its lock only to keep)",
+    )
     .example('sudo mesh-audit serve --managed-root /etc/mesh --history /var/lib/mesh-audit')
+    .example('sudo mesh-audit serve --managed-root /etc/mesh --out /var/lib/mesh-audit')
     .action((flags: ServeFlags) => serve(flags, ctx));
   cli
     .command('status', "Ask a running serve for the host's state; exit 0, 1 or 3 as scan would")

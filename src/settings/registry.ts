@@ -177,8 +177,11 @@ export const SETTINGS: readonly SettingSpec[] = [
     config: 'all',
     default: 30,
     help: "Report runs kept under --out (and a scan's snapshots of this host) (default 30)",
-    helpFor: { config: { help: 'Runs kept, as scan takes it' } },
-    commands: ['scan', 'evaluate', 'config'],
+    helpFor: {
+      config: { help: 'Runs kept, as scan takes it' },
+      serve: { help: "Snapshots of this host kept in --out's history, as scan keeps them (default 30)" },
+    },
+    commands: ['scan', 'evaluate', 'config', 'serve'],
   },
   { key: 'dockerTimeoutSeconds', arity: 'single', config: 'all', default: 60, commands: COLLECT },
   {

@@ -22,6 +22,16 @@ export interface OutputLock {
   release(): Promise<void>;
 }
 
+/** The lock is held by another run and the wait is over: `holder` names it (`pid N`). */
+export class FolderBusy extends MeshAuditError {
+  constructor(
+    message: string,
+    readonly holder: string,
+  ) {
+    super(message, ExitCode.Incomplete);
+  }
+}
+
 const tryFlock = (flock: Flock, fd: number, mode: 'exnb' | 'shnb' = 'exnb'): Promise<boolean> =>
   new Promise((resolve, reject) =>
     flock(fd, mode, (err) => {
@@ -43,9 +53,10 @@ async function waitForFlock(
   const deadline = Date.now() + timeoutSeconds * 1000;
   while (!(await tryFlock(flock, handle.fd, mode))) {
     if (Date.now() >= deadline) {
-      throw new MeshAuditError(
-        `${who} (${await holderOf(handle)}) ${doing}; gave up after waiting ${timeoutSeconds} s (--lock-timeout)`,
-        ExitCode.Incomplete,
+      const holder = await holderOf(handle);
+      throw new FolderBusy(
+        `${who} (${holder}) ${doing}; gave up after waiting ${timeoutSeconds} s (--lock-timeout)`,
+        holder,
       );
     }
     await new Promise((r) => setTimeout(r, POLL_MS));

@@ -2,6 +2,7 @@ import type { Test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { forEachEngine, removeContainers, runContainer, type Engine } from './engine.js';
 import { LiveHost, type LiveReport } from './live-host.js';
+import { waitUntil } from '../support/wait.js';
 
 /*
  * A declared container its restart policy gave up on (issue 47, MA5003), on each real engine: claimed
@@ -11,16 +12,8 @@ import { LiveHost, type LiveReport } from './live-host.js';
  */
 forEachEngine('a declared container left down', scenario);
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function waitFor<T>(what: string, probe: () => T | undefined): Promise<T> {
-  for (let waited = 0; waited < 120_000; waited += 250) {
-    const value = probe();
-    if (value !== undefined) return value;
-    await sleep(250);
-  }
-  throw new Error(`waited two minutes for ${what}`);
-}
+/** How long the engine may take to settle a container (a loaded CI machine is slow, never wrong). */
+const TWO_MINUTES = 120_000;
 
 const ALONE = ['--network', 'none'];
 
@@ -42,11 +35,14 @@ function scenario(e: Engine, it: Test): void {
     e.docker(['stop', '-t', '1', byHand!]);
     e.docker(['stop', '-t', '1', always!]);
     // Docker says exited once it gave up; Podman says stopped until it cleaned the container up, then exited.
-    await waitFor(`${gaveUp} to be given up on (now ${state(gaveUp!)})`, () =>
-      state(gaveUp!) === 'exited 3 2' ? true : undefined,
+    await waitUntil(
+      `${gaveUp} to be given up on (now ${state(gaveUp!)})`,
+      () => state(gaveUp!) === 'exited 3 2',
+      TWO_MINUTES,
+      250,
     );
     for (const c of [job!, plain!])
-      await waitFor(`${c} to exit (now ${state(c)})`, () => (state(c) === 'exited 0 0' ? true : undefined));
+      await waitUntil(`${c} to exit (now ${state(c)})`, () => state(c) === 'exited 0 0', TWO_MINUTES, 250);
     assert.match(state(byHand!), /^exited (137|143) 0$/);
     assert.match(state(always!), /^exited (137|143) 0$/);
   });

@@ -9,6 +9,7 @@ import {
   type Engine,
 } from './engine.js';
 import { fingerprintsOf, LiveHost, type LiveFinding, type LiveReport } from './live-host.js';
+import { waitUntil } from '../support/wait.js';
 
 /*
  * What a claimed container runs and whether it serves (issue 25, MA5001 and MA5002), on each real engine:
@@ -20,17 +21,8 @@ import { fingerprintsOf, LiveHost, type LiveFinding, type LiveReport } from './l
  */
 forEachEngine('images and container health', scenario);
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Polls `probe` until it gives a value, for up to two minutes (a loaded CI machine is slow, never wrong). */
-async function waitFor<T>(what: string, probe: () => T | undefined): Promise<T> {
-  for (let waited = 0; waited < 120_000; waited += 250) {
-    const value = probe();
-    if (value !== undefined) return value;
-    await sleep(250);
-  }
-  throw new Error(`waited two minutes for ${what}`);
-}
+/** How long the engine may take to settle a container (a loaded CI machine is slow, never wrong). */
+const TWO_MINUTES = 120_000;
 
 const HEALTH_FAILS = ['--health-cmd', 'false', '--health-interval', '1s', '--health-retries', '1'];
 const HEALTH_PASSES = ['--health-cmd', 'true', '--health-interval', '1s', '--health-retries', '1'];
@@ -53,10 +45,15 @@ function scenario(e: Engine, it: Test): void {
   const health = (container: string) => inspect(container, '{{if .State.Health}}{{.State.Health.Status}}{{end}}');
   /** Waits until the engine says `container` is `status` (Podman: each poll runs its check, as its timer would). */
   const healthBecomes = (container: string, status: string) =>
-    waitFor(`${container} to be ${status} (now ${health(container)})`, () => {
-      runHealthcheckOnce(e, container);
-      return health(container) === status ? true : undefined;
-    });
+    waitUntil(
+      `${container} to be ${status} (now ${health(container)})`,
+      () => {
+        runHealthcheckOnce(e, container);
+        return health(container) === status;
+      },
+      TWO_MINUTES,
+      250,
+    );
   const health5 = (report: LiveReport): LiveFinding[] =>
     report.findings.filter((f) => (f.ruleId === 'MA5001' || f.ruleId === 'MA5002') && ours.includes(f.subject.id));
   const brief = (f: LiveFinding) => `${f.ruleId} ${f.subject.id} ${f.discriminator ?? '-'} ${f.severity}`;
@@ -86,8 +83,11 @@ function scenario(e: Engine, it: Test): void {
     e.docker(['stop', '-t', '1', stopped!]);
     assert.is(inspect(stopped!, '{{.State.Status}}'), 'exited');
     // Restarted by its policy twice at least: a loop, in whichever phase the scan finds it.
-    await waitFor(`${loop} to be restarted twice`, () =>
-      Number(inspect(loop!, '{{.RestartCount}}')) >= 2 ? true : undefined,
+    await waitUntil(
+      `${loop} to be restarted twice`,
+      () => Number(inspect(loop!, '{{.RestartCount}}')) >= 2,
+      TWO_MINUTES,
+      250,
     );
   });
 

@@ -4,15 +4,17 @@ import type { Test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { PACKAGE_ROOT } from '../../src/paths.js';
 import { tempDir } from '../support/cli.js';
-import { getOn, waitUntil } from '../support/serve-child.js';
+import { getOn } from '../support/serve-child.js';
+import { waitUntil } from '../support/wait.js';
 import { straceBinary, straceCli, treeState, writesOutside, type Violation } from '../support/strace.js';
 import { forEachEngine, removeContainers, runContainer, type Engine } from './engine.js';
 import { envText, LiveHost, sha256 } from './live-host.js';
 
 /*
- * Read-only, for the resident command too (issue 44): `mesh-audit serve` on a live host, under strace -f, through its
- * first read, a change it answers (a composed file rewritten) and a SIGTERM, writes nothing but its socket (in the
- * folder it makes for it), executes nothing, and leaves the host's tree as it found it. The trace auditor itself is
+ * Read-only, for the resident command too (issue 44): `mesh-audit serve --out DIR` on a live host, under strace -f,
+ * through its first read (a whole read: its snapshot kept in DIR's history), a change it answers (a composed file
+ * rewritten) and a SIGTERM, writes nothing but its socket (in the folder it makes for it) and DIR, executes nothing, and
+ * leaves the host's tree as it found it. The trace auditor itself is
  * tested in test/docker/strace.test.ts.
  */
 const strace = straceBinary();
@@ -59,6 +61,8 @@ function serveUnderStrace(strace: string, e: Engine, it: Test): void {
     host.ledger([{ id: 'app.server', type: 'container', origin: 'declared', target: APP, sources: [appEnv] }]);
     const socketDir = realpathSync(tempDir('ma-serve-strace-', '/tmp'));
     const socket = join(socketDir, 'run', 'serve.sock');
+    // The output folder beside the socket's: the one folder the trace may show writes in.
+    const out = join(socketDir, 'out');
     let tracer = 0;
     try {
       const traced = straceCli(
@@ -78,6 +82,8 @@ function serveUnderStrace(strace: string, e: Engine, it: Test): void {
           'serve-strace',
           '--exclude',
           'listener:*',
+          '--out',
+          out,
         ],
         { timeoutMs: 120_000, onStart: (pid) => (tracer = pid) },
       );
@@ -92,6 +98,10 @@ function serveUnderStrace(strace: string, e: Engine, it: Test): void {
       assert.is(run.code, 0, run.stderr);
       const violations = writesOutside(run.trace, { outDir: socketDir, cwd: PACKAGE_ROOT });
       assert.equal(violations, [], `writes outside ${socketDir}:\n${show(violations)}`);
+      assert.ok(
+        readdirSync(join(out, 'history', 'serve-strace')).some((n) => /^snapshot-\d{6}-.*\.json$/.test(n)),
+        'the first read was kept in the history of --out (the trace saw those writes allowed)',
+      );
       assert.equal(treeState(host.dir, []), before, 'the host tree changed while serve ran');
       assert.ok(run.trace.includes(`bind(`) && run.trace.includes(socket), 'the trace saw the socket made');
     } finally {

@@ -26,15 +26,6 @@ process.once('exit', () => {
   for (const c of children) c.kill('SIGKILL');
 });
 
-/** Polls `check` every 100 ms until it holds; an error naming `what` when it does not within `ms`. */
-export async function waitUntil(what: string, check: () => Promise<boolean>, ms: number): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`${what}: not within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 export function getOn(socket: string, path: string, method = 'GET'): Promise<{ code: number; body: string }> {
   return new Promise((resolve) => {
     const req = request({ socketPath: socket, path, method, timeout: 5000 }, (res) => {
