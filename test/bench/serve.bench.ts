@@ -37,10 +37,10 @@ import { BIN, cpuMs, median, openHeapProbe, percentile, report, round, rssMiB, t
 const EVENTS = Number(process.argv[2] ?? 1000);
 const EVENT_SECONDS = Number(process.argv[3] ?? 900);
 /**
- * The part of the host the events' serve reads: the realistic host's names are h<seed>-…, seeds 27–69, so this is
- * seeds 27–39, about a third of the containers.
+ * The part of the host the events' serve reads: the realistic host's names are bench<pid>-h<seed>-…, seeds
+ * 27–69, so this is seeds 27–39, about a third of the containers.
  */
-const RSS_SCOPE = ['name:h2*', 'name:h3*'];
+const RSS_SCOPE = ['name:*-h2*', 'name:*-h3*'];
 /** The host's size (300: the issue's; fewer only to try the bench out). */
 const CONTAINERS = Number(process.argv[4] ?? 300);
 const STATUS_REQUESTS = 1000;
