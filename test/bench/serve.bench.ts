@@ -314,7 +314,7 @@ async function main(): Promise<void> {
         at = new Date().toISOString();
         await engineAsk(host.dockerHost, `/containers/${name}/${events % 2 === 0 ? 'pause' : 'unpause'}`);
         await part.until(`the read after event ${events + 1}`, (s) => (s.lastRead ?? '') > at, 60_000, 20);
-        if ((events + 1) % 100 === 0) {
+        if ((events + 1) % 100 === 0 && events + 1 < EVENTS) {
           samples.push(await sample(events + 1));
           process.stderr.write(`events: ${JSON.stringify(samples[samples.length - 1])}\n`);
         }
@@ -329,8 +329,9 @@ async function main(): Promise<void> {
     const eventsSeconds = (Date.now() - eventsStart) / 1000;
     const bulk = countRequests(proxy.requests.slice(mark));
     await sleep(5000);
-    const rssAfter = rssMiB(part.pid);
-    if (samples[samples.length - 1]!.events !== events) samples.push(await sample(events));
+    // The last sample after the events' reads are over, as the first was before them: RSS as it is, then the GC.
+    samples.push(await sample(events));
+    const rssAfter = samples[samples.length - 1]!.rss;
     heap.close();
     const rssBefore = samples[0]!.rss;
     const heapBefore = samples[0]!.heap;
