@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { test } from 'uvu';
@@ -208,6 +209,41 @@ test('an engine that answers with a redirect is not followed elsewhere: the requ
   } finally {
     redirecting.close();
     elsewhere.server.close();
+  }
+});
+
+test("a closed connection leaves nothing on the collection's deadline: serve's reads keep no agent of the reads before", async () => {
+  // The deadline is a timeout signal (src/collect/docker.ts): one with a listener is held until it fires, a
+  // minute later, and the listener with it held the read's agent (serve read every second: ~40 agents kept).
+  const fake = await fakeEngine({});
+  try {
+    const deadline = AbortSignal.timeout(60_000);
+    for (let read = 0; read < 20; read++) {
+      const api = await ReadOnlyDocker.connect(resolveEndpoint(fake.dockerHost), { requestTimeoutMs: 5000, deadline });
+      assert.is((await api.listContainers()).length, 3);
+      api.close();
+    }
+    assert.is(getEventListeners(deadline, 'abort').length, 0);
+  } finally {
+    await fake.close();
+  }
+});
+
+test('a connection refused by the engine leaves nothing on the deadline either', async () => {
+  const deadline = AbortSignal.timeout(60_000);
+  const dir = mkdtempSync(join(tmpdir(), 'ma-nosock-'));
+  try {
+    for (let read = 0; read < 5; read++)
+      await ReadOnlyDocker.connect(resolveEndpoint(`unix://${join(dir, 'none.sock')}`), {
+        requestTimeoutMs: 5000,
+        deadline,
+      }).then(
+        () => assert.unreachable('connected to no socket'),
+        (e: unknown) => assert.match(String(e), /ENOENT/),
+      );
+    assert.is(getEventListeners(deadline, 'abort').length, 0);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 });
 

@@ -142,6 +142,7 @@ export class ReadOnlyDocker {
       );
     } catch (err) {
       agent.destroy();
+      limits.release();
       throw err;
     }
   }
@@ -163,6 +164,7 @@ export class ReadOnlyDocker {
   /** Closes the connections kept open (nothing is pending once the collection is over). */
   close(): void {
     this.agent.destroy();
+    this.limits.release();
   }
 
   async info(): Promise<Record<string, unknown>> {
@@ -319,6 +321,8 @@ interface Limits {
   deadline: AbortSignal;
   /** What stops each request's wait; all of them are stopped when the deadline passes. */
   inFlight: Set<() => void>;
+  /** Takes the listener off the deadline once the connections are closed (see limitsOf). */
+  release(): void;
 }
 
 /**
@@ -333,7 +337,9 @@ function limitsOf(requestTimeoutMs: number, deadline: AbortSignal, agent: http.A
   };
   if (deadline.aborted) stopAll();
   else deadline.addEventListener('abort', stopAll, { once: true });
-  return { requestTimeoutMs, deadline, inFlight };
+  // A timeout signal with a listener is held until it fires (AbortSignal.timeout: dockerTimeoutSeconds, 60 s), and
+  // with it this agent: serve's reads, one after another, kept the last minute's agents. Closed, nothing is left.
+  return { requestTimeoutMs, deadline, inFlight, release: () => deadline.removeEventListener('abort', stopAll) };
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> =>

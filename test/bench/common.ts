@@ -1,5 +1,6 @@
 /** Helpers shared by the benchmark programs: statistics, timing child processes, the result line. */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -146,4 +147,83 @@ export function timeProcess(
 /** The last stdout line the orchestrator parses; `fixture` says what the figures were measured on. */
 export function report(name: string, figures: Figure[], fixture?: string): void {
   process.stdout.write(JSON.stringify({ name, figures, ...(fixture !== undefined ? { fixture } : {}) }) + '\n');
+}
+
+/** Linux's USER_HZ: the clock ticks /proc/PID/stat counts CPU time in. */
+const TICKS_PER_SECOND = 100;
+
+/** The CPU time the kernel charged a process, all its threads (utime + stime of /proc/PID/stat), ms. */
+export function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // Fields 14 and 15 of proc(5), counted from the state (field 3) here.
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
+}
+
+/** A process's resident set size (VmRSS of /proc/PID/status), MiB. */
+export function rssMiB(pid: number): number {
+  const kb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
+  return round(kb / 1024, 1);
+}
+
+/** The `p`th percentile of `values` (nearest rank). */
+export function percentile(values: readonly number[], p: number): number {
+  const s = [...values].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)]!;
+}
+
+/**
+ * The V8 heap of a Node child process, asked through its inspector: the child runs with `--inspect-port=127.0.0.1:0`
+ * (nothing listens until asked), SIGUSR1 opens the inspector (Node's own signal, no code of the product's), and
+ * each `usedAfterGc()` forces full collections (HeapProfiler.collectGarbage) and reads the heap in use
+ * (Runtime.getHeapUsage). Only these two methods are called: no domain is enabled, so the child's code is not
+ * deoptimised. Needs a global WebSocket (Node 22, or Node 20 with --experimental-websocket: test/bench/run.mjs).
+ */
+export interface HeapProbe {
+  /** The heap in use after two full collections, MiB. */
+  usedAfterGc(): Promise<number>;
+  close(): void;
+}
+
+export async function openHeapProbe(child: ChildProcess, stderr: () => string, ms = 30_000): Promise<HeapProbe> {
+  const Socket = (globalThis as { WebSocket?: typeof WebSocket }).WebSocket;
+  if (Socket === undefined)
+    throw new Error('no global WebSocket: run on Node 22, or Node 20 with --experimental-websocket');
+  child.kill('SIGUSR1');
+  const end = Date.now() + ms;
+  let url: string | undefined;
+  while ((url = /ws:\/\/127\.0\.0\.1:\d+\/[0-9a-f-]+/.exec(stderr())?.[0]) === undefined) {
+    if (Date.now() > end) throw new Error(`the child's inspector did not open within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const ws = new Socket(url);
+  await new Promise<void>((resolve, reject) => {
+    ws.addEventListener('open', () => resolve(), { once: true });
+    ws.addEventListener('error', () => reject(new Error(`cannot connect to ${url}`)), { once: true });
+  });
+  let next = 0;
+  const waiting = new Map<number, (answer: { result?: Record<string, unknown>; error?: unknown }) => void>();
+  ws.addEventListener('message', (m: MessageEvent) => {
+    const answer = JSON.parse(String(m.data)) as { id?: number; result?: Record<string, unknown>; error?: unknown };
+    if (answer.id !== undefined) waiting.get(answer.id)?.(answer);
+    if (answer.id !== undefined) waiting.delete(answer.id);
+  });
+  const call = (method: string): Promise<Record<string, unknown>> =>
+    new Promise((resolve, reject) => {
+      const id = ++next;
+      waiting.set(id, (a) =>
+        a.error !== undefined ? reject(new Error(`${method}: ${JSON.stringify(a.error)}`)) : resolve(a.result ?? {}),
+      );
+      ws.send(JSON.stringify({ id, method }));
+    });
+  return {
+    async usedAfterGc() {
+      // Twice: what the first collection's finalizers let go is collected by the second.
+      await call('HeapProfiler.collectGarbage');
+      await call('HeapProfiler.collectGarbage');
+      const usage = await call('Runtime.getHeapUsage');
+      return round(Number(usage['usedSize']) / (1024 * 1024), 2);
+    },
+    close: () => ws.close(),
+  };
 }

@@ -86,7 +86,9 @@ for (const file of selected) {
   const started = Date.now();
   const loadBefore = load();
   console.error(`bench: ${file} …`);
-  const r = spawnSync(process.execPath, [join(benchDir, file)], {
+  // Node 20's WebSocket (the serve bench asks serve's inspector for its heap: test/bench/common.ts) is behind a flag.
+  const flags = Number(process.versions.node.split('.')[0]) < 22 ? ['--experimental-websocket'] : [];
+  const r = spawnSync(process.execPath, [...flags, join(benchDir, file)], {
     cwd: root,
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'pipe'],
