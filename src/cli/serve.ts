@@ -269,6 +269,7 @@ async function serve(flags: ServeFlags, ctx: CommandContext): Promise<number> {
   clearInterval(resync);
   stop.abort();
   await resident.stop();
+  await cache.close();
   await new Promise<void>((resolve) => server.close(() => resolve()));
   note(ctx, `mesh-audit serve: stopped by ${signal}`);
   return ExitCode.Ok;

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { BigIntStats } from 'node:fs';
 import type { Container, FileRecord, ImageRecord } from '../snapshot/types.js';
+import type { ComposePool } from './compose-pool.js';
 import type { ContainerInspect } from './inspect.js';
 
 /*
@@ -16,6 +17,9 @@ import type { ContainerInspect } from './inspect.js';
  *   nanosecond) is compared at each read, and any write changes the change time;
  * - all of it: the events stream lost (what happened meanwhile is unknown), the config read again, and every resync
  *   (`renew`), which also makes a new HMAC key.
+ *
+ * A Compose file is a file like the others: its facts are reused while its lstat is the same. The Compose files' reader
+ * (its worker thread, compose-pool.ts) is kept from one read to the next, and stopped by `close` when serve stops.
  *
  * A container's /proc (its sockets, its processes) changes without any event, so it is read again at every read.
  * The HMAC key lives as long as what was digested with it is kept (the values of one read must compare with the
@@ -73,6 +77,7 @@ export class ReadCache {
   private readonly files = new Map<string, { stamp: string; record: FileRecord }>();
   /** What the read under way used; `use()` gives it and starts again. */
   private used = noUse();
+  private compose: ComposePool | undefined;
 
   /** The key every value of this cache's reads is digested with (src/secret/value.ts). */
   get key(): Buffer {
@@ -174,6 +179,18 @@ export class ReadCache {
     this.files.clear();
     this.allDropped = ++this.seq;
     this.currentKey = randomBytes(32);
+  }
+
+  /** The Compose files' reader kept across reads: the one made by the first read that needs one (`make`). */
+  composePool(make: () => ComposePool): ComposePool {
+    return (this.compose ??= make());
+  }
+
+  /** Stops what the cache keeps running (the Compose worker): serve is stopping. */
+  async close(): Promise<void> {
+    const pool = this.compose;
+    this.compose = undefined;
+    await pool?.close();
   }
 
   private stale(ticket: ReadTicket, ...words: number[]): boolean {
