@@ -97,14 +97,17 @@ export interface KeptListeners {
  * The host's listeners, taken again from `kept` when nothing a read would see differs: the same listening rows in the
  * socket tables (read every time: what the listeners' poll looks at), and every holder the same process (pid and start
  * time), the same program and cgroup, still holding its sockets. Otherwise every process's fds are walked again (the
- * costliest part of a read: every fd of every process on the host). Not taken again either when a socket had no
- * known holder. `kept` in the answer: what the next read can take again (none when this view is not to be kept).
+ * costliest part of a read: every fd of every process on the host). Not taken again either when a socket in scope had
+ * no known holder (a walk may find one). `kept` in the answer: what the next read can take again (none when this view
+ * is not to be kept).
  */
-export function readHostListenersKept(options: HostListenerOptions & { kept?: KeptListeners }): {
-  view: HostListenerView;
-  kept?: KeptListeners;
-  reused: boolean;
-} {
+export function readHostListenersKept(
+  options: HostListenerOptions & {
+    kept?: KeptListeners;
+    /** Sockets whose holder does not matter (out of scope: no rule reads them): one of no known holder is kept. */
+    outOfScope?: (socket: HostListener) => boolean;
+  },
+): { view: HostListenerView; kept?: KeptListeners; reused: boolean } {
   const procRoot = options.procRoot ?? '/proc';
   const { hostPid, hostNet, linkError } = hostNamespace(procRoot);
   let rows: ProcNetRow[];
@@ -130,7 +133,7 @@ export function readHostListenersKept(options: HostListenerOptions & { kept?: Ke
   if (kept !== undefined && kept.rows === rowsKey && kept.view.netns === hostNet && holdersStand(procRoot, kept))
     return { view: kept.view, kept, reused: true };
   const { view, held } = walkHolders(procRoot, hostPid, hostNet, listening);
-  return { view, ...keptOf(procRoot, rowsKey, view, held), reused: false };
+  return { view, ...keptOf(procRoot, rowsKey, view, held, options.outOfScope), reused: false };
 }
 
 /** The listening rows, as a text that differs when any of them does. */
@@ -190,8 +193,9 @@ function keptOf(
   rows: string,
   view: HostListenerView,
   held: ReadonlyMap<number, { holder: ListenerHolder; inodes: number[] }>,
+  outOfScope: (socket: HostListener) => boolean = () => false,
 ): { kept?: KeptListeners } {
-  if (!view.available || view.sockets.some((s) => s.holder === null)) return {};
+  if (!view.available || view.sockets.some((s) => s.holder === null && !outOfScope(s))) return {};
   const holders: KeptListeners['holders'] = [];
   for (const [pid, { holder, inodes }] of held) {
     const startTime = startTimeOf(procRoot, pid);
@@ -374,7 +378,7 @@ export const listenersCollector: Collector<ListenersContext, HostListenerView> =
     if (everyListenerOut !== null)
       return unreadBy(`the host's listening sockets not read: out of scope by ${everyListenerOut}`);
     if (procReason !== null) return unreadBy(`the host's listening sockets not read from /proc: ${procReason}`);
-    const view = await Promise.resolve(listenersOf(cache));
+    const view = await Promise.resolve(listenersOf(cache, scope));
     if (!view.available) return listenersUnread(view.reason);
     const executables = await serviceExecutables(ledger, settings.root);
     return {
@@ -387,9 +391,12 @@ export const listenersCollector: Collector<ListenersContext, HostListenerView> =
 };
 
 /** The host's listeners; serve's taken again from its last read when nothing changed (readHostListenersKept). */
-function listenersOf(cache: CollectContext['cache']): HostListenerView {
+function listenersOf(cache: CollectContext['cache'], scope: CollectContext['scope']): HostListenerView {
   if (cache === undefined) return readHostListeners();
-  const read = readHostListenersKept({ kept: cache.store.hostListeners() });
+  const read = readHostListenersKept({
+    kept: cache.store.hostListeners(),
+    ...(scope ? { outOfScope: (s: HostListener) => !scope.listener(endpointText(s.address, s.port, s.protocol)) } : {}),
+  });
   cache.store.keepHostListeners(cache.ticket, read.kept, read.reused);
   return read.view;
 }

@@ -184,6 +184,9 @@ test("serve's listeners: taken again while the listening rows and their holders 
     assert.not.ok(more.reused, 'the listening rows changed');
     assert.ok(more.view.available && more.view.sockets.some((s) => s.port === 3000 && s.holder === null));
     assert.is(more.kept, undefined, 'a socket with no known holder: nothing kept');
+    const outside = readHostListenersKept({ procRoot: root, kept: more.kept, outOfScope: (s) => s.port === 3000 });
+    assert.ok(outside.kept, 'its holder is of no rule (out of scope): kept');
+    assert.ok(readHostListenersKept({ procRoot: root, kept: outside.kept }).reused);
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
