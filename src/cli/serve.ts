@@ -89,8 +89,8 @@ function hostReader(
     detail(
       ctx,
       `read: ${use.containersInspected} containers inspected, ${use.containersReused} unchanged; ` +
-        `${use.filesRead} files read, ${use.filesReused} unchanged; ` +
-        `listeners' holders ${use.listenersReused > 0 ? 'unchanged' : 'walked'}`,
+        `${use.filesRead} files read, ${use.filesReused} unchanged` +
+        (use.listenersReused > 0 ? "; listeners' holders unchanged" : ''),
     );
     const snapshots = acquired.snapshots.map((s) => withProblems(s, acquired.history.problems));
     // Watched before the answer says anything of them.
