@@ -42,7 +42,7 @@ export interface ScanHooks {
  * `earlier` are the host's previous snapshots: their former targets are collected too (097).
  */
 export async function takeSnapshot(settings: ScanSettings, earlier: HistoryInput, hooks: ScanHooks): Promise<Snapshot> {
-  const compose = new ComposeStart(hooks.scope);
+  const compose = new ComposeStart(hooks.scope, hooks.cache);
   try {
     return await snapshotWith(settings, earlier, hooks, compose);
   } finally {

@@ -95,7 +95,8 @@ function hostReader(
     detail(
       ctx,
       `read: ${use.containersInspected} containers inspected, ${use.containersReused} unchanged; ` +
-        `${use.filesRead} files read, ${use.filesReused} unchanged`,
+        `${use.filesRead} files read, ${use.filesReused} unchanged` +
+        (use.listenersReused > 0 ? "; listeners' holders unchanged" : ''),
     );
     // A whole read is what a scan reads: its snapshot is kept as a scan's would be; a read that took from the one
     // before it keeps nothing.
@@ -318,6 +319,7 @@ async function serve(flags: ServeFlags, ctx: CommandContext): Promise<number> {
   clearInterval(resync);
   stop.abort();
   await resident.stop();
+  await cache.close();
   await new Promise<void>((resolve) => server.close(() => resolve()));
   note(ctx, `mesh-audit serve: stopped by ${signal}`);
   return ExitCode.Ok;

@@ -3,28 +3,41 @@ import type { ScopeJudge } from '../scope.js';
 import { keptLabels } from '../secret/labels.js';
 import { COMPOSE_IN_WORKER_FILES, ComposePool } from './compose-pool.js';
 import type { ContainerSummary } from './docker-api.js';
+import type { ReadCache } from './read-cache.js';
 
 /**
  * The Compose files' reader of one scan, started as soon as the container list says many are coming: its worker's
  * start then overlaps the inspects (compose-pool.ts). The engine's collector tells it the list (`listed`); the files'
- * collector reads through `pool` when there is one; the scan closes it however it ends.
+ * collector reads through `pool` when there is one; the scan closes it however it ends. serve's reads share one reader,
+ * kept by its cache (src/collect/read-cache.ts) and started by the first read that needs it: a later read that parses
+ * no Compose file starts no worker, and the cache closes it.
  */
 export class ComposeStart {
   pool: ComposePool | undefined;
 
-  constructor(private readonly scope: ScopeJudge | undefined) {}
+  constructor(
+    private readonly scope: ScopeJudge | undefined,
+    private readonly cache?: ReadCache,
+  ) {}
 
   /** The container list, before any inspect. */
   readonly listed = (summaries: readonly ContainerSummary[]): void => {
-    // Fewer named (an engine whose list carries no labels), the file collection decides from the inspects.
     const files = listedComposeFiles(summaries, this.scope);
+    if (this.cache !== undefined) {
+      // Started by the first read (a kept worker is not started again).
+      this.pool = this.cache.composePool(() => new ComposePool(files));
+      this.pool.prestart();
+      return;
+    }
+    // Fewer named (an engine whose list carries no labels), the file collection decides from the inspects.
     if (files < COMPOSE_IN_WORKER_FILES) return;
     this.pool = new ComposePool(files);
     this.pool.prestart();
   };
 
+  /** Closes the scan's own reader (serve's is the cache's to close). */
   async close(): Promise<void> {
-    await this.pool?.close();
+    if (this.cache === undefined) await this.pool?.close();
   }
 }
 

@@ -469,8 +469,10 @@ function recordOf(ctx: Context, hostPath: string, located: Located): FileRecord 
     } else if (record.kind === 'file') {
       const isEnv = ctx.envPaths.has(hostPath) || basename(hostPath).endsWith('.env');
       const isCompose = ctx.composePaths.has(hostPath);
-      // A Compose file's facts depend on the files it extends: it is read every time.
-      const stamp = ctx.cache !== undefined && !isCompose ? fileStamp(stat, isEnv ? 'env' : 'file') : undefined;
+      // How it is read is part of its stamp: a file read as another kind of file is read again. A Compose file's facts
+      // are of its own bytes only (the files it extends are records of their own, followed from its facts).
+      const reading = isCompose ? (isEnv ? 'env+compose' : 'compose') : isEnv ? 'env' : 'file';
+      const stamp = ctx.cache !== undefined ? fileStamp(stat, reading) : undefined;
       const cached = stamp !== undefined ? ctx.cache?.store.file(hostPath, stamp) : undefined;
       if (cached !== undefined) return cached;
       const keep = () => {
@@ -488,17 +490,19 @@ function recordOf(ctx: Context, hostPath: string, located: Located): FileRecord 
       } else {
         const read = readRegularFile(fsPath, stat, isEnv || isCompose ? ctx.maxEnvBytes : undefined);
         applyRead(ctx, record, read, isEnv);
-        keep();
-        if (isCompose && read.ok) {
-          if (read.tooLarge)
-            record.compose = { error: `larger than ${ctx.maxEnvBytes} bytes: not read as a Compose file` };
-          else
-            ctx.composing.push(
-              ctx.compose.facts(read.content ?? Buffer.alloc(0)).then((facts) => {
-                record.compose = facts;
-              }),
-            );
+        if (isCompose && read.ok && !read.tooLarge) {
+          // Kept once its facts are in it: the record a later read takes is whole.
+          ctx.composing.push(
+            ctx.compose.facts(read.content ?? Buffer.alloc(0)).then((facts) => {
+              record.compose = facts;
+              keep();
+            }),
+          );
+          return record;
         }
+        if (isCompose && read.ok)
+          record.compose = { error: `larger than ${ctx.maxEnvBytes} bytes: not read as a Compose file` };
+        keep();
       }
     }
   } catch (error) {

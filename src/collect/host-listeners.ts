@@ -79,16 +79,47 @@ function holderOf(procRoot: string, pid: number): ListenerHolder {
  * unreadable namespace or table makes the whole view unavailable (with the reason).
  */
 export function readHostListeners(options: HostListenerOptions = {}): HostListenerView {
+  return readHostListenersKept(options).view;
+}
+
+/**
+ * What serve keeps of one read of the host's listeners for the next (src/collect/read-cache.ts): the listening rows
+ * of the socket tables as they were, and for each process found holding one, its start time, what it was and the
+ * sockets it held.
+ */
+export interface KeptListeners {
+  rows: string;
+  holders: { pid: number; startTime: string; holder: string; inodes: number[] }[];
+  view: Extract<HostListenerView, { available: true }>;
+}
+
+/**
+ * The host's listeners, taken again from `kept` when nothing a read would see differs: the same listening rows in the
+ * socket tables (read every time: what the listeners' poll looks at), and every holder the same process (pid and start
+ * time), the same program and cgroup, still holding its sockets. Otherwise every process's fds are walked again (the
+ * costliest part of a read: every fd of every process on the host). Not taken again either when a socket in scope had
+ * no known holder (a walk may find one). `kept` in the answer: what the next read can take again (none when this view
+ * is not to be kept).
+ */
+export function readHostListenersKept(
+  options: HostListenerOptions & {
+    kept?: KeptListeners;
+    /** Sockets whose holder does not matter (out of scope: no rule reads them): one of no known holder is kept. */
+    outOfScope?: (socket: HostListener) => boolean;
+  },
+): { view: HostListenerView; kept?: KeptListeners; reused: boolean } {
   const procRoot = options.procRoot ?? '/proc';
   const { hostPid, hostNet, linkError } = hostNamespace(procRoot);
   let rows: ProcNetRow[];
-  let pids: string[];
   try {
     rows = readNetTables(procRoot, hostPid);
-    pids = readdirSync(procRoot).filter((name) => /^\d+$/.test(name));
   } catch (err) {
-    if (linkError !== null) return { available: false, reason: describeReadError(linkError, `${procRoot}/1/ns/net`) };
-    return { available: false, reason: err instanceof Error ? err.message : String(err) };
+    if (linkError !== null)
+      return {
+        view: { available: false, reason: describeReadError(linkError, `${procRoot}/1/ns/net`) },
+        reused: false,
+      };
+    return { view: { available: false, reason: err instanceof Error ? err.message : String(err) }, reused: false };
   }
   const listening = new Map<number, ProcNetRow[]>();
   for (const row of rows) {
@@ -96,6 +127,97 @@ export function readHostListeners(options: HostListenerOptions = {}): HostListen
     const list = listening.get(row.inode);
     if (list) list.push(row);
     else listening.set(row.inode, [row]);
+  }
+  const rowsKey = rowsKeyOf(listening);
+  const kept = options.kept;
+  if (kept !== undefined && kept.rows === rowsKey && kept.view.netns === hostNet && holdersStand(procRoot, kept))
+    return { view: kept.view, kept, reused: true };
+  const { view, held } = walkHolders(procRoot, hostPid, hostNet, listening);
+  return { view, ...keptOf(procRoot, rowsKey, view, held, options.outOfScope), reused: false };
+}
+
+/** The listening rows, as a text that differs when any of them does. */
+function rowsKeyOf(listening: ReadonlyMap<number, ProcNetRow[]>): string {
+  return JSON.stringify(
+    [...listening]
+      .sort((a, b) => a[0] - b[0])
+      .map(([inode, rows]) => [inode, rows.map((r) => [r.protocol, r.address, r.port, r.state])]),
+  );
+}
+
+/** The start time of a process (field 22 of its stat), or null when it cannot be read. */
+function startTimeOf(procRoot: string, pid: number): string | null {
+  try {
+    const text = readFileSync(`${procRoot}/${pid}/stat`, 'utf8');
+    return (
+      text
+        .slice(text.lastIndexOf(')') + 1)
+        .trim()
+        .split(/\s+/)[19] ?? null
+    );
+  } catch {
+    return null;
+  }
+}
+
+/** The socket inodes among a process's fds, or null when they cannot all be read. */
+function socketInodesOf(procRoot: string, pid: number): Set<number> | null {
+  const inodes = new Set<number>();
+  try {
+    for (const fd of readdirSync(`${procRoot}/${pid}/fd`)) {
+      const inode = /^socket:\[(\d+)\]$/.exec(readlinkSync(`${procRoot}/${pid}/fd/${fd}`))?.[1];
+      if (inode !== undefined) inodes.add(Number(inode));
+    }
+  } catch {
+    return null;
+  }
+  return inodes;
+}
+
+/** Whether every holder kept is the same process, the same program in the same cgroup, holding the same sockets. */
+function holdersStand(procRoot: string, kept: KeptListeners): boolean {
+  return kept.holders.every((h) => {
+    if (startTimeOf(procRoot, h.pid) !== h.startTime) return false;
+    if (JSON.stringify(holderOf(procRoot, h.pid)) !== h.holder) return false;
+    const inodes = socketInodesOf(procRoot, h.pid);
+    return inodes !== null && h.inodes.every((i) => inodes.has(i));
+  });
+}
+
+/**
+ * What of a view the next read can take again, with every process found holding a listening socket (not only the one
+ * shown): none when a socket has no known holder or a holder's start time cannot be read.
+ */
+function keptOf(
+  procRoot: string,
+  rows: string,
+  view: HostListenerView,
+  held: ReadonlyMap<number, { holder: ListenerHolder; inodes: number[] }>,
+  outOfScope: (socket: HostListener) => boolean = () => false,
+): { kept?: KeptListeners } {
+  if (!view.available || view.sockets.some((s) => s.holder === null && !outOfScope(s))) return {};
+  const holders: KeptListeners['holders'] = [];
+  for (const [pid, { holder, inodes }] of held) {
+    const startTime = startTimeOf(procRoot, pid);
+    if (startTime === null) return {};
+    holders.push({ pid, startTime, holder: JSON.stringify(holder), inodes });
+  }
+  return { kept: { rows, holders, view } };
+}
+
+/** Every process's fds walked for the holders of the listening sockets. */
+function walkHolders(
+  procRoot: string,
+  hostPid: number,
+  hostNet: string,
+  listening: Map<number, ProcNetRow[]>,
+): { view: HostListenerView; held: Map<number, { holder: ListenerHolder; inodes: number[] }> } {
+  const held = new Map<number, { holder: ListenerHolder; inodes: number[] }>();
+  let pids: string[];
+  try {
+    pids = readdirSync(procRoot).filter((name) => /^\d+$/.test(name));
+  } catch (err) {
+    return { view: { available: false, reason: err instanceof Error ? err.message : String(err) }, held };
   }
   const { holders, unread } = socketHolders(procRoot, pids, listening);
   // A socket no process held may have closed while the fds were walked: only those still listening stay.
@@ -115,6 +237,9 @@ export function readHostListeners(options: HostListenerOptions = {}): HostListen
     const procs = pidsHolding.map((pid) => {
       let h = holderCache.get(pid);
       if (!h) holderCache.set(pid, (h = holderOf(procRoot, pid)));
+      const entry = held.get(pid) ?? { holder: h, inodes: [] };
+      entry.inodes.push(inode);
+      held.set(pid, entry);
       return h;
     });
     // The container among the holders, else the first (oldest pid: the parent of forked workers).
@@ -127,7 +252,7 @@ export function readHostListeners(options: HostListenerOptions = {}): HostListen
       });
     }
   }
-  return { available: true, netns: hostNet, sockets: uniqueSorted(sockets) };
+  return { view: { available: true, netns: hostNet, sockets: uniqueSorted(sockets) }, held };
 }
 
 /**
@@ -248,12 +373,12 @@ async function serviceExecutables(ledger: Ledger, root: string): Promise<Service
  * not read.
  */
 export const listenersCollector: Collector<ListenersContext, HostListenerView> = {
-  async collect({ scope, procReason, ledger, settings }) {
+  async collect({ scope, procReason, ledger, settings, cache }) {
     const everyListenerOut = scope?.everyListenerOut ?? null;
     if (everyListenerOut !== null)
       return unreadBy(`the host's listening sockets not read: out of scope by ${everyListenerOut}`);
     if (procReason !== null) return unreadBy(`the host's listening sockets not read from /proc: ${procReason}`);
-    const view = await Promise.resolve(readHostListeners());
+    const view = await Promise.resolve(listenersOf(cache, scope));
     if (!view.available) return listenersUnread(view.reason);
     const executables = await serviceExecutables(ledger, settings.root);
     return {
@@ -264,6 +389,17 @@ export const listenersCollector: Collector<ListenersContext, HostListenerView> =
   },
   unread: (_context, reason) => listenersUnread(reason),
 };
+
+/** The host's listeners; serve's taken again from its last read when nothing changed (readHostListenersKept). */
+function listenersOf(cache: CollectContext['cache'], scope: CollectContext['scope']): HostListenerView {
+  if (cache === undefined) return readHostListeners();
+  const read = readHostListenersKept({
+    kept: cache.store.hostListeners(),
+    ...(scope ? { outOfScope: (s: HostListener) => !scope.listener(endpointText(s.address, s.port, s.protocol)) } : {}),
+  });
+  cache.store.keepHostListeners(cache.ticket, read.kept, read.reused);
+  return read.view;
+}
 
 /** Left unread by the way the scan is set up: its note is the proc collector's, or the scope's. */
 function unreadBy(reason: string): Slice<HostListenerView> {

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { BigIntStats } from 'node:fs';
 import type { Container, FileRecord, ImageRecord } from '../snapshot/types.js';
+import type { ComposePool } from './compose-pool.js';
+import type { KeptListeners } from './host-listeners.js';
 import type { ContainerInspect } from './inspect.js';
 
 /*
@@ -16,6 +18,13 @@ import type { ContainerInspect } from './inspect.js';
  *   nanosecond) is compared at each read, and any write changes the change time;
  * - all of it: the events stream lost (what happened meanwhile is unknown), the config read again, and every resync
  *   (`renew`), which also makes a new HMAC key.
+ *
+ * A Compose file is a file like the others: its facts are reused while its lstat is the same. The Compose files' reader
+ * (its worker thread, compose-pool.ts) is kept from one read to the next, and stopped by `close` when serve stops.
+ *
+ * The host's listeners: the socket tables are read at every read, and the holders of the listening sockets taken
+ * again when the listening rows are the same and every holder is the same process still holding them
+ * (src/collect/host-listeners.ts, readHostListenersKept); what is not the same walks every process's fds again.
  *
  * A container's /proc (its sockets, its processes) changes without any event, so it is read again at every read.
  * The HMAC key lives as long as what was digested with it is kept (the values of one read must compare with the
@@ -45,6 +54,8 @@ export interface CacheUse {
   imagesReused: number;
   filesReused: number;
   filesRead: number;
+  /** Whether the host listeners' holders were taken from the last read (1) or every process's fds walked (0). */
+  listenersReused: number;
 }
 
 const noUse = (): CacheUse => ({
@@ -53,6 +64,7 @@ const noUse = (): CacheUse => ({
   imagesReused: 0,
   filesReused: 0,
   filesRead: 0,
+  listenersReused: 0,
 });
 
 /** What of a file's lstat says whether it is the same file with the same content, and how it was read. */
@@ -73,6 +85,8 @@ export class ReadCache {
   private readonly files = new Map<string, { stamp: string; record: FileRecord }>();
   /** What the read under way used; `use()` gives it and starts again. */
   private used = noUse();
+  private compose: ComposePool | undefined;
+  private listeners: KeptListeners | undefined;
 
   /** The key every value of this cache's reads is digested with (src/secret/value.ts). */
   get key(): Buffer {
@@ -93,7 +107,8 @@ export class ReadCache {
 
   /** Whether the last read took nothing from an earlier one: a whole read, as a scan's. */
   wasWhole(): boolean {
-    return this.used.containersReused + this.used.imagesReused + this.used.filesReused === 0;
+    const u = this.used;
+    return u.containersReused + u.imagesReused + u.filesReused + u.listenersReused === 0;
   }
 
   /**
@@ -172,8 +187,32 @@ export class ReadCache {
   renew(): void {
     this.forgetEngine();
     this.files.clear();
+    this.listeners = undefined;
     this.allDropped = ++this.seq;
     this.currentKey = randomBytes(32);
+  }
+
+  /** The host's listeners as the last read found them (none after `renew`). */
+  hostListeners(): KeptListeners | undefined {
+    return this.listeners;
+  }
+
+  /** What of this read's listeners the next can take again (`reused`: this read took them from the last). */
+  keepHostListeners(ticket: ReadTicket, kept: KeptListeners | undefined, reused: boolean): void {
+    if (reused) this.used.listenersReused++;
+    this.listeners = this.stale(ticket, 0) ? undefined : kept;
+  }
+
+  /** The Compose files' reader kept across reads: the one made by the first read that needs one (`make`). */
+  composePool(make: () => ComposePool): ComposePool {
+    return (this.compose ??= make());
+  }
+
+  /** Stops what the cache keeps running (the Compose worker): serve is stopping. */
+  async close(): Promise<void> {
+    const pool = this.compose;
+    this.compose = undefined;
+    await pool?.close();
   }
 
   private stale(ticket: ReadTicket, ...words: number[]): boolean {

@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { readHostListeners } from '../../src/collect/host-listeners.js';
+import { readHostListeners, readHostListenersKept } from '../../src/collect/host-listeners.js';
 import { formatIpv6, listeningSockets, parseProcNet, type ProcNetProtocol } from '../../src/collect/proc-net.js';
 import { packageFile } from '../../src/paths.js';
 
@@ -132,6 +132,61 @@ test("the host's sockets: init's namespace link closed to the scan (a container 
     const none = readHostListeners({ procRoot: root });
     assert.not.ok(none.available);
     if (!none.available) assert.match(none.reason, `${root}/1/ns/net`);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test("serve's listeners: taken again while the listening rows and their holders are the same, walked again when not", () => {
+  const root = mkdtempSync(join(tmpdir(), 'mesh-proc-kept-'));
+  try {
+    mkdirSync(join(root, '1', 'net'), { recursive: true });
+    const tcp = fixture('tcp');
+    writeFileSync(join(root, '1', 'net', 'tcp'), tcp);
+    writeFileSync(join(root, '1', 'net', 'udp'), fixture('udp').split('\n')[0]! + '\n');
+    const proc = (pid: number, name: string, startTime: string, inodes: number[]) => {
+      rmSync(join(root, String(pid)), { recursive: true, force: true });
+      mkdirSync(join(root, String(pid), 'fd'), { recursive: true });
+      writeFileSync(join(root, String(pid), 'comm'), `${name}\n`);
+      writeFileSync(join(root, String(pid), 'stat'), `${pid} (${name}) S 1 ${'0 '.repeat(17)}${startTime} 0\n`);
+      inodes.forEach((inode, fd) => symlinkSync(`socket:[${inode}]`, join(root, String(pid), 'fd', String(fd + 3))));
+    };
+    proc(40, 'httpd', '5000', [75001, 75002]);
+    const first = readHostListenersKept({ procRoot: root });
+    assert.not.ok(first.reused);
+    assert.ok(first.kept, 'every socket has a holder: kept');
+    const again = readHostListenersKept({ procRoot: root, kept: first.kept });
+    assert.ok(again.reused, 'nothing changed: taken again');
+    assert.is(again.view, first.view);
+    // The holder restarted (same pid, another start time): walked again.
+    proc(40, 'httpd', '6000', [75001, 75002]);
+    const restarted = readHostListenersKept({ procRoot: root, kept: again.kept });
+    assert.not.ok(restarted.reused, 'another process under the same pid');
+    // The socket handed to another process, the rows the same: the new holder found.
+    proc(40, 'httpd', '6000', [75002]);
+    proc(41, 'nginx', '7000', [75001]);
+    const handed = readHostListenersKept({ procRoot: root, kept: restarted.kept });
+    assert.not.ok(handed.reused, 'a holder no longer holds its socket');
+    const wide = (v: typeof handed.view) => (v.available ? v.sockets.find((s) => s.port === 2999) : undefined);
+    assert.is(wide(handed.view)?.holder?.name, 'nginx');
+    // A program exec'd under the same process: what it is, read again.
+    writeFileSync(join(root, '41', 'comm'), 'caddy\n');
+    const execd = readHostListenersKept({ procRoot: root, kept: handed.kept });
+    assert.not.ok(execd.reused);
+    assert.is(wide(execd.view)?.holder?.name, 'caddy');
+    // A listening row more (the poll's tables changed): walked again, and a socket with no holder is not kept.
+    const line = tcp.split('\n').find((l) => l.includes(':0BB7'))!;
+    writeFileSync(
+      join(root, '1', 'net', 'tcp'),
+      `${tcp.trimEnd()}\n${line.replace(':0BB7', ':0BB8').replace('75001', '75099')}\n`,
+    );
+    const more = readHostListenersKept({ procRoot: root, kept: execd.kept });
+    assert.not.ok(more.reused, 'the listening rows changed');
+    assert.ok(more.view.available && more.view.sockets.some((s) => s.port === 3000 && s.holder === null));
+    assert.is(more.kept, undefined, 'a socket with no known holder: nothing kept');
+    const outside = readHostListenersKept({ procRoot: root, kept: more.kept, outOfScope: (s) => s.port === 3000 });
+    assert.ok(outside.kept, 'its holder is of no rule (out of scope): kept');
+    assert.ok(readHostListenersKept({ procRoot: root, kept: outside.kept }).reused);
   } finally {
     rmSync(root, { recursive: true, force: true });
   }

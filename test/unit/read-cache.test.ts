@@ -4,6 +4,10 @@ import { mkdtempSync, renameSync, utimesSync, writeFileSync, statSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { changeOf, eventLines, type EngineChange } from '../../src/collect/engine-events.js';
+import { composeFacts } from '../../src/collect/compose-file.js';
+import { ComposePool } from '../../src/collect/compose-pool.js';
+import { ComposeStart } from '../../src/collect/compose-start.js';
+import type { ContainerSummary } from '../../src/collect/docker-api.js';
 import { collectFiles } from '../../src/collect/files.js';
 import { ReadCache } from '../../src/collect/read-cache.js';
 import { createSafeValueMaker } from '../../src/secret/value.js';
@@ -89,6 +93,91 @@ test('a file is read again when its lstat changes, even with the same size and m
   const fourth = await read();
   assert.is(cache.use().filesRead, 1, 'written in place: read again');
   assert.not.equal(fourth.env?.[0]?.value?.digest, third.env?.[0]?.value?.digest);
+});
+
+/** A Compose reader that counts the files it is asked to read. */
+function countingPool(): { pool: ComposePool; parsed: () => number } {
+  let parsed = 0;
+  const pool = Object.assign(Object.create(ComposePool.prototype) as ComposePool, {
+    facts: (content: Uint8Array) => {
+      parsed++;
+      return Promise.resolve(composeFacts(content));
+    },
+    close: () => Promise.resolve(),
+  });
+  return { pool, parsed: () => parsed };
+}
+
+test("a Compose file's facts are taken again while its lstat is the same; rewritten, or read as another kind, it is parsed again", async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ma-read-cache-compose-'));
+  const app = join(dir, 'app.yml');
+  const base = join(dir, 'base.yml');
+  writeFileSync(app, `services:\n  web:\n    extends: { service: base, file: base.yml }\n    environment: [A=1]\n`);
+  writeFileSync(base, 'services:\n  base:\n    environment: { B: 2 }\n');
+  const cache = new ReadCache();
+  const counting = countingPool();
+  const read = async (paths: string[] = []) => {
+    const { files } = await collectFiles({
+      root: '/',
+      paths,
+      envPaths: [],
+      composePaths: [app],
+      managedRoots: [],
+      safe: createSafeValueMaker(cache.key),
+      compose: counting.pool,
+      cache: { store: cache, ticket: cache.begin() },
+    });
+    return new Map(files.map((f) => [f.path, f]));
+  };
+  const first = await read();
+  assert.is(counting.parsed(), 2, 'the file and the one it extends, parsed');
+  assert.equal(first.get(base)?.compose, { services: { base: { environment: ['B'] } } });
+  const second = await read();
+  assert.is(counting.parsed(), 2, 'unchanged: neither parsed again');
+  assert.is(second.get(app), first.get(app), 'the same record, its facts in it');
+  assert.equal(second.get(base)?.compose, first.get(base)?.compose, 'the file it extends still followed');
+  assert.equal(cache.use(), { ...cache.use(), filesReused: 2, filesRead: 0 });
+  writeFileSync(base, 'services:\n  base:\n    environment: { C: 3 }\n');
+  const third = await read();
+  assert.is(counting.parsed(), 3, 'rewritten: that file parsed again, the other not');
+  assert.equal(third.get(base)?.compose, { services: { base: { environment: ['C'] } } });
+  // Named as a plain file too: a record read as a plain file is not the Compose file's.
+  cache.renew();
+  const plainFirst = await collectFiles({
+    root: '/',
+    paths: [base],
+    envPaths: [],
+    managedRoots: [],
+    safe: createSafeValueMaker(cache.key),
+    compose: counting.pool,
+    cache: { store: cache, ticket: cache.begin() },
+  });
+  assert.is(plainFirst.files[0]?.compose, undefined);
+  const asCompose = await read([base]);
+  assert.equal(asCompose.get(base)?.compose, { services: { base: { environment: ['C'] } } }, 'read as a Compose file');
+});
+
+test("serve's Compose reader is the cache's: made once, kept across reads, closed with the cache", async () => {
+  const cache = new ReadCache();
+  const summaries = Array.from({ length: 20 }, (_, i) => ({
+    Id: String(i),
+    Names: [`/c${i}`],
+    Labels: {
+      'com.docker.compose.service': 'web',
+      'com.docker.compose.project.config_files': `/srv/c${i}/compose.yml`,
+    },
+  })) as unknown as ContainerSummary[];
+  const first = new ComposeStart(undefined, cache);
+  first.listed(summaries);
+  await first.close();
+  const second = new ComposeStart(undefined, cache);
+  second.listed(summaries);
+  assert.ok(first.pool !== undefined && first.pool === second.pool, 'one reader for both reads');
+  await cache.close();
+  const third = new ComposeStart(undefined, cache);
+  third.listed(summaries);
+  assert.ok(third.pool !== second.pool, 'closed with the cache: the next read makes another');
+  await cache.close();
 });
 
 test('event lines: a container event names its id; images, others and anything not understood are told apart', () => {
