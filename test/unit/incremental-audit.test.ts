@@ -93,15 +93,13 @@ const MUTATIONS: Record<string, (s: Snapshot, random: Random, step: number) => S
     withContainer(s, random, (c) => {
       const key = pick(random, Object.keys(c.env));
       if (key === undefined) return c;
-      const { [key]: _dropped, ...env } = c.env;
-      return { ...c, env };
+      return { ...c, env: Object.fromEntries(Object.entries(c.env).filter(([k]) => k !== key)) };
     }),
   'labels changed': (s, random) =>
     withContainer(s, random, (c) => {
       const key = pick(random, Object.keys(c.labels));
       if (key === undefined || random() < 0.3) return { ...c, labels: { ...c.labels, 'mesh.module': 'moved' } };
-      const { [key]: _dropped, ...labels } = c.labels;
-      return { ...c, labels };
+      return { ...c, labels: Object.fromEntries(Object.entries(c.labels).filter(([k]) => k !== key)) };
     }),
   'state changed': (s, random) =>
     withContainer(s, random, (c) => {
@@ -112,7 +110,7 @@ const MUTATIONS: Record<string, (s: Snapshot, random: Random, step: number) => S
         proc: running
           ? { available: true, env: c.env, listening: [], boundFiles: [], processes: ['app'] }
           : { available: false, reason: 'gone' },
-      } as Container;
+      };
     }),
   'health changed': (s, random) =>
     withContainer(s, random, (c) =>
@@ -138,7 +136,7 @@ const MUTATIONS: Record<string, (s: Snapshot, random: Random, step: number) => S
   'file not read': (s, random) => {
     const f = pick(random, s.files);
     if (f === undefined) return s;
-    return { ...s, files: replaceAt(s.files, f, { path: f.path, kind: 'unknown', error: 'EACCES' } as typeof f) };
+    return { ...s, files: replaceAt(s.files, f, { path: f.path, kind: 'unknown', error: 'EACCES' }) };
   },
   'file gone': (s, random) => {
     const f = pick(random, s.files);
