@@ -1,6 +1,8 @@
 import type { HistoryInput } from './facts/history.js';
 import { buildSubjects, subjectChunks } from './facts/subjects.js';
-import { evaluate, evaluateChunks, type EvaluateOptions } from './evaluate/evaluate.js';
+import { evaluate, evaluateChunks, OutcomeMemo, type EvaluateOptions } from './evaluate/evaluate.js';
+import { SubjectMemo, type SubjectReuse } from './facts/incremental-subjects.js';
+import type { SubjectSets } from './policy/subject.js';
 import type { LoadedRule, PolicyPack, Profile } from './policy/types.js';
 import { policyUsed, type Report } from './report/report.js';
 import type { Evaluation, Finding } from './evaluate/finding.js';
@@ -38,13 +40,28 @@ export function auditSnapshot(
   snapshot: Snapshot,
   history: HistoryInput,
   rules: readonly LoadedRule[],
-  options: EvaluateOptions & { scoped?: { scope: Scope; now: Date } | undefined } = {},
+  options: AuditOptions = {},
 ): Evaluation {
   const { scoped, ...evaluateOptions } = options;
   // Unscoped, the subjects are made as the evaluation takes them, a chunk at a time (subjectChunks).
   if (!scoped || isEmptyScope(scoped.scope))
     return evaluateChunks(snapshot, subjectChunks(snapshot, history), rules, history, evaluateOptions);
-  const applied = applyScope(buildSubjects(snapshot, history), snapshot, scoped.scope, scoped.now);
+  return scopedEvaluation(snapshot, buildSubjects(snapshot, history), history, rules, options);
+}
+
+type AuditOptions = EvaluateOptions & { scoped?: { scope: Scope; now: Date } | undefined };
+
+/** The evaluation of subjects already made, the scope (when one is given) leaving some out and counting them. */
+function scopedEvaluation(
+  snapshot: Snapshot,
+  subjects: SubjectSets,
+  history: HistoryInput,
+  rules: readonly LoadedRule[],
+  options: AuditOptions,
+): Evaluation {
+  const { scoped, ...evaluateOptions } = options;
+  if (!scoped || isEmptyScope(scoped.scope)) return evaluate(snapshot, subjects, rules, history, evaluateOptions);
+  const applied = applyScope(subjects, snapshot, scoped.scope, scoped.now);
   const evaluation = evaluate(snapshot, applied.subjects, rules, history, evaluateOptions);
   return {
     ...evaluation,
@@ -54,6 +71,49 @@ export function auditSnapshot(
     outOfScope: applied.outOfScope,
     ...(applied.everyHostListenerOut ? { everyHostListenerOut: true } : {}),
   };
+}
+
+/** What the last IncrementalAudit.audit did: items whose subjects were made anew or taken again, rule checks made. */
+export interface IncrementalWork extends SubjectReuse {
+  ruleChecks: number;
+}
+
+/**
+ * auditSnapshot for a sequence of snapshots of one host (serve, issue 44): each audit gives exactly what
+ * auditSnapshot gives on its snapshot (test/unit/incremental-audit.test.ts holds the two equal), but a subject whose
+ * inputs did not change since the last audit is not made again (SubjectMemo, src/facts/incremental-subjects.ts) and
+ * no rule is checked on it again (OutcomeMemo, src/evaluate/evaluate.ts). The notifications, what was not checked,
+ * the scope's counts and the findings' order are worked out whole each time from those outcomes. For one rule list:
+ * another list (a SIGHUP read the packs again) starts afresh, as does another host.
+ */
+export class IncrementalAudit {
+  private subjects = new SubjectMemo();
+  private outcomes = new OutcomeMemo([]);
+  private host: string | null = null;
+  private work: IncrementalWork = { made: 0, reused: 0, ruleChecks: 0 };
+
+  /** What the last audit made anew, took again, and how many rule checks it made. */
+  lastWork(): IncrementalWork {
+    return { ...this.work };
+  }
+
+  audit(
+    snapshot: Snapshot,
+    history: HistoryInput,
+    rules: readonly LoadedRule[],
+    options: { scoped?: { scope: Scope; now: Date } | undefined } = {},
+  ): Evaluation {
+    if (rules !== this.outcomes.rules || snapshot.host.hostname !== this.host) {
+      this.subjects = new SubjectMemo();
+      this.outcomes = new OutcomeMemo(rules);
+      this.host = snapshot.host.hostname;
+    }
+    this.outcomes.checks = 0;
+    const subjects = this.subjects.build(snapshot, history);
+    const evaluation = scopedEvaluation(snapshot, subjects, history, rules, { ...options, outcomes: this.outcomes });
+    this.work = { ...this.subjects.lastReuse(), ruleChecks: this.outcomes.checks };
+    return evaluation;
+  }
 }
 
 /** The note each host's evaluation carries when the shipped pack was replaced on purpose. */

@@ -2,7 +2,7 @@ import type { CAC } from 'cac';
 import { request } from 'node:http';
 import { acquireSnapshot, type AcquireIo } from '../acquire.js';
 import { ExitCode, MeshAuditError } from '../errors.js';
-import { auditSnapshot, reportOf, triage } from '../pipeline.js';
+import { IncrementalAudit, reportOf, triage } from '../pipeline.js';
 import { renderJson } from '../report/json.js';
 import { renderProm } from '../report/prom.js';
 import type { Report } from '../report/report.js';
@@ -75,6 +75,8 @@ function hostReader(
   follow: (snapshot: Snapshot) => void,
   kept: (outcome: KeepOutcome) => void,
 ): { read: () => Promise<Report> } {
+  // Re-evaluates only the subjects a change touched; what it gives is auditSnapshot's (a new rule list starts afresh).
+  const incremental = new IncrementalAudit();
   const read = async () => {
     const run = current();
     const settings = run.resolved.settings;
@@ -108,7 +110,7 @@ function hostReader(
     // Watched before the answer says anything of them.
     if (snapshots[0] !== undefined) follow(snapshots[0]);
     const evaluations = snapshots.map((s) =>
-      auditSnapshot(s, acquired.history.snapshots, run.selected, { scoped: { scope: run.scope, now: startedAt } }),
+      incremental.audit(s, acquired.history.snapshots, run.selected, { scoped: { scope: run.scope, now: startedAt } }),
     );
     const now = ctx.now();
     const report = reportOf(evaluations, run.selected, {

@@ -49,6 +49,41 @@ const ONE_ITEM: readonly unknown[] = Object.freeze([undefined]);
 export interface EvaluateOptions {
   /** Keep what each rule checked (Evaluation.checks), for reports that list passes too (JUnit). */
   recordChecks?: boolean;
+  /** What each rule gave on each subject, kept for the next evaluation of the same subjects (serve). */
+  outcomes?: OutcomeMemo;
+}
+
+type Outcome = { findings: Finding[] } | { unknown: UnknownFact[] };
+
+/**
+ * What each rule gave (or threw) on each subject, by the subject's identity: a subject made again is a new object,
+ * so what is taken from here is what the same rule gave on the very same facts. An outcome is a function of the
+ * rule and the subject alone (checkRule reads nothing else; its budget counts steps, not time), so taking it again
+ * gives what checking again would. Kept for one rule list (src/pipeline.ts, IncrementalAudit).
+ */
+export class OutcomeMemo {
+  private readonly kept = new WeakMap<Subject, Map<LoadedRule, Outcome | { thrown: unknown }>>();
+  /** How many rule x subject checks were made (not taken from the memo) since the count was last reset. */
+  checks = 0;
+
+  constructor(readonly rules: readonly LoadedRule[]) {}
+
+  check(rule: LoadedRule, subject: Subject): Outcome {
+    let byRule = this.kept.get(subject);
+    if (byRule === undefined) this.kept.set(subject, (byRule = new Map<LoadedRule, Outcome | { thrown: unknown }>()));
+    let outcome = byRule.get(rule);
+    if (outcome === undefined) {
+      this.checks++;
+      try {
+        outcome = withBudgetOf(checkRule, rule, subject);
+      } catch (thrown) {
+        outcome = { thrown };
+      }
+      byRule.set(rule, outcome);
+    }
+    if ('thrown' in outcome) throw outcome.thrown;
+    return outcome;
+  }
 }
 
 const applies = (rule: LoadedRule, subject: Subject): boolean =>
@@ -414,7 +449,8 @@ export function evaluateChunks(
   measuringOnce(() => {
     for (const { set, indexes } of passesOf(ordered)) {
       for (const chunk of chunksOf(set))
-        for (const i of indexes) checkChunk(host, ordered[i]!, chunk, outcomes[i]!, emitted, options.recordChecks);
+        for (const i of indexes)
+          checkChunk(host, ordered[i]!, chunk, outcomes[i]!, emitted, options.recordChecks, options.outcomes);
     }
   });
   const findings = outcomes.flatMap((o) => o.findings);
@@ -459,11 +495,12 @@ function checkChunk(
   out: RuleOutcomes,
   emitted: Set<string>,
   recordChecks: boolean | undefined,
+  memo: OutcomeMemo | undefined,
 ): void {
   for (const subject of chunk) {
     try {
       // Within the evaluation budget (src/policy/budget.ts): past it, the catch below says so.
-      const outcome = withBudgetOf(checkRule, rule, subject);
+      const outcome = memo !== undefined ? memo.check(rule, subject) : withBudgetOf(checkRule, rule, subject);
       if ('unknown' in outcome) {
         out.notChecked.push({
           ruleId: rule.id,

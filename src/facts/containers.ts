@@ -1,7 +1,7 @@
 import type { Container, LabelKeys, LedgerRecord, PublishedPort } from '../snapshot/types.js';
 import { normalImageId } from '../snapshot/image-id.js';
 import { NOT_IN_V1 } from '../snapshot/migrate.js';
-import { restartLoopOf, securityOf } from './runtime.js';
+import { securityOf } from './runtime.js';
 import type { Joins } from './joins.js';
 import {
   buildFacts,
@@ -255,7 +255,7 @@ function containerData(
   claims: readonly LedgerRecord[],
   joins: Joins,
 ): { data: ContainerData; unknown: UnknownFactOf<ContainerData>[] } {
-  const restartLoop = restartLoopOf(c, joins.takenAt);
+  const restartLoop = joins.restartLoopOf(c);
   const r = c.runtime;
   const image = joins.imageFactsOf(c);
   // Speed: one literal, with a place for each derived fact (buildFacts fills them), then the runtime

@@ -5,7 +5,7 @@ import type { ReadingName } from './env-readings.js';
 import { formerTargets, pastOfAll, type FormerTarget, type HistoryInput } from './history.js';
 import type { ContainerData, FormerClaim } from '../policy/subject-data.js';
 import { normalImageId } from '../snapshot/image-id.js';
-import { daemonSecurityOf, imageFactsOf, type ContainerImageFacts } from './runtime.js';
+import { daemonSecurityOf, imageFactsOf, restartLoopOf, type ContainerImageFacts } from './runtime.js';
 import { lookupsOf, type SnapshotLookups } from './lookups.js';
 import { NONE, orNone } from './none.js';
 
@@ -18,6 +18,11 @@ export interface Joins {
   host: string;
   /** When the snapshot was taken (ISO time): what a container's start time is measured against. */
   takenAt: string;
+  /**
+   * Whether a container is in a restart loop, as of the snapshot (runtime.ts, restartLoopOf): asked of the joins, so
+   * that a subject depends on the answer, not on the time (src/facts/incremental-subjects.ts).
+   */
+  restartLoopOf(c: Container): boolean | null;
   ledgerPath: string;
   filesByPath: ReadonlyMap<string, FileRecord>;
   /** Why the ledger's facts are unknown (it was not read), or null. */
@@ -93,6 +98,7 @@ export function joinsOf(snapshot: Snapshot, history: HistoryInput): Joins {
   return {
     host: snapshot.host.hostname,
     takenAt: snapshot.takenAt,
+    restartLoopOf: (c) => restartLoopOf(c, snapshot.takenAt),
     config: snapshot.config,
     ledgerPath: snapshot.ledger.path,
     scannerContainer: snapshot.host.scannerContainer ?? null,
