@@ -37,7 +37,7 @@ import { startRealisticLiveHost, type RealisticLiveHost } from '../support/reali
 import { median, ratioFigure, report, round, timed, type Figure } from './common.js';
 
 const ROUNDS = Number(process.argv[2] ?? 7);
-const LARGE_ROUNDS = Number(process.argv[3] ?? 5);
+const LARGE_ROUNDS = Number(process.argv[3] ?? 3);
 /** The large host: 2,000 containers, 300 of them running (each a shim and one or two processes here). */
 const LARGE = { containers: 2000, running: 300 };
 const DOCKER = '/usr/bin/docker';
