@@ -23,10 +23,11 @@ import { composeFileText, realisticHost, type RealisticContainer } from './reali
  *   a few `-e`; database, cache and mail URLs with credentials;
  * - 8 to 15 labels (OCI, Compose, mesh; `mesh.source-digests` of the file the container was made from);
  * - bind mounts (a config file read-only, a data folder) and named volumes;
- * - `running` of them running; a third of those listen (`httpd`, no traffic is ever sent): in their own
- *   network namespace (`--network none`) on loopback and on every interface (IPv4 and IPv6), or on the
- *   host network on 127.0.0.1 and ::1 only, on ports free when the host is made; ~20 exited
- *   (ran `true`), the rest created and never started. No bridge network, no published port;
+ * - `running` of them running, spread evenly; a third of those listen (`httpd`, no traffic is ever sent):
+ *   in their own network namespace (`--network none`) on loopback and on every interface (IPv4 and IPv6),
+ *   or on the host network on 127.0.0.1 and ::1 only, on ports free when the host is made; about one in
+ *   12 of the others exited (ran `true`), the rest created and never started. No bridge network, no
+ *   published port;
  * - a ledger (JSON) claiming every container and composed file but `unclaimed` containers; each claimed
  *   `docker run` container's entry declares the keys it is given with `-e` (`env:`), and a Compose-labelled
  *   container's labels name a Compose file (written here) whose `environment:` gives them.
@@ -148,15 +149,14 @@ export async function startRealisticLiveHost(
       });
     }
   }
-  // Every third container runs (100 of 300); a third of those listen; every 12th of the others ran and exited.
-  let runningSoFar = 0;
+  // `running` of them run, spread evenly over the list (every third of 300 at 100; every 6th or 7th of
+  // 2,000 at 300); a third of those listen; every 12th of the others ran and exited.
+  const runs = (i: number) => Math.floor((i * running) / total) !== Math.floor(((i - 1) * running) / total);
   planned.forEach((p, i) => {
-    if (i % 3 === 0 && runningSoFar < running) {
-      p.state = 'running';
-      runningSoFar++;
-    } else if (i % 12 === 1) p.state = 'exited';
+    if (i === 0 || runs(i)) p.state = 'running';
+    else if (i % 12 === 1) p.state = 'exited';
   });
-  const listeners = planned.filter((p, i) => p.state === 'running' && (i / 3) % 3 === 0);
+  const listeners = planned.filter((p) => p.state === 'running').filter((_, k) => k % 3 === 0);
   for (const p of listeners) {
     for (const s of p.model.listening.slice(0, 2)) {
       const v6 = s.protocol.endsWith('6');
@@ -315,8 +315,9 @@ export async function startRealisticLiveHost(
 
   const names = planned.map((p) => p.name);
   const remove = async (): Promise<void> => {
-    for (let i = 0; i < names.length; i += 50)
-      await run(['-H', host, 'rm', '-f', '-v', ...names.slice(i, i + 50)]).catch(() => undefined);
+    const batches: string[][] = [];
+    for (let i = 0; i < names.length; i += 50) batches.push(names.slice(i, i + 50));
+    await inParallel(batches, 4, (batch) => run(['-H', host, 'rm', '-f', '-v', ...batch]).catch(() => undefined));
     if (volumes.size > 0) await run(['-H', host, 'volume', 'rm', '-f', ...volumes]).catch(() => undefined);
     await run(['-H', host, 'rmi', ...images.map((i) => i.ref)]).catch(() => undefined);
     rmSync(dir, { recursive: true, force: true });
