@@ -283,6 +283,8 @@ async function serve(flags: ServeFlags, ctx: CommandContext): Promise<number> {
     failOn: run.failOn,
     now: () => ctx.now(),
     settleMs: 250,
+    // Each engine request ends within the timeout (an error is an answer too): a read twice as long is stuck.
+    overdueMs: 2 * run.resolved.settings.dockerTimeoutSeconds * 1000,
     whole: () => cache.wasWhole(),
     onReport: async (report) => {
       await deliver(report);

@@ -25,6 +25,11 @@ export interface ResidentOptions {
   whole?: () => boolean;
   /** Told what went wrong in a read that threw (the answer stays incomplete until a read ends well). */
   onReadFailure?: (error: unknown) => void;
+  /**
+   * A change not answered by a read within this long (ms) makes the answer incomplete until one is: a read that
+   * hangs (a source that never answers) must not leave the last `clean` standing. None: no bound.
+   */
+  overdueMs?: number;
 }
 
 export class Resident {
@@ -40,6 +45,9 @@ export class Resident {
   private again = false;
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
+  /** The first change no read begun after it has answered yet; the first change met during the read under way. */
+  private unanswered: Date | null = null;
+  private unansweredDuringRead: Date | null = null;
 
   private failOn: FailOn;
 
@@ -48,12 +56,25 @@ export class Resident {
   }
 
   view(): ServeView {
+    const overdue = this.overdue();
     return {
       report: this.report,
       lastFullRead: this.lastFullRead,
       lastRead: this.lastRead,
-      stale: [...this.stale.keys()],
+      stale: [...this.stale.keys(), ...(overdue === null ? [] : [overdue])],
     };
+  }
+
+  /** Why the answer is behind: a change older than `overdueMs` that no read has answered (null: none). */
+  private overdue(): string | null {
+    const bound = this.options.overdueMs;
+    if (bound === undefined || this.unanswered === null || this.report === null) return null;
+    const waited = this.options.now().getTime() - this.unanswered.getTime();
+    if (waited <= bound) return null;
+    return (
+      `a change seen at ${this.unanswered.toISOString()} has not been read after ${Math.round(waited / 1000)} s ` +
+      '(a read is stuck or failing): the answer is older than it'
+    );
   }
 
   status(): ServeStatus {
@@ -76,6 +97,9 @@ export class Resident {
   /** Something changed: read again once the changes settle. */
   changed(): void {
     if (this.stopped) return;
+    const now = this.options.now();
+    if (this.reading !== null) this.unansweredDuringRead ??= now;
+    else this.unanswered ??= now;
     if (this.timer !== null) clearTimeout(this.timer);
     this.timer = setTimeout(() => {
       this.timer = null;
@@ -143,11 +167,16 @@ export class Resident {
       const previous = this.report;
       this.report = report;
       this.lastRead = this.options.now();
+      // Every change met before this read began is answered by it; those met during it wait for the next.
+      this.unanswered = this.unansweredDuringRead;
+      this.unansweredDuringRead = null;
       if (this.options.whole?.() ?? true) this.lastFullRead = this.lastRead;
       this.clearedBy(startedAt);
       this.status();
       await this.options.onReport?.(report, previous);
     } catch (e) {
+      this.unanswered ??= this.unansweredDuringRead;
+      this.unansweredDuringRead = null;
       this.options.onReadFailure?.(e);
       this.stale.set('the last read of the host failed', startedAt);
       this.status();

@@ -220,4 +220,46 @@ test('alerts: posted when the findings change or a renewal is due; a finding gon
   );
 });
 
+test('a change no read answers within overdueMs (a stuck read) makes the answer incomplete, until a read answers it', async () => {
+  const reads = controlledReads();
+  let now = 1_000;
+  const resident = new Resident({
+    read: reads.read,
+    failOn: 'error',
+    now: () => new Date(now),
+    settleMs: 0,
+    overdueMs: 120_000,
+  });
+  void resident.readNow();
+  reads.finish(report([]));
+  await tick();
+  assert.is(resident.status().state, 'clean');
+
+  // A change, and the read it asks never ends.
+  now = 2_000;
+  resident.changed();
+  await new Promise((r) => setTimeout(r, 5));
+  assert.is(reads.waiting(), 1, 'the read started and hangs');
+  now = 2_000 + 120_000;
+  assert.is(resident.status().state, 'clean', 'not yet overdue: the last answer stands');
+  now = 2_000 + 121_000;
+  const stuck = resident.status();
+  assert.is(stuck.state, 'incomplete', 'overdue: never a stale clean');
+  assert.match(stuck.notChecked.join('\n'), /a change seen at 1970-01-01T00:00:02\.000Z has not been read after 121 s/);
+
+  // A change during the stuck read is answered only by a read begun after it.
+  now = 200_000;
+  resident.changed();
+  reads.finish(report([]));
+  await tick();
+  await tick();
+  now = 200_000 + 121_000;
+  assert.is(resident.status().state, 'incomplete', 'the change met during the read is still unanswered');
+  assert.is(reads.waiting(), 1, 'one more read was asked for it');
+  reads.finish(report([]));
+  await tick();
+  assert.is(resident.status().state, 'clean', 'answered');
+  await resident.stop();
+});
+
 test.run();
