@@ -10,6 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { resolveSettings } from '../src/config.js';
 import { fakeEngine } from './support/fake-engine.js';
+import { watchEngineEvents } from '../src/collect/engine-events.js';
+import { waitUntil } from './support/wait.js';
 
 // Which engine a scan talks to, as a user writes it: --docker-host, DOCKER_HOST, the config file.
 // The rules are docker-modem's (every dockerode tool reads DOCKER_HOST the same way), with an IPv6
@@ -244,6 +246,28 @@ test('a connection refused by the engine leaves nothing on the deadline either',
     assert.is(getEventListeners(deadline, 'abort').length, 0);
   } finally {
     rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("an events stream cut again and again leaves no listener of its own on serve's stop", async () => {
+  // Each opening of the stream listened for serve's stop and never let go once the stream ended: one listener more
+  // per cut, for the life of serve.
+  const fake = await fakeEngine({});
+  const stop = new AbortController();
+  const causes: string[] = [];
+  try {
+    watchEngineEvents(
+      resolveEndpoint(fake.dockerHost),
+      { changed: () => undefined, lost: (c) => causes.push(c), back: () => undefined },
+      { signal: stop.signal, retryMs: 5, requestTimeoutMs: 5000 },
+    );
+    const opened = () => fake.requests.filter((r) => r.startsWith('GET') && r.includes('/events')).length;
+    await waitUntil('12 openings of the events stream', () => opened() >= 12, 30_000, 20);
+    assert.ok(causes.length > 0, 'the cut is told');
+    assert.ok(getEventListeners(stop.signal, 'abort').length <= 2, `${getEventListeners(stop.signal, 'abort').length}`);
+  } finally {
+    stop.abort();
+    await fake.close();
   }
 });
 

@@ -247,6 +247,9 @@ const answersOf = (resident: Resident): Answers => ({
   },
 });
 
+/** Each engine request ends within the engine timeout (an error is an answer too): a read twice as long is stuck. */
+const overdueMsOf = (run: AuditRun): number => 2 * run.resolved.settings.dockerTimeoutSeconds * 1000;
+
 async function serve(flags: ServeFlags, ctx: CommandContext): Promise<number> {
   const where = whereOf(flags);
   const resyncMs = parseCount('--resync', flags.resync, 15) * 60_000;
@@ -283,8 +286,7 @@ async function serve(flags: ServeFlags, ctx: CommandContext): Promise<number> {
     failOn: run.failOn,
     now: () => ctx.now(),
     settleMs: 250,
-    // Each engine request ends within the timeout (an error is an answer too): a read twice as long is stuck.
-    overdueMs: 2 * run.resolved.settings.dockerTimeoutSeconds * 1000,
+    overdueMs: overdueMsOf(run),
     whole: () => cache.wasWhole(),
     onReport: async (report) => {
       await deliver(report);

@@ -138,20 +138,27 @@ async function eventsWithin(
   const stop = () => own.abort();
   signal.addEventListener('abort', stop, { once: true });
   const timer = setTimeout(stop, ms);
+  let stream: NodeJS.ReadableStream;
   try {
-    return await Promise.race([
+    stream = await Promise.race([
       ReadOnlyDocker.events(endpoint, filters, own.signal),
       new Promise<never>((_, reject) => own.signal.addEventListener('abort', () => reject(new Error('no answer')))),
     ]);
   } catch (e) {
     // Its connection and agent go with it (ReadOnlyDocker.events ends them on abort).
     own.abort();
+    signal.removeEventListener('abort', stop);
     throw e;
   } finally {
     clearTimeout(timer);
-    signal.removeEventListener('abort', stop);
-    if (!signal.aborted) signal.addEventListener('abort', stop, { once: true });
   }
+  // serve's stop ends the stream while it lives, and lets go of it once it ended: a stream cut a hundred times
+  // must not leave a hundred listeners on serve's stop.
+  const release = () => signal.removeEventListener('abort', stop);
+  stream.once('end', release);
+  stream.once('close', release);
+  stream.once('error', release);
+  return stream;
 }
 
 /**

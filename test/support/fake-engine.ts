@@ -59,6 +59,12 @@ export async function fakeEngine(
       send(res, 200, 'OK');
       return;
     }
+    // An events stream cut as soon as it began (serve's watch then opens it again).
+    if (path === '/events') {
+      res.writeHead(200, { 'content-type': 'application/json', 'api-version': '1.41' });
+      res.end();
+      return;
+    }
     if (path === '/version') {
       send(res, 200, {
         Version: '20.10.24',
