@@ -173,6 +173,20 @@ test('serve --out: a folder held by another run skips that keep, said on stderr;
       30_000,
     );
     assert.is(kept().length, 1, 'the first read kept');
+    // A change read while the engine is down reuses nothing either: a whole read, but not one asked for (no resync,
+    // no SIGHUP, no loss), so nothing more is kept: an outage must not fill the history and prune the good ones out.
+    const lastRead = async () => (JSON.parse((await serve.get('/v1/status')).body) as { lastRead: string }).lastRead;
+    for (let change = 0; change < 3; change++) {
+      const before = await lastRead();
+      writeFileSync(join(dir, 'ledger.json'), `{"entries": [], "change": ${change}}`);
+      await serve.until(
+        `the read of change ${change}`,
+        '/v1/status',
+        (a) => a.code === 200 && JSON.parse(a.body).lastRead > before,
+        30_000,
+      );
+    }
+    assert.is(kept().length, 1, 'reads during the outage kept nothing more');
     // Taken as a scan takes it: waiting while serve keeps (it holds the folder only for that).
     const held = await lockOutputFolder(out, 30);
     try {

@@ -77,6 +77,7 @@ function hostReader(
 ): { read: () => Promise<Report> } {
   // Re-evaluates only the subjects a change touched; what it gives is auditSnapshot's (a new rule list starts afresh).
   const incremental = new IncrementalAudit();
+  let keptIn = -1;
   const read = async () => {
     const run = current();
     const settings = run.resolved.settings;
@@ -101,10 +102,13 @@ function hostReader(
         (use.listenersReused > 0 ? "; listeners' holders unchanged" : ''),
     );
     // A whole read is what a scan reads: its snapshot is kept as a scan's would be; a read that took from the one
-    // before it keeps nothing.
-    if (cache.wasWhole() && acquired.snapshots[0] !== undefined) {
+    // before it keeps nothing. One is kept per whole read asked for (the first, each resync, SIGHUP, the engine lost
+    // or back): while the engine is down every read reuses nothing, and keeping each would prune the good ones out.
+    const renewal = cache.renewals();
+    if (cache.wasWhole() && renewal !== keptIn && acquired.snapshots[0] !== undefined) {
       const outcome = await history.wholeRead(acquired.snapshots[0], loaded, settings.keep, io);
       if (outcome !== null) kept(outcome);
+      if (outcome?.kind === 'kept') keptIn = renewal;
     }
     const snapshots = acquired.snapshots.map((s) => withProblems(s, acquired.history.problems));
     // Watched before the answer says anything of them.

@@ -192,6 +192,11 @@ export class ReadCache {
     this.currentKey = randomBytes(32);
   }
 
+  /** Which `renew` the cache is in (0 before the first): one whole read kept per renewal (serve's history). */
+  renewals(): number {
+    return this.allDropped;
+  }
+
   /** The host's listeners as the last read found them (none after `renew`). */
   hostListeners(): KeptListeners | undefined {
     return this.listeners;
