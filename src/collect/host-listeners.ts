@@ -14,6 +14,7 @@ import type { CollectContext, Collector, Slice } from './contract.js';
 import { listeningSockets, type ProcNetRow } from './proc-net.js';
 import { describeReadError, isVanished, readNetTables } from './proc-read.js';
 import { resolveRoot } from './files.js';
+import type { KeptListeners } from './read-cache.js';
 import { resolveHostPath } from './host-path.js';
 
 /**
@@ -80,17 +81,6 @@ function holderOf(procRoot: string, pid: number): ListenerHolder {
  */
 export function readHostListeners(options: HostListenerOptions = {}): HostListenerView {
   return readHostListenersKept(options).view;
-}
-
-/**
- * What serve keeps of one read of the host's listeners for the next (src/collect/read-cache.ts): the listening rows
- * of the socket tables as they were, and for each process found holding one, its start time, what it was and the
- * sockets it held.
- */
-export interface KeptListeners {
-  rows: string;
-  holders: { pid: number; startTime: string; holder: string; inodes: number[] }[];
-  view: Extract<HostListenerView, { available: true }>;
 }
 
 /**

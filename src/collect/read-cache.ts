@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { BigIntStats } from 'node:fs';
-import type { Container, FileRecord, ImageRecord } from '../snapshot/types.js';
+import type { Container, FileRecord, HostListenerView, ImageRecord } from '../snapshot/types.js';
 import type { ComposePool } from './compose-pool.js';
-import type { KeptListeners } from './host-listeners.js';
 import type { ContainerInspect } from './inspect.js';
 
 /*
@@ -66,6 +65,17 @@ const noUse = (): CacheUse => ({
   filesRead: 0,
   listenersReused: 0,
 });
+
+/**
+ * What serve keeps of one read of the host's listeners for the next (readHostListenersKept, host-listeners.ts): the
+ * listening rows of the socket tables as they were, and for each process found holding one, its start time, what it
+ * was and the sockets it held.
+ */
+export interface KeptListeners {
+  rows: string;
+  holders: { pid: number; startTime: string; holder: string; inodes: number[] }[];
+  view: Extract<HostListenerView, { available: true }>;
+}
 
 /** What of a file's lstat says whether it is the same file with the same content, and how it was read. */
 export function fileStamp(stat: BigIntStats, reading: string): string {
