@@ -1,33 +1,13 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { definedCli } from '../src/cli/commands.js';
-import { parseArgs } from '../src/cli/main.js';
 import { longFlagOf, SETTINGS } from '../src/settings/registry.js';
-import { example, runCli, spawnCli } from './support/cli.js';
+import { example, NO_SYSTEM_CONFIG, optionNameOf, readCommandLine, runCli, spawnCli } from './support/cli.js';
 
 /*
  * What cac's parser (mri) gets wrong and src/cli/cli-spec.ts corrects: a hyphenated switch written before a word took
  * the word for its value (`evaluate --fail-on-new snap.json` lost the snapshot), and a value that looks like a number
  * was made one (`--hostname 007` was 7). Read from the settings table, so a new switch or setting is covered.
  */
-
-const ctx = {
-  now: () => new Date(),
-  stdout: () => undefined,
-  stderr: () => undefined,
-  color: false,
-  interactive: false,
-};
-const NO_SYSTEM_CONFIG = { MESH_AUDIT_SYSTEM_CONFIG: '/nonexistent/config.yaml', MESH_AUDIT_CONFIG: '' };
-
-async function read(args: string[]): Promise<{ options: Record<string, unknown>; args: readonly string[] }> {
-  const cli = await definedCli(ctx);
-  parseArgs(cli, ['node', 'mesh-audit', ...args]);
-  return { options: cli.options, args: cli.args };
-}
-
-const nameOf = (flag: string): string =>
-  flag.replace(/^--(no-)?/, '').replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase());
 
 const switches = SETTINGS.filter((s) => s.arity === 'switch' && s.flag !== undefined && !s.flag.startsWith('--no-'));
 
@@ -36,14 +16,14 @@ test('every hyphenated switch of evaluate, written before the snapshot, is on an
   assert.ok(hyphenated.length >= 3, hyphenated.map((s) => s.flag).join(' '));
   for (const spec of hyphenated) {
     const flag = longFlagOf(spec)!;
-    const r = await read(['evaluate', flag, 'snap.json']);
-    assert.is(r.options[nameOf(flag)], true, flag);
+    const r = await readCommandLine(['evaluate', flag, 'snap.json']);
+    assert.is(r.options[optionNameOf(flag)], true, flag);
     assert.equal(r.args, ['snap.json'], `${flag} keeps the snapshot`);
   }
 });
 
 test('a switch a command declares itself too: diff --exit-code A B', async () => {
-  const diff = await read(['diff', '--exit-code', 'a.json', 'b.json']);
+  const diff = await readCommandLine(['diff', '--exit-code', 'a.json', 'b.json']);
   assert.is(diff.options.exitCode, true);
   assert.equal(diff.args, ['a.json', 'b.json']);
 });
@@ -69,15 +49,19 @@ test('a value that looks like a number is kept as written, for every single-valu
     const flag = longFlagOf(spec)!;
     const command = spec.commands[0]!;
     for (const written of ['007', '1e3', '0x10']) {
-      const r = await read([command, flag, written]);
-      assert.is(r.options[nameOf(flag)], written, `${command} ${flag} ${written}`);
-      assert.is((await read([command, `${flag}=${written}`])).options[nameOf(flag)], written, `${flag}=${written}`);
+      const r = await readCommandLine([command, flag, written]);
+      assert.is(r.options[optionNameOf(flag)], written, `${command} ${flag} ${written}`);
+      assert.is(
+        (await readCommandLine([command, `${flag}=${written}`])).options[optionNameOf(flag)],
+        written,
+        `${flag}=${written}`,
+      );
     }
   }
   const repeatable = SETTINGS.find((s) => s.arity === 'repeatable' && s.flag !== undefined)!;
   const flag = longFlagOf(repeatable)!;
-  const r = await read([repeatable.commands[0]!, flag, '007', flag, '1.50']);
-  assert.equal(r.options[nameOf(flag)], ['007', '1.50'], flag);
+  const r = await readCommandLine([repeatable.commands[0]!, flag, '007', flag, '1.50']);
+  assert.equal(r.options[optionNameOf(flag)], ['007', '1.50'], flag);
 });
 
 test('config show --hostname 007 shows 007', () => {

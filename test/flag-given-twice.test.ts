@@ -2,10 +2,8 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { definedCli } from '../src/cli/commands.js';
-import { parseArgs } from '../src/cli/main.js';
 import { longFlagOf, SETTINGS } from '../src/settings/registry.js';
-import { example, runCli, spawnCli, tempDir } from './support/cli.js';
+import { example, NO_SYSTEM_CONFIG, optionNameOf, readCommandLine, runCli, spawnCli, tempDir } from './support/cli.js';
 
 /*
  * A flag given twice (issue 47): one rule for every flag, from the settings table (src/settings/registry.ts): a
@@ -13,24 +11,7 @@ import { example, runCli, spawnCli, tempDir } from './support/cli.js';
  * declares itself — takes the last, as git and docker do; a value is never split on its commas.
  */
 
-const ctx = {
-  now: () => new Date(),
-  stdout: () => undefined,
-  stderr: () => undefined,
-  color: false,
-  interactive: false,
-};
-const NO_SYSTEM_CONFIG = { MESH_AUDIT_SYSTEM_CONFIG: '/nonexistent/config.yaml', MESH_AUDIT_CONFIG: '' };
-
-/** The options a command's action gets for this command line, read as main reads it. */
-async function optionsOf(args: string[]): Promise<Record<string, unknown>> {
-  const cli = await definedCli(ctx);
-  parseArgs(cli, ['node', 'mesh-audit', ...args]);
-  return cli.options;
-}
-
-const nameOf = (flag: string): string =>
-  flag.replace(/^--(no-)?/, '').replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase());
+const optionsOf = async (args: string[]) => (await readCommandLine(args)).options;
 
 const flagged = SETTINGS.filter((s) => s.flag !== undefined);
 const byArity = (arity: string) =>
@@ -42,7 +23,7 @@ test('every single-valued setting given twice takes the last value, whole, on ev
   for (const { spec, command } of singles) {
     const flag = longFlagOf(spec)!;
     const options = await optionsOf([command, flag, 'first,1', flag, 'last,2']);
-    assert.is(options[nameOf(flag)], 'last,2', `${command} ${flag}`);
+    assert.is(options[optionNameOf(flag)], 'last,2', `${command} ${flag}`);
   }
 });
 
@@ -50,18 +31,18 @@ test('every switch given twice is on, and every repeatable setting keeps each va
   for (const { spec, command } of byArity('switch')) {
     const flag = longFlagOf(spec)!;
     const options = await optionsOf([command, flag, flag]);
-    assert.is(options[nameOf(flag)], !flag.startsWith('--no-'), `${command} ${flag}`);
+    assert.is(options[optionNameOf(flag)], !flag.startsWith('--no-'), `${command} ${flag}`);
   }
   const repeatables = byArity('repeatable');
   assert.ok(repeatables.length > 10);
   for (const { spec, command } of repeatables) {
     const flag = longFlagOf(spec)!;
     assert.equal(
-      (await optionsOf([command, flag, 'a,1', flag, 'b']))[nameOf(flag)],
+      (await optionsOf([command, flag, 'a,1', flag, 'b']))[optionNameOf(flag)],
       ['a,1', 'b'],
       `${command} ${flag}`,
     );
-    assert.equal((await optionsOf([command, flag, '7']))[nameOf(flag)], ['7'], `${command} ${flag} once`);
+    assert.equal((await optionsOf([command, flag, '7']))[optionNameOf(flag)], ['7'], `${command} ${flag} once`);
   }
 });
 

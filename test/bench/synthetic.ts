@@ -28,7 +28,7 @@ import type { SafeValue } from '../../src/secret/value.js';
 import { DEBIAN_DAEMON_INFO } from '../support/host-model.js';
 
 /** mulberry32: small, fast, deterministic. */
-function rng(seed: number): () => number {
+export function rng(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

@@ -2,7 +2,8 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { main } from '../../src/cli/main.js';
+import { definedCli } from '../../src/cli/commands.js';
+import { main, parseArgs } from '../../src/cli/main.js';
 import { PACKAGE_ROOT } from '../../src/paths.js';
 
 export const FIXED_NOW = new Date('2026-10-01T00:00:00.000Z');
@@ -63,3 +64,25 @@ export const example = (...parts: string[]): string => join(PACKAGE_ROOT, 'examp
  * loopback out of every live scan (test/uvu-each.mjs), which the summary counts.
  */
 export const withoutScopeCount = (text: string): string => text.replace(/(; |, )\d+ out of scope \([^)]*\)/g, '');
+
+/** The environment of a run that reads no system or user config file. */
+export const NO_SYSTEM_CONFIG = { MESH_AUDIT_SYSTEM_CONFIG: '/nonexistent/config.yaml', MESH_AUDIT_CONFIG: '' };
+
+/** The options and arguments a command's action gets for this command line, read as `main` reads it. */
+export async function readCommandLine(
+  args: string[],
+): Promise<{ options: Record<string, unknown>; args: readonly string[] }> {
+  const cli = await definedCli({
+    now: () => new Date(),
+    stdout: () => undefined,
+    stderr: () => undefined,
+    color: false,
+    interactive: false,
+  });
+  parseArgs(cli, ['node', 'mesh-audit', ...args]);
+  return { options: cli.options, args: cli.args };
+}
+
+/** The option name cac gives a long flag: `--fail-on-new` and `--no-fail-on-new` are `failOnNew`. */
+export const optionNameOf = (flag: string): string =>
+  flag.replace(/^--(no-)?/, '').replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase());

@@ -8,7 +8,7 @@ import type { LoadedRule } from '../../src/policy/types.js';
 import { parseSelector, type Scope } from '../../src/scope.js';
 import { loadSnapshot } from '../../src/snapshot/load.js';
 import type { Container, Snapshot } from '../../src/snapshot/types.js';
-import { syntheticSnapshot } from '../bench/synthetic.js';
+import { rng, syntheticSnapshot } from '../bench/synthetic.js';
 import { example } from '../support/cli.js';
 import { buildRealistic, realisticHost } from '../support/realistic-host.js';
 
@@ -52,18 +52,6 @@ for (const name of ['045', '097', 'demo', 'adopted-node']) {
       ? await Promise.all(readdirSync(historyDir).map((f) => loadSnapshot(join(historyDir, f))))
       : [],
   });
-}
-
-/** mulberry32: deterministic. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 type Random = () => number;
