@@ -3,24 +3,25 @@ import { ComposeStart } from './collect/compose-start.js';
 import { daemonCollector } from './collect/daemon.js';
 import { engineCollector } from './collect/docker.js';
 import { resolveEndpoint } from './collect/docker-endpoint.js';
-import { filesCollector } from './collect/files-collector.js';
 import { hostIdentity } from './collect/host.js';
 import { listenersCollector } from './collect/host-listeners.js';
 import { ledgerCollector } from './collect/ledger.js';
 import { procCollector } from './collect/proc-reader.js';
 import { watchEngineEvents, type EngineChange } from './collect/engine-events.js';
-import { pollListeners, watchFiles } from './collect/host-watch.js';
-import type { ReadCache } from './collect/read-cache.js';
+import { boundFilesNotChecked, filesCollector } from './collect/files-collector.js';
+import { pollListeners, watchFiles, type WatchChange } from './collect/host-watch.js';
+import type { ReadCache, ReadTicket, WatchedSource } from './collect/read-cache.js';
 import type { ScanSettings } from './config.js';
 import type { HistoryInput } from './facts/history.js';
 import type { ScopeJudge } from './scope.js';
 import { createSafeValueMaker } from './secret/value.js';
-import { SNAPSHOT_SCHEMA, type Snapshot } from './snapshot/types.js';
+import { SNAPSHOT_SCHEMA, type Container, type Snapshot } from './snapshot/types.js';
 import { TOOL_NAME, TOOL_VERSION } from './version.js';
 
 export { resolveHostname } from './collect/host.js';
 export { ReadCache } from './collect/read-cache.js';
 export type { EngineChange } from './collect/engine-events.js';
+export type { WatchChange } from './collect/host-watch.js';
 
 export interface ScanHooks {
   now(): Date;
@@ -70,30 +71,40 @@ async function snapshotWith(
     progress: (message) => hooks.progress(message),
     ...(hooks.cache !== undefined ? { cache: { store: hooks.cache, ticket: hooks.cache.begin() } } : {}),
   };
-  const ledgerRead = collectIsolated(ledgerCollector, context);
+  // serve's: a slice the watches follow is taken from the last read while its sources are unchanged (keptOr).
+  const day = takenAt.slice(0, 10);
+  const kept = keptSlices(hooks.cache, context.cache?.ticket);
+  const ledgerRead = kept('ledger', day, ['files'], () => collectIsolated(ledgerCollector, context));
   const host = await hostIdentity(settings);
   const proc = await collectIsolated(procCollector, context);
   const engine = await collectIsolated(engineCollector, { ...context, proc: proc.part, listed: compose.listed });
   const ledger = await ledgerRead;
-  const listeners = await collectIsolated(listenersCollector, {
-    ...context,
-    procReason: proc.part.reason,
-    ledger: ledger.part,
-  });
-  const daemon = await collectIsolated(daemonCollector, {
-    ...context,
-    procReason: proc.part.reason,
-    engine: engine.part.docker,
-  });
-  const files = await collectIsolated(filesCollector, {
-    ...context,
-    ledger: ledger.part,
-    containers: engine.part.containers,
-    earlier,
-    compose: compose.pool,
-  });
-  // Joined source by source, in this order whatever order the sources were read in.
-  const slices = [proc, listeners, ledger, engine, daemon, files];
+  const listeners = await kept('listeners', `${day}|${proc.part.reason}`, ['listeners', 'files'], () =>
+    collectIsolated(listenersCollector, { ...context, procReason: proc.part.reason, ledger: ledger.part }),
+  );
+  const daemon = await kept(
+    'daemon',
+    `${day}|${proc.part.reason}|${JSON.stringify(engine.part.docker)}`,
+    ['daemon', 'files'],
+    () => collectIsolated(daemonCollector, { ...context, procReason: proc.part.reason, engine: engine.part.docker }),
+  );
+  const files = await kept(
+    'files',
+    `${day}|${historyKey(earlier)}|${namingKey(engine.part.containers)}`,
+    ['files'],
+    () =>
+      collectIsolated(filesCollector, {
+        ...context,
+        ledger: ledger.part,
+        containers: engine.part.containers,
+        earlier,
+        compose: compose.pool,
+      }),
+  );
+  // Joined source by source, in this order whatever order the sources were read in (the files bound into containers,
+  // as they see them, after the files).
+  const bound = { problems: boundFilesNotChecked(engine.part.containers), notes: [] };
+  const slices = [proc, listeners, ledger, engine, daemon, files, bound];
   const notes = slices.flatMap((s) => s.notes);
   return {
     schema: SNAPSHOT_SCHEMA,
@@ -120,10 +131,49 @@ async function snapshotWith(
   };
 }
 
+/**
+ * serve's slices kept from one read to the next (src/collect/read-cache.ts, keepSlice): `kept(name, key, from, read)`
+ * is the last read's slice when none of `from` changed and `key` is the same, else `read()`'s, kept for the next. A
+ * scan (no cache) reads each.
+ */
+function keptSlices(cache: ReadCache | undefined, ticket: ReadTicket | undefined) {
+  return async <T extends { problems: readonly unknown[] }>(
+    name: string,
+    key: string,
+    from: readonly WatchedSource[],
+    read: () => Promise<T>,
+  ): Promise<T> => {
+    if (cache === undefined || ticket === undefined) return read();
+    // What was kept under `name` is what `read` gave for it (keepSlice below).
+    const slice = cache.slice(name, key) as T | undefined;
+    if (slice !== undefined) return slice;
+    const fresh = await read();
+    cache.keepSlice(ticket, name, key, from, fresh);
+    return fresh;
+  };
+}
+
+/** Which history a read was given: the same object is the same history (serve loads it once per whole read). */
+const histories = new WeakMap<object, number>();
+let historiesMet = 0;
+function historyKey(earlier: HistoryInput): number {
+  let key = histories.get(earlier);
+  if (key === undefined) histories.set(earlier, (key = ++historiesMet));
+  return key;
+}
+
+/**
+ * What of the containers says which files a read reads (their ids and names, labels, mounts): the files slice is
+ * taken from the last read only when this is the same (src/collect/files-collector.ts, filesToRead).
+ */
+function namingKey(containers: readonly Container[]): string {
+  return JSON.stringify(containers.map((c) => [c.id, c.name, c.labels, c.mounts]));
+}
+
 /** What `serve` is told by its watches on the host (src/serve/resident.ts). */
 export interface HostWatchers {
-  /** Something changed: what, when an engine event says (a file or the sockets: nothing more). */
-  changed(change?: EngineChange): void;
+  /** Something changed: what, when an engine event or a watch says (nothing: anything may have). */
+  changed(change?: EngineChange | WatchChange): void;
   /** The engine can no longer be heard (until `back`). */
   lost(cause: string): void;
   back(cause: string): void;
@@ -142,7 +192,7 @@ const DAEMON_JSON = '/etc/docker/daemon.json';
 export function watchHost(
   settings: ScanSettings,
   handlers: HostWatchers,
-  options: { signal: AbortSignal; listenersEveryMs: number; retryMs: number },
+  options: { signal: AbortSignal; listenersEveryMs: number; retryMs: number; cache?: ReadCache },
 ): { follow(snapshot: Snapshot): boolean } {
   watchEngineEvents(resolveEndpoint(settings.dockerHost), handlers, {
     signal: options.signal,
@@ -150,7 +200,13 @@ export function watchHost(
     requestTimeoutMs: settings.dockerTimeoutSeconds * 1000,
   });
   const files = watchFiles(settings.root, handlers);
-  const listeners = pollListeners(settings.root, options.listenersEveryMs, handlers);
+  const cache = options.cache;
+  const listeners = pollListeners(
+    settings.root,
+    options.listenersEveryMs,
+    handlers,
+    cache && (() => cache.watchedProcesses()),
+  );
   options.signal.addEventListener(
     'abort',
     () => {

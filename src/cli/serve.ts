@@ -6,7 +6,14 @@ import { IncrementalAudit, reportOf, triage } from '../pipeline.js';
 import { renderJson } from '../report/json.js';
 import { renderProm } from '../report/prom.js';
 import type { Report } from '../report/report.js';
-import { ReadCache, resolveHostname, watchHost, type EngineChange, type HostWatchers } from '../scan.js';
+import {
+  ReadCache,
+  resolveHostname,
+  watchHost,
+  type EngineChange,
+  type HostWatchers,
+  type WatchChange,
+} from '../scan.js';
 import { readingScopeOf } from '../scope.js';
 import { describe, listen, type Answers, type Where } from '../serve/answers.js';
 import { alertsToPost } from '../serve/delivery.js';
@@ -165,13 +172,23 @@ function flagSet(resident: () => Resident): { set(causes: readonly string[]): vo
   };
 }
 
-/** What an engine event makes the cache forget: the container it names, the images, or all the engine said. */
-function forget(cache: ReadCache, change: EngineChange | undefined): void {
-  if (change === undefined || change.type === 'listed') return;
+/**
+ * What a change makes the cache forget: the container an engine event names, the images, or all the engine said; the
+ * slices read from the files or the host's sockets; a container's /proc when the poll saw its processes move. A change
+ * that says nothing of what (none) may be anything.
+ */
+function forget(cache: ReadCache, change: EngineChange | WatchChange | undefined): void {
+  if (change === undefined) {
+    cache.forgetEngine();
+    cache.sourceChanged('files');
+    return;
+  }
   if (change.type === 'container') cache.forgetContainer(change.id);
   else if (change.type === 'image') cache.forgetImages();
-  // The daemon's events, and any event not understood, may concern anything.
-  else cache.forgetEngine();
+  else if (change.type === 'files' || change.type === 'listeners') cache.sourceChanged(change.type);
+  else if (change.type === 'processes') cache.forgetProc(change.id);
+  // The daemon's events, and any event not understood, may concern anything of the engine's.
+  else if (change.type === 'engine') cache.forgetEngine();
 }
 
 /** What the watches tell: the cache forgets what changed (all of it when knowledge was lost), the resident reads. */
@@ -254,15 +271,21 @@ const answersOf = (resident: Resident): Answers => ({
 /** Each engine request ends within the engine timeout (an error is an answer too): a read twice as long is stuck. */
 const overdueMsOf = (run: AuditRun): number => 2 * run.resolved.settings.dockerTimeoutSeconds * 1000;
 
-async function serve(flags: ServeFlags, ctx: CommandContext): Promise<number> {
-  const where = whereOf(flags);
-  const resyncMs = parseCount('--resync', flags.resync, 15) * 60_000;
-  const listenersMs = parseCount('--listeners-every', flags.listenersEvery, 10) * 1000;
-  let run = await prepareAuditRun(flags, ctx);
+/** The run as `scan` prepares it; a baseline is a report file (serve reads no earlier report from a folder). */
+async function prepareServeRun(flags: ServeFlags, ctx: CommandContext): Promise<AuditRun> {
+  const run = await prepareAuditRun(flags, ctx);
   if (run.options.baseline === 'auto')
     throw new MeshAuditError(
       'serve --baseline auto: serve reads no earlier report from a folder; name the report file',
     );
+  return run;
+}
+
+async function serve(flags: ServeFlags, ctx: CommandContext): Promise<number> {
+  const where = whereOf(flags);
+  const resyncMs = parseCount('--resync', flags.resync, 15) * 60_000;
+  const listenersMs = parseCount('--listeners-every', flags.listenersEvery, 10) * 1000;
+  let run = await prepareServeRun(flags, ctx);
   const { out, history } = historyOf(flags);
   const notKept = flagSet(() => resident);
   // What one read keeps for the next: only what the engine's events and the files' lstat say is unchanged.
@@ -274,7 +297,7 @@ async function serve(flags: ServeFlags, ctx: CommandContext): Promise<number> {
     cache,
     history,
     (snapshot) => {
-      if (watches.follow(snapshot)) resident.changed();
+      if (watches.follow(snapshot)) watchers.changed({ type: 'files' });
     },
     (outcome) => toldKept(outcome, out ?? '', ctx, notKept),
   );
@@ -299,10 +322,12 @@ async function serve(flags: ServeFlags, ctx: CommandContext): Promise<number> {
     },
     onReadFailure: (e) => ctx.stderr(`mesh-audit serve: a read failed: ${shownMessage(String(e))}\n`),
   });
-  const watches = watchHost(run.resolved.settings, watchersOf(cache, resident, unwatched), {
+  const watchers = watchersOf(cache, resident, unwatched);
+  const watches = watchHost(run.resolved.settings, watchers, {
     signal: stop.signal,
     listenersEveryMs: listenersMs,
     retryMs: 1000,
+    cache,
   });
   const server = await listen(where, answersOf(resident));
   note(ctx, `mesh-audit serve: answering on ${describe(where)}`);

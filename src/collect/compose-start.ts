@@ -22,13 +22,13 @@ export class ComposeStart {
 
   /** The container list, before any inspect. */
   readonly listed = (summaries: readonly ContainerSummary[]): void => {
-    const files = listedComposeFiles(summaries, this.scope);
     if (this.cache !== undefined) {
-      // Started by the first read (a kept worker is not started again).
-      this.pool = this.cache.composePool(() => new ComposePool(files));
+      // Started by the first read (a kept worker is not started again, nor its files counted).
+      this.pool = this.cache.composePool(() => new ComposePool(listedComposeFiles(summaries, this.scope)));
       this.pool.prestart();
       return;
     }
+    const files = listedComposeFiles(summaries, this.scope);
     // Fewer named (an engine whose list carries no labels), the file collection decides from the inspects.
     if (files < COMPOSE_IN_WORKER_FILES) return;
     this.pool = new ComposePool(files);

@@ -39,6 +39,8 @@ export interface DockerCollectOptions {
   concurrency?: number;
   /** Reads /proc for one container; omitted when /proc is unavailable (the reason goes in `procUnavailable`). */
   readProc?: (inspect: ContainerInspect) => Promise<ProcView>;
+  /** serve's: the signature of a running container's processes (processSignature, src/collect/proc.ts). */
+  signatureOf?: (pid: number) => Promise<string | null>;
   procUnavailable?: string;
   /** Work of the caller's done while the engine makes the list (the longest wait of a collection). */
   whileListing?: () => void;
@@ -121,7 +123,13 @@ export const engineCollector: Collector<EngineContext, EnginePart> = {
         labelKeys: settings.labels,
         ...(listed !== undefined ? { listed } : {}),
         ...(proc.reader !== undefined
-          ? { readProc: proc.reader.read, whileListing: proc.reader.readProcessTable }
+          ? {
+              readProc: proc.reader.read,
+              signatureOf: proc.reader.signature,
+              // The process table is read while the engine lists, unless the containers' /proc are kept: read
+              // when a container's /proc is (it is the whole of /proc, most of a read after one container's event).
+              ...(cache?.store.warm() ? {} : { whileListing: proc.reader.readProcessTable }),
+            }
           : { procUnavailable: proc.reason ?? 'not read' }),
       }),
     );
@@ -291,7 +299,12 @@ async function containerOf(
   const cached = options.cache?.store.container(summary.Id, summary.State);
   if (cached !== undefined) {
     attachments.set(cached.container.name, cached.attachment);
-    return { ...cached.container, proc: await procOf(cached.inspect, options) };
+    const kept = options.cache!.store.proc(summary.Id);
+    if (kept !== undefined) return { ...cached.container, proc: kept };
+    const proc = await procOf(cached.inspect, options);
+    if (proc.signature !== null && proc.view.available)
+      options.cache!.store.keepProc(options.cache!.ticket, summary.Id, { view: proc.view, signature: proc.signature });
+    return { ...cached.container, proc: proc.view };
   }
   let inspect: ContainerInspect;
   try {
@@ -317,18 +330,35 @@ async function containerOf(
     volumes: (inspect.Mounts ?? []).flatMap((m) => (m.Type === 'volume' && m.Name ? [m.Name] : [])),
   };
   attachments.set(inspect.Name.replace(/^\//, ''), attachment);
-  const container = containerFromInspect(inspect, options.safe, await procOf(inspect, options));
-  options.cache?.store.keepContainer(options.cache.ticket, summary.Id, { inspect, container, attachment });
+  const proc = await procOf(inspect, options);
+  const container = containerFromInspect(inspect, options.safe, proc.view);
+  options.cache?.store.keepContainer(options.cache.ticket, summary.Id, {
+    inspect,
+    container,
+    attachment,
+  });
+  if (proc.signature !== null && proc.view.available)
+    options.cache?.store.keepProc(options.cache.ticket, summary.Id, { view: proc.view, signature: proc.signature });
   return container;
 }
 
-/** A container's /proc, read at every read (its sockets and processes change without an event). */
-async function procOf(inspect: ContainerInspect, options: DockerCollectOptions): Promise<ProcView> {
-  if (!options.readProc) return { available: false, reason: options.procUnavailable ?? 'not read' };
+/**
+ * A container's /proc; with serve's cache, the signature of its processes too (processSignature, taken before the read:
+ * a change while it is read moves the next signature, and the poll reads the container again). null: none taken.
+ */
+async function procOf(
+  inspect: ContainerInspect,
+  options: DockerCollectOptions,
+): Promise<{ view: ProcView; signature: string | null }> {
+  if (!options.readProc)
+    return { view: { available: false, reason: options.procUnavailable ?? 'not read' }, signature: null };
+  const pid = inspect.State?.Running ? (inspect.State.Pid ?? 0) : 0;
+  const signature =
+    options.cache !== undefined && options.signatureOf && pid > 0 ? await options.signatureOf(pid) : null;
   try {
-    return await options.readProc(inspect);
+    return { view: await options.readProc(inspect), signature };
   } catch (err) {
-    return { available: false, reason: `reading /proc failed: ${(err as Error).message}` };
+    return { view: { available: false, reason: `reading /proc failed: ${(err as Error).message}` }, signature: null };
   }
 }
 

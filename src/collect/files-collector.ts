@@ -44,9 +44,9 @@ export const filesCollector: Collector<FilesContext, FileRecord[]> = {
       ...(scope ? { skip: (path: string) => !scope.path(path) } : {}),
       ...(cache !== undefined ? { cache } : {}),
     });
-    return { part: files, problems: [...problems, ...notChecked(files, containers)], notes: [] };
+    return { part: files, problems: [...problems, ...filesNotChecked(files)], notes: [] };
   },
-  unread({ settings, ledger, containers }, reason) {
+  unread({ settings, ledger }, reason) {
     // The ledger's files and the managed roots are there, unknown: none reads as missing, or as unclaimed by its
     // absence. (Those only containers name are unknown by having no record: src/facts/file-facts.ts, fileUnknown.)
     const targets = ledger.entries.flatMap((r) =>
@@ -58,10 +58,7 @@ export const filesCollector: Collector<FilesContext, FileRecord[]> = {
     return {
       part: unread.map((path): FileRecord => ({ path, kind: 'unknown', error: `not read: ${reason}` })),
       // Its one problem says it: not one more per file.
-      problems: [
-        { source: 'files', message: `the files and managed roots not read: ${reason}` },
-        ...notChecked([], containers),
-      ],
+      problems: [{ source: 'files', message: `the files and managed roots not read: ${reason}` }],
       notes: [],
     };
   },
@@ -150,7 +147,7 @@ function composeFilesIn(containers: readonly Container[]): string[] {
 }
 
 /** What could not be read was not checked: the scan says so, and is incomplete. */
-function notChecked(files: readonly FileRecord[], containers: readonly Container[]): Problem[] {
+function filesNotChecked(files: readonly FileRecord[]): Problem[] {
   const problems: Problem[] = [];
   for (const f of files) {
     if (f.error !== undefined)
@@ -164,7 +161,15 @@ function notChecked(files: readonly FileRecord[], containers: readonly Container
           'the env keys its services give inline are not known',
       });
   }
-  // The files bind-mounted into containers, as each sees them (read through its /proc: src/collect/proc.ts).
+  return problems;
+}
+
+/**
+ * The files bind-mounted into containers as each sees them (read through its /proc: src/collect/proc.ts) that could
+ * not be read: problems of the containers' /proc, said after the files' (src/scan.ts), whichever slice was read anew.
+ */
+export function boundFilesNotChecked(containers: readonly Container[]): Problem[] {
+  const problems: Problem[] = [];
   for (const c of containers) {
     if (!c.proc.available) continue;
     for (const b of c.proc.boundFiles) {

@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import { readFileSync, watch, type FSWatcher } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { processSignature } from './proc.js';
+import type { WatchedProcess } from './read-cache.js';
 
 /*
  * What tells `serve` that the host's files or listening sockets changed: inotify (fs.watch) on the folder of every
@@ -12,8 +14,14 @@ import { dirname, join } from 'node:path';
 /** At most this many folders are watched; past it the rest is left to the resync, and the answer says so. */
 export const MAX_WATCHED_FOLDERS = 4096;
 
+/**
+ * What a watch says changed: a watched folder's files, the host's listening sockets, or the processes or sockets of
+ * the running container `id` (the poll of their signatures: processSignature, src/collect/proc.ts).
+ */
+export type WatchChange = { type: 'files' } | { type: 'listeners' } | { type: 'processes'; id: string };
+
 export interface HostWatchHandlers {
-  changed(): void;
+  changed(change: WatchChange): void;
 }
 
 export interface FileWatchHandlers extends HostWatchHandlers {
@@ -55,11 +63,11 @@ export function watchFiles(root: string, handlers: FileWatchHandlers): HostWatch
     for (const folder of wanted) {
       if (watchers.has(folder)) continue;
       try {
-        const w = watch(folder, { persistent: false }, () => handlers.changed());
+        const w = watch(folder, { persistent: false }, () => handlers.changed({ type: 'files' }));
         w.on('error', () => {
           w.close();
           watchers.delete(folder);
-          handlers.changed();
+          handlers.changed({ type: 'files' });
         });
         watchers.set(folder, w);
         added = true;
@@ -105,13 +113,30 @@ export function listenersDigest(root: string): string {
   return hash.digest('hex');
 }
 
-/** Looks at the socket tables every `everyMs`; a change in what listens is a change. */
-export function pollListeners(root: string, everyMs: number, handlers: HostWatchHandlers): { stop(): void } {
+/**
+ * Looks at the socket tables every `everyMs`, and at the signature of each running container's processes whose /proc
+ * the last read kept (`processes`): a container in a network namespace of its own listens in tables of its own, which
+ * the host's do not show, and its processes change without any engine event. A change in either is a change.
+ */
+export function pollListeners(
+  root: string,
+  everyMs: number,
+  handlers: HostWatchHandlers,
+  processes?: () => readonly WatchedProcess[],
+): { stop(): void } {
   let last = listenersDigest(root);
+  let polling = false;
   const timer = setInterval(() => {
     const now = listenersDigest(root);
-    if (now !== last) handlers.changed();
+    if (now !== last) handlers.changed({ type: 'listeners' });
     last = now;
+    if (processes === undefined || polling) return;
+    polling = true;
+    void (async () => {
+      for (const p of processes()) {
+        if ((await processSignature(p.pid)) !== p.signature) handlers.changed({ type: 'processes', id: p.id });
+      }
+    })().finally(() => (polling = false));
   }, everyMs);
   timer.unref();
   return { stop: () => clearInterval(timer) };

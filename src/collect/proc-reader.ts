@@ -3,7 +3,7 @@ import type { Problem, ProcView } from '../snapshot/types.js';
 import type { CollectContext, Collector } from './contract.js';
 import { isolated } from './contract.js';
 import type { ContainerInspect } from './inspect.js';
-import { procUnavailableReason, readProcessTable, readProcView, type ProcessTable } from './proc.js';
+import { processSignature, procUnavailableReason, readProcessTable, readProcView, type ProcessTable } from './proc.js';
 import type { ProcNetRow } from './proc-net.js';
 
 /** How each inspected container's /proc is read, when it can be (what the engine's collector is handed). */
@@ -11,6 +11,8 @@ export interface ProcReader {
   read: (inspect: ContainerInspect) => Promise<ProcView>;
   /** Starts the one read of the process table, while the engine lists the containers. */
   readProcessTable: () => void;
+  /** The signature of a container's processes (processSignature), through this read's one process table. */
+  signature: (pid: number) => Promise<string | null>;
 }
 
 /** Whether /proc shows the containers' processes (null: it does), and the reader when it does. */
@@ -66,6 +68,7 @@ function procReaderFor(
   return {
     // A failure is each container's, when it asks.
     readProcessTable: () => void sharedProcessTable().catch(() => undefined),
+    signature: (pid) => processSignature(pid, '/proc', sharedProcessTable),
     // One container's /proc failing unexpectedly is that container's: its /proc facts unknown, the others read.
     read: (inspect) =>
       isolated(

@@ -483,3 +483,87 @@ export async function readProcView(
     return { available: false, reason: describeReadError(err, `${procRoot}/${pid}`) };
   }
 }
+
+/** Whether this kernel has `/proc/<pid>/task/<tid>/children` (CONFIG_PROC_CHILDREN), looked at once per root. */
+const childrenFiles = new Map<string, boolean>();
+function hasChildrenFiles(procRoot: string): boolean {
+  let has = childrenFiles.get(procRoot);
+  if (has === undefined) {
+    try {
+      readProcText(`${procRoot}/self/task/${process.pid}/children`);
+      has = true;
+    } catch {
+      has = false;
+    }
+    childrenFiles.set(procRoot, has);
+  }
+  return has;
+}
+
+/** `pid` and its descendants from the children files of each of their threads (no walk of the whole table). */
+function descendantsByChildren(procRoot: string, pid: number): number[] {
+  const tree: number[] = [];
+  const seen = new Set<number>();
+  const queue = [pid];
+  for (let i = 0; i < queue.length; i++) {
+    const p = queue[i]!;
+    if (seen.has(p)) continue;
+    seen.add(p);
+    tree.push(p);
+    let tasks: string[];
+    try {
+      tasks = readdirSync(`${procRoot}/${p}/task`);
+    } catch (err) {
+      if (i > 0 && isVanished(err)) continue;
+      throw err;
+    }
+    for (const tid of tasks) {
+      let text: string;
+      try {
+        text = readProcText(`${procRoot}/${p}/task/${tid}/children`);
+      } catch (err) {
+        if (isVanished(err)) continue;
+        throw err;
+      }
+      for (const child of text.split(' ')) if (/^\d+$/.test(child)) queue.push(Number(child));
+    }
+  }
+  return tree;
+}
+
+/**
+ * What of a container's processes its /proc facts follow from, as one string: each process of its tree (pid, start
+ * time, name) and the sockets they hold. serve reads a container's /proc again only when this moved (or an event
+ * names the container): a socket that starts to listen is a new socket in some process's fds, a new program is a new
+ * start time or name. null: the main process cannot be read (the container is read again). Cheap: no socket table is
+ * read (those cost ~1.3 ms each whatever they hold: readProcView's comment), only the tree's stat and fd links.
+ */
+export async function processSignature(
+  pid: number,
+  procRoot = '/proc',
+  processTable: () => Promise<ProcessTable> = () => readProcessTable(procRoot),
+): Promise<string | null> {
+  try {
+    // Without children files, the table (a read of the whole of /proc; shared by a read's containers when given).
+    const tree = hasChildrenFiles(procRoot)
+      ? descendantsByChildren(procRoot, pid)
+      : descendantsOf(await processTable(), pid);
+    const processes: string[] = [];
+    for (const p of tree) {
+      let stat: string;
+      try {
+        stat = readProcText(`${procRoot}/${p}/stat`);
+      } catch (err) {
+        if (p !== pid && isVanished(err)) continue;
+        throw err;
+      }
+      // pid (comm) state ppid …: the name is what is between the first '(' and the last ')'.
+      const parsed = parseStat(stat);
+      processes.push(`${p}:${parsed?.startTime ?? '?'}:${stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))}`);
+    }
+    const sockets = [...socketInodesNow(tree, procRoot)].sort((a, b) => a - b);
+    return `${processes.join(' ')}|${sockets.join(' ')}`;
+  } catch {
+    return null;
+  }
+}

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { BigIntStats } from 'node:fs';
-import type { Container, FileRecord, HostListenerView, ImageRecord } from '../snapshot/types.js';
+import type { Container, FileRecord, HostListenerView, ImageRecord, ProcView } from '../snapshot/types.js';
 import type { ComposePool } from './compose-pool.js';
 import type { ContainerInspect } from './inspect.js';
 
@@ -25,7 +25,15 @@ import type { ContainerInspect } from './inspect.js';
  * again when the listening rows are the same and every holder is the same process still holding them
  * (src/collect/host-listeners.ts, readHostListenersKept); what is not the same walks every process's fds again.
  *
- * A container's /proc (its sockets, its processes) changes without any event, so it is read again at every read.
+ * A container's /proc (its sockets, its processes) changes without any event: it is kept with the signature of its
+ * processes (processSignature, src/collect/proc.ts: each process's pid, start time and name, and the sockets they
+ * hold), and serve's poll (src/collect/host-watch.ts) reads that signature every few seconds; one that moved drops the
+ * container's /proc (`forgetProc`), as a file change drops those of the containers with files bound into them.
+ *
+ * The slices of the host that watches follow as a whole (src/scan.ts: the ledger, the files, the daemon, the host's
+ * listeners) are kept with what they were read from (`keepSlice`): a slice is read again when a watch said its source
+ * changed (`sourceChanged`), when its key (what else it was read with) is another, or when it had a problem (what
+ * could not be read is tried again at every read, never kept as unknown).
  * The HMAC key lives as long as what was digested with it is kept (the values of one read must compare with the
  * next's): until the next `renew`, in this process's memory only, never written.
  *
@@ -39,6 +47,24 @@ export interface CachedContainer {
   inspect: ContainerInspect;
   container: Container;
   attachment: { networks: string[]; volumes: string[] };
+  /** Its /proc as read, and the signature of its processes read just before (none: read it again). */
+  proc?: KeptProc;
+}
+
+/** A running container's /proc as one read saw it, and the signature of its processes taken just before. */
+export interface KeptProc {
+  view: Extract<ProcView, { available: true }>;
+  signature: string;
+}
+
+/** What the watches follow as a whole: the files (a watched folder), the host's sockets, the daemon (its events). */
+export type WatchedSource = 'files' | 'listeners' | 'daemon';
+
+/** A running container whose /proc is kept: what serve's poll looks at. */
+export interface WatchedProcess {
+  id: string;
+  pid: number;
+  signature: string;
 }
 
 /** One read's place in the cache's order of events. */
@@ -55,6 +81,10 @@ export interface CacheUse {
   filesRead: number;
   /** Whether the host listeners' holders were taken from the last read (1) or every process's fds walked (0). */
   listenersReused: number;
+  /** Running containers whose /proc was taken from the last read. */
+  procsReused: number;
+  /** Slices of the host (ledger, files, daemon, listeners) taken whole from the last read. */
+  slicesReused: number;
 }
 
 const noUse = (): CacheUse => ({
@@ -64,6 +94,8 @@ const noUse = (): CacheUse => ({
   filesReused: 0,
   filesRead: 0,
   listenersReused: 0,
+  procsReused: 0,
+  slicesReused: 0,
 });
 
 /**
@@ -97,6 +129,12 @@ export class ReadCache {
   private used = noUse();
   private compose: ComposePool | undefined;
   private listeners: KeptListeners | undefined;
+  /** When a watch last said each source changed (a seq). */
+  private readonly changedAt: Record<WatchedSource, number> = { files: 0, listeners: 0, daemon: 0 };
+  private readonly slices = new Map<
+    string,
+    { seq: number; key: string; from: readonly WatchedSource[]; slice: { problems: readonly unknown[] } }
+  >();
 
   /** The key every value of this cache's reads is digested with (src/secret/value.ts). */
   get key(): Buffer {
@@ -110,6 +148,11 @@ export class ReadCache {
     return { seq: this.seq };
   }
 
+  /** Whether containers are kept from an earlier read (the next read is not a whole one). */
+  warm(): boolean {
+    return this.containers.size > 0;
+  }
+
   /** What the last read took from the cache and read anew. */
   use(): CacheUse {
     return { ...this.used };
@@ -118,7 +161,9 @@ export class ReadCache {
   /** Whether the last read took nothing from an earlier one: a whole read, as a scan's. */
   wasWhole(): boolean {
     const u = this.used;
-    return u.containersReused + u.imagesReused + u.filesReused + u.listenersReused === 0;
+    return (
+      u.containersReused + u.imagesReused + u.filesReused + u.listenersReused + u.procsReused + u.slicesReused === 0
+    );
   }
 
   /**
@@ -175,9 +220,82 @@ export class ReadCache {
     for (const id of this.containers.keys()) if (!ids.has(id)) this.containers.delete(id);
   }
 
+  /**
+   * An event named the container. One on the host's network (or not known yet: it may be) holds the host's own
+   * sockets: the host's listeners are read again too.
+   */
   forgetContainer(id: string): void {
+    const kept = this.containers.get(id);
     this.containers.delete(id);
     this.touched.set(id, ++this.seq);
+    if (kept === undefined || kept.inspect.HostConfig?.NetworkMode === 'host') this.sourceChanged('listeners');
+  }
+
+  /** The container's /proc as kept, when nothing said it changed since. */
+  proc(id: string): KeptProc['view'] | undefined {
+    const kept = this.containers.get(id)?.proc;
+    if (kept !== undefined) this.used.procsReused++;
+    return kept?.view;
+  }
+
+  /** The /proc of a container read by the read with `ticket`, with the signature taken before it was read. */
+  keepProc(ticket: ReadTicket, id: string, proc: KeptProc): void {
+    const entry = this.containers.get(id);
+    const files = proc.view.boundFiles.length > 0 ? this.changedAt.files : 0;
+    if (entry === undefined || this.stale(ticket, this.touched.get(id) ?? 0, this.enginesDropped, files)) return;
+    // A bound file that could not be read is tried again at the next read, never kept as unknown.
+    if (proc.view.boundFiles.some((b) => b.error !== undefined)) return;
+    entry.proc = proc;
+  }
+
+  /** The running containers whose /proc is kept, with the signature it was read under (serve's poll). */
+  watchedProcesses(): WatchedProcess[] {
+    const watched: WatchedProcess[] = [];
+    for (const [id, entry] of this.containers) {
+      const pid = entry.inspect.State?.Pid ?? 0;
+      if (entry.proc !== undefined && pid > 0) watched.push({ id, pid, signature: entry.proc.signature });
+    }
+    return watched;
+  }
+
+  /** The poll saw the container's processes or sockets move: its /proc is read again. */
+  forgetProc(id: string): void {
+    const entry = this.containers.get(id);
+    if (entry !== undefined) delete entry.proc;
+    this.touched.set(id, ++this.seq);
+  }
+
+  /**
+   * A watch says `source` changed: the slices read from it are read again. A file changed may be one bound into a
+   * container: those containers' /proc (the file as each sees it) are read again too.
+   */
+  sourceChanged(source: WatchedSource): void {
+    this.changedAt[source] = ++this.seq;
+    if (source !== 'files') return;
+    for (const entry of this.containers.values()) if (entry.proc?.view.boundFiles.length) delete entry.proc;
+  }
+
+  /** The slice `name` as the last read kept it, when none of its sources changed since and `key` is the same. */
+  slice(name: string, key: string): { problems: readonly unknown[] } | undefined {
+    const kept = this.slices.get(name);
+    if (kept === undefined || kept.key !== key || kept.from.some((s) => this.changedAt[s] > kept.seq)) return undefined;
+    this.used.slicesReused++;
+    return kept.slice;
+  }
+
+  /** Keeps a slice read by the read with `ticket` from `from`; one with problems is not kept (it is read again). */
+  keepSlice(
+    ticket: ReadTicket,
+    name: string,
+    key: string,
+    from: readonly WatchedSource[],
+    slice: { problems: readonly unknown[] },
+  ): void {
+    if (slice.problems.length > 0 || this.stale(ticket, ...from.map((s) => this.changedAt[s]))) {
+      this.slices.delete(name);
+      return;
+    }
+    this.slices.set(name, { seq: ticket.seq, key, from, slice });
   }
 
   forgetImages(): void {
@@ -191,6 +309,9 @@ export class ReadCache {
     this.images.clear();
     this.touched.clear();
     this.enginesDropped = ++this.seq;
+    // The daemon's events (a reload) and those not understood may concern its settings, and any container's sockets.
+    this.sourceChanged('daemon');
+    this.sourceChanged('listeners');
   }
 
   /** Everything dropped and a new key made: the next read is a whole read, as a scan's. */
@@ -198,6 +319,7 @@ export class ReadCache {
     this.forgetEngine();
     this.files.clear();
     this.listeners = undefined;
+    this.slices.clear();
     this.allDropped = ++this.seq;
     this.currentKey = randomBytes(32);
   }
