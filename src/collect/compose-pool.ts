@@ -11,14 +11,20 @@ import { composeFacts } from './compose-file.js';
  */
 export const COMPOSE_IN_WORKER_FILES = 16;
 
+/**
+ * At most this many Compose files go to the worker in one message, and come back in one: a message costs the main
+ * thread ~0.1 ms whatever it holds, and a scan of 2,000 containers sends 914 files (test/bench/PROFILES.md). Files are
+ * sent when this many are waiting, and the rest as soon as the main thread pauses (a microtask), so the worker starts
+ * on the first ones while the main thread reads the others.
+ */
+export const COMPOSE_BATCH = 32;
+
 export interface ComposeRequest {
-  id: number;
-  content: Uint8Array;
+  files: { id: number; content: Uint8Array }[];
 }
 
 export interface ComposeAnswer {
-  id: number;
-  facts: ComposeFacts;
+  answers: { id: number; facts: ComposeFacts }[];
 }
 
 /**
@@ -29,6 +35,8 @@ export class ComposePool {
   private worker: Worker | null = null;
   private failed: boolean;
   private readonly waiting = new Map<number, { content: Uint8Array; resolve: (facts: ComposeFacts) => void }>();
+  /** Files asked for and not yet sent to the worker (all of them are in `waiting` too). */
+  private unsent: ComposeRequest['files'] = [];
   private nextId = 0;
 
   constructor(files: number) {
@@ -50,8 +58,17 @@ export class ComposePool {
     const id = this.nextId++;
     return new Promise((resolve) => {
       this.waiting.set(id, { content, resolve });
-      worker.postMessage({ id, content } satisfies ComposeRequest);
+      this.unsent.push({ id, content });
+      if (this.unsent.length >= COMPOSE_BATCH) this.send();
+      else if (this.unsent.length === 1) queueMicrotask(() => this.send());
     });
+  }
+
+  /** Sends the files asked for so far to the worker (when it is gone, takeBack has read them or will). */
+  private send(): void {
+    if (this.unsent.length === 0 || this.worker === null) return;
+    this.worker.postMessage({ files: this.unsent } satisfies ComposeRequest);
+    this.unsent = [];
   }
 
   /** Stops the worker (files it had not answered are read here first). */
@@ -70,11 +87,13 @@ export class ComposePool {
       const worker = startWorker('compose', new URL('./compose-worker.js', import.meta.url), {
         resourceLimits: { stackSizeMb: 1 },
       });
-      worker.on('message', (answer: ComposeAnswer) => {
-        const job = this.waiting.get(answer.id);
-        if (!job) return;
-        this.waiting.delete(answer.id);
-        job.resolve(answer.facts);
+      worker.on('message', ({ answers }: ComposeAnswer) => {
+        for (const { id, facts } of answers) {
+          const job = this.waiting.get(id);
+          if (!job) continue;
+          this.waiting.delete(id);
+          job.resolve(facts);
+        }
       });
       const lost = () => {
         if (this.worker !== worker) return;
@@ -93,6 +112,7 @@ export class ComposePool {
 
   /** Reads here, on the main thread, the files the worker did not answer. */
   private takeBack(): void {
+    this.unsent = [];
     for (const [id, job] of this.waiting) {
       this.waiting.delete(id);
       job.resolve(composeFacts(job.content));

@@ -6,7 +6,7 @@ import { parentPort } from 'node:worker_threads';
 import { composeFacts } from './compose-file.js';
 import type { ComposeRequest, ComposeAnswer } from './compose-pool.js';
 
-parentPort!.on('message', (request: ComposeRequest) => {
-  const answer: ComposeAnswer = { id: request.id, facts: composeFacts(request.content) };
+parentPort!.on('message', ({ files }: ComposeRequest) => {
+  const answer: ComposeAnswer = { answers: files.map(({ id, content }) => ({ id, facts: composeFacts(content) })) };
   parentPort!.postMessage(answer);
 });

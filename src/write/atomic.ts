@@ -106,7 +106,7 @@ export class WriteFailure extends MeshAuditError {
 export async function writeFileAtomic(
   dir: string,
   name: string,
-  data: string,
+  data: string | Uint8Array,
   tempName: () => string = randomTempName,
   mode = 0o640,
 ): Promise<string> {
@@ -120,7 +120,7 @@ export async function writeFileAtomic(
   const { handle, temp } = opened;
   try {
     if (mode !== 0o640) await handle.chmod(mode);
-    await handle.writeFile(data, 'utf8');
+    await (typeof data === 'string' ? handle.writeFile(data, 'utf8') : handle.writeFile(data));
     await handle.sync();
     await handle.close();
     await rename(temp, target);

@@ -20,7 +20,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { collectFiles, locate, type FileCollectOptions, type ParentVerdicts } from '../../src/collect/files.js';
 import { composeFacts } from '../../src/collect/compose-file.js';
-import { COMPOSE_IN_WORKER_FILES, ComposePool } from '../../src/collect/compose-pool.js';
+import { COMPOSE_BATCH, COMPOSE_IN_WORKER_FILES, ComposePool } from '../../src/collect/compose-pool.js';
 import { readRegularFile } from '../../src/collect/read-file.js';
 import { HashPool, HASH_IN_WORKER_BYTES } from '../../src/collect/hash-pool.js';
 import { createSafeValueMaker } from '../../src/secret/value.js';
@@ -391,7 +391,8 @@ test('many Compose files are read by a worker thread: the same facts as on the m
   try {
     mkdirSync(join(root, 'c'));
     const texts = new Map<string, string>();
-    for (let i = 0; i < COMPOSE_IN_WORKER_FILES + 4; i++)
+    // Whole batches of files sent to the worker at once, and a last one smaller.
+    for (let i = 0; i < Math.max(COMPOSE_IN_WORKER_FILES, 2 * COMPOSE_BATCH) + 5; i++)
       texts.set(
         `/c/app-${i}.yml`,
         i === 3

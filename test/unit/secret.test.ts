@@ -201,6 +201,23 @@ maker('digest format is hmac-sha256:<64 hex>, and it holds no raw value', () => 
   }
 });
 
+maker(
+  'a string is digested as its UTF-8 bytes, a lone surrogate as U+FFFD, the same as the bytes given raw',
+  async () => {
+    const { createHmac } = await import('node:crypto');
+    const key = Buffer.alloc(32, 7);
+    const safe = createSafeValueMaker(key);
+    for (const raw of ['pässwörd\u{1F600}', 'a\uD800b', '\uDC00', 'x\uD83D', '']) {
+      const bytes = Buffer.from(raw, 'utf8');
+      const expected = 'hmac-sha256:' + createHmac('sha256', key).update(bytes).digest('hex');
+      assert.is(safe(raw).digest, expected, JSON.stringify(raw));
+      assert.is(safe(bytes).digest, expected, JSON.stringify(raw));
+    }
+    // U+FFFD's bytes, not the surrogate's (which no UTF-8 text holds).
+    assert.is(safe('\uD800').digest, safe('\uFFFD').digest);
+  },
+);
+
 maker('the digest is not a plain sha256 of the value', async () => {
   const { createHash } = await import('node:crypto');
   const v = createSafeValueMaker()('hunter2');
