@@ -257,7 +257,7 @@ function stopSignal(hup: () => void): Promise<NodeJS.Signals> {
 
 /** The answers, read from the resident's current report at each request. */
 const answersOf = (resident: Resident): Answers => ({
-  status: () => resident.status(),
+  status: () => resident.statusAnswer(),
   findings: () => {
     const r = resident.current();
     return r === null ? null : renderJson(r);

@@ -3,7 +3,7 @@ import { createConnection } from 'node:net';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { dirname } from 'node:path';
 import { ExitCode, MeshAuditError } from '../errors.js';
-import type { ServeStatus } from './status.js';
+import type { StatusAnswer } from './status.js';
 
 /*
  * How `mesh-audit serve` answers: HTTP/1.1 on a unix socket (or on loopback when asked), GET and HEAD only —
@@ -12,7 +12,8 @@ import type { ServeStatus } from './status.js';
 
 /** What the server can be asked; each is read at the time of the request, never cached here. */
 export interface Answers {
-  status(): ServeStatus;
+  /** The status and its body, as the resident holds them (src/serve/resident.ts makes them once per change). */
+  status(): StatusAnswer;
   /** The JSON report (the same schema as mesh-audit.json); null before the first read has ended. */
   findings(): string | null;
   /** The Prometheus exposition of the same metrics as the textfile; null before the first read has ended. */
@@ -47,7 +48,7 @@ export function answer(req: IncomingMessage, res: ServerResponse, answers: Answe
   const path = (req.url ?? '/').split('?')[0];
   switch (path) {
     case '/v1/status':
-      send(res, head, 200, JSON_TYPE, `${JSON.stringify(answers.status(), null, 2)}\n`);
+      send(res, head, 200, JSON_TYPE, answers.status().body);
       return;
     case '/v1/findings':
     case '/metrics': {
@@ -57,7 +58,7 @@ export function answer(req: IncomingMessage, res: ServerResponse, answers: Answe
       return;
     }
     case '/healthz': {
-      const status = answers.status();
+      const { status } = answers.status();
       const ok = status.state === 'clean';
       send(res, head, ok ? 200 : 503, 'text/plain; charset=utf-8', `${status.state}\n`);
       return;

@@ -1,6 +1,15 @@
 import type { Report } from '../report/report.js';
 import type { FailOn } from '../settings/outcome.js';
-import { sinceOf, stateOf, statusOf, type ServeState, type ServeStatus, type ServeView } from './status.js';
+import {
+  sinceOf,
+  stateOf,
+  statusBody,
+  statusOf,
+  type ServeState,
+  type ServeStatus,
+  type ServeView,
+  type StatusAnswer,
+} from './status.js';
 
 /*
  * The resident loop of `mesh-audit serve`: it holds the current report and keeps it current. What tells it that
@@ -32,6 +41,19 @@ export interface ResidentOptions {
   overdueMs?: number;
 }
 
+/** What a status is made of (the report by identity: a read gives a new one). */
+interface AnswerInputs {
+  report: Report | null;
+  failOn: FailOn;
+  reads: string;
+  stale: string;
+}
+
+const readsKey = (view: ServeView): string => `${view.lastFullRead?.getTime()} ${view.lastRead?.getTime()}`;
+
+const sameInputs = (a: AnswerInputs, b: AnswerInputs): boolean =>
+  a.report === b.report && a.failOn === b.failOn && a.reads === b.reads && a.stale === b.stale;
+
 export class Resident {
   private report: Report | null = null;
   private lastFullRead: Date | null = null;
@@ -50,6 +72,11 @@ export class Resident {
   private unansweredDuringRead: Date | null = null;
 
   private failOn: FailOn;
+  /**
+   * The last status made, and what it was made of: a request asks again what nothing changed since (every finding and
+   * notification walked, then serialized) only when the report, --fail-on, the reads' times or a cause differs.
+   */
+  private answered: { of: AnswerInputs; answer: StatusAnswer } | null = null;
 
   constructor(private readonly options: ResidentOptions) {
     this.failOn = options.failOn;
@@ -78,11 +105,23 @@ export class Resident {
   }
 
   status(): ServeStatus {
+    return this.statusAnswer().status;
+  }
+
+  /**
+   * The status and its body for /v1/status. Made again only when what it says changed: the same inputs give the same
+   * state, so `since` holds too, and the answer is the one made last (this is the only place `held` moves).
+   */
+  statusAnswer(): StatusAnswer {
     const view = this.view();
+    const of = { report: view.report, failOn: this.failOn, reads: readsKey(view), stale: JSON.stringify(view.stale) };
+    if (this.answered !== null && sameInputs(this.answered.of, of)) return this.answered.answer;
     const state = stateOf(view, this.failOn);
     const since = sinceOf(this.held, state, this.options.now());
     this.held = { state, since };
-    return statusOf(view, this.failOn, since);
+    const status = statusOf(view, this.failOn, since);
+    this.answered = { of, answer: { status, body: statusBody(status) } };
+    return this.answered.answer;
   }
 
   current(): Report | null {

@@ -30,6 +30,14 @@ export interface ServeStatus {
   notChecked: string[];
 }
 
+/** The status as `/v1/status` sends it: the object, and its JSON body (made once per change of what it says). */
+export interface StatusAnswer {
+  status: ServeStatus;
+  body: string;
+}
+
+export const statusBody = (status: ServeStatus): string => `${JSON.stringify(status, null, 2)}\n`;
+
 /** What the resident process holds: its current report, and why that report may no longer be current. */
 export interface ServeView {
   /** The report of the last evaluation; null while the first read runs. */

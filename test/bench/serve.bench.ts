@@ -3,7 +3,8 @@
  * containers, 100 running, on a private engine), reaching the engine through the recording proxy
  * (test/support/engine-proxy.ts) so that every request a read makes is counted. In one run:
  * - `/v1/status` latency over 1,000 sequential requests on the unix socket, one connection each as
- *   `mesh-audit status` opens (goal p99 ≤ 5 ms);
+ *   `mesh-audit status` opens (goal p99 ≤ 5 ms), each followed by the same request to a server with no work behind it
+ *   (test/bench/fixed-answer.ts): a tail both have is the machine's at that moment, one only serve has is serve's;
  * - idle CPU over 60 s (utime + stime from /proc/PID/stat, % of one core; goal ≤ 0.5%): the listeners'
  *   poll every 10 s runs in it, the resync (15 min) does not;
  * - one container event (`docker restart -t 0` of a running container that does not listen): the engine
@@ -32,7 +33,7 @@ import { machineScopeArgs } from '../support/machine-scope.js';
 import { startRealisticLiveHost } from '../support/realistic-live.js';
 import { getOn } from '../support/serve-child.js';
 import { globMatcher } from '../../src/fs/glob.js';
-import { BIN, cpuMs, median, openHeapProbe, percentile, report, round, rssMiB, type Figure } from './common.js';
+import { BIN, cpuMs, median, openHeapProbe, percentile, report, ROOT, round, rssMiB, type Figure } from './common.js';
 
 const EVENTS = Number(process.argv[2] ?? 1000);
 const EVENT_SECONDS = Number(process.argv[3] ?? 900);
@@ -130,6 +131,19 @@ function spawnServe(socket: string, args: string[]): Serving {
   return { child, pid: child.pid!, stderr: () => stderr, status, until, settle };
 }
 
+/** test/bench/fixed-answer.ts on a socket of its own, once it answers. */
+async function startFixedAnswer(): Promise<{ child: ChildProcess; socket: string }> {
+  const socket = join(tempDir('ma-bench-floor-', '/tmp'), 'floor.sock');
+  const child = spawn(process.execPath, [join(ROOT, 'dist', 'test', 'bench', 'fixed-answer.js'), socket], {
+    stdio: 'ignore',
+  });
+  for (let tries = 0; (await getOn(socket, '/v1/status')).code !== 200; tries++) {
+    if (tries > 100 || child.exitCode !== null) throw new Error('the reference server did not answer');
+    await sleep(50);
+  }
+  return { child, socket };
+}
+
 /** Pauses or unpauses a container through the engine's API (the test's own request, not serve's: no proxy). */
 function engineAsk(dockerHost: string, path: string): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -194,6 +208,7 @@ async function main(): Promise<void> {
       if (now !== last) [last, since] = [now, Date.now()];
     }
 
+    const reference = await startFixedAnswer();
     // A whole read asked for by SIGHUP (the config, packs and the whole host read again under a new key).
     let mark = proxy.requests.length;
     let cpu0 = cpuMs(pid);
@@ -208,16 +223,24 @@ async function main(): Promise<void> {
     if (hup.lastFullRead === null || hup.lastFullRead <= at)
       throw new Error(`SIGHUP did not make a whole read: ${JSON.stringify(hup)}`);
 
-    // /v1/status latency, sequential, a new connection each.
+    // /v1/status latency, sequential, a new connection each; each request followed by the same request to a server
+    // with no work behind it (test/bench/fixed-answer.ts), started before the SIGHUP: the machine's floor, moment by
+    // moment.
     const latencies: number[] = [];
+    const floor: number[] = [];
+    const timedGet = async (on: string): Promise<number> => {
+      const t = process.hrtime.bigint();
+      const a = await getOn(on, '/v1/status');
+      if (a.code !== 200) throw new Error(`/v1/status on ${on} answered ${a.code}`);
+      return Number(process.hrtime.bigint() - t) / 1e6;
+    };
     const rssBeforeStatus = rssMiB(pid);
     for (let i = 0; i < STATUS_REQUESTS; i++) {
-      const t = process.hrtime.bigint();
-      const a = await getOn(socket, '/v1/status');
-      latencies.push(Number(process.hrtime.bigint() - t) / 1e6);
-      if (a.code !== 200) throw new Error(`/v1/status answered ${a.code}`);
+      latencies.push(await timedGet(socket));
+      floor.push(await timedGet(reference.socket));
     }
     const rssAfterStatus = rssMiB(pid);
+    reference.child.kill('SIGTERM');
 
     // Idle: nothing asked, nothing changed, for 60 s.
     await sleep(2000);
@@ -344,12 +367,21 @@ async function main(): Promise<void> {
       label: `/v1/status latency p50, ${STATUS_REQUESTS} sequential requests on the unix socket (a connection each)`,
       value: p50,
       unit: 'ms',
-      notes: `min ${round(Math.min(...latencies))} ms, max ${round(Math.max(...latencies))} ms; RSS ${rssBeforeStatus} → ${rssAfterStatus} MiB over them`,
+      reference: { label: 'a server with no work behind it, interleaved', value: round(percentile(floor, 50)) },
+      ratio: round(percentile(latencies, 50) / percentile(floor, 50), 2),
+      notes:
+        `min ${round(Math.min(...latencies))} ms, max ${round(Math.max(...latencies))} ms; RSS ${rssBeforeStatus} → ` +
+        `${rssAfterStatus} MiB over them; each request followed by the same to test/bench/fixed-answer.ts (a fixed ` +
+        `body, nothing else to do: the machine's floor at that moment): its min ${round(Math.min(...floor))} ms, ` +
+        `max ${round(Math.max(...floor))} ms`,
     });
+    const floorP99 = round(percentile(floor, 99));
     figures.push({
       label: `/v1/status latency p99, ${STATUS_REQUESTS} sequential requests`,
       value: p99,
       unit: 'ms',
+      reference: { label: 'a server with no work behind it, interleaved', value: floorP99 },
+      ratio: round(percentile(latencies, 99) / percentile(floor, 99), 2),
       target: '≤ 5 ms',
       met: p99 <= 5,
     });

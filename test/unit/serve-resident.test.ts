@@ -4,7 +4,7 @@ import type { Evaluation, Finding } from '../../src/evaluate/finding.js';
 import type { Report } from '../../src/report/report.js';
 import { alertsToPost } from '../../src/serve/delivery.js';
 import { Resident } from '../../src/serve/resident.js';
-import { sinceOf, stateOf, statusLine, statusOf } from '../../src/serve/status.js';
+import { sinceOf, stateOf, statusLine, statusOf, type ServeStatus } from '../../src/serve/status.js';
 
 /*
  * The resident answer of `serve` (src/serve/): its state reads as `scan`'s exit code on the same report, a loss of
@@ -259,6 +259,52 @@ test('a change no read answers within overdueMs (a stuck read) makes the answer 
   reads.finish(report([]));
   await tick();
   assert.is(resident.status().state, 'clean', 'answered');
+  await resident.stop();
+});
+
+test('/v1/status is made once per change of what it says, not per request, and follows every change', async () => {
+  // The findings and notifications walked to make the status, counted: each request walking them again is the cost
+  // the answer must not pay (issue 44: the status is asked every heartbeat).
+  let walks = 0;
+  const counted = (r: Report): Report => {
+    const evaluations = r.evaluations;
+    return Object.defineProperty({ ...r }, 'evaluations', {
+      get: () => (walks++, evaluations),
+      enumerable: true,
+    });
+  };
+  const reads = controlledReads();
+  let now = 1_000;
+  const resident = new Resident({ read: reads.read, failOn: 'error', now: () => new Date(now), settleMs: 0 });
+  void resident.readNow();
+  reads.finish(counted(report([finding('error')], true)));
+  await tick();
+  const first = resident.statusAnswer();
+  assert.is(first.body, `${JSON.stringify(first.status, null, 2)}\n`, 'the body is the status, as before');
+  walks = 0;
+  now = 2_000;
+  for (let i = 0; i < 100; i++) assert.is(resident.statusAnswer().body, first.body);
+  assert.is(walks, 0, 'nothing changed: the report is not walked again');
+
+  resident.flag('the alerts could not be delivered');
+  const flagged = JSON.parse(resident.statusAnswer().body) as ServeStatus;
+  assert.is(flagged.state, 'incomplete', 'a cause flagged shows at once');
+  assert.equal(flagged.notChecked, ['the alerts could not be delivered']);
+  assert.is(flagged.since, new Date(2_000).toISOString(), 'since moved with the state');
+  resident.unflag('the alerts could not be delivered');
+  assert.is(resident.statusAnswer().status.state, 'findings');
+
+  resident.setFailOn('none');
+  assert.is(resident.statusAnswer().status.state, 'clean', 'a new --fail-on reads at once');
+  resident.setFailOn('error');
+
+  now = 3_000;
+  void resident.readNow();
+  reads.finish(counted(report([])));
+  await tick();
+  const after = JSON.parse(resident.statusAnswer().body) as ServeStatus;
+  assert.is(after.state, 'clean', 'a new report is answered');
+  assert.is(after.lastRead, new Date(3_000).toISOString());
   await resident.stop();
 });
 
