@@ -3,7 +3,14 @@ import type { Problem, ProcView } from '../snapshot/types.js';
 import type { CollectContext, Collector } from './contract.js';
 import { isolated } from './contract.js';
 import type { ContainerInspect } from './inspect.js';
-import { processSignature, procUnavailableReason, readProcessTable, readProcView, type ProcessTable } from './proc.js';
+import {
+  hasChildrenFiles,
+  processSignature,
+  procUnavailableReason,
+  readProcessTable,
+  readProcView,
+  type ProcessTable,
+} from './proc.js';
 import type { ProcNetRow } from './proc-net.js';
 
 /** How each inspected container's /proc is read, when it can be (what the engine's collector is handed). */
@@ -67,7 +74,8 @@ function procReaderFor(
   const netTables = new Map<string, Promise<ProcNetRow[]>>();
   return {
     // A failure is each container's, when it asks.
-    readProcessTable: () => void sharedProcessTable().catch(() => undefined),
+    // Where the kernel has children files, each tree is read from them and the table is never needed.
+    readProcessTable: () => (hasChildrenFiles('/proc') ? undefined : void sharedProcessTable().catch(() => undefined)),
     signature: (pid) => processSignature(pid, '/proc', sharedProcessTable),
     // One container's /proc failing unexpectedly is that container's: its /proc facts unknown, the others read.
     read: (inspect) =>

@@ -457,7 +457,7 @@ export async function readProcView(
   try {
     const startTime = verify(procRoot, pid, container.id);
     const env = await readEnv(procRoot, pid, opts.safe);
-    const tree = descendantsOf(await (opts.processTable ?? (() => readProcessTable(procRoot)))(), pid);
+    const tree = await processTreeOf(pid, procRoot, opts.processTable ?? (() => readProcessTable(procRoot)));
     const inodes = socketInodesNow(tree, procRoot);
     // No socket open anywhere in the tree: nothing of it can listen, and the tables are not read.
     // Reading /proc/<pid>/net/tcp{,6} costs ~1.2 ms of kernel time each whatever the namespace
@@ -486,7 +486,7 @@ export async function readProcView(
 
 /** Whether this kernel has `/proc/<pid>/task/<tid>/children` (CONFIG_PROC_CHILDREN), looked at once per root. */
 const childrenFiles = new Map<string, boolean>();
-function hasChildrenFiles(procRoot: string): boolean {
+export function hasChildrenFiles(procRoot: string): boolean {
   let has = childrenFiles.get(procRoot);
   if (has === undefined) {
     try {
@@ -498,6 +498,18 @@ function hasChildrenFiles(procRoot: string): boolean {
     childrenFiles.set(procRoot, has);
   }
   return has;
+}
+
+/**
+ * `pid` and its descendants: from the children files of their threads where the kernel has them (a container's tree
+ * costs a few reads), else from the process table (a read of the whole of /proc, shared by a read's containers).
+ */
+export async function processTreeOf(
+  pid: number,
+  procRoot: string,
+  processTable: () => Promise<ProcessTable>,
+): Promise<number[]> {
+  return hasChildrenFiles(procRoot) ? descendantsByChildren(procRoot, pid) : descendantsOf(await processTable(), pid);
 }
 
 /** `pid` and its descendants from the children files of each of their threads (no walk of the whole table). */
@@ -544,10 +556,7 @@ export async function processSignature(
   processTable: () => Promise<ProcessTable> = () => readProcessTable(procRoot),
 ): Promise<string | null> {
   try {
-    // Without children files, the table (a read of the whole of /proc; shared by a read's containers when given).
-    const tree = hasChildrenFiles(procRoot)
-      ? descendantsByChildren(procRoot, pid)
-      : descendantsOf(await processTable(), pid);
+    const tree = await processTreeOf(pid, procRoot, processTable);
     const processes: string[] = [];
     for (const p of tree) {
       let stat: string;
