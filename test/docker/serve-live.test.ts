@@ -134,6 +134,11 @@ function scenario(e: Engine, it: Test): void {
         proxy.requests.slice(mark).some((r) => /\/images\/[^/]+\/json/.test(r.path)),
         'no image inspected again',
       );
+      // Podman answers /version by running dpkg, runc and conmon (seconds on a loaded machine): asked once, not per read.
+      assert.not.ok(
+        proxy.requests.slice(mark).some((r) => r.path.endsWith('/version')),
+        "the engine's version not asked again",
+      );
 
       // The ledger rewritten to claim it: re-evaluated, its MA2001 gone.
       host.ledger([...entries, { id: 'old.server', type: 'container', origin: 'declared', target: STRAY }]);
