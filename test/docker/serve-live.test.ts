@@ -163,7 +163,7 @@ function scenario(e: Engine, it: Test): void {
       await s.until(
         'incomplete once the engine is gone',
         '/v1/status',
-        (a) => stateOf(a.body) === 'incomplete',
+        (a) => a.code === 200 && stateOf(a.body) === 'incomplete',
         CHANGE_MS,
       );
       const gone = JSON.parse((await s.get('/v1/status')).body) as { notChecked: string[] };
@@ -173,7 +173,7 @@ function scenario(e: Engine, it: Test): void {
       );
       // Back: the answer is current again, the same findings as before the engine went.
       proxy.setFaults([]);
-      await s.until('current again', '/v1/status', (a) => stateOf(a.body) !== 'incomplete', 30_000);
+      await s.until('current again', '/v1/status', (a) => a.code === 200 && stateOf(a.body) !== 'incomplete', 30_000);
       const after = findingsOf((await s.get('/v1/findings')).body)
         .map((f) => `${f.ruleId} ${f.subject.id}`)
         .sort();
@@ -186,7 +186,7 @@ function scenario(e: Engine, it: Test): void {
       await s.until(
         'current after a cut stream',
         '/v1/status',
-        (a) => stateOf(a.body) !== 'incomplete' && sinceOf(a.body) > sinceBefore,
+        (a) => a.code === 200 && stateOf(a.body) !== 'incomplete' && sinceOf(a.body) > sinceBefore,
         30_000,
       );
 
@@ -196,11 +196,16 @@ function scenario(e: Engine, it: Test): void {
       await s.until(
         'incomplete once the engine stopped',
         '/v1/status',
-        (a) => stateOf(a.body) === 'incomplete',
+        (a) => a.code === 200 && stateOf(a.body) === 'incomplete',
         CHANGE_MS,
       );
       stopOrStartEngine(e, 'start');
-      await s.until('current once the engine is back', '/v1/status', (a) => stateOf(a.body) !== 'incomplete', 30_000);
+      await s.until(
+        'current once the engine is back',
+        '/v1/status',
+        (a) => a.code === 200 && stateOf(a.body) !== 'incomplete',
+        30_000,
+      );
       const scanOut = tempDir('ma-serve-scan-', '/tmp');
       const scan = spawnCli(host.scanArgs(e.dockerHost, `serve-${e.kind}`, scanOut, ['--exclude', 'listener:*']));
       assert.ok(scan.code === 0 || scan.code === 1, scan.stderr);
