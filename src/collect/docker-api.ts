@@ -103,7 +103,13 @@ export class ReadOnlyDocker {
    */
   static async connect(
     endpoint: DockerEndpoint,
-    options: { requestTimeoutMs: number; deadline: AbortSignal; maxResponseBytes?: number },
+    options: {
+      requestTimeoutMs: number;
+      deadline: AbortSignal;
+      maxResponseBytes?: number;
+      /** serve's: the engine's `/version` as a read had it (src/collect/read-cache.ts): pinged, not asked again. */
+      knownVersion?: EngineVersion;
+    },
   ): Promise<ReadOnlyDocker> {
     const Docker = await loadDockerode();
     const tls = endpoint.protocol === 'https' ? tlsFiles() : {};
@@ -124,7 +130,7 @@ export class ReadOnlyDocker {
       // Both at once (one round trip less); a failing ping is what is reported, as when it came first.
       const [pinged, answered] = await Promise.allSettled([
         call('ping', limits, () => docker.ping()),
-        call('version', limits, () => docker.version()),
+        options.knownVersion ?? call('version', limits, () => docker.version()),
       ]);
       if (pinged.status === 'rejected') throw pinged.reason;
       if (answered.status === 'rejected') throw answered.reason;

@@ -159,10 +159,12 @@ export async function collectDocker(options: DockerCollectOptions): Promise<Dock
   const problems: Problem[] = [];
   const notes: Problem[] = [];
   let api: ReadOnlyDocker;
+  const knownVersion = options.cache?.store.engineVersion();
   try {
     api = await ReadOnlyDocker.connect(options.endpoint, {
       requestTimeoutMs: options.requestTimeoutMs ?? 10_000,
       deadline,
+      ...(knownVersion !== undefined ? { knownVersion } : {}),
     });
   } catch (err) {
     problems.push({
@@ -172,6 +174,7 @@ export async function collectDocker(options: DockerCollectOptions): Promise<Dock
     });
     return engineUnread(`the engine at ${options.endpoint.url} was not reached`, problems, notes);
   }
+  if (options.cache !== undefined) options.cache.store.keepEngineVersion(options.cache.ticket, api.version);
   try {
     return await collectWith(api, options, problems, notes);
   } finally {

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { BigIntStats } from 'node:fs';
 import type { Container, FileRecord, HostListenerView, ImageRecord, ProcView } from '../snapshot/types.js';
 import type { ComposePool } from './compose-pool.js';
+import type { EngineVersion } from './docker-api.js';
 import type { ContainerInspect } from './inspect.js';
 
 /*
@@ -13,6 +14,9 @@ import type { ContainerInspect } from './inspect.js';
  * What tells the cache that something is stale:
  * - a container: an engine event naming it (`forgetContainer`), or an event the cache could not read (`forgetEngine`);
  * - an image: any image event (`forgetImages`: tags move between ids);
+ * - the engine's `/version` (a read then only pings the engine): whatever forgets the whole engine, and the events
+ *   stream cut, as it is when the engine stops (`renew`): another engine or version only comes with a restart. Podman
+ *   answers `/version` by running dpkg, runc and conmon: 1.3 to 2 s of each read on a loaded 2-CPU machine;
  * - a file: nothing needs to: its lstat (device, inode, size, mode, owner, modification and change times to the
  *   nanosecond) is compared at each read, and any write changes the change time;
  * - all of it: the events stream lost (what happened meanwhile is unknown), the config read again, and every resync
@@ -125,6 +129,7 @@ export class ReadCache {
   private readonly containers = new Map<string, CachedContainer>();
   private readonly images = new Map<string, ImageRecord>();
   private readonly files = new Map<string, { stamp: string; record: FileRecord }>();
+  private version: EngineVersion | undefined;
   /** What the read under way used; `use()` gives it and starts again. */
   private used = noUse();
   private compose: ComposePool | undefined;
@@ -181,6 +186,16 @@ export class ReadCache {
   keepContainer(ticket: ReadTicket, id: string, entry: CachedContainer): void {
     if (this.stale(ticket, this.touched.get(id) ?? 0, this.enginesDropped)) return;
     this.containers.set(id, entry);
+  }
+
+  /** The engine's `/version` answer as a read had it, when nothing said since that the engine changed. */
+  engineVersion(): EngineVersion | undefined {
+    return this.version;
+  }
+
+  keepEngineVersion(ticket: ReadTicket, version: EngineVersion): void {
+    if (this.stale(ticket, this.enginesDropped)) return;
+    this.version = version;
   }
 
   image(id: string): ImageRecord | undefined {
@@ -308,6 +323,7 @@ export class ReadCache {
     this.containers.clear();
     this.images.clear();
     this.touched.clear();
+    this.version = undefined;
     this.enginesDropped = ++this.seq;
     // The daemon's events (a reload) and those not understood may concern its settings, and any container's sockets.
     this.sourceChanged('daemon');

@@ -3,6 +3,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { PACKAGE_ROOT } from '../../src/paths.js';
+import { runClaimedFromEnvFile } from '../support/claimed-container.js';
 import type { CliRun } from '../support/cli.js';
 import { bareImage, forEachEngine, removeContainers, runContainer } from './engine.js';
 import { envText, LiveHost } from './live-host.js';
@@ -26,11 +27,17 @@ forEachEngine('nights', (e, it, index) => {
   const OLD_PORT = 20000 + ((process.pid * 4 + 7 + index * 2) % 20000);
   const NEW_PORT = OLD_PORT + 1;
   const HOSTNAME = 'live-nights';
-  const meshLabels = ['--label', 'mesh.module=forge', '--label', 'mesh.resource=forge.server'];
-  // The forge containers are made from their current env file and an image that sets no env (Podman then
-  // writes its own PATH, TERM, … into them): while claimed they have no finding on either engine (issue 30).
+  // The forge containers are made from their current env file (no digest label) and an image that sets no env (Podman
+  // then writes its own PATH, TERM, … into them): while claimed they have no finding on either engine (issue 30).
   const forgeEnv = host.path('forge', 'forge.env');
-  const fromFile = ['--env-file', forgeEnv, '--label', `mesh.sources=${forgeEnv}`];
+  const runForge = (name: string, listen: string) =>
+    runClaimedFromEnvFile(e, host, name, {
+      module: 'forge',
+      digest: false,
+      network: 'host',
+      command: ['httpd', '-f', '-p', listen, '-h', '/www'],
+      image: bareImage(e),
+    });
 
   interface NightReport {
     summary: { complete: boolean };
@@ -137,13 +144,7 @@ forEachEngine('nights', (e, it, index) => {
       ['--network', 'none', '-e', 'DB=old', '--label', `mesh.sources=${appEnv}`],
       ['sleep', '3600'],
     );
-    runContainer(
-      eng,
-      OLD,
-      ['--network', 'host', ...meshLabels, ...fromFile],
-      ['httpd', '-f', '-p', `0.0.0.0:${OLD_PORT}`, '-h', '/www'],
-      bareImage(eng),
-    );
+    runForge(OLD, `0.0.0.0:${OLD_PORT}`);
     host.ledger([
       { id: 'app.server', type: 'container', target: APP, origin: 'declared', sources: [appEnv] },
       {
@@ -170,13 +171,7 @@ forEachEngine('nights', (e, it, index) => {
   it('night 2, the rename (097): the old container and file are left behind; new findings (exit 1)', () => {
     const eng = e;
     newIni = host.write(host.path('forge', 'conf', 'app.ini'), '[server]\n');
-    runContainer(
-      eng,
-      NEW,
-      ['--network', 'host', ...meshLabels, ...fromFile],
-      ['httpd', '-f', '-p', `127.0.0.1:${NEW_PORT}`, '-h', '/www'],
-      bareImage(eng),
-    );
+    runForge(NEW, `127.0.0.1:${NEW_PORT}`);
     host.ledger([
       { id: 'app.server', type: 'container', target: APP, origin: 'declared', sources: [appEnv] },
       {

@@ -15,11 +15,12 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { definedCli } from '../../src/cli/commands.js';
 import { PACKAGE_ROOT } from '../../src/paths.js';
+import { runClaimedFromEnvFile } from '../support/claimed-container.js';
 import { example, spawnCli, tempDir } from '../support/cli.js';
 import { parseTrace, runProcess, straceBinary, type ProcessRun } from '../support/strace.js';
 import { promtoolCheckMetrics, promtoolPath } from '../support/promtool.js';
-import { forEachEngine, removeContainers, runContainer, type Engine } from './engine.js';
-import { envText, LiveHost, sha256, type LiveReport } from './live-host.js';
+import { forEachEngine, removeContainers, type Engine } from './engine.js';
+import { envText, LiveHost, type LiveReport } from './live-host.js';
 
 /*
  * What `npm run package` builds (dist/package), installed and run as an operator would: the single
@@ -468,39 +469,16 @@ function host045(
 ): { host: LiveHost; app: string; appEnv: string; blob: string; blobDigest: string } {
   const host = new LiveHost();
   const app = `ma-pkg-${tag}-${process.pid}`;
-  const appEnv = host.write(
-    host.path('app', 'app.env'),
-    envText({ DATABASE_URL: 'postgresql://app:pw@:20000/app', APP_MODE: 'prod' }),
-  );
   const blobBytes = createHash('sha512').update(tag).digest();
   const blobData = Buffer.concat(Array.from({ length: (5 * 1024 * 1024) / blobBytes.length }, () => blobBytes));
   const blob = host.path('app', 'model.bin');
   mkdirSync(join(host.managedRoot, 'app'), { recursive: true });
   writeFileSync(blob, blobData);
-  runContainer(
-    eng,
-    app,
-    [
-      '--network',
-      'none',
-      '--env-file',
-      appEnv,
-      '--label',
-      'mesh.module=app',
-      '--label',
-      'mesh.resource=app.server',
-      '--label',
-      `mesh.sources=${appEnv}`,
-      '--label',
-      `mesh.source-digests=${sha256(readFileSync(appEnv, 'utf8'))}`,
-    ],
-    ['sleep', '3600'],
-  );
-  host.ledger([
-    { id: 'app.server', type: 'container', origin: 'declared', target: app, sources: [appEnv] },
-    { id: 'app.env', type: 'file', origin: 'declared', target: appEnv },
-    { id: 'app.model', type: 'file', origin: 'declared', target: blob },
-  ]);
+  const claimed = runClaimedFromEnvFile(eng, host, app, {
+    env: { DATABASE_URL: 'postgresql://app:pw@:20000/app', APP_MODE: 'prod' },
+  });
+  const appEnv = claimed.envFile;
+  host.ledger([claimed.claim, claimed.declared, { id: 'app.model', type: 'file', origin: 'declared', target: blob }]);
   host.replaceByRename(
     appEnv,
     envText({ DATABASE_URL: 'postgresql://app:pw@db.mesh.internal:20000/app', APP_MODE: 'prod' }),

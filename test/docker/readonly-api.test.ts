@@ -3,10 +3,11 @@ import { join } from 'node:path';
 import * as assert from 'uvu/assert';
 import { PACKAGE_ROOT } from '../../src/paths.js';
 import { engineProxy, type EngineProxy, type ProxiedRequest } from '../support/engine-proxy.js';
+import { runClaimedFromEnvFile } from '../support/claimed-container.js';
 import { startServe } from '../support/serve-child.js';
 import { forEachEngine, removeContainers, runContainer } from './engine.js';
 import { engineState, runCliAsync, waitFor, type ChildRun, type ContainerState } from './faults-harness.js';
-import { LiveHost, envText, sha256, type LiveReport } from './live-host.js';
+import { LiveHost, type LiveReport } from './live-host.js';
 
 // Design §8, read-only: every CLI command that talks to Docker, with every collection option, runs
 // through a recording proxy in front of a real engine that holds running, stopped, never-started and
@@ -57,25 +58,12 @@ forEachEngine('readonly-api', (e, it) => {
   it('fixtures: running (none and host network), stopped, never started and restarted-by-policy containers', async () => {
     const eng = e;
     fixturesAtMs = Date.now();
-    const appEnv = host.write(host.path('app', 'app.env'), envText({ APP_MODE: 'prod', APP_TOKEN: `tok-${tag}` }));
     const appIni = host.write(host.path('app', 'app.ini'), '[server]\nport = 2999\n');
     host.write(host.path('stray.conf'), 'nobody claims me\n');
-    const labels = [
-      '--label',
-      'mesh.module=app',
-      '--label',
-      'mesh.resource=app.server',
-      '--label',
-      `mesh.sources=${appEnv}`,
-      '--label',
-      `mesh.source-digests=${sha256(readFileSync(appEnv, 'utf8'))}`,
-    ];
-    runContainer(
-      eng,
-      APP,
-      ['--network', 'none', '--init', '--env-file', appEnv, '-v', `${appIni}:/etc/app/app.ini:ro`, ...labels],
-      ['sleep', '3600'],
-    );
+    const app = runClaimedFromEnvFile(eng, host, APP, {
+      env: { APP_MODE: 'prod', APP_TOKEN: `tok-${tag}` },
+      options: ['--init', '-v', `${appIni}:/etc/app/app.ini:ro`],
+    });
     runContainer(eng, HOSTNET, ['--network', 'host', '--init', '--label', 'mesh.module=web'], ['sleep', '3600']);
     runContainer(eng, STOPPED, ['--network', 'none'], ['sh', '-c', 'exit 3']);
     eng.docker([
@@ -102,8 +90,8 @@ forEachEngine('readonly-api', (e, it) => {
       );
     });
     host.ledger([
-      { id: 'app.server', type: 'container', origin: 'declared', target: APP, sources: [appEnv] },
-      { id: 'app.env', type: 'file', origin: 'declared', target: appEnv },
+      app.claim,
+      app.declared,
       { id: 'app.ini', type: 'file', origin: 'declared', target: appIni },
       { id: 'app.gone', type: 'file', origin: 'declared', target: host.path('app', 'gone.conf') },
     ]);

@@ -1,12 +1,13 @@
-import { chmodSync, readdirSync, readFileSync } from 'node:fs';
+import { chmodSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { lockOutputFolder, type OutputLock } from '../../src/write/lock.js';
+import { runClaimedFromEnvFile } from '../support/claimed-container.js';
 import { spawnCli, tempDir } from '../support/cli.js';
 import { startServe, type ServeChild } from '../support/serve-child.js';
-import { forEachEngine, removeContainers, runContainer, type Engine } from './engine.js';
-import { envText, LiveHost, sha256 } from './live-host.js';
+import { forEachEngine, removeContainers, type Engine } from './engine.js';
+import { LiveHost } from './live-host.js';
 
 /*
  * Issue 44, "the history keeps one snapshot per full re-read, bounded as now", on each real engine: `serve --out DIR`
@@ -34,30 +35,8 @@ function scenario(e: Engine, it: Test): void {
     const host = new LiveHost();
     const APP = `maserve-hist-${e.kind}-${process.pid}`;
     const HOSTNAME = `serve-hist-${e.kind}`;
-    const appEnv = host.write(host.path('app', 'app.env'), envText({ APP_MODE: 'prod' }));
-    runContainer(
-      e,
-      APP,
-      [
-        '--network',
-        'none',
-        '--env-file',
-        appEnv,
-        '--label',
-        'mesh.module=app',
-        '--label',
-        'mesh.resource=app.server',
-        '--label',
-        `mesh.sources=${appEnv}`,
-        '--label',
-        `mesh.source-digests=${sha256(readFileSync(appEnv, 'utf8'))}`,
-      ],
-      ['sleep', '3600'],
-    );
-    host.ledger([
-      { id: 'app.server', type: 'container', origin: 'declared', target: APP, sources: [appEnv] },
-      { id: 'app.env', type: 'file', origin: 'declared', target: appEnv },
-    ]);
+    const app = runClaimedFromEnvFile(e, host, APP, { env: { APP_MODE: 'prod' } });
+    host.ledger([app.claim, app.declared]);
     const out = tempDir('ma-serve-out-', '/tmp');
     const kept = join(out, 'history', HOSTNAME);
     const snapshots = () =>

@@ -3,12 +3,13 @@ import { join } from 'node:path';
 import type { Test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { PACKAGE_ROOT } from '../../src/paths.js';
+import { runClaimedFromEnvFile } from '../support/claimed-container.js';
 import { tempDir } from '../support/cli.js';
 import { getOn } from '../support/serve-child.js';
 import { waitUntil } from '../support/wait.js';
 import { straceBinary, straceCli, treeState, writesOutside, type Violation } from '../support/strace.js';
-import { forEachEngine, removeContainers, runContainer, type Engine } from './engine.js';
-import { envText, LiveHost, sha256 } from './live-host.js';
+import { forEachEngine, removeContainers, type Engine } from './engine.js';
+import { envText, LiveHost } from './live-host.js';
 
 /*
  * Read-only, for the resident command too (issue 44): `mesh-audit serve --out DIR` on a live host, under strace -f,
@@ -38,27 +39,8 @@ function serveUnderStrace(strace: string, e: Engine, it: Test): void {
   it('serve writes nothing but its socket and executes nothing, through a read, a change and SIGTERM', async () => {
     const host = new LiveHost();
     const APP = `maserve-strace-${e.kind}-${process.pid}`;
-    const appEnv = host.write(host.path('app', 'app.env'), envText({ APP_MODE: 'prod' }));
-    runContainer(
-      e,
-      APP,
-      [
-        '--network',
-        'none',
-        '--env-file',
-        appEnv,
-        '--label',
-        'mesh.module=app',
-        '--label',
-        'mesh.resource=app.server',
-        '--label',
-        `mesh.sources=${appEnv}`,
-        '--label',
-        `mesh.source-digests=${sha256(readFileSync(appEnv, 'utf8'))}`,
-      ],
-      ['sleep', '3600'],
-    );
-    host.ledger([{ id: 'app.server', type: 'container', origin: 'declared', target: APP, sources: [appEnv] }]);
+    const app = runClaimedFromEnvFile(e, host, APP, { env: { APP_MODE: 'prod' } });
+    host.ledger([app.claim]);
     const socketDir = realpathSync(tempDir('ma-serve-strace-', '/tmp'));
     const socket = join(socketDir, 'run', 'serve.sock');
     // The output folder beside the socket's: the one folder the trace may show writes in.
@@ -89,7 +71,7 @@ function serveUnderStrace(strace: string, e: Engine, it: Test): void {
       );
       const status = async () => (await getOn(socket, '/v1/status')).body;
       await waitUntil('the first read', async () => (await status()).includes('"state": "clean"'), 60_000);
-      host.replaceByRename(appEnv, envText({ APP_MODE: 'staging' }));
+      host.replaceByRename(app.envFile, envText({ APP_MODE: 'staging' }));
       const before = treeState(host.dir, []);
       await waitUntil('the drift answered', async () => (await status()).includes('"state": "findings"'), 30_000);
       for (const pid of childrenOf(tracer)) process.kill(pid, 'SIGTERM');

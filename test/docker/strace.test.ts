@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { test, type Test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { PACKAGE_ROOT } from '../../src/paths.js';
+import { runClaimedFromEnvFile } from '../support/claimed-container.js';
 import { tempDir } from '../support/cli.js';
 import {
   parseTrace,
@@ -14,8 +15,8 @@ import {
   writesOutside,
   type Violation,
 } from '../support/strace.js';
-import { forEachEngine, removeContainers, runContainer, type Engine } from './engine.js';
-import { LiveHost, envText, sha256, type LiveReport } from './live-host.js';
+import { forEachEngine, removeContainers, type Engine } from './engine.js';
+import { LiveHost, type LiveReport } from './live-host.js';
 
 // Design section 8, "Read-only": a LIVE scan (real engine, containers with env files and single-file
 // and folder bind mounts, a ledger, a managed root, its own history) runs under strace -f; no call in
@@ -266,55 +267,34 @@ function liveScansUnderStrace(strace: string, e: Engine, it: Test): void {
 
   it('a live scan (containers, env files, single-file and folder binds, ledger, managed root) writes nothing outside --out', async () => {
     const eng = e;
-    const appEnv = host.write(
-      host.path('app', 'app.env'),
-      envText({ DATABASE_URL: `postgresql://app:${CANARY}@db:5432/app`, APP_MODE: 'prod' }),
-    );
     const appIni = host.write(host.path('app', 'app.ini'), '[server]\nport = 2999\n');
-    const webEnv = host.write(host.path('web', 'web.env'), envText({ WEB_TOKEN: `tok-${CANARY}` }));
     host.write(host.path('web', 'conf', 'site.conf'), 'listen 127.0.0.1:1\n');
     host.write(host.path('stray.txt'), 'not claimed\n');
     host.write(host.path('private.env'), `SECRET=${CANARY}\n`);
     chmodSync(host.path('private.env'), 0o600);
     symlinkSync('app/app.ini', host.path('ini-link'));
-    const labels = (module: string, source: string) => [
-      '--label',
-      `mesh.module=${module}`,
-      '--label',
-      `mesh.resource=${module}.server`,
-      '--label',
-      `mesh.sources=${source}`,
-      '--label',
-      `mesh.source-digests=${sha256(readFileSync(source, 'utf8'))}`,
-    ];
-    runContainer(
-      eng,
-      APP,
-      ['--network', 'none', '--env-file', appEnv, '-v', `${appIni}:/etc/app/app.ini:ro`, ...labels('app', appEnv)],
-      ['sleep', '3600'],
-    );
-    runContainer(
-      eng,
-      WEB,
-      [
-        '--network',
-        'none',
-        '--env-file',
-        webEnv,
+    const app = runClaimedFromEnvFile(eng, host, APP, {
+      env: { DATABASE_URL: `postgresql://app:${CANARY}@db:5432/app`, APP_MODE: 'prod' },
+      options: ['-v', `${appIni}:/etc/app/app.ini:ro`],
+    });
+    const web = runClaimedFromEnvFile(eng, host, WEB, {
+      env: { WEB_TOKEN: `tok-${CANARY}` },
+      module: 'web',
+      options: [
         '-v',
         `${host.path('web', 'conf')}:/etc/web:ro`,
         '-v',
-        `${webEnv}:/etc/web.env:ro`,
-        ...labels('web', webEnv),
+        `${host.path('web', 'web.env')}:/etc/web.env:ro`,
       ],
-      ['sleep', '3600'],
-    );
+    });
+    const appEnv = app.envFile;
+    const webEnv = web.envFile;
     host.ledger([
-      { id: 'app.server', type: 'container', origin: 'declared', target: APP, sources: [appEnv] },
-      { id: 'app.env', type: 'file', origin: 'declared', target: appEnv },
+      app.claim,
+      app.declared,
       { id: 'app.ini', type: 'file', origin: 'declared', target: appIni },
-      { id: 'web.server', type: 'container', origin: 'declared', target: WEB, sources: [webEnv] },
-      { id: 'web.env', type: 'file', origin: 'declared', target: webEnv },
+      web.claim,
+      web.declared,
     ]);
 
     const scan = await tracedScan('first', ['--format', 'json']);

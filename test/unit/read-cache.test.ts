@@ -8,10 +8,13 @@ import { composeFacts } from '../../src/collect/compose-file.js';
 import { ComposePool } from '../../src/collect/compose-pool.js';
 import { ComposeStart } from '../../src/collect/compose-start.js';
 import type { ContainerSummary } from '../../src/collect/docker-api.js';
+import { collectDocker } from '../../src/collect/docker.js';
+import { resolveEndpoint } from '../../src/collect/docker-endpoint.js';
 import { collectFiles } from '../../src/collect/files.js';
 import { ReadCache } from '../../src/collect/read-cache.js';
 import { createSafeValueMaker } from '../../src/secret/value.js';
 import type { Container, FileRecord } from '../../src/snapshot/types.js';
+import { fakeEngine } from '../support/fake-engine.js';
 
 /*
  * What serve keeps from one read for the next (src/collect/read-cache.ts): an object is taken again only when nothing
@@ -55,6 +58,40 @@ test('renew drops everything and makes a new key; forgetEngine drops the engine 
   cache.renew();
   assert.is(cache.file('/etc/app.env', 'stamp'), undefined);
   assert.not.equal(cache.key, key, 'a whole read digests under a new key');
+});
+
+test('a read after the first only pings the engine: its /version is kept until the engine is forgotten', async () => {
+  // Podman answers /version by running dpkg, runc and conmon: 1.3 to 2 s of every read on a loaded machine.
+  const engine = await fakeEngine({});
+  const cache = new ReadCache();
+  const read = (ticket = cache.begin()) =>
+    collectDocker({
+      endpoint: resolveEndpoint(engine.dockerHost),
+      safe: createSafeValueMaker(cache.key),
+      cache: { store: cache, ticket },
+    });
+  const asked = (what: string) => engine.requests.filter((r) => r.split('?')[0]!.endsWith(what)).length;
+  try {
+    const first = await read();
+    assert.is(asked('/version'), 1);
+    const second = await read();
+    assert.is(asked('/version'), 1, 'not asked again');
+    assert.is(asked('/_ping'), 2, 'the engine is still pinged at each read');
+    assert.equal(second.docker, first.docker, 'the engine as the first read had it');
+    cache.forgetEngine();
+    await read();
+    assert.is(asked('/version'), 2, 'the engine forgotten (an event not understood, the daemon reloaded): asked again');
+    cache.renew();
+    await read();
+    assert.is(asked('/version'), 3, 'the events stream cut or resynced: asked again');
+    const during = cache.begin();
+    cache.forgetEngine();
+    await read(during);
+    await read();
+    assert.is(asked('/version'), 5, 'what a read began before the engine was forgotten is not kept');
+  } finally {
+    await engine.close();
+  }
 });
 
 test('a file is read again when its lstat changes, even with the same size and modification time', async () => {
@@ -209,6 +246,28 @@ test('event lines: a container event names its id; images, others and anything n
     'a container disconnected is that container; networks and volumes made or removed are listed again anyway',
   );
   assert.equal(changeOf('null'), { type: 'engine' });
+});
+
+test("Podman's events of `rm -f` (recorded from Podman 4.3's compatible API) each name the container", () => {
+  // Its actions are its own (remove, not destroy): the container's id is what is read, whatever the action.
+  const podman = (action: string) =>
+    JSON.stringify({
+      status: action,
+      id: ID,
+      from: 'localhost/mesh-audit-fixture:1',
+      Type: 'container',
+      Action: action,
+      Actor: { ID, Attributes: { containerExitCode: '0', image: 'localhost/mesh-audit-fixture:1', name: 'app' } },
+      scope: 'local',
+      time: 1796627699,
+    });
+  const told: EngineChange[] = [];
+  eventLines((c) => told.push(c))(['stop', 'die', 'remove'].map((a) => `${podman(a)}\n`).join(''));
+  assert.equal(told, [
+    { type: 'container', id: ID },
+    { type: 'container', id: ID },
+    { type: 'container', id: ID },
+  ]);
 });
 
 test.run();
