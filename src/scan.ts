@@ -167,7 +167,18 @@ function historyKey(earlier: HistoryInput): number {
  * taken from the last read only when this is the same (src/collect/files-collector.ts, filesToRead).
  */
 function namingKey(containers: readonly Container[]): string {
-  return JSON.stringify(containers.map((c) => [c.id, c.name, c.labels, c.mounts]));
+  // Each part JSON text: no name or label can make two different lists read the same.
+  return containers.map((c) => `${JSON.stringify([c.id, c.name])}${namingOf(c.labels, c.mounts)}`).join('\n');
+}
+
+/** A container's labels and mounts as text, made once per record (a container taken from the cache shares them). */
+const namings = new WeakMap<object, WeakMap<object, string>>();
+function namingOf(labels: Container['labels'], mounts: Container['mounts']): string {
+  let byMounts = namings.get(labels);
+  if (byMounts === undefined) namings.set(labels, (byMounts = new WeakMap()));
+  let text = byMounts.get(mounts);
+  if (text === undefined) byMounts.set(mounts, (text = JSON.stringify([labels, mounts])));
+  return text;
 }
 
 /** What `serve` is told by its watches on the host (src/serve/resident.ts). */

@@ -2,7 +2,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawn } from 'node:child_process';
 import { pollListeners, type WatchChange } from '../../src/collect/host-watch.js';
-import { processSignature } from '../../src/collect/proc.js';
+import { descendantsOf, processSignature, processTreeOf, readProcessTable } from '../../src/collect/proc.js';
 import { ReadCache, type KeptProc } from '../../src/collect/read-cache.js';
 import type { Container } from '../../src/snapshot/types.js';
 import { waitUntil } from '../support/wait.js';
@@ -133,6 +133,12 @@ test('the signature of a process tree moves when it opens a socket or starts a p
       50,
     );
     const after = (await processSignature(child.pid!))!;
+    const fromTable = descendantsOf(await readProcessTable(), child.pid!);
+    assert.equal(
+      (await processTreeOf(child.pid!, '/proc', () => Promise.reject(new Error('the table is not needed')))).sort(),
+      fromTable.sort(),
+      'the tree from the children files is the process table’s',
+    );
     const [processes, sockets] = after.split('|');
     assert.ok(processes!.split(' ').length >= 2, `the tree holds the child's child: ${processes}`);
     assert.ok(sockets!.length > 0, 'a socket is held');
