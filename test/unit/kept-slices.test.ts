@@ -105,26 +105,47 @@ test("an event for a container on the host's network, or one not known yet, read
   assert.is(cache.slice('listeners', 'k'), undefined, 'a container not seen yet may be on the host network');
 });
 
-/** A child that, after `delayMs`, opens a listening socket on loopback (and then a child process of its own). */
-function lateListener(delayMs: number) {
-  return spawn(
+/**
+ * A child that says `ready` once started, and opens a listening socket on loopback (and starts a child process of its
+ * own) when told to on its stdin: what it does happens when the test says, whatever the machine's load.
+ */
+async function lateListener() {
+  const child = spawn(
     process.execPath,
     [
       '-e',
-      `setTimeout(() => { require('net').createServer().listen(0, '127.0.0.1');
-         require('child_process').spawn('sleep', ['30'], { stdio: 'ignore' }); }, ${delayMs});
-       setTimeout(() => {}, 30000);`,
+      `process.stdin.once('data', () => { require('net').createServer().listen(0, '127.0.0.1');
+         require('child_process').spawn('sleep', ['30'], { stdio: 'ignore' }); });
+       process.stdout.write('ready\\n');`,
     ],
-    { stdio: 'ignore' },
+    { stdio: ['pipe', 'pipe', 'ignore'] },
   );
+  await new Promise((resolve, reject) => {
+    child.stdout.once('data', resolve);
+    child.once('exit', reject);
+  });
+  return { child, listen: () => child.stdin.write('go\n') };
+}
+
+/** A `sleep` started and exec'd (its name is sleep: before the exec it is its parent's). */
+async function sleeper() {
+  const quiet = spawn('sleep', ['30'], { stdio: 'ignore' });
+  await waitUntil(
+    'sleep runs',
+    async () => ((await processSignature(quiet.pid!)) ?? '').includes(':sleep'),
+    10_000,
+    20,
+  );
+  return quiet;
 }
 
 test('the signature of a process tree moves when it opens a socket or starts a process; none once it is gone', async () => {
-  const child = lateListener(600);
+  const { child, listen } = await lateListener();
   try {
-    await waitUntil('the child started', async () => (await processSignature(child.pid!)) !== null, 10_000, 20);
     const before = (await processSignature(child.pid!))!;
+    assert.type(before, 'string');
     assert.is(await processSignature(child.pid!), before, 'nothing moved: the same signature');
+    listen();
     await waitUntil('the signature moves', async () => (await processSignature(child.pid!)) !== before, 10_000, 50);
     await waitUntil(
       'its child is in the tree',
@@ -150,22 +171,23 @@ test('the signature of a process tree moves when it opens a socket or starts a p
 });
 
 test('the poll tells a container whose processes moved, and no other', async () => {
-  const child = lateListener(400);
-  const quiet = spawn('sleep', ['30'], { stdio: 'ignore' });
+  const { child, listen } = await lateListener();
+  const quiet = await sleeper();
   const changes: WatchChange[] = [];
   let poll: { stop(): void } | undefined;
   try {
-    await waitUntil(
-      'both started',
-      async () => (await processSignature(child.pid!)) !== null && (await processSignature(quiet.pid!)) !== null,
-      10_000,
-      20,
-    );
     const watched = [
       { id: 'moving', pid: child.pid!, signature: (await processSignature(child.pid!))! },
       { id: 'quiet', pid: quiet.pid!, signature: (await processSignature(quiet.pid!))! },
     ];
     poll = pollListeners('/', 50, { changed: (c) => changes.push(c) }, () => watched);
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(
+      changes.filter((c) => c.type === 'processes'),
+      [],
+      'nothing moved yet: nothing told',
+    );
+    listen();
     await waitUntil('the poll tells the one that moved', () => changes.some((c) => c.type === 'processes'), 10_000, 20);
     const told = changes.flatMap((c) => (c.type === 'processes' ? [c.id] : []));
     assert.equal([...new Set(told)], ['moving'], 'only the container whose processes moved');
