@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { readFileSync, watch, type FSWatcher } from 'node:fs';
+import { readFileSync, statSync, watch, type FSWatcher } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { processSignature } from './proc.js';
 import type { WatchedProcess } from './read-cache.js';
@@ -54,7 +54,14 @@ export function watchFiles(root: string, handlers: FileWatchHandlers): HostWatch
     let added = false;
     const folders = new Set([...files.map((p) => join(root, dirname(p))), ...named.map((p) => join(root, p))]);
     const causes: string[] = folders.size > MAX_WATCHED_FOLDERS ? [TOO_MANY_FOLDERS] : [];
-    const wanted = new Set([...folders].sort().slice(0, MAX_WATCHED_FOLDERS));
+    // A folder not there yet is watched through its nearest parent that is: its making is a change, and the read that
+    // follows watches it.
+    const wanted = new Set(
+      [...folders]
+        .sort()
+        .slice(0, MAX_WATCHED_FOLDERS)
+        .map((f) => (watchers.has(f) ? f : nearestFolder(f, root))),
+    );
     for (const [folder, w] of watchers)
       if (!wanted.has(folder)) {
         w.close();
@@ -87,6 +94,21 @@ export function watchFiles(root: string, handlers: FileWatchHandlers): HostWatch
       watchers.clear();
     },
   };
+}
+
+/** `folder`, or its nearest parent that is a folder now, not above `root`. */
+function nearestFolder(folder: string, root: string): string {
+  let at = folder;
+  for (;;) {
+    try {
+      if (statSync(at).isDirectory()) return at;
+    } catch {
+      // not there (or not reachable): its parent
+    }
+    const up = dirname(at);
+    if (up === at || at === root || !up.startsWith(root)) return at;
+    at = up;
+  }
 }
 
 /** The kernel's socket tables of the host's namespace (init's, under `root`), as the scan reads them. */

@@ -41,6 +41,27 @@ test('a socket table that cannot be read is part of the digest (its return is a 
   assert.is.not(unreadable, readable);
 });
 
+test('a folder not there yet is watched through its nearest parent: its making is a change', async () => {
+  const root = tempDir('ma-watch-');
+  mkdirSync(join(root, 'etc'));
+  let changes = 0;
+  const w = watchFiles(root, { changed: () => changes++, unwatched: () => undefined });
+  try {
+    w.follow(['/etc/mesh/new/app.conf'], []);
+    mkdirSync(join(root, 'etc', 'mesh'));
+    for (let i = 0; i < 50 && changes === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    assert.ok(changes > 0, 'the folder made under the watched parent was seen');
+    mkdirSync(join(root, 'etc', 'mesh', 'new'));
+    assert.ok(w.follow(['/etc/mesh/new/app.conf'], []), 'the next read watches the folder itself (anew)');
+    changes = 0;
+    writeFileSync(join(root, 'etc', 'mesh', 'new', 'app.conf'), 'A=1\n');
+    for (let i = 0; i < 50 && changes === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    assert.ok(changes > 0, 'the file written there was seen');
+  } finally {
+    w.stop();
+  }
+});
+
 test('folder watches: a file written in a watched folder is a change; past the bound, what is not watched is said while it holds', async () => {
   const root = tempDir('ma-watch-');
   const folders = Array.from({ length: MAX_WATCHED_FOLDERS + 1 }, (_, i) => `/f${i}`);
