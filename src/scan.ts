@@ -71,7 +71,7 @@ async function snapshotWith(
     progress: (message) => hooks.progress(message),
     ...(hooks.cache !== undefined ? { cache: { store: hooks.cache, ticket: hooks.cache.begin() } } : {}),
   };
-  // serve's: a slice the watches follow is taken from the last read while its sources are unchanged (keptOr).
+  // serve's: a slice the watches follow is taken from the last read while its sources are unchanged (keptSlices).
   const day = takenAt.slice(0, 10);
   const kept = keptSlices(hooks.cache, context.cache?.ticket);
   const ledgerRead = kept('ledger', day, ['files'], () => collectIsolated(ledgerCollector, context));
