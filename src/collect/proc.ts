@@ -210,6 +210,11 @@ export function readProcessTable(procRoot = '/proc'): Promise<ProcessTable> {
 
 /** `pid` and every process descending from it in `table`. */
 export function descendantsOf(table: ProcessTable, pid: number): number[] {
+  return walkTree(pid, (p) => table.get(p) ?? []);
+}
+
+/** `pid` and every process `childrenOf` leads to from it, each once, breadth first (`first`: the asking is `pid`'s). */
+function walkTree(pid: number, childrenOf: (p: number, first: boolean) => readonly number[]): number[] {
   const tree: number[] = [];
   const seen = new Set<number>();
   const queue = [pid];
@@ -218,7 +223,7 @@ export function descendantsOf(table: ProcessTable, pid: number): number[] {
     if (seen.has(p)) continue;
     seen.add(p);
     tree.push(p);
-    for (const child of table.get(p) ?? []) queue.push(child);
+    for (const child of childrenOf(p, i === 0)) queue.push(child);
   }
   return tree;
 }
@@ -514,21 +519,15 @@ export async function processTreeOf(
 
 /** `pid` and its descendants from the children files of each of their threads (no walk of the whole table). */
 function descendantsByChildren(procRoot: string, pid: number): number[] {
-  const tree: number[] = [];
-  const seen = new Set<number>();
-  const queue = [pid];
-  for (let i = 0; i < queue.length; i++) {
-    const p = queue[i]!;
-    if (seen.has(p)) continue;
-    seen.add(p);
-    tree.push(p);
+  return walkTree(pid, (p, first) => {
     let tasks: string[];
     try {
       tasks = readdirSync(`${procRoot}/${p}/task`);
     } catch (err) {
-      if (i > 0 && isVanished(err)) continue;
+      if (!first && isVanished(err)) return [];
       throw err;
     }
+    const children: number[] = [];
     for (const tid of tasks) {
       let text: string;
       try {
@@ -537,10 +536,10 @@ function descendantsByChildren(procRoot: string, pid: number): number[] {
         if (isVanished(err)) continue;
         throw err;
       }
-      for (const child of text.split(' ')) if (/^\d+$/.test(child)) queue.push(Number(child));
+      for (const child of text.split(' ')) if (/^\d+$/.test(child)) children.push(Number(child));
     }
-  }
-  return tree;
+    return children;
+  });
 }
 
 /**
