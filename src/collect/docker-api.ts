@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import type http from 'node:http';
-import type { ContainerInspect, ImageInspect } from './inspect.js';
+import { withMountsInOrder, type ContainerInspect, type ImageInspect } from './inspect.js';
 import type { DockerEndpoint } from './docker-endpoint.js';
 import type { EngineKind } from '../snapshot/types.js';
 import { deferUnusedDockerodeModules } from './docker-deferred.js';
@@ -200,10 +200,12 @@ export class ReadOnlyDocker {
     const what = `inspect ${id.slice(0, 12)}`;
     if (!isContainerId(id)) throw new Error(`${what}: not a container id`);
     const inspect = await call(what, this.limits, () => this.docker.getContainer(id).inspect());
-    return checked(
-      what,
-      inspect,
-      (v): v is ContainerInspect => isObject(v) && isContainerId(v['Id']) && typeof v['Name'] === 'string',
+    return withMountsInOrder(
+      checked(
+        what,
+        inspect,
+        (v): v is ContainerInspect => isObject(v) && isContainerId(v['Id']) && typeof v['Name'] === 'string',
+      ),
     );
   }
 

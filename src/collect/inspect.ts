@@ -111,6 +111,23 @@ export function envFromList(list: readonly string[] | null | undefined, safe: Sa
   return env;
 }
 
+/**
+ * The inspect with its mounts in one order (by destination, then source): the engine lists them in no order (Docker
+ * walks a Go map, so two inspects of an unchanged container differ), and a record that moves with no change would
+ * read as a change to whatever compares two reads (serve's kept files, `diff`).
+ */
+export function withMountsInOrder(inspect: ContainerInspect): ContainerInspect {
+  const mounts = inspect.Mounts;
+  if (!Array.isArray(mounts) || mounts.length < 2) return inspect;
+  const key = (m: (typeof mounts)[number]) => [String(m.Destination ?? ''), String(m.Source ?? '')] as const;
+  const sorted = [...mounts].sort((a, b) => {
+    const [da, sa] = key(a);
+    const [db, sb] = key(b);
+    return compareText(da, db) || compareText(sa, sb);
+  });
+  return { ...inspect, Mounts: sorted };
+}
+
 function portsOf(inspect: ContainerInspect): PublishedPort[] {
   // A running container's NetworkSettings.Ports has what was really bound; a stopped one's is empty,
   // so fall back to what it asked for.
