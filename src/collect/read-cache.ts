@@ -118,6 +118,15 @@ export function fileStamp(stat: BigIntStats, reading: string): string {
   return [reading, stat.dev, stat.ino, stat.size, stat.mode, stat.uid, stat.gid, stat.mtimeNs, stat.ctimeNs].join(':');
 }
 
+/** Whether a kept holder (its JSON, made by host-listeners.ts) is a process of container `id`, or may be. */
+function mayBeHeldBy(holder: string, id: string): boolean {
+  try {
+    return (JSON.parse(holder) as { containerId?: unknown }).containerId === id;
+  } catch {
+    return true;
+  }
+}
+
 export class ReadCache {
   private currentKey = randomBytes(32);
   private seq = 0;
@@ -127,6 +136,8 @@ export class ReadCache {
   private imagesDropped = 0;
   private allDropped = 0;
   private readonly containers = new Map<string, CachedContainer>();
+  /** Each container's network mode as last inspected ('' when the engine gave none), kept while it is listed. */
+  private readonly networkModes = new Map<string, string>();
   private readonly images = new Map<string, ImageRecord>();
   private readonly files = new Map<string, { stamp: string; record: FileRecord }>();
   private version: EngineVersion | undefined;
@@ -184,6 +195,8 @@ export class ReadCache {
   }
 
   keepContainer(ticket: ReadTicket, id: string, entry: CachedContainer): void {
+    // A container's network mode is set when it is made: known past the events that drop its inspect.
+    this.networkModes.set(id, entry.inspect.HostConfig?.NetworkMode ?? '');
     if (this.stale(ticket, this.touched.get(id) ?? 0, this.enginesDropped)) return;
     this.containers.set(id, entry);
   }
@@ -233,17 +246,32 @@ export class ReadCache {
   /** Containers no longer listed are let go. */
   keepOnlyContainers(ids: ReadonlySet<string>): void {
     for (const id of this.containers.keys()) if (!ids.has(id)) this.containers.delete(id);
+    for (const id of this.networkModes.keys()) if (!ids.has(id)) this.networkModes.delete(id);
   }
 
   /**
-   * An event named the container. One on the host's network (or not known yet: it may be) holds the host's own
-   * sockets: the host's listeners are read again too.
+   * An event named the container. When it may have changed the host's listeners as the last read found them, they are
+   * read again too (hostListenersMoved).
    */
   forgetContainer(id: string): void {
-    const kept = this.containers.get(id);
+    const mode = this.containers.get(id)?.inspect.HostConfig?.NetworkMode ?? this.networkModes.get(id);
     this.containers.delete(id);
     this.touched.set(id, ++this.seq);
-    if (kept === undefined || kept.inspect.HostConfig?.NetworkMode === 'host') this.sourceChanged('listeners');
+    if (this.hostListenersMoved(id, mode)) this.sourceChanged('listeners');
+  }
+
+  /**
+   * Whether an event naming container `id` (network mode `mode`, none: not known) may have moved the host's listeners
+   * the last read found: yes for one in the host's network namespace (the host's, or another container's, which may be
+   * the host's) that held one of them then, or one not known, or when no holders were kept. A container in the host's
+   * namespace that held none of them cannot have closed one; one it opens later is a new listening row of the socket
+   * tables, which serve's poll sees (src/collect/host-watch.ts), as it sees any process's.
+   */
+  private hostListenersMoved(id: string, mode: string | undefined): boolean {
+    if (mode !== undefined && mode !== 'host' && !mode.startsWith('container:')) return false;
+    const kept = this.listeners;
+    if (mode === undefined || kept === undefined) return true;
+    return kept.holders.some((h) => mayBeHeldBy(h.holder, id));
   }
 
   /** The container's /proc as kept, when nothing said it changed since. */

@@ -88,21 +88,48 @@ test("a container's /proc is kept until an event names it, the poll sees it move
   assert.is(cache.proc(ID), undefined, 'a bound file not read is tried again, never kept');
 });
 
-test("an event for a container on the host's network, or one not known yet, reads the host's listeners again", () => {
+test("an event for a container that held one of the host's listeners, or one not known yet, reads them again", () => {
   const cache = new ReadCache();
+  const SHARING_ID = 'e'.repeat(64);
+  const HOLDER_ID = 'f'.repeat(64);
   const t = cache.begin();
   cache.keepSlice(t, 'listeners', 'k', ['listeners', 'files'], clean);
   cache.keepContainer(t, ID, entry('own-namespace'));
   cache.keepContainer(t, HOST_ID, entry('host-net', 'host'));
+  cache.keepContainer(t, SHARING_ID, entry('beside-host-net', `container:${HOST_ID}`));
+  cache.keepContainer(t, HOLDER_ID, entry('host-net-server', 'host'));
+  const holder = { pid: 4243, name: 'httpd', exe: '/bin/httpd', containerId: HOLDER_ID };
+  const view = { available: true as const, netns: 'net:[1]', sockets: [] };
+  cache.keepHostListeners(
+    t,
+    { rows: 'r', holders: [{ pid: 4243, startTime: '1', holder: JSON.stringify(holder), inodes: [7] }], view },
+    false,
+  );
   cache.begin();
   cache.forgetContainer(ID);
   assert.is(cache.slice('listeners', 'k'), clean, 'its own network namespace: not the host sockets');
   cache.forgetContainer(HOST_ID);
-  assert.is(cache.slice('listeners', 'k'), undefined, "the host's network: its sockets are the host's");
+  cache.forgetContainer(SHARING_ID);
+  assert.is(cache.slice('listeners', 'k'), clean, "the host's network, but none of its listeners held there");
+  cache.forgetContainer(HOST_ID);
+  assert.is(
+    cache.slice('listeners', 'k'),
+    clean,
+    'a second event for it (its inspect already dropped by the first): its network mode is still known',
+  );
+  cache.forgetContainer(HOLDER_ID);
+  assert.is(cache.slice('listeners', 'k'), undefined, "it held one of the host's listeners: read again");
+
   const u = cache.begin();
   cache.keepSlice(u, 'listeners', 'k', ['listeners', 'files'], clean);
   cache.forgetContainer('d'.repeat(64));
   assert.is(cache.slice('listeners', 'k'), undefined, 'a container not seen yet may be on the host network');
+
+  const v = cache.begin();
+  cache.keepSlice(v, 'listeners', 'k', ['listeners', 'files'], clean);
+  cache.keepHostListeners(v, undefined, false);
+  cache.forgetContainer(HOST_ID);
+  assert.is(cache.slice('listeners', 'k'), undefined, 'no holders kept: which are its is not known');
 });
 
 /**
