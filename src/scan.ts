@@ -90,7 +90,7 @@ async function snapshotWith(
   );
   const files = await kept(
     'files',
-    `${day}|${historyKey(earlier)}|${namingKey(engine.part.containers)}`,
+    `${day}|${historyKey(earlier)}|${namingKey(hooks.cache, engine.part.containers)}`,
     ['files'],
     () =>
       collectIsolated(filesCollector, {
@@ -111,7 +111,7 @@ async function snapshotWith(
     tool: { name: TOOL_NAME, version: TOOL_VERSION },
     takenAt,
     host,
-    config: { managedRoots: settings.managedRoots, labels: settings.labels, envFileSyntax: settings.envFileSyntax },
+    config: configOf(settings),
     docker: engine.part.docker,
     containers: engine.part.containers,
     images: engine.part.images,
@@ -129,6 +129,27 @@ async function snapshotWith(
     problems: slices.flatMap((s) => s.problems),
     ...(notes.length > 0 ? { notes } : {}),
   };
+}
+
+/**
+ * The settings the facts depend on, as the snapshot records them: the last object made again while they are the same
+ * (the same lists), so that serve's reads share it (src/facts/incremental-subjects.ts compares by identity first).
+ */
+let lastConfig: Snapshot['config'] | undefined;
+function configOf(settings: ScanSettings): Snapshot['config'] {
+  const last = lastConfig;
+  if (
+    last !== undefined &&
+    last.managedRoots === settings.managedRoots &&
+    last.labels === settings.labels &&
+    last.envFileSyntax === settings.envFileSyntax
+  )
+    return last;
+  return (lastConfig = {
+    managedRoots: settings.managedRoots,
+    labels: settings.labels,
+    envFileSyntax: settings.envFileSyntax,
+  });
 }
 
 /**
@@ -163,21 +184,29 @@ function historyKey(earlier: HistoryInput): number {
 }
 
 /**
- * What of the containers says which files a read reads (their ids and names, labels, mounts): the files slice is
- * taken from the last read only when this is the same (src/collect/files-collector.ts, filesToRead).
+ * What of the containers says which files a read reads (their ids and names, labels, mounts), as a version: the same
+ * while that is the same from one read to the next, another once it differs (the files slice is taken from the last
+ * read only under the same version: src/collect/files-collector.ts, filesToRead). A scan (no cache) needs none.
  */
-function namingKey(containers: readonly Container[]): string {
-  // Each part JSON text: no name or label can make two different lists read the same.
-  return containers.map((c) => `${JSON.stringify([c.id, c.name])}${namingOf(c.labels, c.mounts)}`).join('\n');
+function namingKey(cache: ReadCache | undefined, containers: readonly Container[]): string {
+  if (cache === undefined) return '';
+  const texts = containers.map(namingOf);
+  const last = namingVersions.get(cache);
+  if (last !== undefined && last.texts.length === texts.length && last.texts.every((t, i) => t === texts[i]))
+    return String(last.version);
+  const version = (last?.version ?? 0) + 1;
+  namingVersions.set(cache, { texts, version });
+  return String(version);
 }
 
-/** A container's labels and mounts as text, made once per record (a container taken from the cache shares them). */
-const namings = new WeakMap<object, WeakMap<object, string>>();
-function namingOf(labels: Container['labels'], mounts: Container['mounts']): string {
-  let byMounts = namings.get(labels);
-  if (byMounts === undefined) namings.set(labels, (byMounts = new WeakMap()));
-  let text = byMounts.get(mounts);
-  if (text === undefined) byMounts.set(mounts, (text = JSON.stringify([labels, mounts])));
+const namingVersions = new WeakMap<ReadCache, { texts: readonly string[]; version: number }>();
+
+/** A container's id, name, labels and mounts as JSON text (no name or label can make two lists read the same), made
+ * once per record: a container taken whole from the cache is the same record from read to read. */
+const namings = new WeakMap<Container, string>();
+function namingOf(c: Container): string {
+  let text = namings.get(c);
+  if (text === undefined) namings.set(c, (text = JSON.stringify([c.id, c.name, c.labels, c.mounts])));
   return text;
 }
 

@@ -27,7 +27,7 @@ import { daemonInfoOf, imageRecordOf, tagsOf } from './images.js';
 import { containerFromInspect, type ContainerInspect } from './inspect.js';
 import type { CollectContext, Collector, Slice } from './contract.js';
 import type { ProcPart } from './proc-reader.js';
-import type { ReadCache, ReadTicket } from './read-cache.js';
+import type { CachedContainer, ReadCache, ReadTicket } from './read-cache.js';
 
 export interface DockerCollectOptions {
   endpoint: DockerEndpoint;
@@ -287,6 +287,25 @@ async function daemonInfoOfAnswer(
   return { available: false, reason };
 }
 
+/** The record last made of each container taken from the cache (see recordWithProc). */
+const recordsOfKept = new WeakMap<CachedContainer, Container>();
+
+/**
+ * A container taken from the cache, with its /proc: the record made at the last read while its /proc is the one kept
+ * then, or one not read for the same reason (a container not running), so that what compares reads (serve's subjects,
+ * src/facts/incremental-subjects.ts) knows it unchanged by identity alone.
+ */
+function recordWithProc(cached: CachedContainer, proc: ProcView): Container {
+  const last = recordsOfKept.get(cached);
+  if (last !== undefined && sameProc(last.proc, proc)) return last;
+  const record = { ...cached.container, proc };
+  recordsOfKept.set(cached, record);
+  return record;
+}
+
+const sameProc = (a: ProcView | undefined, b: ProcView): boolean =>
+  a === b || (a !== undefined && !a.available && !b.available && a.reason === b.reason);
+
 /**
  * One listed container, inspected (its networks and volumes recorded in `attachments`), with its /proc when it can
  * be read; null when it could not be inspected: gone since the list (a note) or refused (a problem).
@@ -303,11 +322,11 @@ async function containerOf(
   if (cached !== undefined) {
     attachments.set(cached.container.name, cached.attachment);
     const kept = options.cache!.store.proc(summary.Id);
-    if (kept !== undefined) return { ...cached.container, proc: kept };
+    if (kept !== undefined) return recordWithProc(cached, kept);
     const proc = await procOf(cached.inspect, options);
     if (proc.signature !== null && proc.view.available)
       options.cache!.store.keepProc(options.cache!.ticket, summary.Id, { view: proc.view, signature: proc.signature });
-    return { ...cached.container, proc: proc.view };
+    return recordWithProc(cached, proc.view);
   }
   let inspect: ContainerInspect;
   try {

@@ -149,6 +149,8 @@ class RecordedJoins {
       } else if (typeof field === 'function') now = (field as (...a: unknown[]) => unknown)(...r.args.map(renamed));
       else return false;
       if (!sameValue(r.value, now)) return false;
+      // The same value, now as this snapshot has it: the next comparison of an answer shared from here is by identity.
+      r.value = now;
     }
     return true;
   }
@@ -156,7 +158,10 @@ class RecordedJoins {
 
 /** What one item (a container, a file, a ledger entry) gave last time, and from what. */
 interface Made<R, S> {
+  /** The record as last seen (the same value as the one it was made from). */
   record: R;
+  /** The record it was made from: the argument its recorded reads of the joins were asked with. */
+  madeFrom: R;
   /** What else of the snapshot the builder was given (the label keys, the ledger's `adopted`). */
   given: unknown;
   joins: RecordedJoins;
@@ -309,10 +314,12 @@ export class SubjectMemo {
       kept !== undefined &&
       sameValue(kept.record, record) &&
       sameValue(kept.given, given) &&
-      kept.joins.sameFrom(joins, (arg) => (arg === kept.record ? record : arg))
+      kept.joins.sameFrom(joins, (arg) => (arg === kept.madeFrom ? record : arg))
     ) {
-      // The subjects' own view answers from these joins from now on (a finding's locate reads it).
+      // The subjects' own view answers from these joins from now on (a finding's locate reads it); the record is this
+      // snapshot's (the same value), so that the next snapshot sharing it is known the same by identity alone.
       kept.joins.target = joins;
+      kept.record = record;
       next.set(key, kept);
       this.reuse.reused++;
       return kept.made;
@@ -320,7 +327,7 @@ export class SubjectMemo {
     const recorded = new RecordedJoins(joins);
     const made = make(recorded.view);
     this.reuse.made++;
-    if (unique) next.set(key, { record, given, joins: recorded, made });
+    if (unique) next.set(key, { record, madeFrom: record, given, joins: recorded, made });
     else next.delete(key); // two items of one key: neither is kept (which is which next time is not known)
     return made;
   }
