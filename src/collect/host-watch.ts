@@ -39,6 +39,11 @@ export interface HostWatch {
    * before it was watched was not heard, so the caller reads once more.
    */
   follow(files: readonly string[], folders: readonly string[]): boolean;
+  /**
+   * Whether the last follow watched every folder it was asked for as itself (none missing, past the bound or through a
+   * parent) and none of those watches failed since: following the same files again would change nothing.
+   */
+  whole(): boolean;
   stop(): void;
 }
 
@@ -50,6 +55,7 @@ export const TOO_MANY_FOLDERS = `more than ${MAX_WATCHED_FOLDERS} folders to wat
  */
 export function watchFiles(root: string, handlers: FileWatchHandlers): HostWatch {
   const watchers = new Map<string, FSWatcher>();
+  let whole = false;
   const follow = (files: readonly string[], named: readonly string[]): boolean => {
     let added = false;
     const folders = new Set([...files.map((p) => join(root, dirname(p))), ...named.map((p) => join(root, p))]);
@@ -74,6 +80,7 @@ export function watchFiles(root: string, handlers: FileWatchHandlers): HostWatch
         w.on('error', () => {
           w.close();
           watchers.delete(folder);
+          whole = false;
           handlers.changed({ type: 'files' });
         });
         watchers.set(folder, w);
@@ -85,10 +92,12 @@ export function watchFiles(root: string, handlers: FileWatchHandlers): HostWatch
       }
     }
     handlers.unwatched(causes);
+    whole = causes.length === 0 && [...folders].every((f) => watchers.has(f));
     return added;
   };
   return {
     follow,
+    whole: () => whole,
     stop: () => {
       for (const w of watchers.values()) w.close();
       watchers.clear();

@@ -48,11 +48,13 @@ test('a folder not there yet is watched through its nearest parent: its making i
   const w = watchFiles(root, { changed: () => changes++, unwatched: () => undefined });
   try {
     w.follow(['/etc/mesh/new/app.conf'], []);
+    assert.not.ok(w.whole(), 'watched through a parent: the same files are followed again at the next read');
     mkdirSync(join(root, 'etc', 'mesh'));
     for (let i = 0; i < 50 && changes === 0; i++) await new Promise((r) => setTimeout(r, 20));
     assert.ok(changes > 0, 'the folder made under the watched parent was seen');
     mkdirSync(join(root, 'etc', 'mesh', 'new'));
     assert.ok(w.follow(['/etc/mesh/new/app.conf'], []), 'the next read watches the folder itself (anew)');
+    assert.ok(w.whole(), 'every folder watched as itself: following the same files again would change nothing');
     changes = 0;
     writeFileSync(join(root, 'etc', 'mesh', 'new', 'app.conf'), 'A=1\n');
     for (let i = 0; i < 50 && changes === 0; i++) await new Promise((r) => setTimeout(r, 20));
@@ -78,6 +80,7 @@ test('folder watches: a file written in a watched folder is a change; past the b
     assert.ok(changes > 0, 'the write was seen');
     w.follow([], folders);
     assert.equal(said.at(-1), [TOO_MANY_FOLDERS], 'past the bound: said');
+    assert.not.ok(w.whole(), 'past the bound: not whole');
     w.follow(['/f0/app.env'], []);
     assert.equal(said.at(-1), [], 'back under it: no longer said');
   } finally {
