@@ -40,8 +40,8 @@ export interface HostWatch {
    */
   follow(files: readonly string[], folders: readonly string[]): boolean;
   /**
-   * Whether the last follow watched every folder it was asked for as itself (none missing, past the bound or through a
-   * parent) and none of those watches failed since: following the same files again would change nothing.
+   * Whether following the same files again would change nothing: the last follow watched every folder it was asked for
+   * (itself, or its nearest parent while it is not there), and no watch has fired or failed since.
    */
   whole(): boolean;
   stop(): void;
@@ -76,7 +76,10 @@ export function watchFiles(root: string, handlers: FileWatchHandlers): HostWatch
     for (const folder of wanted) {
       if (watchers.has(folder)) continue;
       try {
-        const w = watch(folder, { persistent: false }, () => handlers.changed({ type: 'files' }));
+        const w = watch(folder, { persistent: false }, () => {
+          whole = false;
+          handlers.changed({ type: 'files' });
+        });
         w.on('error', () => {
           w.close();
           watchers.delete(folder);
@@ -92,7 +95,7 @@ export function watchFiles(root: string, handlers: FileWatchHandlers): HostWatch
       }
     }
     handlers.unwatched(causes);
-    whole = causes.length === 0 && [...folders].every((f) => watchers.has(f));
+    whole = causes.length === 0 && [...wanted].every((f) => watchers.has(f));
     return added;
   };
   return {
