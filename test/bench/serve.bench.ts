@@ -14,7 +14,10 @@
  *   containers, asked of the engine's API, each waited out), sampled every 100 (goal: no growth), by a second serve
  *   scoped to a part of the host (RSS_SCOPE): at ~1 s of CPU per read of the whole host, 1,000 reads of it do not
  *   fit in a bench. The heap is asked through serve's inspector, opened only then (SIGUSR1, test/bench/common.ts):
- *   RSS alone cannot tell a leak from a collector that has not yet run, the heap after a full GC can.
+ *   RSS alone cannot tell a leak from a collector that has not yet run, the heap after a full GC can. The heap also
+ *   holds the machine code V8 makes as it optimizes what runs at each event (bounded, but it grows over the first
+ *   several hundred events): a third serve, with V8's compilers off (--no-opt --no-sparkplug), runs 300 of the same
+ *   events for the heap of serve's own data alone.
  * CPU here is what the kernel charged the serve process (all its threads), in clock ticks; so an event's
  * figure is the mean over several events. No figure is a test assertion: they are reported, goal or not.
  *
@@ -47,6 +50,8 @@ const CONTAINERS = Number(process.argv[4] ?? 300);
 const STATUS_REQUESTS = 1000;
 const IDLE_MS = 60_000;
 const SINGLE_EVENTS = 10;
+/** Events on the serve run with V8's compilers off (its heap without compiled code). */
+const INTERPRETED_EVENTS = 300;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface Status {
@@ -169,9 +174,10 @@ async function main(): Promise<void> {
     const profileDir = process.env['MA_BENCH_PROFILE'];
     // The engine settles after starting 100 containers before serve reads it.
     await sleep(10_000);
-    const runServe = (socketPath: string, extra: string[]) =>
+    const runServe = (socketPath: string, extra: string[], nodeFlags: string[] = []) =>
       spawnServe(socketPath, [
         ...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : []),
+        ...nodeFlags,
         BIN,
         'serve',
         '--socket',
@@ -307,55 +313,71 @@ async function main(): Promise<void> {
     // (--include RSS_SCOPE): a read of the whole host costs ~1 s of CPU here (the event figure above), so 1,000
     // of them would not fit in the bench's time. What a read keeps for the next (src/collect/read-cache.ts) is kept
     // the same way for each container in scope; the rest is listed at each read, not read.
-    const partSocket = join(tempDir('ma-bench-serve-', '/tmp'), 'serve.sock');
-    const part = runServe(
-      partSocket,
-      RSS_SCOPE.flatMap((selector) => ['--include', selector]),
-    );
-    child = part.child;
-    await part.until('the first read of the part', (s) => s.lastRead !== null, 300_000, 100);
-    await sleep(3000);
     const inPart = quiet.filter((name) =>
       RSS_SCOPE.some((selector) => globMatcher(selector.slice('name:'.length))(name)),
     );
     if (inPart.length < 2) throw new Error(`too few running containers that do not listen in ${RSS_SCOPE.join(', ')}`);
-    const heap = await openHeapProbe(part.child, () => part.stderr());
-    /** RSS as it is, then the heap in use after full collections (which may give pages back: RSS after them too). */
-    const sample = async (events: number) => {
-      const rss = rssMiB(part.pid);
-      const heapMiB = await heap.usedAfterGc();
-      return { events, rss, heap: heapMiB, rssAfterGc: rssMiB(part.pid) };
-    };
-    const samples = [await sample(0)];
-    mark = proxy.requests.length;
-    const eventsStart = Date.now();
-    let events = 0;
-    let stopped = '';
-    try {
-      for (; events < EVENTS && Date.now() - eventsStart < EVENT_SECONDS * 1000; events++) {
-        const name = inPart[Math.floor(events / 2) % inPart.length]!;
-        at = new Date().toISOString();
-        await engineAsk(host.dockerHost, `/containers/${name}/${events % 2 === 0 ? 'pause' : 'unpause'}`);
-        await part.until(`the read after event ${events + 1}`, (s) => (s.lastRead ?? '') > at, 60_000, 20);
-        if ((events + 1) % 100 === 0 && events + 1 < EVENTS) {
-          samples.push(await sample(events + 1));
-          process.stderr.write(`events: ${JSON.stringify(samples[samples.length - 1])}\n`);
+    /** `count` events on the part's serve (run with `nodeFlags`), sampled every 100: RSS, and the heap after full GC. */
+    const churn = async (count: number, nodeFlags: string[] = []) => {
+      const partSocket = join(tempDir('ma-bench-serve-', '/tmp'), 'serve.sock');
+      const part = runServe(
+        partSocket,
+        RSS_SCOPE.flatMap((selector) => ['--include', selector]),
+        nodeFlags,
+      );
+      child = part.child;
+      await part.until('the first read of the part', (s) => s.lastRead !== null, 300_000, 100);
+      await sleep(3000);
+      const heap = await openHeapProbe(part.child, () => part.stderr());
+      /** RSS as it is, then the heap in use after full collections (which may give pages back: RSS after them too). */
+      const sample = async (events: number) => {
+        const rss = rssMiB(part.pid);
+        const heapMiB = await heap.usedAfterGc();
+        return { events, rss, heap: heapMiB, rssAfterGc: rssMiB(part.pid) };
+      };
+      const samples = [await sample(0)];
+      const from = proxy.requests.length;
+      const eventsStart = Date.now();
+      let events = 0;
+      let stopped = '';
+      try {
+        for (; events < count && Date.now() - eventsStart < EVENT_SECONDS * 1000; events++) {
+          const name = inPart[Math.floor(events / 2) % inPart.length]!;
+          const asked = new Date().toISOString();
+          await engineAsk(host.dockerHost, `/containers/${name}/${events % 2 === 0 ? 'pause' : 'unpause'}`);
+          await part.until(`the read after event ${events + 1}`, (s) => (s.lastRead ?? '') > asked, 60_000, 20);
+          if ((events + 1) % 100 === 0 && events + 1 < count) {
+            samples.push(await sample(events + 1));
+            process.stderr.write(`events: ${JSON.stringify(samples[samples.length - 1])}\n`);
+          }
         }
+      } catch (error) {
+        // Said with the figures: the RSS is then after the events that did end.
+        stopped = `; stopped after ${events} events: ${String(error).slice(0, 300)}`;
       }
-    } catch (error) {
-      // Said with the figures: the RSS is then after the events that did end.
-      stopped = `; stopped after ${events} events: ${String(error).slice(0, 300)}`;
-    }
-    // Leave every container as it was (an odd count leaves one paused).
-    if (events % 2 === 1 && !stopped)
-      await engineAsk(host.dockerHost, `/containers/${inPart[Math.floor((events - 1) / 2) % inPart.length]!}/unpause`);
-    const eventsSeconds = (Date.now() - eventsStart) / 1000;
-    const bulk = countRequests(proxy.requests.slice(mark));
-    await sleep(5000);
-    // The last sample after the events' reads are over, as the first was before them: RSS as it is, then the GC.
-    samples.push(await sample(events));
+      // Leave every container as it was (an odd count leaves one paused).
+      if (events % 2 === 1 && !stopped)
+        await engineAsk(
+          host.dockerHost,
+          `/containers/${inPart[Math.floor((events - 1) / 2) % inPart.length]!}/unpause`,
+        );
+      const eventsSeconds = (Date.now() - eventsStart) / 1000;
+      const bulk = countRequests(proxy.requests.slice(from));
+      await sleep(5000);
+      // The last sample after the events' reads are over, as the first was before them: RSS as it is, then the GC.
+      samples.push(await sample(events));
+      heap.close();
+      part.child.kill('SIGTERM');
+      await new Promise((r) => part.child.once('exit', r));
+      return { samples, events, eventsSeconds, bulk, stopped };
+    };
+    const churned = await churn(EVENTS);
+    const { samples, events, eventsSeconds, bulk, stopped } = churned;
+    // The same with V8's compilers off: what the heap holds of serve's own data, without the machine code V8 makes of
+    // the functions that run at each event as it optimizes them (~1.5 MiB over the first several hundred events,
+    // bounded: no code is made at run time). Fewer events: the interpreter alone is slower.
+    const interpreted = await churn(Math.min(EVENTS, INTERPRETED_EVENTS), ['--no-opt', '--no-sparkplug']);
     const rssAfter = samples[samples.length - 1]!.rss;
-    heap.close();
     const rssBefore = samples[0]!.rss;
     const heapBefore = samples[0]!.heap;
     const heapAfter = samples[samples.length - 1]!.heap;
@@ -461,7 +483,29 @@ async function main(): Promise<void> {
       ratio: round(heapAfter / heapBefore, 3),
       target: 'no growth',
       met: heapAfter - heapBefore <= 0,
-      notes: `${said(heapAfter - heapBefore)} MiB; what the process holds, without what the collector has not yet freed`,
+      notes:
+        `${said(heapAfter - heapBefore)} MiB; what the process holds, without what the collector has not yet freed, ` +
+        "V8's machine code for the functions it optimizes included (the next figure is without it)",
+    });
+    const iSamples = interpreted.samples;
+    const iBefore = iSamples[0]!.heap;
+    const iAfter = iSamples[iSamples.length - 1]!.heap;
+    figures.push({
+      label:
+        `V8 heap in use after full GC, V8's compilers off (node --no-opt --no-sparkplug), after ` +
+        `${interpreted.events} events, the same part of the host, MiB`,
+      value: iAfter,
+      unit: 'MiB',
+      reference: { label: 'before them', value: iBefore },
+      ratio: round(iAfter / iBefore, 3),
+      target: 'no growth',
+      met: iAfter - iBefore <= 0,
+      notes:
+        `${said(iAfter - iBefore)} MiB; samples (events: RSS / heap in use after full GC / RSS after that GC, MiB) ` +
+        `${iSamples.map((x) => `${x.events}: ${x.rss} / ${x.heap} / ${x.rssAfterGc}`).join(', ')}; ` +
+        `${round(interpreted.eventsSeconds, 0)} s, ${interpreted.bulk.reads} reads; serve's own data: what a leak ` +
+        'would grow, without the compiled code the figure above includes' +
+        interpreted.stopped,
     });
     const version = e.docker(['version', '--format', '{{.Server.Version}}']).trim();
     report(
@@ -470,8 +514,6 @@ async function main(): Promise<void> {
       `${host.describe()}. serve through a recording proxy of the engine's socket, the listeners polled every 10 s ` +
         `(default), --resync 15 (default); first answer ${first.state}; engine ${version}.`,
     );
-    part.child.kill('SIGTERM');
-    await new Promise((r) => part.child.once('exit', r));
     if (profileDir) process.stderr.write(`profiles: ${readdirSync(profileDir).join(', ')}\n`);
   } finally {
     if (child && child.exitCode === null) child.kill('SIGKILL');
