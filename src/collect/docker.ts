@@ -27,7 +27,7 @@ import { daemonInfoOf, imageRecordOf, tagsOf } from './images.js';
 import { containerFromInspect, type ContainerInspect } from './inspect.js';
 import type { CollectContext, Collector, Slice } from './contract.js';
 import type { ProcPart } from './proc-reader.js';
-import type { CachedContainer, ReadCache, ReadTicket } from './read-cache.js';
+import type { CachedContainer, EngineAnswer, ReadCache, ReadTicket } from './read-cache.js';
 
 export interface DockerCollectOptions {
   endpoint: DockerEndpoint;
@@ -196,9 +196,10 @@ async function collectWith(
 ): Promise<DockerCollection> {
   const said: Findings = { problems, notes };
   const docker = dockerInfoOf(api, options, notes);
-  // The image list and /info are asked for with the container list, once each: no request per container.
-  const imageListing = settle(api.listImages());
-  const infoAnswer = settle(api.info());
+  // The image list and /info are asked for with the container list, once each: no request per container (serve's are
+  // kept until an event may have moved them).
+  const imageListing = keptOrAsked(options, 'images', () => api.listImages());
+  const infoAnswer = keptOrAsked(options, 'info', () => api.info());
   const daemonInfo = () => daemonInfoOfAnswer(infoAnswer, api, options, problems);
   let summaries;
   try {
@@ -402,6 +403,18 @@ async function listedOrNull<T>(
     });
     return null;
   }
+}
+
+/** serve's answer to `name` as kept (src/collect/read-cache.ts, engineAnswer), else asked now and kept when given. */
+function keptOrAsked<T>(options: DockerCollectOptions, name: EngineAnswer, ask: () => Promise<T>): Promise<Settled<T>> {
+  const cache = options.cache;
+  // What was kept under `name` is what `ask` gave for it (below).
+  const kept = cache?.store.engineAnswer(name) as T | undefined;
+  if (kept !== undefined) return Promise.resolve({ ok: true as const, value: kept });
+  return settle(ask()).then((answer) => {
+    if (answer.ok && cache !== undefined) cache.store.keepEngineAnswer(cache.ticket, name, answer.value);
+    return answer;
+  });
 }
 
 type Settled<T> = { ok: true; value: T } | { ok: false; error: Error };

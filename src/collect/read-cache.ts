@@ -14,6 +14,8 @@ import type { ContainerInspect } from './inspect.js';
  * What tells the cache that something is stale:
  * - a container: an engine event naming it (`forgetContainer`), or an event the cache could not read (`forgetEngine`);
  * - an image: any image event (`forgetImages`: tags move between ids);
+ * - the engine's image list: any image event (`forgetImages`); its `/info` (the daemon's settings): what forgets the
+ *   whole engine (a daemon's reload event, one not understood, the stream cut);
  * - the engine's `/version` (a read then only pings the engine): whatever forgets the whole engine, and the events
  *   stream cut, as it is when the engine stops (`renew`): another engine or version only comes with a restart. Podman
  *   answers `/version` by running dpkg, runc and conmon: 1.3 to 2 s of each read on a loaded 2-CPU machine;
@@ -60,6 +62,9 @@ export interface KeptProc {
   view: Extract<ProcView, { available: true }>;
   signature: string;
 }
+
+/** The engine's answers kept whole between reads (engineAnswer). */
+export type EngineAnswer = 'info' | 'images';
 
 /** What the watches follow as a whole: the files (a watched folder), the host's sockets, the daemon (its events). */
 export type WatchedSource = 'files' | 'listeners' | 'daemon';
@@ -141,6 +146,8 @@ export class ReadCache {
   private readonly images = new Map<string, ImageRecord>();
   private readonly files = new Map<string, { stamp: string; record: FileRecord }>();
   private version: EngineVersion | undefined;
+  /** The engine's settings (`/info`) and image list as a read had them, kept until an event may have moved them. */
+  private readonly answers = new Map<EngineAnswer, unknown>();
   /** What the read under way used; `use()` gives it and starts again. */
   private used = noUse();
   private compose: ComposePool | undefined;
@@ -209,6 +216,21 @@ export class ReadCache {
   keepEngineVersion(ticket: ReadTicket, version: EngineVersion): void {
     if (this.stale(ticket, this.enginesDropped)) return;
     this.version = version;
+  }
+
+  /**
+   * The engine's answer to `name` as a read had it, when nothing said since that it moved: the image list until any
+   * image event, `/info` (the daemon's settings) until a daemon event or one not understood (`forgetEngine`).
+   */
+  engineAnswer(name: EngineAnswer): unknown {
+    const kept = this.answers.get(name);
+    if (kept !== undefined) this.used.slicesReused++;
+    return kept;
+  }
+
+  keepEngineAnswer(ticket: ReadTicket, name: EngineAnswer, answer: unknown): void {
+    if (this.stale(ticket, name === 'images' ? this.imagesDropped : 0, this.enginesDropped)) return;
+    this.answers.set(name, answer);
   }
 
   image(id: string): ImageRecord | undefined {
@@ -343,6 +365,7 @@ export class ReadCache {
 
   forgetImages(): void {
     this.images.clear();
+    this.answers.delete('images');
     this.imagesDropped = ++this.seq;
   }
 
@@ -350,6 +373,7 @@ export class ReadCache {
   forgetEngine(): void {
     this.containers.clear();
     this.images.clear();
+    this.answers.clear();
     this.touched.clear();
     this.version = undefined;
     this.enginesDropped = ++this.seq;

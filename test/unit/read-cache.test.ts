@@ -94,6 +94,41 @@ test('a read after the first only pings the engine: its /version is kept until t
   }
 });
 
+test('the image list and /info are kept until an image event, or one that forgets the engine', async () => {
+  const engine = await fakeEngine({});
+  const cache = new ReadCache();
+  const read = (ticket = cache.begin()) =>
+    collectDocker({
+      endpoint: resolveEndpoint(engine.dockerHost),
+      safe: createSafeValueMaker(cache.key),
+      cache: { store: cache, ticket },
+    });
+  const asked = (what: string) => engine.requests.filter((r) => r.split('?')[0]!.endsWith(what)).length;
+  try {
+    const first = await read();
+    const second = await read();
+    assert.equal([asked('/images/json'), asked('/info')], [1, 1], 'not asked again');
+    assert.equal(second.images, first.images, 'the images as the first read had them');
+    assert.equal(second.daemonInfo, first.daemonInfo, "the daemon's settings as the first read had them");
+    cache.forgetContainer(ID);
+    await read();
+    assert.equal([asked('/images/json'), asked('/info')], [1, 1], "a container's event moves neither");
+    cache.forgetImages();
+    await read();
+    assert.equal([asked('/images/json'), asked('/info')], [2, 1], 'an image event: the list asked again');
+    cache.forgetEngine();
+    await read();
+    assert.equal([asked('/images/json'), asked('/info')], [3, 2], 'the engine forgotten (a reload): both asked again');
+    const during = cache.begin();
+    cache.forgetImages();
+    await read(during);
+    await read();
+    assert.is(asked('/images/json'), 5, 'a list a read began before an image event asked for is not kept');
+  } finally {
+    await engine.close();
+  }
+});
+
 test('a file is read again when its lstat changes, even with the same size and modification time', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'ma-read-cache-'));
   const file = join(dir, 'app.env');
