@@ -9,7 +9,17 @@ import { readFile } from 'node:fs/promises';
  * namespace too, where /proc/self/cgroup says only `0::/`. Never guessed from a label: any container could
  * carry one and so escape the rules that leave the scanner out (MA2001, the hardening rules).
  */
-export async function ownContainerId(mountinfo = '/proc/self/mountinfo'): Promise<string | null> {
+export function ownContainerId(mountinfo = SELF_MOUNTINFO): Promise<string | null> {
+  // A process does not move between containers: its own is read once (serve reads the host again and again, and the
+  // mountinfo of a host running hundreds of containers holds a line for each of their mounts).
+  if (mountinfo !== SELF_MOUNTINFO) return readOwnContainerId(mountinfo);
+  return (ownId ??= readOwnContainerId(mountinfo));
+}
+
+const SELF_MOUNTINFO = '/proc/self/mountinfo';
+let ownId: Promise<string | null> | undefined;
+
+async function readOwnContainerId(mountinfo: string): Promise<string | null> {
   let text: string;
   try {
     text = await readFile(mountinfo, 'utf8');
