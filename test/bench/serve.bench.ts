@@ -480,7 +480,9 @@ async function main(): Promise<void> {
     const growth = round(rssAfter - rssBefore, 1);
     const said = (x: number) => `${x >= 0 ? '+' : ''}${round(x, 2)}`;
     const partOf = `serve ${RSS_SCOPE.map((x) => `--include '${x}'`).join(' ')} (a part of the host: ${inPart.length} running containers to pause in it)`;
-    const sampled = samples.map((x) => `${x.events}: ${x.rss} / ${x.heap} / ${x.rssAfterGc}`).join(', ');
+    const sampledText = (list: typeof samples) =>
+      list.map((x) => `${x.events}: ${x.rss} / ${x.heap} / ${x.rssAfterGc}`).join(', ');
+    const sampled = sampledText(samples);
     figures.push({
       label: `RSS after ${events} container events (pause/unpause, each waited out), ${partOf}, MiB`,
       value: rssAfter,
@@ -523,7 +525,7 @@ async function main(): Promise<void> {
       met: iAfter - iBefore <= 0,
       notes:
         `${said(iAfter - iBefore)} MiB; samples (events: RSS / heap in use after full GC / RSS after that GC, MiB) ` +
-        `${iSamples.map((x) => `${x.events}: ${x.rss} / ${x.heap} / ${x.rssAfterGc}`).join(', ')}; ` +
+        `${sampledText(iSamples)}; ` +
         `${round(interpreted.eventsSeconds, 0)} s, ${interpreted.bulk.reads} reads; serve's own data: what a leak ` +
         'would grow, without the compiled code the figure above includes' +
         interpreted.stopped,

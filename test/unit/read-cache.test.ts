@@ -60,9 +60,8 @@ test('renew drops everything and makes a new key; forgetEngine drops the engine 
   assert.not.equal(cache.key, key, 'a whole read digests under a new key');
 });
 
-test('a read after the first only pings the engine: its /version is kept until the engine is forgotten', async () => {
-  // Podman answers /version by running dpkg, runc and conmon: 1.3 to 2 s of every read on a loaded machine.
-  const engine = await fakeEngine({});
+/** collectDocker reads of `engine` through one cache (each under a new ticket unless given), and how often a path was asked. */
+function cachedReads(engine: { dockerHost: string; requests: string[] }) {
   const cache = new ReadCache();
   const read = (ticket = cache.begin()) =>
     collectDocker({
@@ -71,6 +70,13 @@ test('a read after the first only pings the engine: its /version is kept until t
       cache: { store: cache, ticket },
     });
   const asked = (what: string) => engine.requests.filter((r) => r.split('?')[0]!.endsWith(what)).length;
+  return { cache, read, asked };
+}
+
+test('a read after the first only pings the engine: its /version is kept until the engine is forgotten', async () => {
+  // Podman answers /version by running dpkg, runc and conmon: 1.3 to 2 s of every read on a loaded machine.
+  const engine = await fakeEngine({});
+  const { cache, read, asked } = cachedReads(engine);
   try {
     const first = await read();
     assert.is(asked('/version'), 1);
@@ -96,14 +102,7 @@ test('a read after the first only pings the engine: its /version is kept until t
 
 test('the image list and /info are kept until an image event, or one that forgets the engine', async () => {
   const engine = await fakeEngine({});
-  const cache = new ReadCache();
-  const read = (ticket = cache.begin()) =>
-    collectDocker({
-      endpoint: resolveEndpoint(engine.dockerHost),
-      safe: createSafeValueMaker(cache.key),
-      cache: { store: cache, ticket },
-    });
-  const asked = (what: string) => engine.requests.filter((r) => r.split('?')[0]!.endsWith(what)).length;
+  const { cache, read, asked } = cachedReads(engine);
   try {
     const first = await read();
     const second = await read();
