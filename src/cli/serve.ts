@@ -18,6 +18,7 @@ import { readingScopeOf } from '../scope.js';
 import { describe, listen, type Answers, type Where } from '../serve/answers.js';
 import { alertsToPost } from '../serve/delivery.js';
 import { ServeHistory, type KeepOutcome } from '../serve/kept-history.js';
+import { ComingBack } from '../serve/coming-back.js';
 import { Resident } from '../serve/resident.js';
 import { postAlerts } from '../alert/alertmanager.js';
 import { exitCodeOfState, statusLine, type ServeStatus } from '../serve/status.js';
@@ -173,7 +174,8 @@ function flagSet(resident: () => Resident): { set(causes: readonly string[]): vo
 }
 
 /**
- * What a change makes the cache forget: the container an engine event names, the images, or all the engine said; the
+ * What a change makes the cache forget: the container an engine event names, the images, the network and volume
+ * lists, or all the engine said; the
  * slices read from the files or the host's sockets; a container's /proc when the poll saw its processes move. A change
  * that says nothing of what (none) may be anything.
  */
@@ -185,21 +187,32 @@ function forget(cache: ReadCache, change: EngineChange | WatchChange | undefined
   }
   if (change.type === 'container') cache.forgetContainer(change.id);
   else if (change.type === 'image') cache.forgetImages();
+  else if (change.type === 'listed') cache.forgetListed();
   else if (change.type === 'files' || change.type === 'listeners') cache.sourceChanged(change.type);
   else if (change.type === 'processes') cache.forgetProc(change.id);
   // The daemon's events, and any event not understood, may concern anything of the engine's.
-  else if (change.type === 'engine') cache.forgetEngine();
+  else cache.forgetEngine();
 }
 
 /** What the watches tell: the cache forgets what changed (all of it when knowledge was lost), the resident reads. */
-function watchersOf(cache: ReadCache, resident: Resident, unwatched: ReturnType<typeof flagSet>): HostWatchers {
+function watchersOf(
+  cache: ReadCache,
+  resident: Resident,
+  unwatched: ReturnType<typeof flagSet>,
+  nowMs: () => number,
+): HostWatchers {
+  // A container that went down holds the read back until it is up again (one read for a restart, not two).
+  const comingBack = new ComingBack(RESTART_HOLD_MS);
   return {
     changed: (change) => {
       forget(cache, change);
-      resident.changed();
+      const now = nowMs();
+      if (change?.type === 'container' && change.going !== undefined) comingBack.told(change.id, change.going, now);
+      resident.changed(comingBack.until(now));
     },
     lost: (cause) => {
       cache.renew();
+      comingBack.forget();
       resident.holding(cause);
     },
     back: (cause) => {
@@ -268,6 +281,15 @@ const answersOf = (resident: Resident): Answers => ({
   },
 });
 
+/**
+ * When serve reads after a change: once no change came for SETTLE_MS; a container that went down (died, stopped) holds
+ * the read back until it starts again or RESTART_HOLD_MS pass (src/serve/coming-back.ts); no change waits longer than
+ * MAX_SETTLE_MS, however many follow it. docs/serve.md says so.
+ */
+const SETTLE_MS = 250;
+const RESTART_HOLD_MS = 1000;
+const MAX_SETTLE_MS = 2000;
+
 /** Each engine request ends within the engine timeout (an error is an answer too): a read twice as long is stuck. */
 const overdueMsOf = (run: AuditRun): number => 2 * run.resolved.settings.dockerTimeoutSeconds * 1000;
 
@@ -312,7 +334,8 @@ async function serve(flags: ServeFlags, ctx: CommandContext): Promise<number> {
     read: reader.read,
     failOn: run.failOn,
     now: () => ctx.now(),
-    settleMs: 250,
+    settleMs: SETTLE_MS,
+    maxSettleMs: MAX_SETTLE_MS,
     overdueMs: overdueMsOf(run),
     whole: () => cache.wasWhole(),
     onReport: async (report) => {
@@ -322,7 +345,7 @@ async function serve(flags: ServeFlags, ctx: CommandContext): Promise<number> {
     },
     onReadFailure: (e) => ctx.stderr(`mesh-audit serve: a read failed: ${shownMessage(String(e))}\n`),
   });
-  const watchers = watchersOf(cache, resident, unwatched);
+  const watchers = watchersOf(cache, resident, unwatched, () => ctx.now().getTime());
   const watches = watchHost(run.resolved.settings, watchers, {
     signal: stop.signal,
     listenersEveryMs: listenersMs,

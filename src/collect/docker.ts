@@ -223,11 +223,10 @@ async function collectWith(
     };
   }
   options.listed?.(summaries);
-  // Each list once per scan, asked while the containers are inspected; their attachments come from the inspects.
-  const networkList = api.listNetworks();
-  const volumeList = api.listVolumes();
-  networkList.catch(() => undefined); // its failure is recorded below, where it is awaited
-  volumeList.catch(() => undefined);
+  // Each list once per scan, asked while the containers are inspected; their attachments come from the inspects (serve
+  // keeps the lists until a network's or a volume's event).
+  const networkList = keptOrAsked(options, 'networks', () => api.listNetworks());
+  const volumeList = keptOrAsked(options, 'volumes', () => api.listVolumes());
   const attachments: Attachments = new Map();
   // 8 at once, on connections kept open: 300 inspects took 312 ms one at a time and ~160 ms at 8 on
   // a 2-CPU machine, and more gained nothing (test/bench/scan.bench.ts).
@@ -389,20 +388,18 @@ async function procOf(
 async function listedOrNull<T>(
   what: string,
   source: Problem['source'],
-  list: Promise<T>,
+  list: Promise<Settled<T>>,
   options: DockerCollectOptions,
   problems: Problem[],
 ): Promise<T | null> {
-  try {
-    return await list;
-  } catch (err) {
-    problems.push({
-      source,
-      subject: options.endpoint.url,
-      message: `cannot list ${what}: ${(err as Error).message}`,
-    });
-    return null;
-  }
+  const answer = await list;
+  if (answer.ok) return answer.value;
+  problems.push({
+    source,
+    subject: options.endpoint.url,
+    message: `cannot list ${what}: ${answer.error.message}`,
+  });
+  return null;
 }
 
 /** serve's answer to `name` as kept (src/collect/read-cache.ts, engineAnswer), else asked now and kept when given. */

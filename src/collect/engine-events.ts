@@ -39,14 +39,29 @@ export const WATCHED_EVENTS = [
 export const WATCHED_TYPES = ['container', 'image', 'network', 'volume', 'daemon'] as const;
 
 /**
- * What an event says changed: one container (by its full id), the images, the networks or volumes (listed again at
- * every read: nothing kept to forget), or something else of the engine's.
+ * What an event says changed: one container (by its full id, and where it is going when the event says), the images,
+ * the networks or volumes (their lists), or something else of the engine's.
  */
 export type EngineChange =
-  | { type: 'container'; id: string }
+  | { type: 'container'; id: string; going?: ContainerGoing }
   | { type: 'image' }
   | { type: 'listed' }
   | { type: 'engine' };
+
+/**
+ * Where a container's event says it is going: `down` (it died or was stopped: a restart, or its restart policy, may
+ * start it again within a moment), `up` (it started, or is gone for good: what a `down` waited for has come).
+ */
+export type ContainerGoing = 'down' | 'up';
+
+// Podman's compatible API says `remove` where Docker says `destroy`.
+const GOING: Readonly<Record<string, ContainerGoing>> = {
+  die: 'down',
+  stop: 'down',
+  start: 'up',
+  destroy: 'up',
+  remove: 'up',
+};
 
 /** Longer event lines are not parsed (they are a change of something unknown). */
 export const MAX_EVENT_LINE = 64 * 1024;
@@ -75,7 +90,10 @@ export function changeOf(line: string): EngineChange {
   if (type === 'image') return { type: 'image' };
   if (type === 'container') {
     const id = containerId(field(actor, 'ID'));
-    return id !== undefined ? { type: 'container', id } : { type: 'engine' };
+    if (id === undefined) return { type: 'engine' };
+    const action = field(event, 'Action');
+    const going = typeof action === 'string' && Object.hasOwn(GOING, action) ? GOING[action] : undefined;
+    return going !== undefined ? { type: 'container', id, going } : { type: 'container', id };
   }
   if (type === 'network') {
     const action = field(event, 'Action');

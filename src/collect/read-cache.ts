@@ -14,8 +14,10 @@ import type { ContainerInspect } from './inspect.js';
  * What tells the cache that something is stale:
  * - a container: an engine event naming it (`forgetContainer`), or an event the cache could not read (`forgetEngine`);
  * - an image: any image event (`forgetImages`: tags move between ids);
- * - the engine's image list: any image event (`forgetImages`); its `/info` (the daemon's settings): what forgets the
- *   whole engine (a daemon's reload event, one not understood, the stream cut);
+ * - the engine's image list: any image event (`forgetImages`); its network and volume lists: any network or volume
+ *   event but a container's connect or disconnect (`forgetListed`: the lists' entries say nothing of who uses them,
+ *   the containers' inspects do); its `/info` (the daemon's settings): what forgets the whole engine (a daemon's
+ *   reload event, one not understood, the stream cut);
  * - the engine's `/version` (a read then only pings the engine): whatever forgets the whole engine, and the events
  *   stream cut, as it is when the engine stops (`renew`): another engine or version only comes with a restart. Podman
  *   answers `/version` by running dpkg, runc and conmon: 1.3 to 2 s of each read on a loaded 2-CPU machine;
@@ -64,7 +66,7 @@ export interface KeptProc {
 }
 
 /** The engine's answers kept whole between reads (engineAnswer). */
-export type EngineAnswer = 'info' | 'images';
+export type EngineAnswer = 'info' | 'images' | 'networks' | 'volumes';
 
 /** What the watches follow as a whole: the files (a watched folder), the host's sockets, the daemon (its events). */
 export type WatchedSource = 'files' | 'listeners' | 'daemon';
@@ -139,6 +141,7 @@ export class ReadCache {
   private readonly touched = new Map<string, number>();
   private enginesDropped = 0;
   private imagesDropped = 0;
+  private listedDropped = 0;
   private allDropped = 0;
   private readonly containers = new Map<string, CachedContainer>();
   /** Each container's network mode as last inspected ('' when the engine gave none), kept while it is listed. */
@@ -146,7 +149,7 @@ export class ReadCache {
   private readonly images = new Map<string, ImageRecord>();
   private readonly files = new Map<string, { stamp: string; record: FileRecord }>();
   private version: EngineVersion | undefined;
-  /** The engine's settings (`/info`) and image list as a read had them, kept until an event may have moved them. */
+  /** The engine's settings (`/info`) and its lists as a read had them, kept until an event may have moved them. */
   private readonly answers = new Map<EngineAnswer, unknown>();
   /** What the read under way used; `use()` gives it and starts again. */
   private used = noUse();
@@ -220,7 +223,8 @@ export class ReadCache {
 
   /**
    * The engine's answer to `name` as a read had it, when nothing said since that it moved: the image list until any
-   * image event, `/info` (the daemon's settings) until a daemon event or one not understood (`forgetEngine`).
+   * image event, the network and volume lists until a network's or volume's (`forgetListed`), `/info` (the daemon's
+   * settings) until a daemon event or one not understood (`forgetEngine`).
    */
   engineAnswer(name: EngineAnswer): unknown {
     const kept = this.answers.get(name);
@@ -229,8 +233,13 @@ export class ReadCache {
   }
 
   keepEngineAnswer(ticket: ReadTicket, name: EngineAnswer, answer: unknown): void {
-    if (this.stale(ticket, name === 'images' ? this.imagesDropped : 0, this.enginesDropped)) return;
+    if (this.stale(ticket, this.droppedOf(name), this.enginesDropped)) return;
     this.answers.set(name, answer);
+  }
+
+  private droppedOf(name: EngineAnswer): number {
+    if (name === 'images') return this.imagesDropped;
+    return name === 'networks' || name === 'volumes' ? this.listedDropped : 0;
   }
 
   image(id: string): ImageRecord | undefined {
@@ -361,6 +370,13 @@ export class ReadCache {
       return;
     }
     this.slices.set(name, { seq: ticket.seq, key, from, slice });
+  }
+
+  /** A network or a volume was made, removed or changed: their lists are asked for again. */
+  forgetListed(): void {
+    this.answers.delete('networks');
+    this.answers.delete('volumes');
+    this.listedDropped = ++this.seq;
   }
 
   forgetImages(): void {

@@ -28,6 +28,11 @@ export interface ResidentOptions {
   now: () => Date;
   /** Changes closer together than this are read once (ms). */
   settleMs: number;
+  /**
+   * The longest a change waits for its read (ms), however many changes follow it or hold it back (`changed`'s
+   * `notBefore`): changes that never stop coming do not keep the answer from being read. None: no bound.
+   */
+  maxSettleMs?: number;
   /** Told each report as it replaces the one before (alerting, the textfile, the history). */
   onReport?: (report: Report, previous: Report | null) => void | Promise<void>;
   /** Whether the read that just ended read everything anew (none: every read does). */
@@ -66,6 +71,8 @@ export class Resident {
   private reading: Promise<void> | null = null;
   private again = false;
   private timer: NodeJS.Timeout | null = null;
+  /** When the first change the timer waits to read was met (null: no read is waited for). */
+  private waitingSince: number | null = null;
   private stopped = false;
   /** The first change no read begun after it has answered yet; the first change met during the read under way. */
   private unanswered: Date | null = null;
@@ -133,17 +140,27 @@ export class Resident {
     this.failOn = failOn;
   }
 
-  /** Something changed: read again once the changes settle. */
-  changed(): void {
+  /**
+   * Something changed: read again once the changes settle, and not before `notBefore` (ms since the epoch: a container
+   * that went down may be coming straight back, src/serve/coming-back.ts), within `maxSettleMs` of the first change
+   * waiting.
+   */
+  changed(notBefore: number | null = null): void {
     if (this.stopped) return;
     const now = this.options.now();
     if (this.reading !== null) this.unansweredDuringRead ??= now;
     else this.unanswered ??= now;
+    const nowMs = now.getTime();
+    this.waitingSince ??= nowMs;
+    let wait = Math.max(this.options.settleMs, (notBefore ?? 0) - nowMs);
+    const bound = this.options.maxSettleMs;
+    if (bound !== undefined) wait = Math.min(wait, Math.max(0, this.waitingSince + bound - nowMs));
     if (this.timer !== null) clearTimeout(this.timer);
     this.timer = setTimeout(() => {
       this.timer = null;
+      this.waitingSince = null;
       void this.readNow();
-    }, this.options.settleMs);
+    }, wait);
   }
 
   /** Knowledge lost (`cause` names it): incomplete now, and a full read starts. */

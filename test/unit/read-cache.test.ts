@@ -251,6 +251,35 @@ test("serve's Compose reader is the cache's: made once, kept across reads, close
   await cache.close();
 });
 
+test('the network and volume lists are kept until a network or volume event, or one that forgets the engine', async () => {
+  const engine = await fakeEngine({});
+  const { cache, read, asked } = cachedReads(engine);
+  const lists = () => [asked('/networks'), asked('/volumes')];
+  try {
+    const first = await read();
+    const second = await read();
+    assert.equal(lists(), [1, 1], 'not asked again');
+    assert.equal([second.networks, second.volumes], [first.networks, first.volumes], 'as the first read had them');
+    cache.forgetContainer(ID);
+    cache.forgetImages();
+    await read();
+    assert.equal(lists(), [1, 1], "a container's event (its connect, its disconnect) or an image's moves neither");
+    cache.forgetListed();
+    await read();
+    assert.equal(lists(), [2, 2], 'a network or a volume made or removed: both asked again');
+    cache.forgetEngine();
+    await read();
+    assert.equal(lists(), [3, 3], 'the engine forgotten: asked again');
+    const during = cache.begin();
+    cache.forgetListed();
+    await read(during);
+    await read();
+    assert.equal(lists(), [5, 5], 'lists a read began before a network event asked for are not kept');
+  } finally {
+    await engine.close();
+  }
+});
+
 test('event lines: a container event names its id; images, others and anything not understood are told apart', () => {
   const told: EngineChange[] = [];
   const feed = eventLines((c) => told.push(c), 200);
@@ -260,7 +289,7 @@ test('event lines: a container event names its id; images, others and anything n
   feed(bytes.subarray(0, 30));
   feed(bytes.subarray(30, event.length + 40));
   feed(bytes.subarray(event.length + 40));
-  assert.equal(told, [{ type: 'container', id: ID }, { type: 'image' }]);
+  assert.equal(told, [{ type: 'container', id: ID, going: 'up' }, { type: 'image' }], 'a start: the container is up');
   told.length = 0;
   feed('x'.repeat(150));
   feed(`${'y'.repeat(150)}\n`);
@@ -280,6 +309,18 @@ test('event lines: a container event names its id; images, others and anything n
     'a container disconnected is that container; networks and volumes made or removed are listed again anyway',
   );
   assert.equal(changeOf('null'), { type: 'engine' });
+  const action = (a: string) => changeOf(JSON.stringify({ Type: 'container', Action: a, Actor: { ID } }));
+  assert.equal(
+    ['die', 'stop', 'destroy', 'health_status', 'hasOwnProperty'].map(action),
+    [
+      { type: 'container', id: ID, going: 'down' },
+      { type: 'container', id: ID, going: 'down' },
+      { type: 'container', id: ID, going: 'up' },
+      { type: 'container', id: ID },
+      { type: 'container', id: ID },
+    ],
+    'died or stopped: going down (a start may follow); destroyed: gone for good; other actions say nothing of it',
+  );
 });
 
 test("Podman's events of `rm -f` (recorded from Podman 4.3's compatible API) each name the container", () => {
@@ -298,9 +339,9 @@ test("Podman's events of `rm -f` (recorded from Podman 4.3's compatible API) eac
   const told: EngineChange[] = [];
   eventLines((c) => told.push(c))(['stop', 'die', 'remove'].map((a) => `${podman(a)}\n`).join(''));
   assert.equal(told, [
-    { type: 'container', id: ID },
-    { type: 'container', id: ID },
-    { type: 'container', id: ID },
+    { type: 'container', id: ID, going: 'down' },
+    { type: 'container', id: ID, going: 'down' },
+    { type: 'container', id: ID, going: 'up' },
   ]);
 });
 

@@ -3,6 +3,7 @@ import * as assert from 'uvu/assert';
 import type { Evaluation, Finding } from '../../src/evaluate/finding.js';
 import type { Report } from '../../src/report/report.js';
 import { alertsToPost } from '../../src/serve/delivery.js';
+import { ComingBack } from '../../src/serve/coming-back.js';
 import { Resident } from '../../src/serve/resident.js';
 import { sinceOf, stateOf, statusLine, statusOf, type ServeStatus } from '../../src/serve/status.js';
 
@@ -218,6 +219,70 @@ test('alerts: posted when the findings change or a renewal is due; a finding gon
     kept.some((a) => a.labels['rule_id'] === 'MA1001'),
     'not resolved by an answer that could not read it',
   );
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+async function until(what: () => boolean, ms: number): Promise<boolean> {
+  for (const end = Date.now() + ms; Date.now() < end; await sleep(5)) if (what()) return true;
+  return what();
+}
+
+test('a container gone down holds the read back until it is up again (one read for a restart), or its hold ends', async () => {
+  const reads = controlledReads();
+  const resident = new Resident({ read: reads.read, failOn: 'error', now: () => new Date(), settleMs: 5 });
+  const comingBack = new ComingBack(60_000);
+  // As serve's watchers tell it (src/cli/serve.ts): each event, then the resident with how long to wait.
+  const event = (id: string, going?: 'down' | 'up') => {
+    const now = Date.now();
+    if (going !== undefined) comingBack.told(id, going, now);
+    resident.changed(comingBack.until(now));
+  };
+  event('c1', 'down');
+  event('c2', 'down');
+  event('c1');
+  await sleep(60);
+  assert.is(reads.started(), 0, 'two containers down (died, stopped): no read of them stopped');
+  event('c1', 'up');
+  await sleep(60);
+  assert.is(reads.started(), 0, 'one started again, the other is still down');
+  event('c2', 'up');
+  assert.ok(await until(() => reads.started() === 1, 3000), 'both up: read once the changes settle');
+  reads.finish(report([]));
+  await tick();
+
+  // A container stopped for good is read when its hold ends.
+  const clock = new ComingBack(1000);
+  clock.told('c3', 'down', 10_000);
+  assert.is(clock.until(10_500), 11_000, 'held for 1 s after it went down');
+  assert.is(clock.until(11_000), null, 'then no longer');
+  clock.told('c3', 'down', 20_000);
+  clock.forget();
+  assert.is(clock.until(20_001), null, 'the events stream lost: no container is waited for');
+  await resident.stop();
+});
+
+test('no change waits for its read past maxSettleMs, however long it is held back or however many follow', async () => {
+  const reads = controlledReads();
+  const resident = new Resident({
+    read: reads.read,
+    failOn: 'error',
+    now: () => new Date(),
+    settleMs: 5,
+    maxSettleMs: 40,
+  });
+  resident.changed(Date.now() + 600_000);
+  assert.ok(await until(() => reads.started() === 1, 3000), 'read within the bound, not ten minutes later');
+  reads.finish(report([]));
+  await tick();
+  // Changes that keep coming, each held back: the read comes within the bound of the first of them.
+  const churn = setInterval(() => resident.changed(Date.now() + 600_000), 2);
+  try {
+    assert.ok(await until(() => reads.started() === 2, 3000), 'read while the changes still come');
+  } finally {
+    clearInterval(churn);
+  }
+  reads.finish(report([]));
+  await resident.stop();
 });
 
 test('a change no read answers within overdueMs (a stuck read) makes the answer incomplete, until a read answers it', async () => {
