@@ -217,6 +217,8 @@ export interface HostWatchers {
   /** The engine can no longer be heard (until `back`). */
   lost(cause: string): void;
   back(cause: string): void;
+  /** The engine's events stream is open: each change is told from now on (until `lost`). */
+  heard?(): void;
   /** What the folder watches do not cover after a read (none: all), as long as it holds. */
   unwatched(causes: readonly string[]): void;
 }

@@ -255,15 +255,23 @@ test("an events stream cut again and again leaves no listener of its own on serv
   const fake = await fakeEngine({});
   const stop = new AbortController();
   const causes: string[] = [];
+  const told: string[] = [];
   try {
     watchEngineEvents(
       resolveEndpoint(fake.dockerHost),
-      { changed: () => undefined, lost: (c) => causes.push(c), back: () => undefined },
+      {
+        changed: () => undefined,
+        lost: (c) => (causes.push(c), told.push('lost')),
+        back: () => told.push('back'),
+        heard: () => told.push('heard'),
+      },
       { signal: stop.signal, retryMs: 5, requestTimeoutMs: 5000 },
     );
     const opened = () => fake.requests.filter((r) => r.startsWith('GET') && r.includes('/events')).length;
     await waitUntil('12 openings of the events stream', () => opened() >= 12, 30_000, 20);
     assert.ok(causes.length > 0, 'the cut is told');
+    // serve reads by its last container list only while the stream is heard (src/collect/read-cache.ts).
+    assert.match(told.join(' '), /^heard lost back heard lost back heard/, 'each opening is told, before its cut');
     assert.ok(getEventListeners(stop.signal, 'abort').length <= 2, `${getEventListeners(stop.signal, 'abort').length}`);
   } finally {
     stop.abort();

@@ -212,9 +212,11 @@ function watchersOf(
     },
     lost: (cause) => {
       cache.renew();
+      cache.eventsLost();
       comingBack.forget();
       resident.holding(cause);
     },
+    heard: () => cache.eventsHeard(),
     back: (cause) => {
       cache.renew();
       resident.recovered(cause);

@@ -201,11 +201,11 @@ async function collectWith(
   const imageListing = keptOrAsked(options, 'images', () => api.listImages());
   const infoAnswer = keptOrAsked(options, 'info', () => api.info());
   const daemonInfo = () => daemonInfoOfAnswer(infoAnswer, api, options, problems);
-  let summaries;
+  // A container that could not be inspected (listing or reading it) leaves the list unkept: the next read asks for it.
+  const problemsBefore = problems.length;
+  let listing: ContainersListed;
   try {
-    const listing = api.listContainers();
-    options.whileListing?.();
-    summaries = await listing;
+    listing = await containersListed(api, options, said);
   } catch (err) {
     const message = `cannot list containers: ${(err as Error).message}`;
     problems.push({ source: 'docker', subject: options.endpoint.url, message });
@@ -222,6 +222,7 @@ async function collectWith(
       notes,
     };
   }
+  const { summaries, inspected: given } = listing;
   options.listed?.(summaries);
   // Each list once per scan, asked while the containers are inspected; their attachments come from the inspects (serve
   // keeps the lists until a network's or a volume's event).
@@ -231,9 +232,13 @@ async function collectWith(
   // 8 at once, on connections kept open: 300 inspects took 312 ms one at a time and ~160 ms at 8 on
   // a 2-CPU machine, and more gained nothing (test/bench/scan.bench.ts).
   const inspected = await mapLimited(summaries, options.concurrency ?? DEFAULT_INSPECT_CONCURRENCY, (summary) =>
-    containerOf(api, summary, options, attachments, said),
+    containerOf(api, summary, options, attachments, said, given.get(summary.Id)),
   );
-  options.cache?.store.keepOnlyContainers(new Set(summaries.map((s) => s.Id)));
+  const cache = options.cache;
+  if (cache !== undefined) {
+    cache.store.keepOnlyContainers(new Set(summaries.map((s) => s.Id)));
+    cache.store.listingRead(cache.ticket, summaries, problems.length === problemsBefore);
+  }
   const containers = inspected
     .filter((c): c is Container => c !== null)
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
@@ -287,6 +292,56 @@ async function daemonInfoOfAnswer(
   return { available: false, reason };
 }
 
+/** The containers a read reads: listed (their summaries) and those already inspected to list them, by id. */
+interface ContainersListed {
+  summaries: ContainerSummary[];
+  inspected: ReadonlyMap<string, ContainerInspect>;
+}
+
+/**
+ * The container list: the engine's, or serve's while the engine's events are heard (src/collect/read-cache.ts,
+ * containerListing): the last read's, each container an event named since inspected now — listed as its inspect says,
+ * or no longer listed when the engine no longer knows it. One that cannot be inspected is a problem, as in a list's
+ * read (and the next read asks for the list). Throws when the engine's list cannot be had.
+ */
+async function containersListed(
+  api: ReadOnlyDocker,
+  options: DockerCollectOptions,
+  said: Findings,
+): Promise<ContainersListed> {
+  const kept = options.cache?.store.containerListing();
+  if (kept === undefined) {
+    const asked = api.listContainers();
+    options.whileListing?.();
+    return { summaries: await asked, inspected: new Map() };
+  }
+  const inspected = new Map<string, ContainerInspect>();
+  const summaries = [...kept.listed];
+  await mapLimited(kept.named, options.concurrency ?? DEFAULT_INSPECT_CONCURRENCY, async (id) => {
+    let inspect: ContainerInspect;
+    try {
+      inspect = await api.inspectContainer(id);
+    } catch (err) {
+      // Removed since: the engine lists it no more.
+      if (err instanceof EngineHttpError && err.statusCode === 404) return;
+      said.problems.push({
+        source: 'docker',
+        subject: id.slice(0, 12),
+        message: `cannot inspect container ${id.slice(0, 12)}: ${(err as Error).message}`,
+      });
+      return;
+    }
+    inspected.set(id, inspect);
+    summaries.push({
+      Id: inspect.Id,
+      Names: [inspect.Name],
+      ...(inspect.State?.Status !== undefined ? { State: inspect.State.Status } : {}),
+      Labels: inspect.Config?.Labels,
+    });
+  });
+  return { summaries, inspected };
+}
+
 /** The record last made of each container taken from the cache (see recordWithProc). */
 const recordsOfKept = new WeakMap<CachedContainer, Container>();
 
@@ -316,6 +371,7 @@ async function containerOf(
   options: DockerCollectOptions,
   attachments: Attachments,
   said: Findings,
+  given?: ContainerInspect,
 ): Promise<Container | null> {
   const label = summary.Names?.[0]?.replace(/^\//, '') ?? summary.Id.slice(0, 12);
   const cached = options.cache?.store.container(summary.Id, summary.State);
@@ -330,7 +386,7 @@ async function containerOf(
   }
   let inspect: ContainerInspect;
   try {
-    inspect = await api.inspectContainer(summary.Id);
+    inspect = given ?? (await api.inspectContainer(summary.Id));
   } catch (err) {
     if (err instanceof EngineHttpError && err.statusCode === 404) {
       said.notes.push({

@@ -139,6 +139,8 @@ export interface EngineWatchHandlers {
   lost(cause: string): void;
   /** Heard again: every change since `lost` is unknown, so everything is read again. */
   back(cause: string): void;
+  /** The stream is open (the first time, and after each `back`): every change from now on is told, until `lost`. */
+  heard?(): void;
 }
 
 export const STREAM_CUT = "the engine's events stream was cut: changes are not heard until it is open again";
@@ -230,6 +232,7 @@ export function watchEngineEvents(
     failures = 0;
     if (lostCause !== null) handlers.back(lostCause);
     lostCause = null;
+    handlers.heard?.();
     let ended = false;
     const end = () => {
       if (ended || options.signal.aborted) return;

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { BigIntStats } from 'node:fs';
 import type { Container, FileRecord, HostListenerView, ImageRecord, ProcView } from '../snapshot/types.js';
 import type { ComposePool } from './compose-pool.js';
-import type { EngineVersion } from './docker-api.js';
+import type { ContainerSummary, EngineVersion } from './docker-api.js';
 import type { ContainerInspect } from './inspect.js';
 
 /*
@@ -23,6 +23,10 @@ import type { ContainerInspect } from './inspect.js';
  *   answers `/version` by running dpkg, runc and conmon: 1.3 to 2 s of each read on a loaded 2-CPU machine;
  * - a file: nothing needs to: its lstat (device, inode, size, mode, owner, modification and change times to the
  *   nanosecond) is compared at each read, and any write changes the change time;
+ * - the engine's container list: while the events stream is heard, the list as the last read had it stands for the
+ *   engine's, each container an event named since inspected again (gone: no longer listed; new: listed now). Kept
+ *   only from a read begun after the stream was open (`eventsHeard`), until the stream is lost (`eventsLost`), the
+ *   engine is forgotten, or a read could not inspect a container (`containerListing`, `listingRead`);
  * - all of it: the events stream lost (what happened meanwhile is unknown), the config read again, and every resync
  *   (`renew`), which also makes a new HMAC key.
  *
@@ -149,6 +153,11 @@ export class ReadCache {
   private readonly images = new Map<string, ImageRecord>();
   private readonly files = new Map<string, { stamp: string; record: FileRecord }>();
   private version: EngineVersion | undefined;
+  /** Since when (a seq) the engine's events have been heard without a break; null: they are not. */
+  private hearingSince: number | null = null;
+  /** The container list as the last read had it (by id), and each container an event named since (its seq). */
+  private listing: ReadonlyMap<string, ContainerSummary> | undefined;
+  private readonly named = new Map<string, number>();
   /** The engine's settings (`/info`) and its lists as a read had them, kept until an event may have moved them. */
   private readonly answers = new Map<EngineAnswer, unknown>();
   /** What the read under way used; `use()` gives it and starts again. */
@@ -288,6 +297,7 @@ export class ReadCache {
     const mode = this.containers.get(id)?.inspect.HostConfig?.NetworkMode ?? this.networkModes.get(id);
     this.containers.delete(id);
     this.touched.set(id, ++this.seq);
+    this.named.set(id, this.seq);
     if (this.hostListenersMoved(id, mode)) this.sourceChanged('listeners');
   }
 
@@ -387,6 +397,7 @@ export class ReadCache {
 
   /** An engine event not understood: nothing the engine said before is kept. */
   forgetEngine(): void {
+    this.listing = undefined;
     this.containers.clear();
     this.images.clear();
     this.answers.clear();
@@ -406,6 +417,42 @@ export class ReadCache {
     this.slices.clear();
     this.allDropped = ++this.seq;
     this.currentKey = randomBytes(32);
+  }
+
+  /** The engine's events stream is open: from now on each change of a container is told (until `eventsLost`). */
+  eventsHeard(): void {
+    this.hearingSince = ++this.seq;
+    this.listing = undefined;
+  }
+
+  /** The events stream is cut, or the engine cannot be reached: no container list stands for the engine's. */
+  eventsLost(): void {
+    this.hearingSince = null;
+    this.listing = undefined;
+  }
+
+  /**
+   * The container list to read by instead of asking the engine for it, while its events are heard: the last read's
+   * list without the containers an event named since (`listed`), and those (`named`: each inspected again, gone or
+   * new). None: the list is asked for.
+   */
+  containerListing(): { listed: ContainerSummary[]; named: string[] } | undefined {
+    if (this.listing === undefined || this.hearingSince === null) return undefined;
+    const listed: ContainerSummary[] = [];
+    for (const [id, summary] of this.listing) if (!this.named.has(id)) listed.push(summary);
+    return { listed, named: [...this.named.keys()] };
+  }
+
+  /**
+   * The read with `ticket` made its container list (`summaries`: asked for, or the kept one with the named containers
+   * inspected again): the names before it are answered. The list is kept for the next read only when every container
+   * was inspected (`whole`) and the events were heard since before the read began; else the next read asks for it.
+   */
+  listingRead(ticket: ReadTicket, summaries: readonly ContainerSummary[], whole: boolean): void {
+    for (const [id, seq] of this.named) if (seq <= ticket.seq) this.named.delete(id);
+    const heard = this.hearingSince !== null && this.hearingSince <= ticket.seq;
+    this.listing =
+      whole && heard && !this.stale(ticket, this.enginesDropped) ? new Map(summaries.map((s) => [s.Id, s])) : undefined;
   }
 
   /** Which `renew` the cache is in (0 before the first): one whole read kept per renewal (serve's history). */

@@ -61,7 +61,10 @@ interface Status {
   lastFullRead: string | null;
 }
 
-/** What a stretch of the proxy's record holds: container inspects, image inspects, reads (container lists), all. */
+/**
+ * What a stretch of the proxy's record holds: container inspects, image inspects, reads (each pings the engine once; a
+ * read after an event asks for no container list while the events are heard), all.
+ */
 function countRequests(requests: readonly ProxiedRequest[]): {
   inspects: number;
   inspected: string[];
@@ -75,7 +78,7 @@ function countRequests(requests: readonly ProxiedRequest[]): {
     inspects: inspected.length,
     inspected: [...new Set(inspected)],
     images: own.filter((r) => /^\/images\/.+\/json$/.test(unversioned(r.path))).length,
-    reads: own.filter((r) => unversioned(r.path) === '/containers/json').length,
+    reads: own.filter((r) => unversioned(r.path) === '/_ping').length,
     total: own.length,
   };
 }
@@ -454,7 +457,7 @@ async function main(): Promise<void> {
         `${single.map((s) => s.polls).join(', ')} polls at ${round(statusCpuEach, 2)} ms each (the CPU of the ` +
         `${STATUS_REQUESTS} status requests above, each); the whole read ${hupCpuGross} ms as charged, ${hupPolls} ` +
         `polls; the first read ${firstCpu} ms of CPU in ${firstWallMs} ms from the spawn (Node's start included); ` +
-        `reads per event (container lists): ${single.map((s) => s.reads).join(', ')}`,
+        `reads per event (engine pings): ${single.map((s) => s.reads).join(', ')}`,
     });
     figures.push({
       label: 'one container event: container inspects (median of the events)',

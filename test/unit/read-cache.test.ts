@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdtempSync, renameSync, utimesSync, writeFileSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, renameSync, utimesSync, writeFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { changeOf, eventLines, type EngineChange } from '../../src/collect/engine-events.js';
@@ -12,9 +12,10 @@ import { collectDocker } from '../../src/collect/docker.js';
 import { resolveEndpoint } from '../../src/collect/docker-endpoint.js';
 import { collectFiles } from '../../src/collect/files.js';
 import { ReadCache } from '../../src/collect/read-cache.js';
+import { PACKAGE_ROOT } from '../../src/paths.js';
 import { createSafeValueMaker } from '../../src/secret/value.js';
 import type { Container, FileRecord } from '../../src/snapshot/types.js';
-import { fakeEngine } from '../support/fake-engine.js';
+import { fakeEngine, type InspectBehaviour } from '../support/fake-engine.js';
 
 /*
  * What serve keeps from one read for the next (src/collect/read-cache.ts): an object is taken again only when nothing
@@ -23,6 +24,12 @@ import { fakeEngine } from '../support/fake-engine.js';
  */
 
 const ID = 'a'.repeat(64);
+/** The ids of the fake engine's list (test/fixtures/inspect/containers-list.json): stopped, host-httpd, env-file. */
+const listedIds = (
+  JSON.parse(readFileSync(join(PACKAGE_ROOT, 'test', 'fixtures', 'inspect', 'containers-list.json'), 'utf8')) as {
+    Id: string;
+  }[]
+).map((c) => c.Id);
 const entry = (name: string) => ({
   inspect: { Id: ID, Name: `/${name}`, State: { Status: 'running' } } as never,
   container: { name } as Container,
@@ -275,6 +282,67 @@ test('the network and volume lists are kept until a network or volume event, or 
     await read(during);
     await read();
     assert.equal(lists(), [5, 5], 'lists a read began before a network event asked for are not kept');
+  } finally {
+    await engine.close();
+  }
+});
+
+test("while the engine's events are heard, the container list is the last read's, each container an event named inspected again", async () => {
+  const behaviour: Record<string, InspectBehaviour> = {};
+  const engine = await fakeEngine(behaviour);
+  const { cache, read, asked } = cachedReads(engine);
+  const names = (c: { containers: Container[] }) => c.containers.map((x) => x.name);
+  const stopped = listedIds[0]!;
+  const httpd = listedIds[1]!;
+  try {
+    const all = names(await read());
+    await read();
+    assert.is(asked('/containers/json'), 2, 'events not heard: the list is asked for at each read');
+    cache.eventsHeard();
+    await read();
+    const inspects = asked(`/containers/${httpd}/json`);
+    assert.equal(names(await read()), all, 'the same containers');
+    assert.is(asked('/containers/json'), 3, 'heard: the list asked once more (the first read since), then not');
+
+    cache.forgetContainer(httpd);
+    assert.equal(names(await read()), all);
+    assert.equal([asked('/containers/json'), asked(`/containers/${httpd}/json`)], [3, inspects + 1], 'inspected');
+    await read();
+    assert.is(asked(`/containers/${httpd}/json`), inspects + 1, 'once: the event is answered');
+
+    behaviour['ma-fixture-stopped'] = 'gone';
+    cache.forgetContainer(stopped);
+    cache.forgetContainer('f'.repeat(64));
+    const gone = await read();
+    assert.equal(
+      names(gone),
+      all.filter((n) => n !== 'ma-fixture-stopped'),
+      'removed: no longer listed',
+    );
+    assert.equal([gone.problems, gone.notes], [[], []], 'a container removed is no problem and no note');
+    assert.is(asked('/containers/json'), 3, 'still not listed');
+    cache.forgetContainer('f'.repeat(64));
+    behaviour['ma-fixture-host-httpd'] = 'error';
+    cache.forgetContainer(httpd);
+    const refused = await read();
+    assert.match(refused.problems.map((p) => p.message).join('\n'), /cannot inspect container 95c47aaad3d4/);
+    behaviour['ma-fixture-host-httpd'] = 'ok';
+    await read();
+    assert.is(asked('/containers/json'), 4, 'a container that could not be inspected: the next read lists again');
+    await read();
+    assert.is(asked('/containers/json'), 4);
+
+    cache.eventsLost();
+    await read();
+    await read();
+    assert.is(asked('/containers/json'), 6, 'the events lost: the list is asked for at each read');
+    cache.eventsHeard();
+    const during = cache.begin();
+    cache.eventsLost();
+    cache.eventsHeard();
+    await read(during);
+    await read();
+    assert.is(asked('/containers/json'), 8, 'a list a read began before the events were heard again is not kept');
   } finally {
     await engine.close();
   }
