@@ -175,9 +175,8 @@ function flagSet(resident: () => Resident): { set(causes: readonly string[]): vo
 
 /**
  * What a change makes the cache forget: the container an engine event names, the images, the network and volume
- * lists, or all the engine said; the
- * slices read from the files or the host's sockets; a container's /proc when the poll saw its processes move. A change
- * that says nothing of what (none) may be anything.
+ * lists, or all the engine said; the slices read from the files or the host's sockets; a container's /proc when the
+ * poll saw its processes move. A change that says nothing of what (none) may be anything.
  */
 function forget(cache: ReadCache, change: EngineChange | WatchChange | undefined): void {
   if (change === undefined) {
