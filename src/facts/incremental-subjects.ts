@@ -6,6 +6,8 @@ import { buildContainers, type BuiltContainer } from './containers.js';
 import { buildFiles } from './files.js';
 import { buildNetworks, buildVolumes } from './host-objects.js';
 import { joinsOf, type Joins } from './joins.js';
+import { KeptParts } from './kept-parts.js';
+import { sameValue } from './same-value.js';
 import { buildLedger } from './ledger.js';
 import { mountParts, mountSubject } from './mounts.js';
 import { SUBJECT_BUILDERS, type BuildInputs } from './subjects.js';
@@ -16,43 +18,13 @@ import type { Subject, SubjectSets } from '../policy/subject.js';
  * the subjects it touched). A container (with its sources and mounts), a file and a ledger entry are each made from
  * their own record and from the answers the joins (joins.ts) gave while it was made: every read of the joins is
  * recorded, and the next snapshot's subject is the last one when its record is the same value and every recorded
- * read gives the same value again from the new joins. The joins are made anew each time (they are the whole host's
- * inputs: ledger, history, images, daemon, the other containers' names and mounts), so what another subject's
- * change means for this one is what its recorded reads say. The sets made of the whole host (host, images, daemon,
- * networks, volumes, listeners) are made anew each time: they are few and cheap (BENCHMARKS.md, evaluate).
+ * read gives the same value again from the new joins. The joins are the whole host's inputs (ledger, history,
+ * images, daemon, the other containers' names and mounts), so what another subject's change means for this one is
+ * what its recorded reads say. Each part of the joins is kept while what it is made from stays the same
+ * (kept-parts.ts): a read of a part kept is not asked again, and a set whose records and parts are all as they were is
+ * taken whole, without a walk of its items. The sets made of the whole host (host, images, daemon, listeners) are made
+ * anew each time: they are few and cheap (BENCHMARKS.md, evaluate).
  */
-
-/** Whether two values are the same JSON-like value: the same object, or the same members (Maps, Sets, arrays). */
-export function sameValue(a: unknown, b: unknown): boolean {
-  if (Object.is(a, b)) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!sameValue(a[i], b[i])) return false;
-    return true;
-  }
-  if (Array.isArray(b)) return false;
-  if (a instanceof Map || b instanceof Map) {
-    if (!(a instanceof Map) || !(b instanceof Map) || a.size !== b.size) return false;
-    for (const [k, v] of a) if (!b.has(k) || !sameValue(v, b.get(k))) return false;
-    return true;
-  }
-  if (a instanceof Set || b instanceof Set) {
-    if (!(a instanceof Set) || !(b instanceof Set) || a.size !== b.size) return false;
-    for (const v of a) if (!b.has(v)) return false;
-    return true;
-  }
-  if (Object.getPrototypeOf(a) !== Object.getPrototypeOf(b)) return false;
-  const ka = Object.keys(a);
-  const kb = Object.keys(b);
-  if (ka.length !== kb.length) return false;
-  for (let i = 0; i < ka.length; i++) {
-    const k = ka[i]!;
-    // In order: a record's members come in one order; another order is another value to a rule that lists them.
-    if (k !== kb[i] || !sameValue((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])) return false;
-  }
-  return true;
-}
 
 /** The joins' members by name (the questions are functions that use no `this`). */
 const fieldOf = (joins: Joins, name: keyof Joins): unknown => (joins as unknown as Record<string, unknown>)[name];
@@ -64,6 +36,8 @@ interface JoinsRead {
   args: readonly unknown[] | null;
   /** A question put to a Map or Set field (`get`, `has`). */
   member?: 'get' | 'has';
+  /** The function or map asked: the same one again gives the same answer to the same arguments (kept-parts.ts). */
+  asked: unknown;
   value: unknown;
 }
 
@@ -77,12 +51,17 @@ class RecordedJoins {
   readonly view: Joins;
   private readonly wrappers = new Map<string | symbol, unknown>();
 
-  constructor(target: Joins) {
+  /** `names`: where each member of the joins asked is told (the set's, SubjectMemo). */
+  constructor(
+    target: Joins,
+    private readonly names: Set<keyof Joins>,
+  ) {
     this.target = target;
     this.view = new Proxy({} as Joins, { get: (_, name) => this.answer(name) });
   }
 
   private record(read: JoinsRead): void {
+    this.names.add(read.name);
     // Each question once (a subject's locate may ask again at each finding).
     for (const r of this.reads)
       if (
@@ -105,8 +84,9 @@ class RecordedJoins {
     const field = fieldOf(this.target, key);
     if (typeof field === 'function') {
       const ask = (...args: unknown[]) => {
-        const value = (fieldOf(this.target, key) as (...a: unknown[]) => unknown)(...args);
-        this.record({ name: key, args, value });
+        const asked = fieldOf(this.target, key) as (...a: unknown[]) => unknown;
+        const value = asked(...args);
+        this.record({ name: key, args, asked, value });
         return value;
       };
       this.wrappers.set(name, ask);
@@ -117,30 +97,34 @@ class RecordedJoins {
       const of = () => fieldOf(this.target, key) as Map<unknown, unknown>;
       const lookup = {
         get: (k: unknown) => {
-          const value = of().get(k);
-          this.record({ name: key, args: [k], member: 'get', value });
+          const asked = of();
+          const value = asked.get(k);
+          this.record({ name: key, args: [k], member: 'get', asked, value });
           return value;
         },
         has: (k: unknown) => {
-          const value = of().has(k);
-          this.record({ name: key, args: [k], member: 'has', value });
+          const asked = of();
+          const value = asked.has(k);
+          this.record({ name: key, args: [k], member: 'has', asked, value });
           return value;
         },
       };
       this.wrappers.set(name, lookup);
       return lookup;
     }
-    this.record({ name: key, args: null, value: field });
+    this.record({ name: key, args: null, asked: field, value: field });
     return field;
   }
 
   /**
    * Whether every answer recorded is the same from `joins`, asked with `renamed` arguments (the item's record of the
-   * last snapshot stands for this snapshot's: they are the same value).
+   * last snapshot stands for this snapshot's: they are the same value). `asIs`: no argument is renamed (the record is
+   * the very one the reads were asked with), so a function or map the joins kept answers as it did, unasked.
    */
-  sameFrom(joins: Joins, renamed: (arg: unknown) => unknown): boolean {
+  sameFrom(joins: Joins, renamed: (arg: unknown) => unknown, asIs: boolean): boolean {
     for (const r of this.reads) {
       const field = fieldOf(joins, r.name);
+      if (field === r.asked && (asIs || r.args === null)) continue;
       let now: unknown;
       if (r.args === null) now = field;
       else if (r.member !== undefined) {
@@ -151,6 +135,7 @@ class RecordedJoins {
       if (!sameValue(r.value, now)) return false;
       // The same value, now as this snapshot has it: the next comparison of an answer shared from here is by identity.
       r.value = now;
+      r.asked = field;
     }
     return true;
   }
@@ -189,6 +174,35 @@ export interface SubjectReuse {
 /** Items by key; an item whose key another already has is made anew each time (never taken for the other). */
 type Memo<R, S> = Map<string, Made<R, S>>;
 
+/** One set as the last build made it. */
+interface SetMade<R, S> {
+  items: Memo<R, S>;
+  /** The records as the snapshot gave them, and in the set's order. */
+  source: readonly R[];
+  records: readonly R[];
+  given: unknown;
+  /** Every member of the joins an item of the set asked, ever (the items' reads are never fewer). */
+  names: Set<keyof Joins>;
+  /** Whether every item is in `items` (no two records had one key). */
+  whole: boolean;
+  /** The joins every item's answers were last found the same in. */
+  joins: Joins;
+  out: S[];
+}
+
+/** Whether each member named is the very same in both joins. */
+const everySame = (names: Iterable<keyof Joins>, a: Joins, b: Joins): boolean => {
+  for (const name of names) if (fieldOf(a, name) !== fieldOf(b, name)) return false;
+  return true;
+};
+
+const sameItems = (a: readonly unknown[], b: readonly unknown[]): boolean => {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+};
+
 /**
  * buildSubjects (subjects.ts) for a sequence of snapshots of one host: each call gives what buildSubjects gives on
  * the snapshot (the same subjects, in the same order), the items whose inputs did not change taken from the call
@@ -196,7 +210,9 @@ type Memo<R, S> = Map<string, Made<R, S>>;
  */
 export class SubjectMemo {
   /** By set: what each item gave the last time. */
-  private readonly memos = new Map<string, Memo<unknown, unknown>>();
+  private readonly sets = new Map<string, SetMade<unknown, unknown>>();
+  /** The joins' parts kept from the last build: what asked them need not ask again (kept-parts.ts). */
+  private readonly parts = new KeptParts();
   private reuse: SubjectReuse = { made: 0, reused: 0 };
 
   /** What the last build made anew and took again. */
@@ -206,30 +222,14 @@ export class SubjectMemo {
 
   build(snapshot: Snapshot, history: HistoryInput = []): SubjectSets {
     this.reuse = { made: 0, reused: 0 };
-    const joins = joinsOf(snapshot, history);
-    const labels = snapshot.config.labels;
-    const made = this.each(
-      'containers',
-      snapshot.containers,
-      (c) => c.id,
-      labels,
-      joins,
-      (c, view): ContainerMade => {
-        const built = buildContainers([c], labels, view)[0]!;
-        const parts = sourceParts([built], view);
-        const sources = sourceSubjects(parts, view);
-        return {
-          built,
-          sources: parts.map((part, i) => ({ id: part.id, subject: sources[i]! })),
-          mounts: mountParts([built]).map((part) => ({ id: part.id, subject: mountSubject(part, view) })),
-        };
-      },
-    );
+    const joins = joinsOf(snapshot, history, this.parts);
+    const made = this.containers(snapshot, joins);
     const builtContainers = made.map((m) => m.built);
     const inputs: BuildInputs = { snapshot, joins, containers: builtContainers };
     const files = this.each(
       'files',
-      [...snapshot.files].sort((a, b) => compareText(a.path, b.path)),
+      snapshot.files,
+      (a, b) => compareText(a.path, b.path),
       (f) => f.path,
       null,
       joins,
@@ -238,7 +238,8 @@ export class SubjectMemo {
     const { entries, ...ledgerRest } = snapshot.ledger;
     const ledger = this.each(
       'ledger',
-      [...entries].sort((a, b) => a.line - b.line),
+      entries,
+      (a, b) => a.line - b.line,
       (r) => String(r.line),
       snapshot.ledger.adopted ?? false,
       joins,
@@ -250,6 +251,7 @@ export class SubjectMemo {
       ? this.each(
           'networks',
           networks,
+          null,
           (n) => n.id || n.name,
           null,
           joins,
@@ -260,6 +262,7 @@ export class SubjectMemo {
       ? this.each(
           'volumes',
           volumes,
+          null,
           (v) => v.name,
           null,
           joins,
@@ -281,19 +284,59 @@ export class SubjectMemo {
     } as SubjectSets;
   }
 
-  /** The subjects of each record of a set, the last ones where nothing they were made from changed. */
+  /** Each container's subjects: itself, its sources and its mounts. */
+  private containers(snapshot: Snapshot, joins: Joins): ContainerMade[] {
+    const labels = snapshot.config.labels;
+    return this.each(
+      'containers',
+      snapshot.containers,
+      null,
+      (c) => c.id,
+      labels,
+      joins,
+      (c, view) => {
+        const built = buildContainers([c], labels, view)[0]!;
+        const parts = sourceParts([built], view);
+        const sources = sourceSubjects(parts, view);
+        return {
+          built,
+          sources: parts.map((part, i) => ({ id: part.id, subject: sources[i]! })),
+          mounts: mountParts([built]).map((part) => ({ id: part.id, subject: mountSubject(part, view) })),
+        };
+      },
+    );
+  }
+
+  /**
+   * The subjects of each record of a set (`source`, put in the set's `order`), the last ones where nothing they were
+   * made from changed. Speed: when every record is the very one of the last build, and every member of the joins the
+   * set's items ever asked is the very one they asked (a part kept: kept-parts.ts), every item would be taken again
+   * as it is, and the set is, without going through its items (a container event leaves most sets so).
+   */
   private each<R, S>(
     set: string,
-    records: readonly R[],
+    source: readonly R[],
+    order: ((a: R, b: R) => number) | null,
     keyOf: (record: R) => string,
     given: unknown,
     joins: Joins,
     make: (record: R, view: Joins) => S,
   ): S[] {
-    const last = (this.memos.get(set) ?? new Map()) as Memo<R, S>;
+    const last = this.sets.get(set) as SetMade<R, S> | undefined;
+    const sameSource = last !== undefined && sameItems(last.source, source);
+    if (sameSource && last.whole && sameValue(last.given, given) && everySame(last.names, last.joins, joins)) {
+      // What a finding's locate asks from now on is asked of these joins.
+      for (const kept of last.items.values()) kept.joins.target = joins;
+      last.joins = joins;
+      this.reuse.reused += last.items.size;
+      return last.out;
+    }
+    const records = sameSource ? last.records : order === null ? source : [...source].sort(order);
+    const items = last?.items ?? new Map<string, Made<R, S>>();
+    const names = last?.names ?? new Set<keyof Joins>();
     const next: Memo<R, S> = new Map();
-    const out = records.map((r) => this.item(last, next, keyOf(r), r, given, joins, (view) => make(r, view)));
-    this.memos.set(set, next);
+    const out = records.map((r) => this.item(items, next, keyOf(r), r, given, joins, names, make));
+    this.sets.set(set, { items: next, source, records, given, names, whole: next.size === records.length, joins, out });
     return out;
   }
 
@@ -305,7 +348,8 @@ export class SubjectMemo {
     record: R,
     given: unknown,
     joins: Joins,
-    make: (view: Joins) => S,
+    names: Set<keyof Joins>,
+    make: (record: R, view: Joins) => S,
   ): S {
     const kept = last.get(key);
     const unique = !next.has(key);
@@ -314,7 +358,7 @@ export class SubjectMemo {
       kept !== undefined &&
       sameValue(kept.record, record) &&
       sameValue(kept.given, given) &&
-      kept.joins.sameFrom(joins, (arg) => (arg === kept.madeFrom ? record : arg))
+      kept.joins.sameFrom(joins, (arg) => (arg === kept.madeFrom ? record : arg), record === kept.record)
     ) {
       // The subjects' own view answers from these joins from now on (a finding's locate reads it); the record is this
       // snapshot's (the same value), so that the next snapshot sharing it is known the same by identity alone.
@@ -324,8 +368,8 @@ export class SubjectMemo {
       this.reuse.reused++;
       return kept.made;
     }
-    const recorded = new RecordedJoins(joins);
-    const made = make(recorded.view);
+    const recorded = new RecordedJoins(joins, names);
+    const made = make(record, recorded.view);
     this.reuse.made++;
     if (unique) next.set(key, { record, madeFrom: record, given, joins: recorded, made });
     else next.delete(key); // two items of one key: neither is kept (which is which next time is not known)

@@ -6,8 +6,9 @@ import { formerTargets, pastOfAll, type FormerTarget, type HistoryInput } from '
 import type { ContainerData, FormerClaim } from '../policy/subject-data.js';
 import { normalImageId } from '../snapshot/image-id.js';
 import { daemonSecurityOf, imageFactsOf, restartLoopOf, type ContainerImageFacts } from './runtime.js';
-import { lookupsOf, type SnapshotLookups } from './lookups.js';
+import { containerNamedIn, lookupsOf, type SnapshotLookups } from './lookups.js';
 import { NONE, orNone } from './none.js';
+import { KeptParts } from './kept-parts.js';
 
 /**
  * The joins between a snapshot's ledger, containers, files and history that every subject builder
@@ -49,8 +50,11 @@ export interface Joins {
   moduleOfId(id: string | null): string | null;
   /** Names of the containers bind-mounting a path, in container order. */
   mountedBy(path: string): string[];
-  /** The first container whose name or id is the target. */
-  containerNamed(target: string): Container | undefined;
+  /**
+   * The first container whose name or id is the target, as a ledger entry, a volume or a listener tells of it (narrow:
+   * what else of a container changes leaves their subjects as they are).
+   */
+  containerNamed(target: string): NamedContainer | undefined;
   managedRootOf(path: string): string | null;
   /** Keys an env file named in an earlier snapshot of this host, under any of the readings given (env-readings.ts). */
   composedBefore(path: string, readings: readonly ReadingName[]): ReadonlySet<string>;
@@ -66,6 +70,14 @@ export interface Joins {
   objectPresent(type: 'network' | 'volume', target: string): boolean | null;
   /** Why a list of networks or volumes the engine should have given was not read, or null. */
   objectsUnread(type: 'network' | 'volume'): string | null;
+}
+
+/** A container as what names it sees it. */
+export interface NamedContainer {
+  id: string;
+  name: string;
+  status: string;
+  running: boolean;
 }
 
 function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
@@ -91,33 +103,47 @@ function unread(snapshot: Snapshot): Pick<Joins, 'ledgerUnread' | 'engineUnread'
 /**
  * Speed: every join below is a map built once per snapshot. Each was a scan of the whole ledger,
  * container list or history per subject: quadratic in the size of the host (BENCHMARKS.md, evaluate,
- * measures up to 50,000 containers).
+ * measures up to 50,000 containers). `kept`: the parts kept from the snapshot before (serve's reads,
+ * kept-parts.ts: a part made from the same inputs is the same object); a new one makes them all.
  */
-export function joinsOf(snapshot: Snapshot, history: HistoryInput): Joins {
-  const lookups = lookupsOf(snapshot);
+export function joinsOf(snapshot: Snapshot, history: HistoryInput, kept: KeptParts = new KeptParts()): Joins {
+  const lookups = lookupsOf(snapshot, kept);
   return {
     host: snapshot.host.hostname,
     takenAt: snapshot.takenAt,
-    restartLoopOf: (c) => restartLoopOf(c, snapshot.takenAt),
+    restartLoopOf: restartLoopJoin(snapshot, kept),
     config: snapshot.config,
     ledgerPath: snapshot.ledger.path,
     scannerContainer: snapshot.host.scannerContainer ?? null,
     filesByPath: lookups.filesByPath,
-    engineAdded: engineAddedKeys(snapshot.docker?.kind),
+    engineAdded: kept.fromValue('engineAdded', engineAddedKeys(snapshot.docker?.kind), (keys) => keys),
     ...unread(snapshot),
-    ...ledgerJoins(snapshot),
-    ...historyJoins(snapshot, history, lookups),
-    ...containerJoins(snapshot, lookups),
-    ...runtimeJoins(snapshot),
-    ...objectJoins(snapshot, lookups),
+    ...kept.fromSame('ledger', [snapshot.ledger.entries], () => ledgerJoins(snapshot.ledger.entries)),
+    ...historyJoins(snapshot, history, lookups, kept),
+    ...containerJoins(snapshot, lookups, kept),
+    ...runtimeJoins(snapshot, kept),
+    ...objectJoins(snapshot, lookups, kept),
   };
 }
 
-function runtimeJoins(snapshot: Snapshot): Pick<Joins, 'imageFactsOf' | 'daemonSecurity'> {
-  const byId = new Map(snapshot.images.available ? snapshot.images.images.map((i) => [normalImageId(i.id), i]) : []);
+/**
+ * Whether a container is in a restart loop as of the snapshot's time. Kept while the containers are the same values and
+ * each one's answer is the same at this time as at the last (most reads: nothing restarting), so that asking again is
+ * not needed; its answers are its own time's.
+ */
+function restartLoopJoin(snapshot: Snapshot, kept: KeptParts): Joins['restartLoopOf'] {
+  const { containers, takenAt } = snapshot;
+  const answers = containers.map((c) => restartLoopOf(c, takenAt));
+  return kept.fromValue('restartLoopOf', { containers, answers }, () => (c: Container) => restartLoopOf(c, takenAt));
+}
+
+function runtimeJoins(snapshot: Snapshot, kept: KeptParts): Pick<Joins, 'imageFactsOf' | 'daemonSecurity'> {
   return {
-    imageFactsOf: (c: Container) => imageFactsOf(c, snapshot, byId),
-    daemonSecurity: daemonSecurityOf(snapshot),
+    imageFactsOf: kept.fromValue('images', snapshot.images, (images) => {
+      const byId = new Map(images.available ? images.images.map((i) => [normalImageId(i.id), i]) : []);
+      return (c: Container) => imageFactsOf(c, images, byId);
+    }),
+    daemonSecurity: kept.fromValue('daemonSecurity', daemonSecurityOf(snapshot), (security) => security),
   };
 }
 
@@ -131,24 +157,28 @@ export const objectsUnreadReason = (snapshot: Snapshot, source: 'networks' | 'vo
   snapshot.problems.find((p) => p.source === 'docker')?.message ??
   `the engine's ${source} were not read`;
 
-function objectJoins(snapshot: Snapshot, lookups: SnapshotLookups): Pick<Joins, 'objectPresent' | 'objectsUnread'> {
-  const names = { network: lookups.networkNames, volume: lookups.volumeNames };
+function objectJoins(
+  snapshot: Snapshot,
+  lookups: SnapshotLookups,
+  kept: KeptParts,
+): Pick<Joins, 'objectPresent' | 'objectsUnread'> {
   // A list not read (null) leaves each entry's presence unknown, whichever problem says why.
   const unreadOf = (source: 'networks' | 'volumes'): string | null =>
     snapshot[source] === null ? objectsUnreadReason(snapshot, source) : null;
-  const unread = { network: unreadOf('networks'), volume: unreadOf('volumes') };
-  return {
+  const from = {
+    names: { network: lookups.networkNames, volume: lookups.volumeNames },
+    unread: { network: unreadOf('networks'), volume: unreadOf('volumes') },
+  };
+  return kept.fromValue('objects', from, ({ names, unread }) => ({
     objectPresent: (type, target) => names[type]?.has(target) ?? null,
     objectsUnread: (type) => (names[type] === null ? unread[type] : null),
-  };
+  }));
 }
 
 type LedgerJoins = Pick<Joins, 'claimsOf' | 'coClaimants' | 'referencedBy' | 'lineOfId' | 'moduleOfId'>;
 
-function ledgerJoins(snapshot: Snapshot): LedgerJoins {
-  const valid = snapshot.ledger.entries.filter(
-    (r) => r.valid && r.entry.id !== undefined && r.entry.target !== undefined,
-  );
+function ledgerJoins(entries: readonly LedgerRecord[]): LedgerJoins {
+  const valid = entries.filter((r) => r.valid && r.entry.id !== undefined && r.entry.target !== undefined);
   /** valid entries by type, then target, in ledger order. */
   const byTypeTarget = new Map<string | undefined, Map<string, LedgerRecord[]>>();
   const referencedBy = new Map<string, string[]>();
@@ -205,39 +235,25 @@ function historyJoins(
   snapshot: Snapshot,
   history: HistoryInput,
   lookups: SnapshotLookups,
+  kept: KeptParts,
 ): Pick<Joins, 'formerlyOf' | 'formerTargetsOf' | 'composedBefore'> {
+  return {
+    ...kept.fromValue('formerTargets', formerTargets(snapshot, history, lookups), formerJoins),
+    composedBefore: kept.fromSame('composedBefore', [history, snapshot.host.hostname], () =>
+      composedBeforeOf(snapshot.host.hostname, history),
+    ),
+  };
+}
+
+function formerJoins(targets: readonly FormerTarget[]): Pick<Joins, 'formerlyOf' | 'formerTargetsOf'> {
   const formerByTypeTarget = new Map<string, Map<string, FormerTarget[]>>();
   const formerById = new Map<string, FormerTarget[]>();
-  for (const f of formerTargets(snapshot, history, lookups)) {
+  for (const f of targets) {
     let byTarget = formerByTypeTarget.get(f.type);
     if (!byTarget) formerByTypeTarget.set(f.type, (byTarget = new Map<string, FormerTarget[]>()));
     push(byTarget, f.target, f);
     push(formerById, f.id, f);
   }
-  // Each env file as earlier snapshots of this host recorded it: a key one of them named is evidence
-  // that a key the container holds came from its composed file, once the file no longer names it.
-  // (The history's index shares one record among the snapshots that read a file alike, and one list among the
-  // snapshots whose env files all read alike: each counted once.)
-  const earlierFiles = new Map<string, Set<PastEnvFile>>();
-  const listsMet = new Set<readonly PastEnvFile[]>();
-  for (const earlier of pastOfAll(history)) {
-    if (earlier.hostname !== snapshot.host.hostname || listsMet.has(earlier.envFiles)) continue;
-    listsMet.add(earlier.envFiles);
-    for (const f of earlier.envFiles) {
-      let records = earlierFiles.get(f.path);
-      if (!records) earlierFiles.set(f.path, (records = new Set()));
-      records.add(f);
-    }
-  }
-  const composedBefore = (path: string, names: readonly ReadingName[]): ReadonlySet<string> => {
-    const keys = new Set<string>();
-    for (const f of earlierFiles.get(path) ?? []) {
-      // A snapshot from before the literal reading was kept: its (Compose) keys stand for every reading.
-      const chosen = f.composeOnly ? [f.compose] : names.map((n) => f[n]);
-      for (const named of chosen) for (const k of named ?? []) keys.add(k);
-    }
-    return keys;
-  };
   return {
     formerlyOf: (type, target) =>
       orNone(
@@ -249,26 +265,58 @@ function historyJoins(
         })),
       ),
     formerTargetsOf: (id) => formerById.get(id) ?? NONE,
-    composedBefore,
+  };
+}
+
+function composedBeforeOf(hostname: string, history: HistoryInput): Joins['composedBefore'] {
+  // Each env file as earlier snapshots of this host recorded it: a key one of them named is evidence
+  // that a key the container holds came from its composed file, once the file no longer names it.
+  // (The history's index shares one record among the snapshots that read a file alike, and one list among the
+  // snapshots whose env files all read alike: each counted once.)
+  const earlierFiles = new Map<string, Set<PastEnvFile>>();
+  const listsMet = new Set<readonly PastEnvFile[]>();
+  for (const earlier of pastOfAll(history)) {
+    if (earlier.hostname !== hostname || listsMet.has(earlier.envFiles)) continue;
+    listsMet.add(earlier.envFiles);
+    for (const f of earlier.envFiles) {
+      let records = earlierFiles.get(f.path);
+      if (!records) earlierFiles.set(f.path, (records = new Set()));
+      records.add(f);
+    }
+  }
+  return (path: string, names: readonly ReadingName[]): ReadonlySet<string> => {
+    const keys = new Set<string>();
+    for (const f of earlierFiles.get(path) ?? []) {
+      // A snapshot from before the literal reading was kept: its (Compose) keys stand for every reading.
+      const chosen = f.composeOnly ? [f.compose] : names.map((n) => f[n]);
+      for (const named of chosen) for (const k of named ?? []) keys.add(k);
+    }
+    return keys;
   };
 }
 
 function containerJoins(
   snapshot: Snapshot,
   lookups: SnapshotLookups,
+  kept: KeptParts,
 ): Pick<Joins, 'mountedBy' | 'containerNamed' | 'managedRootOf'> {
   const mountedBy = new Map<string, string[]>();
   for (const c of snapshot.containers)
     for (const source of new Set(c.mounts.filter((m) => m.type === 'bind').map((m) => m.source)))
       push(mountedBy, source, c.name);
-  const managedRoots = snapshot.config.managedRoots.map((root) => ({
-    root,
-    prefix: root.endsWith('/') ? root : `${root}/`,
-  }));
   return {
-    mountedBy: (path) => mountedBy.get(path) ?? NONE,
-    containerNamed: lookups.containerNamed,
-    managedRootOf: (path) =>
-      managedRoots.find(({ root, prefix }) => path === root || path.startsWith(prefix))?.root ?? null,
+    mountedBy: kept.fromValue('mountedBy', mountedBy, (byPath) => (path: string) => byPath.get(path) ?? NONE),
+    containerNamed: kept.fromValue(
+      'containerNamed',
+      snapshot.containers.map(
+        (c): NamedContainer => ({ id: c.id, name: c.name, status: c.state.status, running: c.state.running }),
+      ),
+      (named) => containerNamedIn(named),
+    ),
+    managedRootOf: kept.fromValue('managedRoots', snapshot.config.managedRoots, (roots) => {
+      const prefixed = roots.map((root) => ({ root, prefix: root.endsWith('/') ? root : `${root}/` }));
+      return (path: string) =>
+        prefixed.find(({ root, prefix }) => path === root || path.startsWith(prefix))?.root ?? null;
+    }),
   };
 }

@@ -83,7 +83,7 @@ function entryData(r: LedgerRecord, adopted: boolean, joins: Joins) {
             ? joins.objectPresent(type, target)
             : null,
     target_container: targetContainer
-      ? { name: targetContainer.name, status: targetContainer.state.status, running: targetContainer.state.running }
+      ? { name: targetContainer.name, status: targetContainer.status, running: targetContainer.running }
       : null,
     target_file: type === 'file' ? fileFacts(targetFile) : null,
     co_claimants: joins.coClaimants(r),

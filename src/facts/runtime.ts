@@ -101,10 +101,9 @@ export interface ContainerImageFacts {
 
 export function imageFactsOf(
   c: Container,
-  snapshot: Snapshot,
+  images: Snapshot['images'],
   byId: ReadonlyMap<string, { user: string }>,
 ): ContainerImageFacts {
-  const { images } = snapshot;
   if (!images.available) {
     const reason = `images not read: ${images.reason}`;
     return { tagNow: null, user: null, tagsUnread: reason, imageUnread: reason };

@@ -103,6 +103,16 @@ const MUTATIONS: Record<string, (s: Snapshot, random: Random, step: number) => S
           : { available: false, reason: 'gone' },
       };
     }),
+  // Started again by its policy a moment ago: a restart loop until the time moves 10 s on (runtime.ts, restartLoopOf).
+  'restarted by its policy just now': (s, random) =>
+    withContainer(s, random, (c) =>
+      c.runtime === undefined
+        ? c
+        : {
+            ...c,
+            state: { ...c.state, running: true, status: 'running', restartCount: 3, startedAt: s.takenAt },
+          },
+    ),
   'health changed': (s, random) =>
     withContainer(s, random, (c) =>
       c.runtime === undefined ? c : { ...c, runtime: { ...c.runtime, healthcheck: !c.runtime.healthcheck } },
@@ -224,6 +234,16 @@ const MUTATIONS: Record<string, (s: Snapshot, random: Random, step: number) => S
         : replaceAt(view.sockets, socket, null);
     return { ...s, hostListeners: { ...view, sockets } } as Snapshot;
   },
+  // Nothing read changed, but the time did: what is measured against it (a restart loop, a move's age) may not hold.
+  'an hour later': (s) => ({ ...s, takenAt: new Date(Date.parse(s.takenAt) + 3_600_000).toISOString() }),
+  'managed roots changed': (s) => {
+    const roots = s.config.managedRoots;
+    const managedRoots = roots.length > 1 ? roots.slice(1) : [...roots, '/srv'];
+    return { ...s, config: { ...s.config, managedRoots } };
+  },
+  // The env keys the engine writes by itself are its kind's.
+  'engine kind changed': (s) =>
+    s.docker === null ? s : { ...s, docker: { ...s.docker, kind: s.docker.kind === 'podman' ? 'docker' : 'podman' } },
 };
 
 function step4(random: Random): string {
