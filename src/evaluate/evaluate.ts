@@ -63,10 +63,26 @@ type Outcome = { findings: Finding[] } | { unknown: UnknownFact[] };
  */
 export class OutcomeMemo {
   private readonly kept = new WeakMap<Subject, Map<LoadedRule, Outcome | { thrown: unknown }>>();
+  /** What each rule gave on its set's subjects the last time, with those subjects (in order). */
+  private readonly passes = new Map<LoadedRule, { subjects: readonly Subject[]; checks: boolean; out: RuleOutcomes }>();
   /** How many rule x subject checks were made (not taken from the memo) since the count was last reset. */
   checks = 0;
 
   constructor(readonly rules: readonly LoadedRule[]) {}
+
+  /**
+   * What the rule gave on these subjects the last time, when they are the very same, in the same order (speed: one
+   * read changes few subjects, and a set taken whole by the subjects' memo is the same list), else undefined.
+   */
+  keptPass(rule: LoadedRule, subjects: readonly Subject[], checks: boolean): RuleOutcomes | undefined {
+    const last = this.passes.get(rule);
+    if (last === undefined || last.checks !== checks || !sameSubjects(last.subjects, subjects)) return undefined;
+    return last.out;
+  }
+
+  keepPass(rule: LoadedRule, subjects: readonly Subject[], checks: boolean, out: RuleOutcomes): void {
+    this.passes.set(rule, { subjects, checks, out });
+  }
 
   check(rule: LoadedRule, subject: Subject): Outcome {
     let byRule = this.kept.get(subject);
@@ -85,6 +101,13 @@ export class OutcomeMemo {
     return outcome;
   }
 }
+
+const sameSubjects = (a: readonly Subject[], b: readonly Subject[]): boolean => {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+};
 
 const applies = (rule: LoadedRule, subject: Subject): boolean =>
   rule.where === undefined || withBudget(() => truthy(applyLogic(rule.where, subject.data)));
@@ -411,6 +434,21 @@ interface RuleOutcomes {
   errors: Notification[];
 }
 
+const copyOutcomes = (o: RuleOutcomes): RuleOutcomes => ({
+  findings: [...o.findings],
+  notChecked: [...o.notChecked],
+  checks: [...o.checks],
+  errors: [...o.errors],
+});
+
+/** Appends one by one: a host's list may be longer than a call's arguments may be. */
+function addOutcomes(to: RuleOutcomes, from: RuleOutcomes): void {
+  for (const f of from.findings) to.findings.push(f);
+  for (const n of from.notChecked) to.notChecked.push(n);
+  for (const c of from.checks) to.checks.push(c);
+  for (const e of from.errors) to.errors.push(e);
+}
+
 /**
  * evaluate, with each set's subjects given a chunk at a time (`subjectChunks`, src/facts/subjects.ts): every
  * rule of a set checks a chunk before the next one is made, so that a large host's subjects never all live
@@ -446,11 +484,28 @@ export function evaluateChunks(
   const outcomes: RuleOutcomes[] = ordered.map(() => ({ findings: [], notChecked: [], checks: [], errors: [] }));
   const emitted = new Set<string>();
   // Each map a rule measures (src/policy/budget.ts) is walked once per snapshot, not once per operator using it.
+  const unique = new Set(ordered.map((r) => r.id)).size === ordered.length;
   measuringOnce(() => {
     for (const { set, indexes } of passesOf(ordered)) {
-      for (const chunk of chunksOf(set))
-        for (const i of indexes)
-          checkChunk(host, ordered[i]!, chunk, outcomes[i]!, emitted, options.recordChecks, options.outcomes);
+      let first = true;
+      for (const chunk of chunksOf(set)) {
+        for (const i of indexes) {
+          const rule = ordered[i]!;
+          // A rule's first chunk given the same subjects as last time gives what it gave: its fingerprints are its own
+          // (they carry its id), so numbering the occurrences of one of them needs none of the other rules'.
+          const memo = first && unique ? options.outcomes : undefined;
+          const checks = options.recordChecks === true;
+          const kept = memo?.keptPass(rule, chunk, checks);
+          if (kept !== undefined) {
+            addOutcomes(outcomes[i]!, kept);
+            for (const f of kept.findings) emitted.add(f.fingerprint);
+            continue;
+          }
+          checkChunk(host, rule, chunk, outcomes[i]!, emitted, options.recordChecks, options.outcomes);
+          memo?.keepPass(rule, chunk, checks, copyOutcomes(outcomes[i]!));
+        }
+        first = false;
+      }
     }
   });
   const findings = outcomes.flatMap((o) => o.findings);
