@@ -257,8 +257,14 @@ export function watchHost(
     },
     { once: true },
   );
+  // The files of the last snapshot followed: a read that took them whole (none of their folders changed) follows the
+  // very same list, and every folder asked for is watched already.
+  let followed: Snapshot['files'] | undefined;
   return {
-    follow: (snapshot) =>
-      files.follow([settings.ledger, DAEMON_JSON, ...snapshot.files.map((f) => f.path)], settings.managedRoots),
+    follow: (snapshot) => {
+      if (snapshot.files === followed && files.whole()) return false;
+      followed = snapshot.files;
+      return files.follow([settings.ledger, DAEMON_JSON, ...snapshot.files.map((f) => f.path)], settings.managedRoots);
+    },
   };
 }

@@ -21,7 +21,7 @@ import {
   type ContainerSummary,
   type ImageSummary,
 } from './docker-api.js';
-import { networkRecords, volumeRecords, type Attachments } from './engine-objects.js';
+import { networkRecords, usersOf, volumeRecords, type Attachments } from './engine-objects.js';
 import type { DockerEndpoint } from './docker-endpoint.js';
 import { daemonInfoOf, imageRecordOf, tagsOf } from './images.js';
 import { containerFromInspect, type ContainerInspect } from './inspect.js';
@@ -250,11 +250,45 @@ async function collectWith(
     containers,
     images,
     daemonInfo: await daemonInfo(),
-    networks: rawNetworks && networkRecords(rawNetworks, attachments, options.safe, options.labelKeys),
-    volumes: rawVolumes && volumeRecords(rawVolumes, attachments, options.safe, options.labelKeys),
+    networks:
+      rawNetworks &&
+      listRecords(options, rawNetworks, 'networks', attachments, () =>
+        networkRecords(rawNetworks, attachments, options.safe, options.labelKeys),
+      ),
+    volumes:
+      rawVolumes &&
+      listRecords(options, rawVolumes, 'volumes', attachments, () =>
+        volumeRecords(rawVolumes, attachments, options.safe, options.labelKeys),
+      ),
     problems,
     notes,
   };
+}
+
+/** The records last made of a list serve keeps (src/collect/read-cache.ts), with what they were made from. */
+const recordsOfList = new WeakMap<object, { key: Buffer; labelKeys: unknown; users: string; records: unknown }>();
+
+/**
+ * The records of a network or volume list: with serve's cache, the last ones while the list is the one kept, digested
+ * with the same key, and used by the same containers (speed: each label value is an HMAC, and the same records let
+ * the subjects' memo take the set whole: src/facts/incremental-subjects.ts).
+ */
+function listRecords<R>(
+  options: DockerCollectOptions,
+  list: readonly object[],
+  pick: 'networks' | 'volumes',
+  attachments: Attachments,
+  make: () => R[],
+): R[] {
+  const key = options.cache?.store.key;
+  if (key === undefined) return make();
+  const users = JSON.stringify([...usersOf(attachments, pick)]);
+  const last = recordsOfList.get(list);
+  if (last !== undefined && last.key === key && last.labelKeys === options.labelKeys && last.users === users)
+    return last.records as R[];
+  const records = make();
+  recordsOfList.set(list, { key, labelKeys: options.labelKeys, users, records });
+  return records;
 }
 
 /** The engine as it said at connect; an engine that names neither Docker nor Podman is a note. */

@@ -30,7 +30,8 @@ export function objectLabels(
   return { labels, identity };
 }
 
-function usersOf(attachments: Attachments, pick: 'networks' | 'volumes'): Map<string, string[]> {
+/** The containers using each network or volume, by its name, in name order. */
+export function usersOf(attachments: Attachments, pick: 'networks' | 'volumes'): Map<string, string[]> {
   const users = new Map<string, string[]>();
   for (const [container, of] of attachments) {
     for (const name of new Set(of[pick])) {

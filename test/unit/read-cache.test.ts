@@ -267,13 +267,21 @@ test('the network and volume lists are kept until a network or volume event, or 
     const second = await read();
     assert.equal(lists(), [1, 1], 'not asked again');
     assert.equal([second.networks, second.volumes], [first.networks, first.volumes], 'as the first read had them');
+    // The very records (no label digested again), so that the subjects made of them are taken whole.
+    assert.ok(second.networks!.length > 0 && second.networks!.every((n, i) => n === first.networks![i]));
     cache.forgetContainer(ID);
     cache.forgetImages();
-    await read();
+    const third = await read();
     assert.equal(lists(), [1, 1], "a container's event (its connect, its disconnect) or an image's moves neither");
+    assert.ok(
+      third.networks!.every((n, i) => n === first.networks![i]),
+      'used by the same containers: the same',
+    );
     cache.forgetListed();
-    await read();
+    const fourth = await read();
     assert.equal(lists(), [2, 2], 'a network or a volume made or removed: both asked again');
+    assert.equal(fourth.networks, first.networks);
+    assert.ok(fourth.networks![0] !== first.networks![0], 'records made of the list asked again');
     cache.forgetEngine();
     await read();
     assert.equal(lists(), [3, 3], 'the engine forgotten: asked again');
