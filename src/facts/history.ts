@@ -1,6 +1,6 @@
 import { compareText } from '../text/compare.js';
 import type { NamedKeys, PastEnvFile, PastLedgerEntry, PastSnapshot } from '../snapshot/past.js';
-import type { RememberedTarget, Snapshot } from '../snapshot/types.js';
+import type { LedgerRecord, RememberedTarget, Snapshot } from '../snapshot/types.js';
 import { fileReadings, type EnvReading } from './env-readings.js';
 import { lookupsOf, type SnapshotLookups } from './lookups.js';
 
@@ -39,8 +39,23 @@ const ledgerViews = new WeakMap<Snapshot, PastLedgerView>();
 function pastLedgerView(snapshot: Snapshot): PastLedgerView {
   const cached = ledgerViews.get(snapshot);
   if (cached) return cached;
+  const view: PastLedgerView = {
+    takenAt: snapshot.takenAt,
+    hostname: snapshot.host.hostname,
+    ledger: { available: snapshot.ledger.available, entries: pastEntriesOf(snapshot.ledger.entries) },
+    formerTargets: snapshot.memory?.formerTargets ?? [],
+  };
+  ledgerViews.set(snapshot, view);
+  return view;
+}
+
+const pastEntries = new WeakMap<readonly LedgerRecord[], PastLedgerEntry[]>();
+/** A ledger's entries as the history keeps them, made once per list (serve's reads share the ledger they kept). */
+function pastEntriesOf(records: readonly LedgerRecord[]): PastLedgerEntry[] {
+  const cached = pastEntries.get(records);
+  if (cached) return cached;
   const entries: PastLedgerEntry[] = [];
-  for (const r of snapshot.ledger.entries) {
+  for (const r of records) {
     if (r.entry.target === undefined) continue;
     entries.push({
       valid: r.valid,
@@ -50,14 +65,8 @@ function pastLedgerView(snapshot: Snapshot): PastLedgerView {
       ...(r.entry.applied_at !== undefined ? { appliedAt: r.entry.applied_at } : {}),
     });
   }
-  const view: PastLedgerView = {
-    takenAt: snapshot.takenAt,
-    hostname: snapshot.host.hostname,
-    ledger: { available: snapshot.ledger.available, entries },
-    formerTargets: snapshot.memory?.formerTargets ?? [],
-  };
-  ledgerViews.set(snapshot, view);
-  return view;
+  pastEntries.set(records, entries);
+  return entries;
 }
 
 const pastCache = new WeakMap<Snapshot, PastSnapshot>();
