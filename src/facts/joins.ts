@@ -295,23 +295,34 @@ function composedBeforeOf(hostname: string, history: HistoryInput): Joins['compo
   };
 }
 
+/** The names of the containers bind-mounting each path, in container order. */
+function mountedByOf(containers: readonly Container[]): Map<string, string[]> {
+  const mountedBy = new Map<string, string[]>();
+  for (const c of containers)
+    for (const source of new Set(c.mounts.filter((m) => m.type === 'bind').map((m) => m.source)))
+      push(mountedBy, source, c.name);
+  return mountedBy;
+}
+
 function containerJoins(
   snapshot: Snapshot,
   lookups: SnapshotLookups,
   kept: KeptParts,
 ): Pick<Joins, 'mountedBy' | 'containerNamed' | 'managedRootOf'> {
-  const mountedBy = new Map<string, string[]>();
-  for (const c of snapshot.containers)
-    for (const source of new Set(c.mounts.filter((m) => m.type === 'bind').map((m) => m.source)))
-      push(mountedBy, source, c.name);
+  const { containers } = snapshot;
+  // Each kept while the containers are the very same records; made again, kept while what it is made of is the same.
   return {
-    mountedBy: kept.fromValue('mountedBy', mountedBy, (byPath) => (path: string) => byPath.get(path) ?? NONE),
-    containerNamed: kept.fromValue(
-      'containerNamed',
-      snapshot.containers.map(
-        (c): NamedContainer => ({ id: c.id, name: c.name, status: c.state.status, running: c.state.running }),
+    mountedBy: kept.fromSame('mountedBy.containers', containers, () =>
+      kept.fromValue('mountedBy', mountedByOf(containers), (byPath) => (path: string) => byPath.get(path) ?? NONE),
+    ),
+    containerNamed: kept.fromSame('containerNamed.containers', containers, () =>
+      kept.fromValue(
+        'containerNamed',
+        containers.map(
+          (c): NamedContainer => ({ id: c.id, name: c.name, status: c.state.status, running: c.state.running }),
+        ),
+        (named) => containerNamedIn(named),
       ),
-      (named) => containerNamedIn(named),
     ),
     managedRootOf: kept.fromValue('managedRoots', snapshot.config.managedRoots, (roots) => {
       const prefixed = roots.map((root) => ({ root, prefix: root.endsWith('/') ? root : `${root}/` }));
