@@ -1,3 +1,4 @@
+import { compareText } from '../text/compare.js';
 import { engineAddedKeys } from '../engine/engine-env.js';
 import type { SafeValueMaker } from '../secret/value.js';
 import type {
@@ -282,7 +283,8 @@ function listRecords<R>(
 ): R[] {
   const key = options.cache?.store.key;
   if (key === undefined) return make();
-  const users = JSON.stringify([...usersOf(attachments, pick)]);
+  // In name order: the containers' order moves (one an event named is listed last), what uses what does not.
+  const users = JSON.stringify([...usersOf(attachments, pick)].sort(([a], [b]) => compareText(a, b)));
   const last = recordsOfList.get(list);
   if (last !== undefined && last.key === key && last.labelKeys === options.labelKeys && last.users === users)
     return last.records as R[];
