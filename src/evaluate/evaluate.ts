@@ -8,6 +8,7 @@ import { renderTemplate } from '../policy/template.js';
 import type { LoadedRule, Severity } from '../policy/types.js';
 import type { Problem, Snapshot } from '../snapshot/types.js';
 import { historyNotes, type HistoryInput } from '../facts/history.js';
+import { sameItems } from '../facts/same-value.js';
 import type { Check, Evaluation, Finding, NotChecked, Notification, UnknownEscalation } from './finding.js';
 
 const FINGERPRINT_VERSION = 'mesh-audit/v1';
@@ -76,7 +77,7 @@ export class OutcomeMemo {
    */
   keptPass(rule: LoadedRule, subjects: readonly Subject[], checks: boolean): RuleOutcomes | undefined {
     const last = this.passes.get(rule);
-    if (last === undefined || last.checks !== checks || !sameSubjects(last.subjects, subjects)) return undefined;
+    if (last === undefined || last.checks !== checks || !sameItems(last.subjects, subjects)) return undefined;
     return last.out;
   }
 
@@ -101,13 +102,6 @@ export class OutcomeMemo {
     return outcome;
   }
 }
-
-const sameSubjects = (a: readonly Subject[], b: readonly Subject[]): boolean => {
-  if (a === b) return true;
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
-};
 
 const applies = (rule: LoadedRule, subject: Subject): boolean =>
   rule.where === undefined || withBudget(() => truthy(applyLogic(rule.where, subject.data)));

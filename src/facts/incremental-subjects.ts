@@ -7,7 +7,7 @@ import { buildFiles } from './files.js';
 import { buildNetworks, buildVolumes } from './host-objects.js';
 import { joinsOf, type Joins } from './joins.js';
 import { KeptParts } from './kept-parts.js';
-import { sameValue } from './same-value.js';
+import { sameItems, sameValue } from './same-value.js';
 import { buildLedger } from './ledger.js';
 import { mountParts, mountSubject } from './mounts.js';
 import { SUBJECT_BUILDERS, type BuildInputs } from './subjects.js';
@@ -193,13 +193,6 @@ interface SetMade<R, S> {
 /** Whether each member named is the very same in both joins. */
 const everySame = (names: Iterable<keyof Joins>, a: Joins, b: Joins): boolean => {
   for (const name of names) if (fieldOf(a, name) !== fieldOf(b, name)) return false;
-  return true;
-};
-
-const sameItems = (a: readonly unknown[], b: readonly unknown[]): boolean => {
-  if (a === b) return true;
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
   return true;
 };
 

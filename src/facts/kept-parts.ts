@@ -1,4 +1,4 @@
-import { sameValue } from './same-value.js';
+import { sameItems, sameValue } from './same-value.js';
 
 /**
  * The parts of the joins (joins.ts) kept from one snapshot of a host to the next (serve's reads, issue 44). A part is
@@ -29,10 +29,3 @@ export class KeptParts {
     return part;
   }
 }
-
-const sameItems = (a: readonly unknown[], b: readonly unknown[]): boolean => {
-  if (a === b) return true;
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
-  return true;
-};

@@ -29,3 +29,11 @@ export function sameValue(a: unknown, b: unknown): boolean {
   }
   return true;
 }
+
+/** Whether two lists hold the very same items (by identity), in the same order. */
+export function sameItems(a: readonly unknown[], b: readonly unknown[]): boolean {
+  if (a === b) return true;
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
