@@ -305,6 +305,7 @@ async function main(): Promise<void> {
       cpu: number;
       gross: number;
       polls: number;
+      wallMs: number;
       inspects: number;
       images: number;
       reads: number;
@@ -319,15 +320,18 @@ async function main(): Promise<void> {
       cpu0 = cpuMs(pid);
       polls0 = asked();
       at = new Date().toISOString();
+      const eventStart = process.hrtime.bigint();
       e.docker(['restart', '-t', '0', name]);
       await settle(`the read after restarting ${name}`, at);
       const c = countRequests(proxy.requests.slice(mark));
       const gross = cpuMs(pid) - cpu0;
+      const wallMs = Number(process.hrtime.bigint() - eventStart) / 1e6;
       const polls = asked() - polls0;
       single.push({
         cpu: round(netOfPolls(gross, polls), 1),
         gross,
         polls,
+        wallMs: round(wallMs),
         inspects: c.inspects,
         images: c.images,
         reads: c.reads,
@@ -453,6 +457,10 @@ async function main(): Promise<void> {
         `meanwhile, reads ${idleReadAfter === idleReadBefore ? 'none' : `ended (lastRead ${idleReadBefore} → ${idleReadAfter})`}`,
     });
     const eventCpu = round(single.reduce((a, s) => a + s.cpu, 0) / single.length, 1);
+    // What serve spends with nothing to do (the listeners' poll, mostly) over as long as each event was waited for:
+    // part of what was charged during an event, not caused by it.
+    const idleRate = idleCpu / idleWall;
+    const netOfIdle = single.map((s) => round(Math.max(0, s.cpu - idleRate * s.wallMs), 1));
     const inspects = single.map((s) => s.inspects);
     const totals = single.map((s) => s.total);
     figures.push({
@@ -469,7 +477,10 @@ async function main(): Promise<void> {
         `${single.map((s) => s.polls).join(', ')} polls at ${round(statusCpuEach, 2)} ms each (the CPU of the ` +
         `${STATUS_REQUESTS} status requests above, each); the whole read ${hupCpuGross} ms as charged, ${hupPolls} ` +
         `polls; the first read ${firstCpu} ms of CPU in ${firstWallMs} ms from the spawn (Node's start included); ` +
-        `reads per event (engine pings): ${single.map((s) => s.reads).join(', ')}`,
+        `reads per event (engine pings): ${single.map((s) => s.reads).join(', ')}; each event waited for ` +
+        `${single.map((s) => s.wallMs).join(', ')} ms (restart to settled): net also of serve's idle rate over that ` +
+        `time (${round(idleRate * 1000, 2)} ms per s, the idle figure's), ${netOfIdle.join(', ')}, mean ` +
+        `${round(netOfIdle.reduce((a, b) => a + b, 0) / netOfIdle.length, 1)} ms`,
     });
     figures.push({
       label: 'one container event: container inspects (median of the events)',
