@@ -23,7 +23,6 @@
  *   holds the machine code V8 makes as it optimizes what runs at each event (bounded, but it grows over the first
  *   several hundred events): a third serve, with V8's compilers off (--no-opt --no-sparkplug), runs 300 of the same
  *   events for the heap of serve's own data alone.
- * Each serve runs as the .deb's unit runs it: with the unit's NODE_OPTIONS (test/support/serve-unit.ts).
  * CPU here is what the kernel charged the serve process (all its threads), in clock ticks; so an event's
  * figure is the mean over several events. No figure is a test assertion: they are reported, goal or not.
  *
@@ -41,7 +40,6 @@ import { engineProxy, unversioned, type ProxiedRequest } from '../support/engine
 import { machineScopeArgs } from '../support/machine-scope.js';
 import { startRealisticLiveHost } from '../support/realistic-live.js';
 import { getOn } from '../support/serve-child.js';
-import { serveUnitNodeOptions } from '../support/serve-unit.js';
 import { globMatcher } from '../../src/fs/glob.js';
 import { BIN, cpuMs, median, openHeapProbe, percentile, report, ROOT, round, rssMiB, type Figure } from './common.js';
 
@@ -61,7 +59,6 @@ const SINGLE_EVENTS = 10;
 /** Events on the serve run with V8's compilers off (its heap without compiled code). */
 const INTERPRETED_EVENTS = 300;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const SERVE_NODE_OPTIONS = serveUnitNodeOptions();
 
 interface Status {
   state: string;
@@ -112,7 +109,7 @@ interface Serving {
 function spawnServe(socket: string, args: string[]): Serving {
   const child = spawn(process.execPath, ['--inspect-port=127.0.0.1:0', ...args], {
     stdio: ['ignore', 'ignore', 'pipe'],
-    env: { ...process.env, NODE_OPTIONS: SERVE_NODE_OPTIONS },
+    env: process.env,
   });
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr = (stderr + c).slice(-20_000)));
@@ -561,8 +558,7 @@ async function main(): Promise<void> {
       'serve',
       figures,
       `${host.describe()}. serve through a recording proxy of the engine's socket, the listeners polled every 10 s ` +
-        `(default), --resync 15 (default), NODE_OPTIONS=${SERVE_NODE_OPTIONS} (the .deb's unit's); ` +
-        `first answer ${first.state}; engine ${version}.`,
+        `(default), --resync 15 (default); first answer ${first.state}; engine ${version}.`,
     );
     if (profileDir) process.stderr.write(`profiles: ${readdirSync(profileDir).join(', ')}\n`);
   } finally {

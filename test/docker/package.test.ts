@@ -19,7 +19,6 @@ import { runClaimedFromEnvFile } from '../support/claimed-container.js';
 import { example, spawnCli, tempDir } from '../support/cli.js';
 import { parseTrace, runProcess, straceBinary, type ProcessRun } from '../support/strace.js';
 import { promtoolCheckMetrics, promtoolPath } from '../support/promtool.js';
-import { serveUnitNodeOptions } from '../support/serve-unit.js';
 import { forEachEngine, removeContainers, type Engine } from './engine.js';
 import { envText, LiveHost, type LiveReport } from './live-host.js';
 
@@ -634,14 +633,6 @@ it('the .deb installs into a scratch root: binary, pack, alerting rules whose pr
   const bin = join(root, 'usr', 'bin', 'mesh-audit');
   const version = run('env', ['-i', bin, '--version']);
   assert.match(version.stdout, `mesh-audit/${VERSION} (commit `);
-  // The serve unit's NODE_OPTIONS reach the single executable as they reach node: it runs with them, and refuses
-  // an option node refuses there (so it did read them).
-  const tuned = run('env', ['-i', `NODE_OPTIONS=${serveUnitNodeOptions()}`, bin, '--version']);
-  assert.is(tuned.code, 0, tuned.stderr);
-  assert.is(tuned.stderr, '');
-  const refused = run('env', ['-i', 'NODE_OPTIONS=--min-semi-space-size=16', bin, '--version']);
-  assert.is.not(refused.code, 0);
-  assert.match(refused.stderr, 'is not allowed in NODE_OPTIONS');
   const dir = tempDir('ma-pkg-deb-');
   copyFileSync(example('045', 'snapshot.json'), join(dir, 'snapshot.json'));
   const embedded = run('env', ['-i', bin, 'evaluate', 'snapshot.json', '--format', 'json', '--out', '-'], dir);
