@@ -570,9 +570,16 @@ async function collectImages(
       }
     }
   });
-  for (const c of containers) {
-    const record = c.imageId !== undefined ? records.get(c.imageId) : undefined;
-    if (record !== undefined) c.imageEnv = record.env;
+  for (const [i, c] of containers.entries()) {
+    const env = c.imageId !== undefined ? records.get(c.imageId)?.env : undefined;
+    if (env !== undefined) c.imageEnv = env;
+    // serve keeps a container's record from read to read (src/collect/read-cache.ts): one whose image is now gone or
+    // unreadable must not keep the env the image had at an earlier read. A record of its own, without it: unknown.
+    else if (c.imageEnv !== undefined) {
+      const without = { ...c };
+      delete without.imageEnv;
+      containers[i] = without;
+    }
   }
   if (!listing.ok) {
     const reason = `cannot list images: ${listing.error.message}`;

@@ -12,6 +12,8 @@ import { tempDir } from './cli.js';
 export interface FakeEngine {
   dockerHost: string;
   requests: string[];
+  /** How the fixture image's inspect answers from now on (an image deleted between two reads). */
+  setImageBehaviour(behaviour: Exclude<InspectBehaviour, 'hang'>): void;
   close(): Promise<void>;
 }
 
@@ -152,6 +154,7 @@ export async function fakeEngine(
   return {
     dockerHost: `unix://${socket}`,
     requests,
+    setImageBehaviour: (behaviour) => (imageBehaviour = behaviour),
     close: async () => {
       for (const res of hanging) res.destroy();
       server.closeAllConnections();

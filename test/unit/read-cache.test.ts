@@ -107,6 +107,35 @@ test('a read after the first only pings the engine: its /version is kept until t
   }
 });
 
+test("an image gone between two reads: its containers' env from it is unknown, not the earlier read's", async () => {
+  const engine = await fakeEngine({});
+  const { cache, read } = cachedReads(engine);
+  try {
+    const first = await read();
+    const using = first.containers.filter((c) => c.imageId !== undefined);
+    assert.ok(using.length > 0);
+    for (const c of using) assert.ok(c.imageEnv !== undefined, `${c.name}: its image's env, read`);
+    // `docker rmi -f` of an image only stopped containers use: an image event, and the containers stay.
+    engine.setImageBehaviour('gone');
+    cache.forgetImages();
+    const second = await read();
+    assert.equal(
+      second.containers.map((c) => c.name),
+      first.containers.map((c) => c.name),
+    );
+    for (const c of second.containers) assert.not.ok('imageEnv' in c, `${c.name}: imageEnv absent (unknown)`);
+    assert.ok(second.notes.some((n) => n.message.includes('is gone from the engine')));
+    for (const c of using) assert.ok(c.imageEnv !== undefined, 'what the first read gave is not changed under it');
+    engine.setImageBehaviour('ok');
+    cache.forgetImages();
+    const third = await read();
+    for (const c of third.containers.filter((c) => c.imageId !== undefined))
+      assert.ok(c.imageEnv !== undefined, `${c.name}: the image is back, and so is its env`);
+  } finally {
+    await engine.close();
+  }
+});
+
 test('the image list and /info are kept until an image event, or one that forgets the engine', async () => {
   const engine = await fakeEngine({});
   const { cache, read, asked } = cachedReads(engine);
