@@ -519,27 +519,44 @@ export async function processTreeOf(
 
 /** `pid` and its descendants from the children files of each of their threads (no walk of the whole table). */
 function descendantsByChildren(procRoot: string, pid: number): number[] {
-  return walkTree(pid, (p, first) => {
-    let tasks: string[];
+  return walkTree(pid, (p, first) => childrenOfThreads(procRoot, p, first, null));
+}
+
+/**
+ * The children of `p`, from the children file of each of its threads: of its one thread when `threads` is 1 (no
+ * listing of its threads), else of each thread listed. A process gone meanwhile has none, unless it is the first.
+ */
+function childrenOfThreads(procRoot: string, p: number, first: boolean, threads: number | null): number[] {
+  let tasks: string[];
+  try {
+    tasks = threads === 1 ? [String(p)] : readdirSync(`${procRoot}/${p}/task`);
+  } catch (err) {
+    if (!first && isVanished(err)) return [];
+    throw err;
+  }
+  const children: number[] = [];
+  for (const tid of tasks) {
+    let text: string;
     try {
-      tasks = readdirSync(`${procRoot}/${p}/task`);
+      text = readProcText(`${procRoot}/${p}/task/${tid}/children`);
     } catch (err) {
+      if (threads !== 1 && isVanished(err)) continue;
       if (!first && isVanished(err)) return [];
       throw err;
     }
-    const children: number[] = [];
-    for (const tid of tasks) {
-      let text: string;
-      try {
-        text = readProcText(`${procRoot}/${p}/task/${tid}/children`);
-      } catch (err) {
-        if (isVanished(err)) continue;
-        throw err;
-      }
-      for (const child of text.split(' ')) if (/^\d+$/.test(child)) children.push(Number(child));
-    }
-    return children;
-  });
+    for (const child of text.split(' ')) if (/^\d+$/.test(child)) children.push(Number(child));
+  }
+  return children;
+}
+
+/** The thread count of a `/proc/<pid>/stat` text (field 20), or null. */
+function threadCountOf(stat: string): number | null {
+  const fields = stat
+    .slice(stat.lastIndexOf(')') + 1)
+    .trim()
+    .split(' ');
+  const threads = Number(fields[17]);
+  return Number.isInteger(threads) && threads > 0 ? threads : null;
 }
 
 /**
@@ -555,16 +572,31 @@ export async function processSignature(
   processTable: () => Promise<ProcessTable> = () => readProcessTable(procRoot),
 ): Promise<string | null> {
   try {
-    const tree = await processTreeOf(pid, procRoot, processTable);
+    // Each process's stat is read once, first: its name and start time are in the signature, and its thread count
+    // spares the walk the listing of its threads when it has one, as most of a container's processes have (the poll
+    // reads every running container's tree each time).
+    const stats = new Map<number, string | null>();
+    const statOf = (p: number): string | null => {
+      if (!stats.has(p)) {
+        try {
+          stats.set(p, readProcText(`${procRoot}/${p}/stat`));
+        } catch (err) {
+          if (p === pid || !isVanished(err)) throw err;
+          stats.set(p, null);
+        }
+      }
+      return stats.get(p)!;
+    };
+    const tree = hasChildrenFiles(procRoot)
+      ? walkTree(pid, (p, first) => {
+          const stat = statOf(p);
+          return stat === null ? [] : childrenOfThreads(procRoot, p, first, threadCountOf(stat));
+        })
+      : descendantsOf(await processTable(), pid);
     const processes: string[] = [];
     for (const p of tree) {
-      let stat: string;
-      try {
-        stat = readProcText(`${procRoot}/${p}/stat`);
-      } catch (err) {
-        if (p !== pid && isVanished(err)) continue;
-        throw err;
-      }
+      const stat = statOf(p);
+      if (stat === null) continue;
       // pid (comm) state ppid …: the name is what is between the first '(' and the last ')'.
       const parsed = parseStat(stat);
       processes.push(`${p}:${parsed?.startTime ?? '?'}:${stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))}`);

@@ -197,6 +197,25 @@ test('the signature of a process tree moves when it opens a socket or starts a p
   assert.is(await processSignature(child.pid!), null, 'gone: no signature (its /proc is read again)');
 });
 
+test("a single-threaded process's children are in its signature, as the process table has them", async () => {
+  // sh has one thread: its children are read from that thread's children file alone (its threads not listed).
+  const shell = spawn('sh', ['-c', 'sleep 30 & sleep 30 & wait'], { stdio: 'ignore', detached: true });
+  try {
+    await waitUntil(
+      'both sleeps run',
+      async () => ((await processSignature(shell.pid!)) ?? '').split(':sleep').length === 3,
+      10_000,
+      20,
+    );
+    const [processes] = (await processSignature(shell.pid!))!.split('|');
+    const pids = processes!.split(' ').map((p) => Number(p.split(':')[0]));
+    assert.equal(pids.sort(), descendantsOf(await readProcessTable(), shell.pid!).sort());
+    assert.is(pids.length, 3, processes);
+  } finally {
+    process.kill(-shell.pid!, 'SIGKILL'); // its sleeps with it
+  }
+});
+
 test('the poll tells a container whose processes moved, and no other', async () => {
   const { child, listen } = await lateListener();
   const quiet = await sleeper();
