@@ -15,6 +15,8 @@
  *   requests of the reads it causes (inspects, all) and serve's CPU for them, side by side with a whole
  *   read (the first, and one after SIGHUP) (goal ≤ 20 ms of CPU, that container's inspect only); net of the
  *   /v1/status requests this program polls serve with while it waits (each costs what the latency run's cost each);
+ *   the notes also give it net of serve's idle rate (the idle figure's) over each event's wait, since the listeners'
+ *   poll falls in about one wait in five and is not the event's;
  * - RSS, and the V8 heap in use after full collections, before and after 1,000 events (pause / unpause of running
  *   containers, asked of the engine's API, each waited out), sampled every 100 (goal: no growth), by a second serve
  *   scoped to a part of the host (RSS_SCOPE): at ~1 s of CPU per read of the whole host, 1,000 reads of it do not
