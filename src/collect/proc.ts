@@ -108,18 +108,19 @@ export async function procUnavailableReason(opts: {
 }
 
 /** `pid (comm) S ppid … starttime …`: comm may hold spaces and parentheses, so split after the last `)`. */
-export function parseStat(text: string): { ppid: number; startTime: string } | null {
+export function parseStat(text: string): { ppid: number; startTime: string; threads: number | null } | null {
   const close = text.lastIndexOf(')');
   if (close < 0) return null;
   const rest = text
     .slice(close + 1)
     .trim()
     .split(/\s+/);
-  // rest[0] is field 3 (state); ppid is field 4, starttime field 22.
+  // rest[0] is field 3 (state); ppid is field 4, num_threads field 20, starttime field 22.
   const ppid = Number(rest[1]);
+  const threads = Number(rest[17]);
   const startTime = rest[19];
   if (!Number.isInteger(ppid) || startTime === undefined) return null;
-  return { ppid, startTime };
+  return { ppid, startTime, threads: Number.isInteger(threads) && threads > 0 ? threads : null };
 }
 
 /** Whether a `/proc/<pid>/cgroup` text puts the process in the container with this full id. */
@@ -549,16 +550,6 @@ function childrenOfThreads(procRoot: string, p: number, first: boolean, threads:
   return children;
 }
 
-/** The thread count of a `/proc/<pid>/stat` text (field 20), or null. */
-function threadCountOf(stat: string): number | null {
-  const fields = stat
-    .slice(stat.lastIndexOf(')') + 1)
-    .trim()
-    .split(' ');
-  const threads = Number(fields[17]);
-  return Number.isInteger(threads) && threads > 0 ? threads : null;
-}
-
 /**
  * What of a container's processes its /proc facts follow from, as one string: each process of its tree (pid, start
  * time, name) and the sockets they hold. serve reads a container's /proc again only when this moved (or an event
@@ -575,22 +566,24 @@ export async function processSignature(
     // Each process's stat is read once, first: its name and start time are in the signature, and its thread count
     // spares the walk the listing of its threads when it has one, as most of a container's processes have (the poll
     // reads every running container's tree each time).
-    const stats = new Map<number, string | null>();
-    const statOf = (p: number): string | null => {
+    type Stat = { text: string; parsed: ReturnType<typeof parseStat> } | null;
+    const stats = new Map<number, Stat>();
+    const statOf = (p: number): Stat => {
       if (!stats.has(p)) {
         try {
-          stats.set(p, readProcText(`${procRoot}/${p}/stat`));
+          const text = readProcText(`${procRoot}/${p}/stat`);
+          stats.set(p, { text, parsed: parseStat(text) });
         } catch (err) {
           if (p === pid || !isVanished(err)) throw err;
           stats.set(p, null);
         }
       }
-      return stats.get(p)!;
+      return stats.get(p) ?? null;
     };
     const tree = hasChildrenFiles(procRoot)
       ? walkTree(pid, (p, first) => {
           const stat = statOf(p);
-          return stat === null ? [] : childrenOfThreads(procRoot, p, first, threadCountOf(stat));
+          return stat === null ? [] : childrenOfThreads(procRoot, p, first, stat.parsed?.threads ?? null);
         })
       : descendantsOf(await processTable(), pid);
     const processes: string[] = [];
@@ -598,8 +591,8 @@ export async function processSignature(
       const stat = statOf(p);
       if (stat === null) continue;
       // pid (comm) state ppid …: the name is what is between the first '(' and the last ')'.
-      const parsed = parseStat(stat);
-      processes.push(`${p}:${parsed?.startTime ?? '?'}:${stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))}`);
+      const { text, parsed } = stat;
+      processes.push(`${p}:${parsed?.startTime ?? '?'}:${text.slice(text.indexOf('(') + 1, text.lastIndexOf(')'))}`);
     }
     const sockets = [...socketInodesNow(tree, procRoot)].sort((a, b) => a - b);
     return `${processes.join(' ')}|${sockets.join(' ')}`;

@@ -333,7 +333,7 @@ test('cgroupHasContainer: v1/v2, docker and custom parents; whole path component
 });
 
 test('parseStat: comm with spaces and parentheses', () => {
-  assert.equal(parseStat(statLine(7, 'a) b (c', 3, 123)), { ppid: 3, startTime: '123' });
+  assert.equal(parseStat(statLine(7, 'a) b (c', 3, 123)), { ppid: 3, startTime: '123', threads: 1 });
   assert.is(parseStat('garbage'), null);
 });
 
