@@ -92,16 +92,29 @@ async function inParallel<T>(items: readonly T[], limit: number, work: (item: T)
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }
 
-/** A loopback port nobody listens on now (the host network is shared with whatever else runs here). */
-function freePort(address: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, address, () => {
-      const port = (server.address() as { port: number }).port;
-      server.close(() => resolve(port));
+/** The loopback ports freePort gave so far: the kernel may give a port it gave before, once nothing holds it. */
+const portsGiven = new Set<number>();
+
+/**
+ * A loopback port nobody listens on now (the host network is shared with whatever else runs here), and one not given
+ * before: two host-network containers given the same port, the second's server could not listen, and the scan would
+ * rightly say that it does not use the port its ledger entry holds (MA3003).
+ */
+async function freePort(address: string): Promise<number> {
+  for (;;) {
+    const port = await new Promise<number>((resolve, reject) => {
+      const server = createServer();
+      server.once('error', reject);
+      server.listen(0, address, () => {
+        const given = (server.address() as { port: number }).port;
+        server.close(() => resolve(given));
+      });
     });
-  });
+    if (!portsGiven.has(port)) {
+      portsGiven.add(port);
+      return port;
+    }
+  }
 }
 
 interface Planned {
