@@ -28,6 +28,7 @@ import { daemonInfoOf, imageRecordOf, tagsOf } from './images.js';
 import { containerFromInspect, type ContainerInspect } from './inspect.js';
 import type { CollectContext, Collector, Slice } from './contract.js';
 import type { ProcPart } from './proc-reader.js';
+import { NOT_RUNNING } from './proc.js';
 import type { CachedContainer, EngineAnswer, ReadCache, ReadTicket } from './read-cache.js';
 
 export interface DockerCollectOptions {
@@ -415,6 +416,12 @@ async function containerOf(
     attachments.set(cached.container.name, cached.attachment);
     const kept = options.cache!.store.proc(summary.Id);
     if (kept !== undefined) return recordWithProc(cached, kept);
+    // Not running when it was inspected, and still as it was then (an event naming it drops it from the cache): its
+    // view is what its inspect says, and the record made with it stands, without going through /proc (speed: most of
+    // a host's containers, at each event). Its scope cannot have left it out since: a reload renews the cache, and an
+    // ignore entry that expires only brings a container into scope.
+    const last = recordsOfKept.get(cached) ?? cached.container;
+    if (options.readProc !== undefined && !last.proc.available && last.proc.reason === NOT_RUNNING) return last;
     const proc = await procOf(cached.inspect, options);
     if (proc.signature !== null && proc.view.available)
       options.cache!.store.keepProc(options.cache!.ticket, summary.Id, { view: proc.view, signature: proc.signature });

@@ -445,6 +445,9 @@ function processNames(procRoot: string, pids: readonly number[]): string[] {
   return [...names].sort(compareText);
 }
 
+/** Why a container that is not running has no /proc view: what its inspect says, not a read that failed. */
+export const NOT_RUNNING = 'container is not running';
+
 /**
  * What the container's main process shows in /proc: its real env, the sockets it and its
  * descendants listen on (in its network namespace), and the single-file bind mounts as it sees
@@ -457,7 +460,7 @@ export async function readProcView(
 ): Promise<ProcView> {
   const procRoot = opts.procRoot ?? '/proc';
   const { pid } = container;
-  if (!container.running || pid === 0) return { available: false, reason: 'container is not running' };
+  if (!container.running || pid === 0) return { available: false, reason: NOT_RUNNING };
   if (!Number.isSafeInteger(pid) || pid < 0) return { available: false, reason: `pid ${pid} is not a process id` };
   if (!FULL_ID.test(container.id)) return { available: false, reason: 'container id is not a full 64-hex id' };
   try {

@@ -9,6 +9,7 @@ import { ComposePool } from '../../src/collect/compose-pool.js';
 import { ComposeStart } from '../../src/collect/compose-start.js';
 import type { ContainerSummary } from '../../src/collect/docker-api.js';
 import { collectDocker } from '../../src/collect/docker.js';
+import { NOT_RUNNING } from '../../src/collect/proc.js';
 import { resolveEndpoint } from '../../src/collect/docker-endpoint.js';
 import { collectFiles } from '../../src/collect/files.js';
 import { ReadCache } from '../../src/collect/read-cache.js';
@@ -131,6 +132,53 @@ test("an image gone between two reads: its containers' env from it is unknown, n
     const third = await read();
     for (const c of third.containers.filter((c) => c.imageId !== undefined))
       assert.ok(c.imageEnv !== undefined, `${c.name}: the image is back, and so is its env`);
+  } finally {
+    await engine.close();
+  }
+});
+
+test('a container not running, kept: its record taken again without its /proc asked for, until an event names it', async () => {
+  const engine = await fakeEngine({});
+  const cache = new ReadCache();
+  const procAsked: string[] = [];
+  const read = () =>
+    collectDocker({
+      endpoint: resolveEndpoint(engine.dockerHost),
+      safe: createSafeValueMaker(cache.key),
+      cache: { store: cache, ticket: cache.begin() },
+      // As the /proc reader answers (src/collect/proc.ts): a container not running has no view to read.
+      readProc: (inspect) => {
+        procAsked.push(inspect.Name.replace(/^\//, ''));
+        return Promise.resolve(
+          inspect.State?.Running
+            ? { available: false, reason: 'its /proc not read: a test' }
+            : { available: false, reason: NOT_RUNNING },
+        );
+      },
+    });
+  try {
+    const first = await read();
+    const stopped = first.containers.find((c) => !c.proc.available && c.proc.reason === NOT_RUNNING);
+    assert.ok(stopped, 'the fake engine lists a container that is not running');
+    assert.ok(procAsked.includes(stopped.name), 'asked at the first read');
+    procAsked.length = 0;
+    const second = await read();
+    assert.not.ok(procAsked.includes(stopped.name), 'not asked again');
+    assert.ok(procAsked.length > 0, 'the running ones are: their /proc was not kept');
+    assert.is(
+      second.containers.find((c) => c.name === stopped.name),
+      stopped,
+      'the same record, so that what compares reads knows it unchanged by identity',
+    );
+    // Started, or anything else an event says of it: inspected again, and its /proc asked for again.
+    cache.forgetContainer(stopped.id);
+    procAsked.length = 0;
+    const third = await read();
+    assert.ok(procAsked.includes(stopped.name), 'named by an event: asked again');
+    assert.is.not(
+      third.containers.find((c) => c.name === stopped.name),
+      stopped,
+    );
   } finally {
     await engine.close();
   }
