@@ -17,8 +17,8 @@
  *   /v1/status requests this program polls serve with while it waits (each costs what the latency run's cost each);
  *   the notes also give it net of serve's idle rate (the idle figure's) over each event's wait, since the listeners'
  *   poll falls in about one wait in five and is not the event's. The first 10 events after the whole read are the
- *   headline; the same events go on to 50, and the last 20 are said beside it: what one costs once V8 has compiled
- *   what runs at each (the first ones also pay for that, on its compiler threads);
+ *   headline; the same events go on to 50, and the last 20 are said beside it: what one costs in a serve that has
+ *   met many (the first ones also pay for V8's compiling what runs at each, on its compiler threads);
  * - RSS, and the V8 heap in use after full collections, before and after 1,000 events (pause / unpause of running
  *   containers, asked of the engine's API, each waited out), sampled every 100 (goal: no growth), by a second serve
  *   scoped to a part of the host (RSS_SCOPE): at ~1 s of CPU per read of the whole host, 1,000 reads of it do not
@@ -62,8 +62,8 @@ const QUIET_MS = 90_000;
 const SINGLE_EVENTS = 10;
 /**
  * The same events go on, unmeasured but for their requests, up to this many in all; the last SETTLED_EVENTS of them
- * are measured again: a resident serve has met many events, and V8 by then has made the machine code of what runs at
- * each (the first ones pay for it, on its compiler threads: test/bench/PROFILES.md).
+ * are measured again: a resident serve has met many events, and V8 by then has compiled most of what runs at each (the
+ * first ones pay more for that, on its compiler threads; some optimizing goes on after: test/bench/PROFILES.md).
  */
 const SETTLED_AFTER = 30;
 const SETTLED_EVENTS = 20;
@@ -500,7 +500,7 @@ async function main(): Promise<void> {
     const settledCpu = round(settled.reduce((a, s) => a + s.cpu, 0) / settled.length, 1);
     const settledNetOfIdle = settled.map((s) => round(Math.max(0, s.cpu - idleRate * s.wallMs), 1));
     figures.push({
-      label: `the same event after ${SETTLED_AFTER} of them (V8's compilers settled): serve's CPU, mean of ${SETTLED_EVENTS}`,
+      label: `the same event after ${SETTLED_AFTER} of them (a serve that has met many): serve's CPU, mean of ${SETTLED_EVENTS}`,
       value: settledCpu,
       unit: 'ms',
       reference: { label: `the first ${SINGLE_EVENTS} events (above)`, value: eventCpu },
